@@ -1,0 +1,47 @@
+#pragma once
+// The device x dtype dispatch table. Each kernel family has one KernelTable holding a
+// function per device type; the dtype switch happens inside each device's kernel
+// (TT_DISPATCH_* in dtype.h). Backends fill the tables from their own .cpp/.cu files with
+// TT_REGISTER_KERNEL, so the CUDA library plugs in without touching CPU code.
+#include <array>
+#include "tinytorch/device.h"
+#include "tinytorch/error.h"
+
+namespace tt {
+
+template <class Fn>
+class KernelTable {
+ public:
+  // constexpr: tables are constant-initialized, so registrars in any file may run first.
+  constexpr explicit KernelTable(const char* name) : name_(name), fns_{} {}
+  void set(DeviceType type, Fn fn) { fns_[static_cast<int>(type)] = fn; }
+  bool has(DeviceType type) const { return fns_[static_cast<int>(type)] != nullptr; }
+  Fn operator[](Device device) const {
+    Fn fn = fns_[static_cast<int>(device.type)];
+    if (!fn) throw NotImplementedError(str_cat(name_, ": no kernel for device ", device.str(),
+                                               " (was tinytorch built with this backend?)"));
+    return fn;
+  }
+  const char* name() const { return name_; }
+
+ private:
+  const char* name_;
+  std::array<Fn, kNumDeviceTypes> fns_;
+};
+
+}  // namespace tt
+
+// In a kernels/*.h header:  TT_DECLARE_KERNEL(unary, UnaryOp op, const Tensor& in, Tensor& out);
+#define TT_DECLARE_KERNEL(NAME, ...)            \
+  using NAME##_fn = void (*)(__VA_ARGS__);      \
+  extern ::tt::KernelTable<NAME##_fn> NAME##_kernel;
+
+// In exactly one .cpp (cpp/src/dispatch.cpp):  TT_DEFINE_KERNEL(unary)
+#define TT_DEFINE_KERNEL(NAME) ::tt::KernelTable<NAME##_fn> NAME##_kernel(#NAME);
+
+// In the backend's kernel file:  TT_REGISTER_KERNEL(unary, CPU, cpu_unary)
+#define TT_REGISTER_KERNEL(NAME, DEVTYPE, FN)                                        \
+  static const bool tt_registered_##NAME##_##DEVTYPE = [] {                          \
+    ::tt::NAME##_kernel.set(::tt::DeviceType::DEVTYPE, FN);                          \
+    return true;                                                                     \
+  }();

@@ -1,0 +1,218 @@
+#include "tinytorch/ops/elementwise.h"
+#include <algorithm>
+
+namespace tt {
+
+#define TT_NAME_ENTRY(Name, name) #name,
+const char* op_name(UnaryOp op) {
+  static const char* names[] = {TT_UNARY_OPS(TT_NAME_ENTRY)};
+  return names[static_cast<int>(op)];
+}
+const char* op_name(BinaryOp op) {
+  static const char* names[] = {TT_BINARY_OPS(TT_NAME_ENTRY)};
+  return names[static_cast<int>(op)];
+}
+#undef TT_NAME_ENTRY
+
+bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::LogicalXor; }
+bool is_logical(BinaryOp op) { return op >= BinaryOp::LogicalAnd && op <= BinaryOp::LogicalXor; }
+
+namespace {
+
+int category(DType d) { return d == DType::Bool ? 0 : (is_floating(d) ? 2 : 1); }
+
+// PyTorch's combine_categories: a lower-priority operand only matters if it is of a
+// higher category (e.g. int tensor + float scalar -> float).
+std::optional<DType> combine(std::optional<DType> higher, std::optional<DType> lower) {
+  if (!higher) return lower;
+  if (!lower) return higher;
+  if (is_floating(*higher)) return higher;
+  if (*higher == DType::Bool || is_floating(*lower)) return promote_types(*higher, *lower);
+  return higher;
+}
+
+bool predicate(UnaryOp op) {
+  return op == UnaryOp::IsNan || op == UnaryOp::IsInf || op == UnaryOp::IsFinite || op == UnaryOp::LogicalNot;
+}
+
+// Ops that keep an integer input's dtype; every other unary op computes in float32 for ints.
+bool keeps_integral(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Neg: case UnaryOp::Abs: case UnaryOp::Sign: case UnaryOp::Relu: case UnaryOp::Square:
+    case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Round: case UnaryOp::Trunc:
+    case UnaryOp::ClampMin: case UnaryOp::ClampMax: case UnaryOp::Clamp:
+      return true;
+    default:
+      return false;
+  }
+}
+
+DType unary_compute_dtype(UnaryOp op, const Tensor& x, OpScalars s) {
+  DType d = x.dtype();
+  if (predicate(op) || is_floating(d)) return d;
+  if (op == UnaryOp::PowScalar && s.a == static_cast<double>(static_cast<int64_t>(s.a)) && s.a >= 0) return d;
+  if (keeps_integral(op) && d != DType::Bool) return d;
+  return DType::Float32;
+}
+
+// Inputs on another device are allowed only as 0-dim CPU tensors (scalars), as in PyTorch.
+void check_devices(const char* op, Device device, const Tensor& t) {
+  TT_CHECK(t.device() == device || (t.dim() == 0 && t.device().is_cpu()), op,
+           ": Expected all tensors to be on the same device, but found at least two devices, ", device.str(), " and ",
+           t.device().str(), "! (operand ", t.describe(), ")");
+}
+
+// The device of the first operand that is not a 0-dim CPU scalar (those may mix in).
+Device common_device(std::initializer_list<const Tensor*> ts) {
+  for (const Tensor* t : ts)
+    if (t->defined() && !(t->dim() == 0 && t->device().is_cpu())) return t->device();
+  return Device();
+}
+
+}  // namespace
+
+DType result_type(std::initializer_list<const Tensor*> operands) {
+  std::optional<DType> dim_result, zero_result, wrapped_result;
+  for (const Tensor* t : operands) {
+    if (!t || !t->defined()) continue;
+    DType d = t->dtype();
+    if (t->is_wrapped_number()) {
+      if (is_floating(d)) d = DType::Float32;  // the default dtype
+      else if (d != DType::Bool) d = DType::Int64;
+      wrapped_result = wrapped_result ? promote_types(*wrapped_result, d) : d;
+    } else if (t->dim() == 0) {
+      zero_result = zero_result ? promote_types(*zero_result, d) : d;
+    } else {
+      dim_result = dim_result ? promote_types(*dim_result, d) : d;
+    }
+  }
+  auto r = combine(dim_result, combine(zero_result, wrapped_result));
+  return r.value_or(DType::Float32);
+}
+
+bool can_cast(DType from, DType to) {
+  if (is_floating(from) && !is_floating(to)) return false;
+  if (from != DType::Bool && to == DType::Bool) return false;
+  return true;
+}
+
+Tensor unary(UnaryOp op, const Tensor& x, OpScalars s) {
+  DType compute = unary_compute_dtype(op, x, s);
+  Tensor in = x.to(compute);
+  Tensor out = Tensor::empty(x.shape(), predicate(op) ? DType::Bool : compute, x.device());
+  unary_kernel[x.device()](op, in, out, s);
+  return out;
+}
+
+Tensor& unary_(UnaryOp op, Tensor& x, OpScalars s) {
+  DType compute = unary_compute_dtype(op, x, s);
+  TT_CHECK(compute == x.dtype() && !predicate(op), op_name(op), "_: result type ", dtype_name(compute),
+           " can't be cast to the desired output type ", dtype_name(x.dtype()));
+  unary_kernel[x.device()](op, x, x, s);
+  x.bump_version();
+  return x;
+}
+
+static DType binary_compute_dtype(BinaryOp op, const Tensor& a, const Tensor& b) {
+  DType d = result_type({&a, &b});
+  if (op == BinaryOp::Div && !is_floating(d)) return DType::Float32;
+  if (op >= BinaryOp::ReluBackward || op == BinaryOp::Atan2) {
+    if (!is_floating(d)) return DType::Float32;
+  }
+  return d;
+}
+
+void binary_out(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out, OpScalars s) {
+  const char* name = op_name(op);
+  check_devices(name, out.device(), a);
+  check_devices(name, out.device(), b);
+  Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
+  TT_CHECK(shape == out.shape(), name, ": output with shape ", shape_str(out.shape()),
+           " doesn't match the broadcast shape ", shape_str(shape));
+  DType compute = binary_compute_dtype(op, a, b);
+  DType result = is_comparison(op) ? DType::Bool : compute;
+  TT_CHECK(can_cast(result, out.dtype()), name, ": result type ", dtype_name(result),
+           " can't be cast to the desired output type ", dtype_name(out.dtype()));
+  Tensor x = a.to(compute), y = b.to(compute);
+  if (x.device() != out.device()) x = x.to(out.device());
+  if (y.device() != out.device()) y = y.to(out.device());
+  if (out.dtype() == result) {
+    binary_kernel[out.device()](op, x, y, out, s);
+  } else {
+    Tensor tmp = Tensor::empty(shape, result, out.device());
+    binary_kernel[out.device()](op, x, y, tmp, s);
+    copy_kernel[out.device()](tmp, out);
+  }
+  out.bump_version();
+}
+
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, OpScalars s) {
+  const char* name = op_name(op);
+  Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
+  Device device = common_device({&a, &b});
+  check_devices(name, device, a);
+  check_devices(name, device, b);
+  DType compute = binary_compute_dtype(op, a, b);
+  Tensor x = a.to(compute), y = b.to(compute);
+  if (x.device() != device) x = x.to(device);
+  if (y.device() != device) y = y.to(device);
+  Tensor out = Tensor::empty(shape, is_comparison(op) ? DType::Bool : compute, device);
+  binary_kernel[device](op, x, y, out, s);
+  return out;
+}
+
+Tensor& binary_(BinaryOp op, Tensor& self, const Tensor& other, OpScalars s) {
+  Shape shape = broadcast_shapes(self.shape(), other.shape(), op_name(op));
+  TT_CHECK(shape == self.shape(), op_name(op), "_: output with shape ", shape_str(self.shape()),
+           " doesn't match the broadcast shape ", shape_str(shape));
+  binary_out(op, self, other, self, s);
+  return self;
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  TT_CHECK_TYPE(cond.dtype() == DType::Bool, "where: expected condition to be a boolean tensor, but got a tensor with dtype ",
+                dtype_name(cond.dtype()));
+  Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), "where"), b.shape(), "where");
+  Device device = common_device({&cond, &a, &b});
+  for (const Tensor* t : {&cond, &a, &b}) check_devices("where", device, *t);
+  DType compute = result_type({&a, &b});
+  Tensor x = a.to(compute).to(device), y = b.to(compute).to(device), c = cond.to(device);
+  Tensor out = Tensor::empty(shape, compute, device);
+  where_kernel[device](c, x, y, out);
+  return out;
+}
+
+Tensor clamp(const Tensor& x, const Tensor& lo, const Tensor& hi) {
+  TT_CHECK(lo.defined() || hi.defined(), "clamp: At least one of 'min' or 'max' must not be None");
+  DType compute = result_type({&x, &lo, &hi});
+  Shape shape = x.shape();
+  if (lo.defined()) shape = broadcast_shapes(shape, lo.shape(), "clamp");
+  if (hi.defined()) shape = broadcast_shapes(shape, hi.shape(), "clamp");
+  Device device = x.device();
+  Tensor l, h;
+  if (lo.defined()) { check_devices("clamp", device, lo); l = lo.to(compute).to(device); }
+  if (hi.defined()) { check_devices("clamp", device, hi); h = hi.to(compute).to(device); }
+  Tensor out = Tensor::empty(shape, compute, device);
+  clamp_tensor_kernel[device](x.to(compute), l, h, out);
+  return out;
+}
+
+Tensor& fill_(Tensor& x, double value) {
+  fill_kernel[x.device()](x, value);
+  x.bump_version();
+  return x;
+}
+
+Tensor full(const Shape& shape, double value, DType dtype, Device device) {
+  Tensor t = Tensor::empty(shape, dtype, device);
+  fill_kernel[device](t, value);
+  return t;
+}
+
+Tensor scalar_tensor(double value, DType dtype) {
+  Tensor t = full({}, value, dtype, Device());
+  t.set_wrapped_number(true);
+  return t;
+}
+
+}  // namespace tt
