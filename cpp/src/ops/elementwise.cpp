@@ -51,7 +51,11 @@ DType unary_compute_dtype(UnaryOp op, const Tensor& x, OpScalars s) {
   DType d = x.dtype();
   if (predicate(op) || is_floating(d)) return d;
   if (op == UnaryOp::PowScalar && s.a == static_cast<double>(static_cast<int64_t>(s.a)) && s.a >= 0) return d;
-  if (keeps_integral(op) && d != DType::Bool) return d;
+  if (keeps_integral(op)) {
+    TT_CHECK_TYPE(d != DType::Bool, op_name(op), ": not supported on a bool tensor (",
+                  x.describe(), "); use logical_not or convert the dtype first");
+    return d;
+  }
   return DType::Float32;
 }
 

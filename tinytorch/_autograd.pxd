@@ -1,0 +1,20 @@
+from tinytorch._tensor cimport TensorBase as Tensor
+
+cdef bint is_grad_enabled_c() noexcept nogil
+
+cdef class Node:
+    cdef public str _name
+    cdef public tuple next_functions    # ((Node or None, output_nr), ...) one per input
+    cdef public object _backward        # backward(node, *grad_outputs) -> grad per input
+    cdef public tuple _input_meta       # (shape, dtype_code, device_str) per input, for checks
+    cdef public list _saved             # [(tensor or None, impl, version, is_output)]
+    cdef public bint _freed
+    cdef public long long _seq
+    cdef public int _num_outputs
+    cdef public dict _output_hooks      # output_nr -> [hook]
+    cdef public tuple needs_input_grad
+    cdef object __weakref__
+    cdef dict __dict__                  # per-op attributes (dim, keepdim, ...) the formula needs
+
+cdef Node make_node(str name, object backward, tuple inputs, int num_outputs=*)
+cdef void set_history(Tensor out, Node node, int output_nr)

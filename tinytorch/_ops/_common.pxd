@@ -1,0 +1,7 @@
+from tinytorch._tensor cimport TensorBase as Tensor
+
+cdef object operand(object x)
+cdef Tensor as_tensor_like(object x, Tensor like)
+cdef Tensor fused_result(str name, object impl, tuple inputs)
+cdef check_inplace(Tensor self, str op)
+cdef Tensor rebase_inplace(Tensor self, Tensor result)

@@ -1,0 +1,342 @@
+# cython: language_level=3
+"""Views, shape ops, copies and casts, with their derivatives.
+
+Views alias their input's storage (the C++ core makes them); their backward formulas map the
+gradient back to the input's shape."""
+from tinytorch import _C
+from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
+from tinytorch._autograd cimport Node, make_node, set_history
+
+
+cdef Tensor _record_view(str name, Tensor x, object impl, object backward, dict attrs):
+    cdef Tensor out = wrap(impl)
+    cdef Node n = make_node(name, backward, (x,))
+    if n is not None:
+        n._is_view = True
+        n.in_shape = x._impl.shape
+        for k, v in attrs.items():
+            setattr(n, k, v)
+        set_history(out, n, 0)
+    return out
+
+
+def _reshape_back(Node n, g):
+    return (reshape(g, n.in_shape),)
+
+
+def _as_shape(args):
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        return list(args[0])
+    return list(args)
+
+
+def view(Tensor x, *shape):
+    """Returns a new tensor with the same data as the self tensor but of a different shape."""
+    if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
+        return x.to(shape[0]) if shape[0] is not None else x   # view(dtype) of same itemsize
+    return _record_view("ViewBackward0", x, x._impl.view(_as_shape(shape)), _reshape_back, {})
+
+
+def reshape(Tensor x, *shape):
+    """Returns a tensor with the same data and number of elements as input, but with the
+    specified shape: a view when possible, otherwise a copy."""
+    impl = x._impl.reshape(_as_shape(shape))
+    return _record_view("ReshapeAliasBackward0" if impl.storage_ptr == x._impl.storage_ptr else "ViewBackward0",
+                        x, impl, _reshape_back, {})
+
+
+def _transpose_back(Node n, g):
+    return (transpose(g, n.d0, n.d1),)
+
+
+def transpose(Tensor x, int dim0, int dim1):
+    return _record_view("TransposeBackward0", x, x._impl.transpose(dim0, dim1), _transpose_back,
+                        {"d0": dim0, "d1": dim1})
+
+
+def t(Tensor x):
+    if x._impl.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x._impl.ndim}D")
+    if x._impl.ndim < 2:
+        return x
+    return transpose(x, 0, 1)
+
+
+def _permute_back(Node n, g):
+    inv = [0] * len(n.dims)
+    for i, d in enumerate(n.dims):
+        inv[d] = i
+    return (permute(g, *inv),)
+
+
+def permute(Tensor x, *dims):
+    dims = _as_shape(dims)
+    nd = x._impl.ndim
+    wrapped = [d + nd if d < 0 else d for d in dims]
+    return _record_view("PermuteBackward0", x, x._impl.permute(dims), _permute_back, {"dims": wrapped})
+
+
+def movedim(Tensor x, source, destination):
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    nd = x._impl.ndim
+    src = [s % nd for s in src]
+    dst = [d % nd for d in dst]
+    order = [None] * nd
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(i for i in range(nd) if i not in src)
+    order = [o if o is not None else next(rest) for o in order]
+    return permute(x, order)
+
+
+def _expand_back(Node n, g):
+    return (sum_to_shape(g, n.in_shape),)
+
+
+def expand(Tensor x, *shape):
+    return _record_view("ExpandBackward0", x, x._impl.expand(_as_shape(shape)), _expand_back, {})
+
+
+def expand_as(Tensor x, Tensor other):
+    return expand(x, other._impl.shape)
+
+
+def broadcast_to(Tensor x, shape):
+    return expand(x, shape)
+
+
+def squeeze(Tensor x, dim=None):
+    if dim is None:
+        impl = x._impl.squeeze()
+    else:
+        impl = x._impl.squeeze([dim] if isinstance(dim, int) else list(dim))
+    return _record_view("SqueezeBackward0", x, impl, _reshape_back, {})
+
+
+def unsqueeze(Tensor x, int dim):
+    return _record_view("UnsqueezeBackward0", x, x._impl.unsqueeze(dim), _reshape_back, {})
+
+
+def flatten(Tensor x, int start_dim=0, int end_dim=-1):
+    impl = x._impl.flatten(start_dim, end_dim)
+    return _record_view("ViewBackward0", x, impl, _reshape_back, {})
+
+
+def unflatten(Tensor x, int dim, sizes):
+    shape = list(x._impl.shape)
+    nd = len(shape)
+    dim = dim + nd if dim < 0 else dim
+    return reshape(x, shape[:dim] + list(sizes) + shape[dim + 1:])
+
+
+def _slice_back(Node n, g):
+    return (_slice_scatter(g, n.in_shape, n.dim, n.start, n.stop, n.step),)
+
+
+def slice(Tensor x, int dim, start, stop, int step=1):
+    return _record_view("SliceBackward0", x, x._impl.slice(dim, start, stop, step), _slice_back,
+                        {"dim": dim, "start": start, "stop": stop, "step": step})
+
+
+def _slice_scatter_back(Node n, g):
+    return (slice(g, n.dim, n.start, n.stop, n.step),)
+
+
+def _slice_scatter(Tensor g, shape, int dim, start, stop, int step):
+    """Zeros of ``shape`` with ``g`` written at [start:stop:step] along dim (slice's backward)."""
+    impl = _C.full(list(shape), 0.0, g._impl.dtype_code, g._impl.device)
+    impl.slice(dim, start, stop, step).copy_(g._impl)
+    cdef Tensor out = wrap(impl)
+    cdef Node n = make_node("SliceBackwardBackward0", _slice_scatter_back, (g,))
+    if n is not None:
+        n.dim, n.start, n.stop, n.step = dim, start, stop, step
+        set_history(out, n, 0)
+    return out
+
+
+def narrow(Tensor x, int dim, int start, int length):
+    x._impl.narrow(dim, start, length)   # validates
+    n = x._impl.shape[dim]
+    start = start + n if start < 0 else start
+    return slice(x, dim, start, start + length, 1)
+
+
+def _select_back(Node n, g):
+    return (_slice_scatter(unsqueeze(g, n.dim), n.in_shape, n.dim, n.index, n.index + 1, 1),)
+
+
+def select(Tensor x, int dim, int index):
+    impl = x._impl.select(dim, index)
+    nd = x._impl.ndim
+    d = dim + nd if dim < 0 else dim
+    size = x._impl.shape[d]
+    i = index + size if index < 0 else index
+    return _record_view("SelectBackward0", x, impl, _select_back, {"dim": d, "index": i})
+
+
+def unbind(Tensor x, int dim=0):
+    return tuple(select(x, dim, i) for i in range(x._impl.size(dim)))
+
+
+def split(Tensor x, split_size_or_sections, int dim=0):
+    """Splits the tensor into chunks (views)."""
+    size = x._impl.size(dim)
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0:
+            raise ValueError(f"split expects split_size be positive, but got split_size={step}")
+        bounds = [(s, min(s + step, size)) for s in range(0, max(size, 1), step)]
+        if size == 0:
+            bounds = [(0, 0)]
+    else:
+        sections = list(split_size_or_sections)
+        if sum(sections) != size:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size "
+                               f"at dimension {dim}), but got split_sizes={sections}")
+        bounds, s = [], 0
+        for n in sections:
+            bounds.append((s, s + n))
+            s += n
+    return tuple(slice(x, dim, b, e, 1) for b, e in bounds)
+
+
+def chunk(Tensor x, int chunks, int dim=0):
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    size = x._impl.size(dim)
+    step = max(-(-size // chunks), 1)
+    return split(x, step, dim)
+
+
+def _strided_view_back(Node n, g):
+    return (_view_scatter(g, n.in_shape, n.view_fn),)
+
+
+def _view_scatter_back(Node n, g):
+    return (n.view_fn(g),)
+
+
+def _view_scatter(Tensor g, shape, view_fn):
+    """Backward of a view that may overlap itself (unfold, as_strided, diagonal): accumulate g
+    into zeros of ``shape`` at the element positions the view reads."""
+    import tinytorch
+    numel = 1
+    for s in shape:
+        numel *= s
+    positions = view_fn(tinytorch.arange(numel, device=g.device).view(*shape))
+    flat = tinytorch.zeros(numel, dtype=g.dtype, device=g.device)
+    flat.index_put_((positions.reshape(-1),), g.reshape(-1), accumulate=True)
+    cdef Tensor out = flat.view(*shape)
+    cdef Node n = make_node("ViewScatterBackward0", _view_scatter_back, (g,))
+    if n is not None:
+        n.view_fn = view_fn
+        set_history(out, n, 0)
+    return out
+
+
+def unfold(Tensor x, int dimension, int size, int step):
+    fn = lambda t: unfold(t, dimension, size, step)
+    return _record_view("UnfoldBackward0", x, x._impl.unfold(dimension, size, step), _strided_view_back,
+                        {"view_fn": fn})
+
+
+def diagonal(Tensor x, int offset=0, int dim1=0, int dim2=1):
+    fn = lambda t: diagonal(t, offset, dim1, dim2)
+    return _record_view("DiagonalBackward0", x, x._impl.diagonal(offset, dim1, dim2), _strided_view_back,
+                        {"view_fn": fn})
+
+
+def as_strided(Tensor x, size, stride, storage_offset=None):
+    if requires_grad(x) and not x._impl.is_contiguous():
+        raise NotImplementedError("as_strided: backward needs a contiguous input; call .contiguous() first")
+    base = x._impl.storage_offset
+    rel = None if storage_offset is None else storage_offset - base
+    fn = lambda t: as_strided(t, size, stride, None if rel is None else t._impl.storage_offset + rel)
+    return _record_view("AsStridedBackward0", x, x._impl.as_strided(list(size), list(stride), storage_offset),
+                        _strided_view_back, {"view_fn": fn})
+
+
+# ------------------------------------------------------------------ copies and casts
+
+def _identity_back(Node n, g):
+    return (g,)
+
+
+def contiguous(Tensor x, memory_format=None):
+    """Returns a contiguous tensor containing the same data (self if already contiguous)."""
+    if x._impl.is_contiguous():
+        return x
+    return clone(x)
+
+
+def clone(Tensor x, memory_format=None):
+    cdef Tensor out = wrap(x._impl.clone())
+    cdef Node n = make_node("CloneBackward0", _identity_back, (x,))
+    if n is not None:
+        set_history(out, n, 0)
+    return out
+
+
+def _cast_back(Node n, g):
+    return (cast(g, n.src_code),)
+
+
+def cast(Tensor x, int code, bint copy=False):
+    """x converted to the dtype with C++ code ``code``; the gradient is cast back."""
+    if code == x._impl.dtype_code and not copy:
+        return x
+    cdef Tensor out = wrap(x._impl.to_dtype(code, copy))
+    if code >= 4:   # only floating results carry gradients
+        n = make_node("ToCopyBackward0", _cast_back, (x,))
+        if n is not None:
+            n.src_code = x._impl.dtype_code
+            set_history(out, n, 0)
+    return out
+
+
+def _to_device_back(Node n, g):
+    return (to_device(g, n.src_device),)
+
+
+def to_device(Tensor x, device_impl, bint non_blocking=False, bint copy=False):
+    cdef Tensor out = wrap(x._impl.to_device(device_impl, copy))
+    if out._impl is not x._impl:
+        n = make_node("ToCopyBackward0", _to_device_back, (x,))
+        if n is not None:
+            n.src_device = x._impl.device
+            set_history(out, n, 0)
+    return out
+
+
+def sum_to_shape(Tensor g, shape):
+    """Sums g over the broadcast dims so that it has ``shape`` (the reverse of broadcasting)."""
+    gshape = g._impl.shape
+    shape = tuple(shape)
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    if lead < 0:
+        raise RuntimeError(f"sum_to_shape: {list(gshape)} is not expandable to {list(shape)}")
+    dims = list(range(lead))
+    for i, s in enumerate(shape):
+        if s == 1 and gshape[lead + i] != 1:
+            dims.append(lead + i)
+        elif s != gshape[lead + i]:
+            raise RuntimeError(f"sum_to_shape: {list(gshape)} is not expandable to {list(shape)}")
+    out = g.sum(dims, keepdim=True) if dims else g
+    if lead:
+        out = reshape(out, shape)
+    return out
+
+
+METHODS = {
+    "view": view, "reshape": reshape, "view_as": lambda self, other: view(self, other._impl.shape),
+    "reshape_as": lambda self, other: reshape(self, other._impl.shape),
+    "transpose": transpose, "swapaxes": transpose, "swapdims": transpose, "t": t,
+    "permute": permute, "movedim": movedim, "expand": expand, "expand_as": expand_as,
+    "broadcast_to": broadcast_to, "squeeze": squeeze, "unsqueeze": unsqueeze, "flatten": flatten,
+    "unflatten": unflatten, "narrow": narrow, "select": select, "unbind": unbind, "split": split,
+    "chunk": chunk, "unfold": unfold, "diagonal": diagonal, "as_strided": as_strided,
+    "contiguous": contiguous, "clone": clone,
+}

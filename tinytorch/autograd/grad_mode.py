@@ -1,0 +1,79 @@
+"""Grad-mode context managers (thread-local): no_grad, enable_grad, set_grad_enabled, inference_mode."""
+from __future__ import annotations
+
+import functools
+
+from tinytorch._autograd import _set_grad_enabled, _set_inference_mode, is_grad_enabled, \
+    is_inference_mode_enabled
+
+
+class _GradModeContext:
+    """Base: usable as a context manager and as a decorator."""
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.__class__(*self._args):
+                return fn(*args, **kwargs)
+        return wrapper
+
+    _args: tuple = ()
+
+
+class no_grad(_GradModeContext):
+    """Context manager / decorator that disables gradient calculation."""
+
+    def __enter__(self):
+        self._prev = is_grad_enabled()
+        _set_grad_enabled(False)
+
+    def __exit__(self, *exc):
+        _set_grad_enabled(self._prev)
+        return False
+
+
+class enable_grad(_GradModeContext):
+    """Context manager / decorator that enables gradient calculation."""
+
+    def __enter__(self):
+        self._prev = is_grad_enabled()
+        _set_grad_enabled(True)
+
+    def __exit__(self, *exc):
+        _set_grad_enabled(self._prev)
+        return False
+
+
+class set_grad_enabled(_GradModeContext):
+    """Sets gradient calculation on or off, immediately (function) or for a with-block."""
+
+    def __init__(self, mode: bool) -> None:
+        self._args = (mode,)
+        self._prev = is_grad_enabled()
+        _set_grad_enabled(bool(mode))
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _set_grad_enabled(self._prev)
+        return False
+
+
+class inference_mode(_GradModeContext):
+    """Like no_grad (tinytorch has no separate inference tensors)."""
+
+    def __init__(self, mode: bool = True) -> None:
+        self._args = (mode,)
+        self._mode = mode
+
+    def __enter__(self):
+        self._prev = (is_grad_enabled(), is_inference_mode_enabled())
+        if self._mode:
+            _set_grad_enabled(False)
+            _set_inference_mode(True)
+
+    def __exit__(self, *exc):
+        _set_grad_enabled(self._prev[0])
+        _set_inference_mode(self._prev[1])
+        return False

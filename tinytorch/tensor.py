@@ -1,0 +1,188 @@
+"""``tinytorch.Tensor``: the user-facing tensor class.
+
+Its fields and autograd surface live in the Cython base (``_tensor.pyx``); each op family in
+``tinytorch/_ops`` contributes methods through its ``METHODS`` table, installed below."""
+from __future__ import annotations
+
+import numpy as np
+
+from tinytorch import _C
+from tinytorch._dtype import DTYPES, device as _device, dtype as _dtype_cls, to_dtype
+from tinytorch._tensor import TensorBase, _set_tensor_class, _wrap
+
+
+class Tensor(TensorBase):
+    """A multi-dimensional array with autograd, as ``torch.Tensor``."""
+
+    __array_priority__ = 1000  # numpy defers to our reflected operators
+
+    def __new__(cls, *args, **kwargs):
+        if cls is Tensor and (args or kwargs):
+            raise TypeError("use tinytorch.tensor(data) or tinytorch.empty(shape) to create tensors")
+        return super().__new__(cls)
+
+    # ------------------------------------------------------------ conversions
+    def numpy(self, force: bool = False) -> np.ndarray:
+        """Returns the tensor as a NumPy ndarray sharing its memory (CPU tensors)."""
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if force and not self.is_cpu:
+            return self.cpu().numpy()
+        return self._impl.numpy()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.detach().cpu()._impl.numpy() if self.dtype.name != "bfloat16" else \
+            self.detach().float().cpu()._impl.numpy()
+        return a.astype(dtype) if dtype is not None else a
+
+    def tolist(self):
+        if self.dtype.name == "bfloat16":
+            return self.detach().float().cpu()._impl.numpy().tolist()
+        return self.detach().cpu()._impl.numpy().tolist()
+
+    def __repr__(self) -> str:
+        from tinytorch._formatting import tensor_repr
+        return tensor_repr(self)
+
+    def __iter__(self):
+        if self.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("tinytorch tensors are not picklable; use tinytorch.save (safetensors + JSON)")
+
+    @property
+    def data(self) -> "Tensor":
+        return self.detach()
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        self._impl = value._impl
+
+    @property
+    def T(self) -> "Tensor":
+        return self.permute(*reversed(range(self.dim())))
+
+    @property
+    def mT(self) -> "Tensor":
+        return self.transpose(-2, -1)
+
+    def to(self, *args, **kwargs) -> "Tensor":
+        """Performs Tensor dtype and/or device conversion: ``to(dtype)``, ``to(device)``,
+        ``to(device, dtype)``, ``to(other)``; ``non_blocking`` and ``copy`` as PyTorch."""
+        from tinytorch._ops import shape as S
+        dtype = kwargs.pop("dtype", None)
+        device = kwargs.pop("device", None)
+        non_blocking = kwargs.pop("non_blocking", False)
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("memory_format", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {list(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype, device = a.dtype, a.device
+            elif isinstance(a, (_dtype_cls, type)) or (isinstance(a, str) and a in ("float32", "float16", "bfloat16", "float64", "int64", "int32", "uint8", "bool")):
+                dtype = a
+            elif isinstance(a, (str, _device, int)):
+                device = a
+            else:
+                raise TypeError(f"to() received an invalid argument {a!r}")
+        out = self
+        if device is not None:
+            dev = _device(device)
+            if str(dev) != self._impl.device_str or copy:
+                out = S.to_device(out, dev._impl, non_blocking, copy)
+                copy = False
+        if dtype is not None:
+            code = dtype if isinstance(dtype, int) else to_dtype(dtype).code
+            out = S.cast(out, code, copy)
+        elif copy and out is self:
+            out = S.clone(out)
+        return out
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return f"tinytorch.{self.dtype.name}"
+        return self.to(dtype)
+
+    def type_as(self, other: "Tensor") -> "Tensor":
+        return self.to(other.dtype)
+
+    def float(self) -> "Tensor":
+        return self.to(DTYPES[6])
+
+    def double(self) -> "Tensor":
+        return self.to(DTYPES[7])
+
+    def half(self) -> "Tensor":
+        return self.to(DTYPES[4])
+
+    def bfloat16(self) -> "Tensor":
+        return self.to(DTYPES[5])
+
+    def long(self) -> "Tensor":
+        return self.to(DTYPES[3])
+
+    def int(self) -> "Tensor":
+        return self.to(DTYPES[2])
+
+    def bool(self) -> "Tensor":
+        return self.to(DTYPES[0])
+
+    def byte(self) -> "Tensor":
+        return self.to(DTYPES[1])
+
+    def cpu(self) -> "Tensor":
+        return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking: bool = False) -> "Tensor":
+        return self.to("cuda" if device is None else _device(device), non_blocking=non_blocking)
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        import tinytorch
+        return tinytorch.zeros(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        import tinytorch
+        return tinytorch.ones(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        import tinytorch
+        return tinytorch.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                              requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        import tinytorch
+        return tinytorch.empty(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        import tinytorch
+        return tinytorch.tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+_set_tensor_class(Tensor)
+
+
+def _install(module) -> None:
+    for name, fn in module.METHODS.items():
+        setattr(Tensor, name, fn)
+
+
+def _install_all() -> None:
+    from tinytorch._ops import elementwise, shape
+    for m in (elementwise, shape):
+        _install(m)
+    import importlib
+    for name in ("reduce", "index", "linalg", "nn", "random"):
+        try:
+            m = importlib.import_module(f"tinytorch._ops.{name}")
+        except ImportError:
+            continue
+        _install(m)
+
+
+_install_all()
