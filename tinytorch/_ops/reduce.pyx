@@ -1,0 +1,384 @@
+# cython: language_level=3
+"""Reductions, scans, softmax and normalization, with their derivatives."""
+import builtins
+from collections import namedtuple
+
+from tinytorch import _C
+from tinytorch._tensor cimport TensorBase as Tensor, wrap
+from tinytorch._autograd cimport Node, make_node, set_history, is_grad_enabled_c
+from tinytorch._ops._common cimport fused_result
+
+values_indices = namedtuple("values_indices", ["values", "indices"])
+
+
+def _dims(dim, int ndim):
+    """None / int / sequence -> sorted list of non-negative dims (None = all)."""
+    if dim is None:
+        return None
+    if isinstance(dim, int):
+        dim = [dim]
+    out = []
+    cdef int n = builtins.max(ndim, 1)
+    for d in dim:
+        if d < -n or d >= n:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+        out.append(d % ndim if ndim else 0)
+    return sorted(set(out))
+
+
+def _code(dtype):
+    if dtype is None:
+        return None
+    from tinytorch._dtype import to_dtype
+    return to_dtype(dtype).code
+
+
+cdef Tensor _record(str name, object backward, Tensor x, object impl, dict attrs, tuple saved=()):
+    cdef Tensor out = wrap(impl)
+    cdef Node n = make_node(name, backward, (x,))
+    if n is not None:
+        n.in_shape = x._impl.shape
+        for k, v in attrs.items():
+            setattr(n, k, v)
+        n.save(x, out, *saved)
+        set_history(out, n, 0)
+    return out
+
+
+def _keep(Tensor g, n):
+    """g with the reduced dims put back as size-1 dims (so it broadcasts against the input)."""
+    if n.keepdim or n.dims is None and g._impl.ndim == len(n.in_shape):
+        return g
+    shape = list(n.in_shape)
+    dims = range(len(shape)) if n.dims is None else n.dims
+    for d in dims:
+        shape[d] = 1
+    return g.reshape(shape)
+
+
+def _count(n):
+    c = 1
+    dims = range(len(n.in_shape)) if n.dims is None else n.dims
+    for d in dims:
+        c *= n.in_shape[d]
+    return c
+
+
+# ------------------------------------------------------------------ sum / mean / prod
+
+def _sum_back(Node n, g):
+    return (_keep(g, n).expand(*n.in_shape),)
+
+
+def sum(Tensor x, dim=None, keepdim=False, *, dtype=None):
+    """Returns the sum of all elements, or over the given dimension(s)."""
+    dims = _dims(dim, x._impl.ndim)
+    return _record("SumBackward1" if dims is not None else "SumBackward0", _sum_back, x,
+                   _C.sum(x._impl, dims, keepdim, _code(dtype)), {"dims": dims, "keepdim": keepdim})
+
+
+def _mean_back(Node n, g):
+    return (_keep(g, n).expand(*n.in_shape) / _count(n),)
+
+
+def mean(Tensor x, dim=None, keepdim=False, *, dtype=None):
+    dims = _dims(dim, x._impl.ndim)
+    return _record("MeanBackward1" if dims is not None else "MeanBackward0", _mean_back, x,
+                   _C.mean(x._impl, dims, keepdim, _code(dtype)), {"dims": dims, "keepdim": keepdim})
+
+
+def _prod_back(Node n, g):
+    x, y = n.saved_tensors
+    from tinytorch._ops.elementwise import where
+    gk, yk = _keep(g, n), _keep(y, n)
+    zero = x == 0
+    nzeros = sum(zero, n.dims, keepdim=True)
+    if not bool(nzeros.gt(0).any()):
+        return (gk * yk / x,)
+    # with zeros: the derivative at a zero is the product of the others (0 if >1 zero)
+    others = prod(where(zero, 1.0, x), n.dims, keepdim=True)
+    gx = where(nzeros == 0, yk / where(zero, 1.0, x), where(zero.logical_and(nzeros == 1), others, 0.0))
+    return (gk * gx,)
+
+
+def prod(Tensor x, dim=None, keepdim=False, *, dtype=None):
+    dims = _dims(dim, x._impl.ndim)
+    return _record("ProdBackward0", _prod_back, x, _C.prod(x._impl, dims, keepdim, _code(dtype)),
+                   {"dims": dims, "keepdim": keepdim})
+
+
+# ------------------------------------------------------------------ max / min
+
+def _even_back(Node n, g):
+    """Gradient of amax/amin/max()/min(): shared evenly among the tied extremes."""
+    x, y = n.saved_tensors
+    mask = (x == _keep(y, n))
+    return (_keep(g, n) * mask / sum(mask, n.dims, keepdim=True),)
+
+
+def amax(Tensor x, dim=(), keepdim=False):
+    dims = _dims(dim, x._impl.ndim) if dim != () else None
+    return _record("AmaxBackward0", _even_back, x, _C.amax(x._impl, dims, keepdim), {"dims": dims, "keepdim": keepdim})
+
+
+def amin(Tensor x, dim=(), keepdim=False):
+    dims = _dims(dim, x._impl.ndim) if dim != () else None
+    return _record("AminBackward0", _even_back, x, _C.amin(x._impl, dims, keepdim), {"dims": dims, "keepdim": keepdim})
+
+
+def _index_back(Node n, g):
+    """Gradient of max/min over one dim: g goes to the returned index."""
+    x, y, idx = n.saved_tensors
+    from tinytorch._creation import arange
+    size = n.in_shape[n.dim]
+    pos_shape = [1] * len(n.in_shape)
+    pos_shape[n.dim] = size
+    positions = arange(size, device=x.device).reshape(pos_shape)
+    hit = positions == _keep(idx, n)
+    return (_keep(g, n) * hit,)
+
+
+def _max_min(str which, Tensor x, dim, keepdim, other):
+    from tinytorch._ops import elementwise as E
+    if isinstance(dim, Tensor):
+        other, dim = dim, None
+    if other is not None:
+        return E.maximum(x, other) if which == "max" else E.minimum(x, other)
+    if dim is None:
+        impl = (_C.max_all if which == "max" else _C.min_all)(x._impl)
+        return _record("MaxBackward1" if which == "max" else "MinBackward1", _even_back, x, impl,
+                       {"dims": None, "keepdim": False})
+    d = _dims(dim, x._impl.ndim)[0]
+    values, indices = (_C.max_dim if which == "max" else _C.min_dim)(x._impl, dim, keepdim)
+    idx = wrap(indices)
+    out = _record("MaxBackward0" if which == "max" else "MinBackward0", _index_back, x, values,
+                  {"dims": [d], "dim": d, "keepdim": keepdim}, (idx,))
+    return values_indices(out, idx)
+
+
+def max(Tensor x, dim=None, keepdim=False, other=None):
+    """max(): the largest element; max(dim) -> (values, indices); max(other) = maximum."""
+    return _max_min("max", x, dim, keepdim, other)
+
+
+def min(Tensor x, dim=None, keepdim=False, other=None):
+    return _max_min("min", x, dim, keepdim, other)
+
+
+def argmax(Tensor x, dim=None, keepdim=False):
+    return wrap(_C.argmax(x._impl, dim, keepdim))
+
+
+def argmin(Tensor x, dim=None, keepdim=False):
+    return wrap(_C.argmin(x._impl, dim, keepdim))
+
+
+def all(Tensor x, dim=None, keepdim=False):
+    return wrap(_C.all(x._impl, _dims(dim, x._impl.ndim), keepdim))
+
+
+def any(Tensor x, dim=None, keepdim=False):
+    return wrap(_C.any(x._impl, _dims(dim, x._impl.ndim), keepdim))
+
+
+# ------------------------------------------------------------------ var / std / logsumexp / norm
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return float(correction)
+    if unbiased is None:
+        return 1.0
+    return 1.0 if unbiased else 0.0
+
+
+def _var_back(Node n, g):
+    x, y = n.saved_tensors
+    centered = x - mean(x, n.dims, keepdim=True)
+    return (_keep(g, n) * centered * (2.0 / (_count(n) - n.correction)),)
+
+
+def var(Tensor x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance over dim(s) with Bessel's correction (``correction=1`` by default)."""
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
+    c = _correction(unbiased, correction)
+    dims = _dims(dim, x._impl.ndim)
+    return _record("VarBackward0", _var_back, x, _C.var(x._impl, dims, c, keepdim),
+                   {"dims": dims, "keepdim": keepdim, "correction": c})
+
+
+def _std_back(Node n, g):
+    x, y = n.saved_tensors
+    centered = x - mean(x, n.dims, keepdim=True)
+    return (_keep(g, n) * centered / (_keep(y, n) * (_count(n) - n.correction)),)
+
+
+def std(Tensor x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
+    c = _correction(unbiased, correction)
+    dims = _dims(dim, x._impl.ndim)
+    return _record("StdBackward0", _std_back, x, _C.std(x._impl, dims, c, keepdim),
+                   {"dims": dims, "keepdim": keepdim, "correction": c})
+
+
+def _lse_back(Node n, g):
+    x, y = n.saved_tensors
+    return (_keep(g, n) * (x - _keep(y, n)).exp(),)
+
+
+def logsumexp(Tensor x, dim, keepdim=False):
+    dims = _dims(dim, x._impl.ndim)
+    return _record("LogsumexpBackward0", _lse_back, x, _C.logsumexp(x._impl, dims, keepdim),
+                   {"dims": dims, "keepdim": keepdim})
+
+
+def _norm_back(Node n, g):
+    x, y = n.saved_tensors
+    from tinytorch._ops.elementwise import where
+    p = n.p
+    gk, yk = _keep(g, n), _keep(y, n)
+    if p == 0:
+        return (x * 0.0,)
+    if p == 1:
+        return (gk * x.sign(),)
+    if p == float("inf") or p == float("-inf"):
+        ax = x.abs()
+        mask = ax == yk
+        return (gk * x.sign() * mask / sum(mask, n.dims, keepdim=True),)
+    if p == 2:
+        return (where(yk == 0, 0.0, gk * x / yk),)
+    ax = x.abs()
+    return (where(yk == 0, 0.0, gk * x.sign() * ax ** (p - 1) / yk ** (p - 1)),)
+
+
+def norm(Tensor x, p="fro", dim=None, keepdim=False, dtype=None):
+    """Vector p-norm over dim(s) (``'fro'`` = 2-norm over all given dims)."""
+    if p == "fro" or p is None:
+        p = 2.0
+    if isinstance(p, str):
+        raise NotImplementedError(f"norm: p={p!r} (matrix norms) is not implemented; use p='fro' or a number")
+    if dtype is not None:
+        x = x.to(dtype)
+    dims = _dims(dim, x._impl.ndim)
+    return _record("NormBackward1", _norm_back, x, _C.norm(x._impl, float(p), dims, keepdim),
+                   {"dims": dims, "keepdim": keepdim, "p": float(p)})
+
+
+# ------------------------------------------------------------------ scans
+
+def _cumsum_back(Node n, g):
+    # reverse cumulative sum: sum_{j >= i} g_j = total - cumsum_i + g_i
+    return (sum(g, n.dim, keepdim=True) - cumsum(g, n.dim) + g,)
+
+
+def cumsum(Tensor x, int dim, *, dtype=None):
+    d = _dims(dim, x._impl.ndim)[0]
+    out = wrap(_C.cumsum(x._impl, dim, _code(dtype)))
+    if out.dtype.is_floating_point:
+        n = make_node("CumsumBackward0", _cumsum_back, (x,))
+        if n is not None:
+            n.dim = d
+            set_history(out, n, 0)
+    return out
+
+
+def _cumprod_back(Node n, g):
+    x, y = n.saved_tensors
+    if bool((x == 0).any()):
+        raise NotImplementedError("cumprod backward with zeros in the input is not implemented")
+    return (_cumsum_back(n, g * y)[0] / x,)
+
+
+def cumprod(Tensor x, int dim, *, dtype=None):
+    d = _dims(dim, x._impl.ndim)[0]
+    out = wrap(_C.cumprod(x._impl, dim, _code(dtype)))
+    if out.dtype.is_floating_point:
+        n = make_node("CumprodBackward0", _cumprod_back, (x,))
+        if n is not None:
+            n.dim = d
+            n.save(x, out)
+            set_history(out, n, 0)
+    return out
+
+
+# ------------------------------------------------------------------ softmax family
+
+def _softmax_back(Node n, g):
+    _, y = n.saved_tensors
+    if is_grad_enabled_c():
+        return (y * (g - sum(g * y, n.dim, keepdim=True)),)
+    return (fused_result("softmax_backward", _C.softmax_backward(g._impl, y._impl, n.dim), (g, y)),)
+
+
+def softmax(Tensor x, int dim, dtype=None):
+    """Softmax along dim, computed in float32 for half types."""
+    d = _dims(dim, x._impl.ndim)[0]
+    return _record("SoftmaxBackward0", _softmax_back, x, _C.softmax(x._impl, dim, _code(dtype)), {"dim": d})
+
+
+def _log_softmax_back(Node n, g):
+    _, y = n.saved_tensors
+    if is_grad_enabled_c():
+        return (g - y.exp() * sum(g, n.dim, keepdim=True),)
+    return (fused_result("log_softmax_backward", _C.log_softmax_backward(g._impl, y._impl, n.dim), (g, y)),)
+
+
+def log_softmax(Tensor x, int dim, dtype=None):
+    d = _dims(dim, x._impl.ndim)[0]
+    return _record("LogSoftmaxBackward0", _log_softmax_back, x, _C.log_softmax(x._impl, dim, _code(dtype)), {"dim": d})
+
+
+# ------------------------------------------------------------------ normalization
+
+def _layer_norm_back(Node n, g):
+    x, y, w, mean_, rstd = n.saved_tensors
+    gx, gw, gb = _C.layer_norm_backward(g._impl, x._impl, mean_._impl, rstd._impl,
+                                        None if w is None else w._impl, n.has_bias)
+    inputs = (g, x)
+    return (fused_result("LayerNormBackwardBackward", gx, inputs),
+            None if w is None else fused_result("LayerNormBackwardBackward", gw, inputs),
+            None if not n.has_bias else fused_result("LayerNormBackwardBackward", gb, inputs))
+
+
+def layer_norm(Tensor x, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Layer normalization over the last len(normalized_shape) dims."""
+    shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    y, mean_, rstd = _C.layer_norm(x._impl, shape, None if weight is None else (<Tensor>weight)._impl,
+                                   None if bias is None else (<Tensor>bias)._impl, eps)
+    cdef Tensor out = wrap(y)
+    cdef Node n = make_node("NativeLayerNormBackward0", _layer_norm_back, (x, weight, bias))
+    if n is not None:
+        n.has_bias = bias is not None
+        n.save(x, None, weight, wrap(mean_), wrap(rstd))
+        set_history(out, n, 0)
+    return out
+
+
+def _rms_norm_back(Node n, g):
+    x, w, rstd = n.saved_tensors
+    gx, gw = _C.rms_norm_backward(g._impl, x._impl, rstd._impl, None if w is None else w._impl)
+    return (fused_result("RmsNormBackwardBackward", gx, (g, x)),
+            None if w is None else fused_result("RmsNormBackwardBackward", gw, (g, x)))
+
+
+def rms_norm(Tensor x, normalized_shape, weight=None, eps=None):
+    shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    if eps is None:
+        from tinytorch._dtype import DTYPES
+        eps = {4: 9.765625e-04, 5: 7.8125e-03, 7: 2.220446049250313e-16}.get(x._impl.dtype_code, 1.1920928955078125e-07)
+    y, rstd = _C.rms_norm(x._impl, shape, None if weight is None else (<Tensor>weight)._impl, eps)
+    cdef Tensor out = wrap(y)
+    cdef Node n = make_node("RmsNormBackward0", _rms_norm_back, (x, weight))
+    if n is not None:
+        n.save(x, weight, wrap(rstd))
+        set_history(out, n, 0)
+    return out
+
+
+METHODS = {
+    "sum": sum, "mean": mean, "prod": prod, "amax": amax, "amin": amin, "max": max, "min": min,
+    "argmax": argmax, "argmin": argmin, "all": all, "any": any, "var": var, "std": std,
+    "logsumexp": logsumexp, "norm": norm, "cumsum": cumsum, "cumprod": cumprod, "softmax": softmax,
+    "log_softmax": log_softmax,
+}
