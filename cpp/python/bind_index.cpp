@@ -52,6 +52,10 @@ TT_BIND(10, index) {
   m.def("one_hot", &one_hot, py::arg("indices"), py::arg("num_classes") = -1);
 
   // ---- factories ----
+  // Python ints take the exact int64 path (listed first: pybind tries overloads in order).
+  m.def("arange", [](int64_t start, int64_t end, int64_t step, int dtype, const Device& device) {
+    return arange(start, end, step, dtype_from_code(dtype), device); }, py::arg("start"), py::arg("end"),
+        py::arg("step") = 1, py::arg("dtype") = static_cast<int>(DType::Int64), py::arg("device") = Device());
   m.def("arange", [](double start, double end, double step, int dtype, const Device& device) {
     return arange(start, end, step, dtype_from_code(dtype), device); }, py::arg("start"), py::arg("end"),
         py::arg("step") = 1.0, py::arg("dtype") = static_cast<int>(DType::Int64), py::arg("device") = Device());

@@ -32,16 +32,16 @@ void cpu_triu_tril(const Tensor& x, int64_t k, bool upper, const Tensor& out) {
   });
 }
 
-// out: (n,) <- start + i * step; integer dtypes use exact int64 arithmetic when start/step are whole
-void cpu_arange(const Tensor& out, double start, double step) {
+// out: (n,) <- start + i * step; integer dtypes use exact int64 arithmetic for integral args
+void cpu_arange(const Tensor& out, RangeArgs a) {
   const int64_t n = out.numel();
   TT_DISPATCH_NUMERIC(out.dtype(), "arange", [&] {
     scalar_t* o = out.data<scalar_t>();
-    const bool exact = std::is_integral_v<scalar_t> && start == std::floor(start) && step == std::floor(step);
-    const int64_t is = static_cast<int64_t>(start), st = static_cast<int64_t>(step);
+    const bool exact = std::is_integral_v<scalar_t> && a.integral;
     parallel_for(0, n, kGrainSize, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i)
-        o[i] = exact ? static_cast<scalar_t>(is + i * st) : cast_from_double<scalar_t>(start + double(i) * step);
+        o[i] = exact ? static_cast<scalar_t>(a.istart + i * a.istep)
+                     : cast_from_double<scalar_t>(a.start + double(i) * a.step);
     });
   });
 }
@@ -51,7 +51,7 @@ void cpu_linspace(const Tensor& out, double start, double end) {
   const int64_t n = out.numel();
   if (n == 0) return;
   const double step = n > 1 ? (end - start) / double(n - 1) : 0.0;
-  const int64_t half = n / 2;
+  const int64_t half = n == 1 ? 1 : n / 2;  // steps == 1 gives start
   TT_DISPATCH_NUMERIC(out.dtype(), "linspace", [&] {
     scalar_t* o = out.data<scalar_t>();
     parallel_for(0, n, kGrainSize, [&](int64_t b, int64_t e) {

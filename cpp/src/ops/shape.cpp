@@ -165,7 +165,29 @@ Tensor arange(double start, double end, double step, DType dtype, Device device)
   double n = std::ceil((end - start) / step);
   TT_CHECK(n < 9.2e18, "arange: result too large: ", n, " elements");
   Tensor out = Tensor::empty({static_cast<int64_t>(n)}, dtype, device);
-  arange_kernel[device](out, start, step);
+  RangeArgs args;
+  args.start = start;
+  args.step = step;
+  arange_kernel[device](out, args);
+  return out;
+}
+
+Tensor arange(int64_t start, int64_t end, int64_t step, DType dtype, Device device) {
+  TT_CHECK(step != 0, "arange: step must be nonzero");
+  TT_CHECK((step > 0 && end >= start) || (step < 0 && end <= start),
+           "arange: upper bound and larger bound inconsistent with step sign (start ", start, ", end ", end,
+           ", step ", step, ")");
+  // exact ceil((end - start) / step) in integers (the range may exceed 2^53)
+  __int128 span = static_cast<__int128>(end) - start;
+  __int128 n = (span + step + (step > 0 ? -1 : 1)) / step;
+  Tensor out = Tensor::empty({static_cast<int64_t>(n)}, dtype, device);
+  RangeArgs args;
+  args.start = static_cast<double>(start);
+  args.step = static_cast<double>(step);
+  args.istart = start;
+  args.istep = step;
+  args.integral = true;
+  arange_kernel[device](out, args);
   return out;
 }
 

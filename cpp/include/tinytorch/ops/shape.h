@@ -15,6 +15,7 @@ Tensor tril(const Tensor& x, int64_t diagonal = 0);
 Tensor triu(const Tensor& x, int64_t diagonal = 0);
 Tensor one_hot(const Tensor& indices, int64_t num_classes = -1);  // int64 (..., C)
 Tensor arange(double start, double end, double step, DType dtype, Device device = Device());
+Tensor arange(int64_t start, int64_t end, int64_t step, DType dtype, Device device = Device());  // exact
 Tensor linspace(double start, double end, int64_t steps, DType dtype, Device device = Device());
 Tensor eye(int64_t n, int64_t m, DType dtype, Device device = Device());  // m < 0: m = n
 
