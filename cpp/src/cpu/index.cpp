@@ -58,6 +58,11 @@ void cpu_index(const Tensor& src, const Tensor& offsets, const Tensor& out) {
   dispatch_bytes(out.itemsize(), [&](auto tag) {
     using U = decltype(tag);
     it.for_each([](char* const* p, const int64_t* s, int64_t n) {
+      if (s[2] == 0 && s[0] == sizeof(U) && s[1] == sizeof(U)) {  // a contiguous row at one offset
+        int64_t o = *reinterpret_cast<const int64_t*>(p[2]);
+        std::memcpy(p[0], reinterpret_cast<const U*>(p[1]) + o, static_cast<size_t>(n) * sizeof(U));
+        return;
+      }
       for (int64_t i = 0; i < n; ++i) {
         int64_t o = *reinterpret_cast<const int64_t*>(p[2] + i * s[2]);
         *reinterpret_cast<U*>(p[0] + i * s[0]) = reinterpret_cast<const U*>(p[1] + i * s[1])[o];

@@ -167,7 +167,7 @@ Tensor& index_put_(Tensor& x, const std::vector<OptTensor>& indices, const Tenso
            " cannot be broadcast to indexing result of shape ", shape_str(plan.shape));
   Tensor v = values.to(x.dtype()).expand(plan.shape);
   if (plan.trivial) {
-    if (accumulate) binary_(BinaryOp::Add, x, v);
+    if (accumulate) binary_(BinaryOp::Add, x, v, OpScalars{1.0, 0.0});  // a = alpha
     else x.copy_(v);
     return x;
   }
@@ -186,7 +186,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index_t) {
   std::vector<OptTensor> idx(dim, std::nullopt);
   idx.emplace_back(index_t.reshape({-1}));
   Tensor out = index(xx, idx);
-  return x.dim() == 0 ? out.reshape({}) : out;
+  return x.dim() == 0 ? out.reshape(index_t.shape()) : out;
 }
 
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index_t) {
