@@ -164,29 +164,20 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
     """1-D tensor of values in [start, end) taken with common difference step."""
     if end is None:
         start, end = 0, start
-    if step == 0:
-        raise RuntimeError("arange: step must be nonzero")
-    if (end - start) / step < 0:
-        raise RuntimeError(f"arange: upper bound and larger bound inconsistent with step sign "
-                           f"(start={start}, end={end}, step={step})")
-    if dtype is None:
-        is_int = all(isinstance(v, int) for v in (start, end, step))
-        dtype = int64 if is_int else get_default_dtype()
-    d = to_dtype(dtype)
-    arr = np.arange(start, end, step, dtype=np.float64 if d.is_floating_point else np.int64)
-    out = _from_array(arr, d)
-    return _finish(out.to(device) if device is not None else out, requires_grad)
+    is_int = all(isinstance(v, int) for v in (start, end, step))
+    d = to_dtype(dtype) if dtype is not None else (int64 if is_int else get_default_dtype())
+    if is_int:
+        impl = _C.arange(int(start), int(end), int(step), d.code, _dev(device))
+    else:
+        impl = _C.arange(float(start), float(end), float(step), d.code, _dev(device))
+    return _finish(_wrap(impl), requires_grad)
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    if steps < 0:
-        raise RuntimeError("linspace: number of steps must be non-negative")
     d = to_dtype(dtype) if dtype is not None else get_default_dtype()
-    out = _from_array(np.linspace(start, end, steps, dtype=np.float64), d)
-    return _finish(out.to(device) if device is not None else out, requires_grad)
+    return _finish(_wrap(_C.linspace(float(start), float(end), int(steps), d.code, _dev(device))), requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     d = to_dtype(dtype) if dtype is not None else get_default_dtype()
-    out = _from_array(np.eye(n, m if m is not None else n), d)
-    return _finish(out.to(device) if device is not None else out, requires_grad)
+    return _finish(_wrap(_C.eye(int(n), m, d.code, _dev(device))), requires_grad)

@@ -21,3 +21,15 @@ divide = div
 true_divide = div
 negative = neg
 swapaxes = transpose
+from tinytorch._ops.reduce import (  # noqa: F401
+    all, amax, amin, any, argmax, argmin, cumprod, cumsum, layer_norm, log_softmax, logsumexp, max, mean, min,
+    norm, prod, rms_norm, softmax, std, sum, var,
+)
+from tinytorch._ops.index import (  # noqa: F401
+    argsort, cat, flip, gather, hstack, index_put, index_select, masked_fill, masked_select, nonzero, roll,
+    scatter, scatter_add, sort, stack, topk, tril, triu, vstack,
+)
+from tinytorch._ops.elementwise import clamp as clip  # noqa: F401,E402
+
+concat = cat
+concatenate = cat

@@ -1,0 +1,418 @@
+# cython: language_level=3
+"""Indexing, joining, reordering and sorting ops, with their derivatives."""
+from tinytorch import _C
+from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
+from tinytorch._autograd cimport Node, make_node, set_history, is_grad_enabled_c
+from tinytorch._ops._common cimport operand, check_inplace, rebase_inplace
+from tinytorch._ops import shape as S
+
+
+cdef Tensor _record(str name, object backward, tuple inputs, object impl, dict attrs, tuple saved=()):
+    cdef Tensor out = wrap(impl)
+    cdef Node n = make_node(name, backward, inputs)
+    if n is not None:
+        for k, v in attrs.items():
+            setattr(n, k, v)
+        if saved:
+            n.save(*saved)
+        set_history(out, n, 0)
+    return out
+
+
+def _zeros(shape, Tensor like):
+    return wrap(_C.full(list(shape), 0.0, like._impl.dtype_code, like._impl.device))
+
+
+# ------------------------------------------------------------------ select / gather / scatter
+
+def _index_select_back(Node n, g):
+    idx, = n.saved_tensors
+    indices = [None] * n.dim + [idx]
+    return (index_put(_zeros(n.in_shape, g), indices, g, accumulate=True),)
+
+
+def index_select(Tensor x, int dim, Tensor index):
+    """Selects entries of x along dim at the positions in index."""
+    d = dim % max(x._impl.ndim, 1)
+    return _record("IndexSelectBackward0", _index_select_back, (x,), _C.index_select(x._impl, dim, index._impl),
+                   {"dim": d, "in_shape": x._impl.shape}, (index,))
+
+
+def _gather_back(Node n, g):
+    idx, = n.saved_tensors
+    return (scatter_add(_zeros(n.in_shape, g), n.dim, idx, g),)
+
+
+def gather(Tensor x, int dim, Tensor index):
+    """Gathers values along an axis specified by dim."""
+    return _record("GatherBackward0", _gather_back, (x,), _C.gather(x._impl, dim, index._impl),
+                   {"dim": dim, "in_shape": x._impl.shape}, (index,))
+
+
+def _scatter_back(Node n, g):
+    idx, = n.saved_tensors
+    gx = scatter(g, n.dim, idx, 0.0) if n.needs_input_grad[0] else None
+    gs = gather(g, n.dim, idx) if len(n.needs_input_grad) > 1 and n.needs_input_grad[1] else None
+    return (gx, gs)
+
+
+def scatter(Tensor x, int dim, Tensor index, src=None, *, value=None, reduce=None):
+    """Writes src (a tensor or a number) into x at the indices along dim (out of place)."""
+    if reduce is not None:
+        raise NotImplementedError("scatter(reduce=...) is not implemented; use scatter_add")
+    if src is None:
+        src = value
+    if isinstance(src, Tensor):
+        return _record("ScatterBackward0", _scatter_back, (x, src), _C.scatter(x._impl, dim, index._impl, (<Tensor>src)._impl),
+                       {"dim": dim}, (index,))
+    return _record("ScatterBackward1", _scatter_back, (x,), _C.scatter(x._impl, dim, index._impl, float(src)),
+                   {"dim": dim}, (index,))
+
+
+def _scatter_add_back(Node n, g):
+    idx, = n.saved_tensors
+    return (g, gather(g, n.dim, idx) if n.needs_input_grad[1] else None)
+
+
+def scatter_add(Tensor x, int dim, Tensor index, Tensor src):
+    """Adds all values from src into x at the indices along dim (out of place)."""
+    return _record("ScatterAddBackward0", _scatter_add_back, (x, src), _C.scatter_add(x._impl, dim, index._impl, src._impl),
+                   {"dim": dim}, (index,))
+
+
+def _inplace_via(Tensor self, str name, result_fn, c_inplace):
+    check_inplace(self, name)
+    if is_grad_enabled_c() and requires_grad(self):
+        return rebase_inplace(self, result_fn())
+    c_inplace()
+    return self
+
+
+def scatter_(Tensor x, int dim, Tensor index, src=None, *, value=None, reduce=None):
+    if src is None:
+        src = value
+    return _inplace_via(x, "scatter_", lambda: scatter(x, dim, index, src, reduce=reduce),
+                        lambda: _C.scatter_(x._impl, dim, index._impl, (<Tensor>src)._impl if isinstance(src, Tensor) else float(src)))
+
+
+def scatter_add_(Tensor x, int dim, Tensor index, Tensor src):
+    if is_grad_enabled_c() and requires_grad(src):
+        check_inplace(x, "scatter_add_")
+        return rebase_inplace(x, scatter_add(x, dim, index, src))
+    return _inplace_via(x, "scatter_add_", lambda: scatter_add(x, dim, index, src),
+                        lambda: _C.scatter_add_(x._impl, dim, index._impl, src._impl))
+
+
+def _masked_fill_back(Node n, g):
+    mask, = n.saved_tensors
+    return (wrap(_C.masked_fill(g._impl, mask._impl, 0.0)), None)
+
+
+def masked_fill(Tensor x, Tensor mask, value):
+    """Fills elements of x with value where mask is True."""
+    if isinstance(value, Tensor):
+        value = (<Tensor>value).item()
+    return _record("MaskedFillBackward0", _masked_fill_back, (x, None), _C.masked_fill(x._impl, mask._impl, float(value)),
+                   {}, (mask,))
+
+
+def masked_fill_(Tensor x, Tensor mask, value):
+    if isinstance(value, Tensor):
+        value = (<Tensor>value).item()
+    return _inplace_via(x, "masked_fill_", lambda: masked_fill(x, mask, value),
+                        lambda: _C.masked_fill_(x._impl, mask._impl, float(value)))
+
+
+def _masked_select_back(Node n, g):
+    mask, = n.saved_tensors
+    shape = _C.masked_fill(_zeros(n.in_shape, g)._impl, mask._impl, 0.0).shape   # broadcast shape
+    full_mask = mask.expand(*shape) if tuple(mask._impl.shape) != tuple(shape) else mask
+    return (index_put(_zeros(shape, g), [full_mask], g, accumulate=False),)
+
+
+def masked_select(Tensor x, Tensor mask):
+    return _record("MaskedSelectBackward0", _masked_select_back, (x,), _C.masked_select(x._impl, mask._impl),
+                   {"in_shape": x._impl.shape}, (mask,))
+
+
+def nonzero(Tensor x, *, as_tuple=False):
+    out = wrap(_C.nonzero(x._impl))
+    if as_tuple:
+        return tuple(S.select(out, 1, i) for i in range(x._impl.ndim))
+    return out
+
+
+# ------------------------------------------------------------------ advanced indexing
+
+def _index_back(Node n, g):
+    indices = n.saved_tensors
+    idx = [indices[i] if n.is_tensor[i] else None for i in range(len(n.is_tensor))]
+    return (index_put(_zeros(n.in_shape, g), idx, g, accumulate=True),)
+
+
+def index(Tensor x, list indices):
+    """x[indices] for a list of index tensors (None = full slice at that dim)."""
+    impls = [None if i is None else (<Tensor>i)._impl for i in indices]
+    return _record("IndexBackward0", _index_back, (x,), _C.index(x._impl, impls),
+                   {"in_shape": x._impl.shape, "is_tensor": [i is not None for i in indices]},
+                   tuple(i if i is not None else None for i in indices))
+
+
+def _index_put_back(Node n, g):
+    saved = n.saved_tensors
+    idx = [saved[i] if n.is_tensor[i] else None for i in range(len(n.is_tensor))]
+    gx = None
+    if n.needs_input_grad[0]:
+        gx = g if n.accumulate else index_put(g, idx, _zeros((), g), accumulate=False)
+    gv = index(g, idx) if n.needs_input_grad[1] else None
+    return (gx, gv)
+
+
+def index_put(Tensor x, indices, values, accumulate=False):
+    """Out-of-place ``x[indices] = values`` (or ``+=`` with accumulate)."""
+    indices = list(indices)
+    cdef Tensor v = values if isinstance(values, Tensor) else wrap(_C.full([], float(values), x._impl.dtype_code, x._impl.device))
+    impls = [None if i is None else (<Tensor>i)._impl for i in indices]
+    return _record("IndexPutBackward0", _index_put_back, (x, v), _C.index_put(x._impl, impls, v._impl, accumulate),
+                   {"is_tensor": [i is not None for i in indices], "accumulate": accumulate},
+                   tuple(indices))
+
+
+def index_put_(Tensor x, indices, values, accumulate=False):
+    indices = list(indices)
+    check_inplace(x, "index_put_")
+    if is_grad_enabled_c() and (requires_grad(x) or (isinstance(values, Tensor) and requires_grad(<Tensor>values))):
+        return rebase_inplace(x, index_put(x, indices, values, accumulate))
+    cdef Tensor v = values if isinstance(values, Tensor) else wrap(_C.full([], float(values), x._impl.dtype_code, x._impl.device))
+    _C.index_put_(x._impl, [None if i is None else (<Tensor>i)._impl for i in indices], v._impl, accumulate)
+    return x
+
+
+def _as_index(obj, Tensor like):
+    """A Python list / numpy array / bool used as an index -> int64 or bool tensor."""
+    import numpy as np
+    from tinytorch._creation import tensor
+    arr = np.asarray(obj)
+    if arr.dtype == np.bool_:
+        return tensor(arr, device=like.device)
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return tensor(arr.astype(np.int64), device=like.device)
+
+
+def _parse(Tensor x, key):
+    """Splits an index expression into basic view ops applied to x, and advanced indices."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    # expand Ellipsis
+    n_real = 0
+    for k in key:
+        if k is None or k is Ellipsis:
+            continue
+        if isinstance(k, Tensor) and (<Tensor>k)._impl.dtype_code == 0:
+            n_real += (<Tensor>k)._impl.ndim
+        else:
+            n_real += 1
+    if sum(1 for k in key if k is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    nd = x._impl.ndim
+    if n_real > nd:
+        raise IndexError(f"too many indices for tensor of dimension {nd}")
+    expanded = []
+    for k in key:
+        if k is Ellipsis:
+            expanded.extend([slice(None)] * (nd - n_real))
+        else:
+            expanded.append(k)
+    view = x
+    advanced = []
+    dim = 0
+    has_adv = False
+    for k in expanded:
+        if k is None:
+            view = S.unsqueeze(view, dim)
+            advanced.append(None)
+            dim += 1
+        elif isinstance(k, bool):
+            view = S.unsqueeze(view, dim)
+            advanced.append(_as_index([k], x))
+            has_adv = True
+            dim += 1
+        elif isinstance(k, int) or (hasattr(k, "__index__") and not isinstance(k, Tensor)):
+            view = S.select(view, dim, int(k))
+        elif isinstance(k, slice):
+            step = 1 if k.step is None else k.step
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            view = S.slice(view, dim, k.start, k.stop, step)
+            advanced.append(None)
+            dim += 1
+        else:
+            t = k if isinstance(k, Tensor) else _as_index(k, x)
+            advanced.append(t)
+            has_adv = True
+            dim += (<Tensor>t)._impl.ndim if (<Tensor>t)._impl.dtype_code == 0 else 1
+    while advanced and advanced[-1] is None:
+        advanced.pop()
+    return view, (advanced if has_adv else None)
+
+
+def getitem(Tensor x, key):
+    view, adv = _parse(x, key)
+    if adv is None:
+        return view
+    return index(view, adv)
+
+
+def setitem(Tensor x, key, value):
+    check_inplace(x, "__setitem__")
+    if is_grad_enabled_c() and (requires_grad(x) or (isinstance(value, Tensor) and requires_grad(<Tensor>value))):
+        # out of place through the flat positions the key addresses, then take over the result
+        from tinytorch._creation import arange
+        positions = getitem(S.view(arange(x._impl.numel, device=x.device), list(x._impl.shape)), key)
+        v = value if isinstance(value, Tensor) else wrap(_C.full([], float(value), x._impl.dtype_code, x._impl.device))
+        v = S.expand(v, list(positions._impl.shape)) if tuple(v._impl.shape) != tuple(positions._impl.shape) else v
+        flat = index_put(S.reshape(x, -1), [S.reshape(positions, -1)], S.reshape(v, -1))
+        rebase_inplace(x, S.view(flat, list(x._impl.shape)))
+        return
+    view, adv = _parse(x, key)
+    if adv is None:
+        if isinstance(value, Tensor):
+            view._impl.copy_((<Tensor>value)._impl)
+        else:
+            _C.fill_(view._impl, float(value))
+        x._impl.bump_version()
+        return
+    v = value if isinstance(value, Tensor) else wrap(_C.full([], float(value), x._impl.dtype_code, x._impl.device))
+    _C.index_put_(view._impl, [None if i is None else (<Tensor>i)._impl for i in adv], (<Tensor>v)._impl, False)
+
+
+# ------------------------------------------------------------------ joining and reordering
+
+def _cat_back(Node n, g):
+    return tuple(S.slice(g, n.dim, b, e, 1) for b, e in n.bounds)
+
+
+def cat(tensors, int dim=0):
+    """Concatenates the given sequence of tensors in the given dimension."""
+    tensors = list(tensors)
+    out_impl = _C.cat([(<Tensor>t)._impl for t in tensors], dim)
+    nd = out_impl.ndim
+    d = dim % nd if nd else 0
+    bounds, s = [], 0
+    for t in tensors:
+        tshape = (<Tensor>t)._impl.shape
+        size = tshape[d] if len(tshape) == nd else 0     # legacy empty (0,) tensors are skipped
+        bounds.append((s, s + size))
+        s += size
+    return _record("CatBackward0", _cat_back, tuple(tensors), out_impl, {"dim": d, "bounds": bounds})
+
+
+def stack(tensors, int dim=0):
+    """Concatenates a sequence of tensors along a new dimension."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    nd = (<Tensor>tensors[0])._impl.ndim + 1
+    d = dim % nd
+    return cat([S.unsqueeze(t, d) for t in tensors], d)
+
+
+def hstack(tensors):
+    tensors = list(tensors)
+    return cat(tensors, 0 if (<Tensor>tensors[0])._impl.ndim == 1 else 1)
+
+
+def vstack(tensors):
+    return cat([t if t.dim() > 1 else S.unsqueeze(t, 0) for t in tensors], 0)
+
+
+def _flip_back(Node n, g):
+    return (flip(g, n.dims),)
+
+
+def flip(Tensor x, dims):
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    return _record("FlipBackward0", _flip_back, (x,), _C.flip(x._impl, dims), {"dims": dims})
+
+
+def _roll_back(Node n, g):
+    return (roll(g, [-s for s in n.shifts], n.dims),)
+
+
+def roll(Tensor x, shifts, dims=None):
+    shifts = [shifts] if isinstance(shifts, int) else list(shifts)
+    dims = [] if dims is None else ([dims] if isinstance(dims, int) else list(dims))
+    return _record("RollBackward0", _roll_back, (x,), _C.roll(x._impl, shifts, dims), {"shifts": shifts, "dims": dims})
+
+
+def _repeat_back(Node n, g):
+    reps = n.repeats
+    shape = list(n.in_shape)
+    lead = len(reps) - len(shape)
+    shape = [1] * lead + shape
+    split = []
+    for r, s in zip(reps, shape):
+        split.extend([r, s])
+    gs = S.reshape(g, split)
+    from tinytorch._ops.reduce import sum as rsum
+    gs = rsum(gs, list(range(0, 2 * len(reps), 2)))
+    return (S.reshape(gs, list(n.in_shape)),)
+
+
+def repeat(Tensor x, *sizes):
+    reps = list(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else list(sizes)
+    return _record("RepeatBackward0", _repeat_back, (x,), _C.repeat(x._impl, reps),
+                   {"repeats": reps, "in_shape": x._impl.shape})
+
+
+def _tri_back(Node n, g):
+    return ((tril if n.lower else triu)(g, n.diagonal),)
+
+
+def tril(Tensor x, int diagonal=0):
+    return _record("TrilBackward0", _tri_back, (x,), _C.tril(x._impl, diagonal), {"lower": True, "diagonal": diagonal})
+
+
+def triu(Tensor x, int diagonal=0):
+    return _record("TriuBackward0", _tri_back, (x,), _C.triu(x._impl, diagonal), {"lower": False, "diagonal": diagonal})
+
+
+# ------------------------------------------------------------------ sorting
+
+def _sorted_back(Node n, g):
+    idx, = n.saved_tensors
+    return (scatter(_zeros(n.in_shape, g), n.dim, idx, g),)
+
+
+def sort(Tensor x, int dim=-1, bint descending=False, bint stable=False):
+    from tinytorch._ops.reduce import values_indices
+    values, indices = _C.sort(x._impl, dim, descending, stable)
+    idx = wrap(indices)
+    out = _record("SortBackward0", _sorted_back, (x,), values, {"dim": dim, "in_shape": x._impl.shape}, (idx,))
+    return values_indices(out, idx)
+
+
+def argsort(Tensor x, int dim=-1, bint descending=False, bint stable=False):
+    return wrap(_C.argsort(x._impl, dim, descending, stable))
+
+
+def topk(Tensor x, int k, int dim=-1, bint largest=True, bint sorted=True):
+    from tinytorch._ops.reduce import values_indices
+    values, indices = _C.topk(x._impl, k, dim, largest, sorted)
+    idx = wrap(indices)
+    out = _record("TopkBackward0", _sorted_back, (x,), values, {"dim": dim, "in_shape": x._impl.shape}, (idx,))
+    return values_indices(out, idx)
+
+
+def one_hot(Tensor x, int num_classes=-1):
+    return wrap(_C.one_hot(x._impl, num_classes))
+
+
+METHODS = {
+    "__getitem__": getitem, "__setitem__": setitem, "index_select": index_select, "gather": gather,
+    "scatter": scatter, "scatter_": scatter_, "scatter_add": scatter_add, "scatter_add_": scatter_add_,
+    "masked_fill": masked_fill, "masked_fill_": masked_fill_, "masked_select": masked_select,
+    "nonzero": nonzero, "index_put": index_put, "index_put_": index_put_, "flip": flip, "roll": roll,
+    "repeat": repeat, "tril": tril, "triu": triu, "sort": sort, "argsort": argsort, "topk": topk,
+}
