@@ -33,3 +33,4 @@ from tinytorch._ops.elementwise import clamp as clip  # noqa: F401,E402
 
 concat = cat
 concatenate = cat
+from tinytorch._ops.nn import bmm, conv1d, conv2d, dropout, embedding, matmul, mm  # noqa: F401,E402

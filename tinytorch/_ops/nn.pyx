@@ -1,0 +1,280 @@
+# cython: language_level=3
+"""Matrix products and neural-network kernels (conv, pooling, embedding, losses, dropout),
+with their derivatives. Composite formulas where double backward matters (matmul, linear);
+fused backward kernels elsewhere."""
+from tinytorch import _C
+from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
+from tinytorch._autograd cimport Node, make_node, set_history, is_grad_enabled_c
+from tinytorch._ops._common cimport fused_result
+from tinytorch._ops import shape as S
+
+_REDUCTION = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _reduction_code(reduction):
+    try:
+        return _REDUCTION[reduction]
+    except KeyError:
+        raise ValueError(f"{reduction} is not a valid value for reduction") from None
+
+
+cdef Tensor _record(str name, object backward, tuple inputs, object impl, dict attrs, tuple saved=()):
+    cdef Tensor out = wrap(impl)
+    cdef Node n = make_node(name, backward, inputs)
+    if n is not None:
+        for k, v in attrs.items():
+            setattr(n, k, v)
+        if saved:
+            n.save(*saved)
+        set_history(out, n, 0)
+    return out
+
+
+def _impl(t):
+    return None if t is None else (<Tensor>t)._impl
+
+
+# ------------------------------------------------------------------ matmul / linear
+
+def _matmul_back(Node n, g):
+    a, b = n.saved_tensors
+    a2 = S.unsqueeze(a, 0) if a.dim() == 1 else a
+    b2 = S.unsqueeze(b, -1) if b.dim() == 1 else b
+    g2 = g
+    if a.dim() == 1:
+        g2 = S.unsqueeze(g2, -2)
+    if b.dim() == 1:
+        g2 = S.unsqueeze(g2, -1)
+    ga = gb = None
+    if n.needs_input_grad[0]:
+        ga = matmul(g2, S.transpose(b2, -1, -2))
+        if a.dim() == 1:
+            ga = S.squeeze(ga, -2)
+    if n.needs_input_grad[1]:
+        gb = matmul(S.transpose(a2, -1, -2), g2)
+        if b.dim() == 1:
+            gb = S.squeeze(gb, -1)
+    return (ga, gb)
+
+
+def matmul(Tensor a, Tensor b):
+    """Matrix product with NumPy/PyTorch semantics (1-D, 2-D, batched with broadcasting)."""
+    return _record("MmBackward0" if a._impl.ndim == 2 and b._impl.ndim == 2 else "MatmulBackward0", _matmul_back,
+                   (a, b), _C.matmul(a._impl, b._impl), {}, (a, b))
+
+
+def mm(Tensor a, Tensor b):
+    if a._impl.ndim != 2 or b._impl.ndim != 2:
+        raise RuntimeError(f"mm: expected 2-D tensors, got {a._impl.ndim}-D and {b._impl.ndim}-D")
+    return matmul(a, b)
+
+
+def bmm(Tensor a, Tensor b):
+    if a._impl.ndim != 3 or b._impl.ndim != 3:
+        raise RuntimeError(f"bmm: expected 3-D tensors, got {a._impl.ndim}-D and {b._impl.ndim}-D")
+    return _record("BmmBackward0", _matmul_back, (a, b), _C.bmm(a._impl, b._impl), {}, (a, b))
+
+
+def _linear_back(Node n, g):
+    x, w = n.saved_tensors
+    gx = gw = gb = None
+    if n.needs_input_grad[0]:
+        gx = matmul(g, w)
+    if n.needs_input_grad[1]:
+        out_f = g._impl.shape[-1] if g._impl.ndim else 1
+        g2 = S.reshape(g, -1, out_f)
+        x2 = S.reshape(x, -1, x._impl.shape[-1])
+        gw = matmul(S.t(g2), x2)
+    if n.needs_input_grad[2]:
+        gb = g.sum(list(range(g._impl.ndim - 1))) if g._impl.ndim > 1 else g
+    return (gx, gw, gb)
+
+
+def linear(Tensor x, Tensor weight, bias=None):
+    """y = x @ weight.T + bias"""
+    return _record("AddmmBackward0", _linear_back, (x, weight, bias), _C.linear(x._impl, weight._impl, _impl(bias)),
+                   {}, (x, weight))
+
+
+# ------------------------------------------------------------------ convolution and pooling
+
+def _pair(v):
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
+def _conv2d_back(Node n, g):
+    x, w = n.saved_tensors
+    needs = (bool(n.needs_input_grad[0]), bool(n.needs_input_grad[1]), bool(n.needs_input_grad[2]))
+    gx, gw, gb = _C.conv2d_backward(g._impl, x._impl, w._impl, n.stride, n.padding, n.dilation, n.groups, needs)
+    ins = (g, x, w)
+    return tuple(None if r is None else fused_result("ConvolutionBackwardBackward", r, ins) for r in (gx, gw, gb))
+
+
+def conv2d(Tensor x, Tensor weight, bias=None, stride=1, padding=0, dilation=1, int groups=1):
+    """2-D convolution over an input of shape (N, C, H, W) or (C, H, W)."""
+    stride, dilation = _pair(stride), _pair(dilation)
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0, 0)
+        elif padding == "same":
+            if stride != (1, 1):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            kh, kw = weight._impl.shape[-2], weight._impl.shape[-1]
+            total = (dilation[0] * (kh - 1), dilation[1] * (kw - 1))
+            if total[0] % 2 or total[1] % 2:
+                raise NotImplementedError("padding='same' with an even total padding is not implemented")
+            padding = (total[0] // 2, total[1] // 2)
+        else:
+            raise ValueError(f"Invalid padding string '{padding}', should be one of ['valid', 'same']")
+    padding = _pair(padding)
+    return _record("ConvolutionBackward0", _conv2d_back, (x, weight, bias),
+                   _C.conv2d(x._impl, weight._impl, _impl(bias), stride, padding, dilation, groups),
+                   {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups}, (x, weight))
+
+
+def conv1d(Tensor x, Tensor weight, bias=None, stride=1, padding=0, dilation=1, int groups=1):
+    """1-D convolution, as a 2-D convolution over a height of 1."""
+    s = stride if isinstance(stride, int) else stride[0]
+    p = padding if isinstance(padding, (int, str)) else padding[0]
+    d = dilation if isinstance(dilation, int) else dilation[0]
+    batched = x._impl.ndim == 3
+    x4 = S.unsqueeze(x, -2)
+    w4 = S.unsqueeze(weight, -2)
+    out = conv2d(x4, w4, bias, (1, s), p if isinstance(p, str) else (0, p), (1, d), groups)
+    return S.squeeze(out, -2)
+
+
+def _max_pool_back(Node n, g):
+    idx, = n.saved_tensors
+    return (fused_result("MaxPool2DWithIndicesBackwardBackward",
+                         _C.max_pool2d_backward(g._impl, idx._impl, list(n.in_shape)), (g,)),)
+
+
+def max_pool2d(Tensor x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    k = _pair(kernel_size)
+    s = None if stride is None or stride == [] else _pair(stride)
+    out, idx = _C.max_pool2d(x._impl, k, s, _pair(padding), _pair(dilation), ceil_mode)
+    indices = wrap(idx)
+    y = _record("MaxPool2DWithIndicesBackward0", _max_pool_back, (x,), out, {"in_shape": x._impl.shape}, (indices,))
+    return (y, indices) if return_indices else y
+
+
+def _avg_pool_back(Node n, g):
+    return (fused_result("AvgPool2DBackwardBackward",
+                         _C.avg_pool2d_backward(g._impl, list(n.in_shape), *n.args), (g,)),)
+
+
+def avg_pool2d(Tensor x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    k = _pair(kernel_size)
+    s = None if stride is None or stride == [] else _pair(stride)
+    args = (k, s, _pair(padding), ceil_mode, count_include_pad, divisor_override)
+    return _record("AvgPool2DBackward0", _avg_pool_back, (x,), _C.avg_pool2d(x._impl, *args),
+                   {"in_shape": x._impl.shape, "args": args})
+
+
+def _adaptive_avg_back(Node n, g):
+    return (fused_result("AdaptiveAvgPool2DBackwardBackward",
+                         _C.adaptive_avg_pool2d_backward(g._impl, list(n.in_shape)), (g,)),)
+
+
+def adaptive_avg_pool2d(Tensor x, output_size):
+    size = list(_pair(output_size))
+    shape = x._impl.shape
+    size = [shape[-2 + i] if v is None else v for i, v in enumerate(size)]
+    return _record("AdaptiveAvgPool2DBackward0", _adaptive_avg_back, (x,), _C.adaptive_avg_pool2d(x._impl, size),
+                   {"in_shape": shape})
+
+
+# ------------------------------------------------------------------ embedding, dropout
+
+def _embedding_back(Node n, g):
+    idx, = n.saved_tensors
+    return (fused_result("EmbeddingBackwardBackward",
+                         _C.embedding_backward(g._impl, idx._impl, n.num_weights, n.padding_idx), (g,)), None)
+
+
+def embedding(Tensor input, Tensor weight, padding_idx=None):
+    """Looks up rows of ``weight`` (V, D) at ``input`` indices -> (*input.shape, D)."""
+    return _record("EmbeddingBackward0", _embedding_back, (weight, None), _C.embedding(weight._impl, input._impl),
+                   {"num_weights": weight._impl.shape[0], "padding_idx": padding_idx}, (input,))
+
+
+def _dropout_back(Node n, g):
+    mask, = n.saved_tensors
+    return (fused_result("NativeDropoutBackwardBackward", _C.dropout_backward(g._impl, mask._impl, n.p), (g,)),)
+
+
+def dropout(Tensor x, double p=0.5, bint training=True, bint inplace=False, generator=None):
+    """Zeroes elements with probability p and scales the rest by 1/(1-p) during training."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return x
+    y, mask = _C.dropout(x._impl, p, True, None if generator is None else generator._impl)
+    out = _record("NativeDropoutBackward0", _dropout_back, (x,), y, {"p": p}, (wrap(mask),))
+    if inplace:
+        x._impl.copy_(out._impl)
+        return x
+    return out
+
+
+# ------------------------------------------------------------------ losses with fused kernels
+
+def _nll_back(Node n, g):
+    x, t, w = n.saved_tensors
+    gx = _C.nll_loss_backward(g._impl, x._impl, t._impl, _impl(w), n.reduction, n.ignore_index)
+    return (fused_result("NllLossBackwardBackward", gx, (g,)), None)
+
+
+def nll_loss(Tensor input, Tensor target, weight=None, ignore_index=-100, reduction="mean"):
+    """The negative log likelihood loss over log-probabilities ``input``."""
+    r = _reduction_code(reduction)
+    return _record("NllLossBackward0", _nll_back, (input, None),
+                   _C.nll_loss(input._impl, target._impl, _impl(weight), r, ignore_index),
+                   {"reduction": r, "ignore_index": ignore_index}, (input, target, weight))
+
+
+def _ce_back(Node n, g):
+    x, t, w = n.saved_tensors
+    gx = _C.cross_entropy_backward(g._impl, x._impl, t._impl, _impl(w), n.reduction, n.ignore_index, n.smoothing)
+    return (fused_result("CrossEntropyBackwardBackward", gx, (g,)), None)
+
+
+def cross_entropy(Tensor input, Tensor target, weight=None, ignore_index=-100, reduction="mean",
+                  label_smoothing=0.0):
+    """Cross entropy between logits ``input`` and class indices or class probabilities ``target``."""
+    r = _reduction_code(reduction)
+    if target.dtype.is_floating_point:
+        return _cross_entropy_probs(input, target, weight, reduction, label_smoothing)
+    return _record("CrossEntropyLossBackward0", _ce_back, (input, None),
+                   _C.cross_entropy(input._impl, target._impl, _impl(weight), r, ignore_index, label_smoothing),
+                   {"reduction": r, "ignore_index": ignore_index, "smoothing": label_smoothing},
+                   (input, target, weight))
+
+
+def _cross_entropy_probs(Tensor input, Tensor target, weight, reduction, double label_smoothing):
+    """Class-probability targets: -sum_c w_c * t_c * log_softmax(x)_c, composed from ops."""
+    from tinytorch._ops.reduce import log_softmax
+    if tuple(target._impl.shape) != tuple(input._impl.shape):
+        raise ValueError(f"cross_entropy: probability target shape {list(target._impl.shape)} must match input "
+                         f"shape {list(input._impl.shape)}")
+    cdim = 1 if input._impl.ndim > 1 else 0
+    c = input._impl.shape[cdim]
+    if label_smoothing > 0:
+        target = target * (1 - label_smoothing) + label_smoothing / c
+    logp = log_softmax(input, cdim)
+    if weight is not None:
+        wshape = [1] * input._impl.ndim
+        wshape[cdim] = c
+        logp = logp * S.reshape(weight, wshape)
+    loss = -(logp * target).sum(cdim)
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / (loss.numel() if loss.numel() else 1)
+
+
+METHODS = {"matmul": matmul, "__matmul__": matmul, "__rmatmul__": lambda self, other: matmul(other, self),
+           "mm": mm, "bmm": bmm, "dot": lambda self, other: matmul(self, other)}

@@ -1,0 +1,36 @@
+"""``nn.Parameter``: a Tensor that a Module registers as a learnable parameter."""
+from __future__ import annotations
+
+from tinytorch.tensor import Tensor
+
+
+class Parameter(Tensor):
+    """A kind of Tensor that is to be considered a module parameter (requires grad by default)."""
+
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
+        import tinytorch
+        if data is None:
+            data = tinytorch.empty(0)
+        p = Tensor.__new__(cls)
+        p._impl = data.detach()._impl
+        p.requires_grad_(requires_grad and data.dtype.is_floating_point)
+        return p
+
+    def __init__(self, data=None, requires_grad: bool = True) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __deepcopy__(self, memo):
+        return Parameter(self.detach().clone(), self.requires_grad)
+
+
+class Buffer(Tensor):
+    """Marker for tensors registered as buffers (``nn.Buffer``)."""
+
+    def __new__(cls, data: Tensor, *, persistent: bool = True):
+        b = Tensor.__new__(cls)
+        b._impl = data.detach()._impl
+        b.persistent = persistent
+        return b
