@@ -44,7 +44,7 @@ ConvGeom check_conv(const char* op, const Tensor& x, const Tensor& w, Pair strid
   }
   ConvGeom g{};
   g.unbatched = x.dim() == 3;
-  int64_t o = g.unbatched ? 1 : 0;
+  int64_t o = g.unbatched ? 0 : 1;  // index of the channel dim
   g.B = g.unbatched ? 1 : x.size(0);
   g.C = x.size(o), g.H = x.size(o + 1), g.W = x.size(o + 2);
   g.O = w.size(0), g.Cg = w.size(1), g.groups = groups;
