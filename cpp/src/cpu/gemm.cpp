@@ -10,7 +10,7 @@
 namespace tt::cpu {
 namespace {
 
-// OpenBLAS runs problems up to ~64^3 on one thread; below that we spread the batch instead.
+// Below ~64^3 multiply-adds a product isn't worth splitting over threads.
 constexpr int64_t kSmallGemm = 64 * 64 * 64;
 
 // X[r, c] of an operand stored as described in GemmArgs.
@@ -30,17 +30,44 @@ void scale_c(T* c, int64_t m, int64_t n, int64_t ldc, double beta) {
     }
 }
 
-// One product with BLAS: float -> sgemm, double -> dgemm.
+// One BLAS call on the calling thread: float -> sgemm, double -> dgemm.
 template <class T>
-void blas_one(const GemmArgs& g, const T* a, const T* b, T* c) {
-  auto ta = g.trans_a ? CblasTrans : CblasNoTrans, tb = g.trans_b ? CblasTrans : CblasNoTrans;
-  auto m = static_cast<blasint>(g.m), n = static_cast<blasint>(g.n), k = static_cast<blasint>(g.k);
-  auto lda = static_cast<blasint>(g.lda), ldb = static_cast<blasint>(g.ldb), ldc = static_cast<blasint>(g.ldc);
+void blas_call(bool ta_, bool tb_, int64_t m, int64_t n, int64_t k, double alpha, const T* a, int64_t lda,
+               const T* b, int64_t ldb, double beta, T* c, int64_t ldc) {
+  auto ta = ta_ ? CblasTrans : CblasNoTrans, tb = tb_ ? CblasTrans : CblasNoTrans;
+  auto M = static_cast<blasint>(m), N = static_cast<blasint>(n), K = static_cast<blasint>(k);
   if constexpr (std::is_same_v<T, float>)
-    scipy_cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, static_cast<float>(g.alpha), a, lda, b, ldb,
-                      static_cast<float>(g.beta), c, ldc);
+    scipy_cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, static_cast<float>(alpha), a, static_cast<blasint>(lda), b,
+                      static_cast<blasint>(ldb), static_cast<float>(beta), c, static_cast<blasint>(ldc));
   else
-    scipy_cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, g.alpha, a, lda, b, ldb, g.beta, c, ldc);
+    scipy_cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, alpha, a, static_cast<blasint>(lda), b,
+                      static_cast<blasint>(ldb), beta, c, static_cast<blasint>(ldc));
+}
+
+// One product, threaded through OUR pool (parallel_for), never OpenBLAS's: each thread runs a
+// single-threaded BLAS call on a block of C's rows or columns. Two busy-waiting pools (OpenMP
+// and OpenBLAS pthreads) on the same cores starve each other, badly on a loaded machine.
+template <class T>
+void blas_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const T* a, int64_t lda,
+              const T* b, int64_t ldb, double beta, T* c, int64_t ldc) {
+  int64_t work = m * n * k;
+  int64_t nt = get_num_threads();
+  if (work <= kSmallGemm || nt <= 1) {
+    return blas_call(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+  bool split_cols = n >= m;
+  int64_t extent = split_cols ? n : m;
+  int64_t block = std::max<int64_t>(16, ((extent + nt - 1) / nt + 15) / 16 * 16);  // multiples of 16
+  int64_t nblocks = (extent + block - 1) / block;
+  parallel_for(0, nblocks, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t bi = b0; bi < b1; ++bi) {
+      int64_t s = bi * block, e = std::min(extent, s + block);
+      if (split_cols)  // C[:, s:e] = A @ B[:, s:e]
+        blas_call(ta, tb, m, e - s, k, alpha, a, lda, b + (tb ? s * ldb : s), ldb, beta, c + s, ldc);
+      else  // C[s:e, :] = A[s:e, :] @ B
+        blas_call(ta, tb, e - s, n, k, alpha, a + (ta ? s : s * lda), lda, b, ldb, beta, c + s * ldc, ldc);
+    }
+  });
 }
 
 // Half/bfloat16: A_i -> float (m, k), B_i -> float (k, n), C_i -> float (m, n), sgemm, round.
@@ -55,10 +82,7 @@ void half_one(const GemmArgs& g, const T* a, const T* b, T* c) {
   if (g.beta != 0)
     for (int64_t i = 0; i < g.m; ++i)
       for (int64_t j = 0; j < g.n; ++j) fc[i * g.n + j] = static_cast<float>(c[i * g.ldc + j]);
-  scipy_cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(g.m), static_cast<blasint>(g.n),
-                    static_cast<blasint>(g.k), static_cast<float>(g.alpha), fa.data(), static_cast<blasint>(g.k),
-                    fb.data(), static_cast<blasint>(g.n), static_cast<float>(g.beta), fc.data(),
-                    static_cast<blasint>(g.n));
+  blas_one<float>(false, false, g.m, g.n, g.k, g.alpha, fa.data(), g.k, fb.data(), g.n, g.beta, fc.data(), g.n);
   for (int64_t i = 0; i < g.m; ++i)
     for (int64_t j = 0; j < g.n; ++j) c[i * g.ldc + j] = T(fc[i * g.n + j]);
 }
@@ -93,14 +117,14 @@ void gemm_typed(const GemmArgs& g) {
     const T* bi = b + i * g.stride_b;
     T* ci = c + i * g.stride_c;
     if (g.k == 0 || g.alpha == 0) return scale_c(ci, g.m, g.n, g.ldc, g.beta);
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) blas_one<T>(g, ai, bi, ci);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+      blas_one<T>(g.trans_a, g.trans_b, g.m, g.n, g.k, g.alpha, ai, g.lda, bi, g.ldb, g.beta, ci, g.ldc);
     else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) half_one<T>(g, ai, bi, ci);
     else int_one<T>(g, ai, bi, ci);
   };
-  bool blas = std::is_same_v<T, float> || std::is_same_v<T, double>;
   int64_t work = g.m * g.n * std::max<int64_t>(g.k, 1);
-  if (g.batch > 1 && (!blas || work <= kSmallGemm)) {
-    // Products small enough for one thread each: spread the batch over threads.
+  if (g.batch > 1 && (work <= kSmallGemm || g.batch >= 4 * get_num_threads())) {
+    // Many or small products: one thread each (inside, blas_one runs inline, unthreaded).
     int64_t grain = std::max<int64_t>(1, kSmallGemm / std::max<int64_t>(work, 1) / 4);
     parallel_for(0, g.batch, grain, [&](int64_t b0, int64_t b1) {
       for (int64_t i = b0; i < b1; ++i) one(i);
@@ -110,8 +134,17 @@ void gemm_typed(const GemmArgs& g) {
   }
 }
 
+// OpenBLAS (a pthreads build) must stay single-threaded: called from OpenMP workers with its
+// own pool it warns "Detect OpenMP Loop and this application may hang", and its spinning pool
+// next to ours made conv2d 20-70x slower on 2 cores. tt::set_num_threads(n) still governs GEMM
+// threading: blas_one splits products over our n OpenMP threads.
+void single_threaded_blas() {
+  if (scipy_openblas_get_num_threads() != 1) scipy_openblas_set_num_threads(1);
+}
+
 void cpu_gemm(const GemmArgs& g) {
   if (g.m == 0 || g.n == 0 || g.batch == 0) return;
+  single_threaded_blas();
   for (int64_t v : {g.m, g.n, g.k, g.lda, g.ldb, g.ldc})
     TT_CHECK(v <= INT_MAX, "gemm: dimension ", v, " exceeds the 32-bit BLAS limit");
   TT_DISPATCH_NUMERIC(g.c.dtype(), "gemm", [&] { gemm_typed<scalar_t>(g); });
