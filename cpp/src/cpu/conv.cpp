@@ -1,0 +1,110 @@
+// CPU im2col / col2im / channel_sum for the conv2d op layer (which does the GEMMs).
+#include <cstring>
+#include "tinytorch/kernels/conv.h"
+#include "tinytorch/parallel.h"
+
+namespace tt::cpu {
+namespace {
+
+// x: (nb, C, H, W) -> col: (nb, C*kh*kw, Ho*Wo); one task per (b, c) plane.
+template <class T>
+void im2col_typed(const Tensor& x, const Tensor& col, const Conv2dParams& p, int64_t Ho, int64_t Wo) {
+  int64_t nb = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3), K = p.kh * p.kw, L = Ho * Wo;
+  const T* xp = x.data<T>();
+  T* cp = col.data<T>();
+  int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, K * L));
+  parallel_for(0, nb * C, grain, [&](int64_t b0, int64_t b1) {
+    for (int64_t bc = b0; bc < b1; ++bc) {
+      const T* xs = xp + bc * H * W;
+      T* cs = cp + bc * K * L;  // rows (c*kh + i)*kw + j of item b start at ((b*C + c)*K) * L
+      for (int64_t i = 0; i < p.kh; ++i)
+        for (int64_t j = 0; j < p.kw; ++j) {
+          T* row = cs + (i * p.kw + j) * L;
+          for (int64_t oh = 0; oh < Ho; ++oh) {
+            T* dst = row + oh * Wo;
+            int64_t ih = oh * p.sh - p.ph + i * p.dh;
+            if (ih < 0 || ih >= H) {
+              std::fill(dst, dst + Wo, T(0));
+              continue;
+            }
+            const T* src = xs + ih * W;
+            for (int64_t ow = 0; ow < Wo; ++ow) {
+              int64_t iw = ow * p.sw - p.pw + j * p.dw;
+              dst[ow] = (iw >= 0 && iw < W) ? src[iw] : T(0);
+            }
+          }
+        }
+    }
+  });
+}
+
+// col: (nb, C*kh*kw, Ho*Wo) -> x: (nb, C, H, W) = sum of the entries read from each position.
+// Each task owns whole (b, c) planes of x, so the sums are race-free and in a fixed order.
+template <class T>
+void col2im_typed(const Tensor& col, const Tensor& x, const Conv2dParams& p, int64_t Ho, int64_t Wo) {
+  int64_t nb = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3), K = p.kh * p.kw, L = Ho * Wo;
+  const T* cp = col.data<T>();
+  T* xp = x.data<T>();
+  using A = opmath_t<T>;
+  int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, K * L));
+  parallel_for(0, nb * C, grain, [&](int64_t b0, int64_t b1) {
+    std::vector<A> acc(static_cast<size_t>(H * W));
+    for (int64_t bc = b0; bc < b1; ++bc) {
+      std::fill(acc.begin(), acc.end(), A(0));
+      const T* cs = cp + bc * K * L;
+      for (int64_t i = 0; i < p.kh; ++i)
+        for (int64_t j = 0; j < p.kw; ++j) {
+          const T* row = cs + (i * p.kw + j) * L;
+          for (int64_t oh = 0; oh < Ho; ++oh) {
+            int64_t ih = oh * p.sh - p.ph + i * p.dh;
+            if (ih < 0 || ih >= H) continue;
+            A* dst = acc.data() + ih * W;
+            const T* src = row + oh * Wo;
+            for (int64_t ow = 0; ow < Wo; ++ow) {
+              int64_t iw = ow * p.sw - p.pw + j * p.dw;
+              if (iw >= 0 && iw < W) dst[iw] += static_cast<A>(src[ow]);
+            }
+          }
+        }
+      T* xs = xp + bc * H * W;
+      for (int64_t k = 0; k < H * W; ++k) xs[k] = static_cast<T>(acc[k]);
+    }
+  });
+}
+
+// g: (B, C, L) -> out: (C); sums in double for a result independent of thread count.
+template <class T>
+void channel_sum_typed(const Tensor& g, const Tensor& out, bool accumulate) {
+  int64_t B = g.size(0), C = g.size(1), L = g.size(2);
+  const T* gp = g.data<T>();
+  T* op = out.data<T>();
+  int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, B * L));
+  parallel_for(0, C, grain, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      double s = accumulate ? static_cast<double>(static_cast<opmath_t<T>>(op[c])) : 0.0;
+      for (int64_t b = 0; b < B; ++b) {
+        const T* row = gp + (b * C + c) * L;
+        for (int64_t l = 0; l < L; ++l) s += static_cast<double>(static_cast<opmath_t<T>>(row[l]));
+      }
+      op[c] = static_cast<T>(static_cast<opmath_t<T>>(s));
+    }
+  });
+}
+
+void cpu_im2col(const Tensor& x, const Tensor& col, const Conv2dParams& p, int64_t Ho, int64_t Wo) {
+  TT_DISPATCH_FLOATING(x.dtype(), "im2col", [&] { im2col_typed<scalar_t>(x, col, p, Ho, Wo); });
+}
+void cpu_col2im(const Tensor& col, const Tensor& x, const Conv2dParams& p, int64_t Ho, int64_t Wo) {
+  TT_DISPATCH_FLOATING(x.dtype(), "col2im", [&] { col2im_typed<scalar_t>(col, x, p, Ho, Wo); });
+}
+void cpu_channel_sum(const Tensor& g, const Tensor& out, bool accumulate) {
+  TT_DISPATCH_FLOATING(g.dtype(), "channel_sum", [&] { channel_sum_typed<scalar_t>(g, out, accumulate); });
+}
+
+}  // namespace
+
+TT_REGISTER_KERNEL(im2col, CPU, cpu_im2col)
+TT_REGISTER_KERNEL(col2im, CPU, cpu_col2im)
+TT_REGISTER_KERNEL(channel_sum, CPU, cpu_channel_sum)
+
+}  // namespace tt::cpu

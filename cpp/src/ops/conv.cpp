@@ -1,0 +1,199 @@
+// conv2d forward/backward: argument checks, then im2col -> gemm (forward, grad_weight) and
+// gemm -> col2im (grad_input) over chunks of the batch. 16-bit floats compute in float32.
+#include "tinytorch/ops/conv.h"
+#include <algorithm>
+#include "tinytorch/kernels/elementwise.h"
+#include "tinytorch/kernels/linalg.h"
+
+namespace tt {
+
+TT_DEFINE_KERNEL(im2col)
+TT_DEFINE_KERNEL(col2im)
+TT_DEFINE_KERNEL(channel_sum)
+
+namespace {
+
+// Elements of im2col buffer allowed per chunk of the batch (~64 MB of float32).
+constexpr int64_t kColBudget = int64_t(16) << 20;
+
+struct ConvGeom {
+  int64_t B, C, H, W, O, Cg, Og, Ho, Wo, K, groups;
+  Conv2dParams p;
+  bool unbatched, pointwise;  // pointwise: 1x1 kernel, stride 1, no padding -> col is x itself
+  int64_t L() const { return Ho * Wo; }
+};
+
+// A 0-dim view whose data pointer is `t`'s plus `off` elements: a base pointer for gemm.
+Tensor base_at(const Tensor& t, int64_t off) { return t.as_strided({}, {}, t.offset() + off); }
+
+ConvGeom check_conv(const char* op, const Tensor& x, const Tensor& w, Pair stride, Pair padding, Pair dilation,
+                    int64_t groups) {
+  TT_CHECK(x.defined() && w.defined(), op, ": undefined tensor argument");
+  check_same_device(op, x, w);
+  TT_CHECK(x.dtype() == w.dtype(), op, ": Input type (", dtype_name(x.dtype()), ") and weight type (",
+           dtype_name(w.dtype()), ") should be the same");
+  if (!is_floating(x.dtype())) throw_unsupported_dtype(op, x.dtype());
+  TT_CHECK(w.dim() == 4, op, ": weight must be 4-D (out_channels, in_channels/groups, kH, kW), got ", w.describe());
+  TT_CHECK(x.dim() == 3 || x.dim() == 4, op, ": Expected 3D (unbatched) or 4D (batched) input to conv2d, but got ",
+           "input of size: ", shape_str(x.shape()));
+  TT_CHECK(groups > 0, op, ": non-positive groups is not supported, got ", groups);
+  for (int i = 0; i < 2; ++i) {
+    TT_CHECK(stride[i] > 0, op, ": non-positive stride is not supported, got ", stride[0], "x", stride[1]);
+    TT_CHECK(dilation[i] > 0, op, ": dilation should be greater than zero, got ", dilation[0], "x", dilation[1]);
+    TT_CHECK(padding[i] >= 0, op, ": negative padding is not supported, got ", padding[0], "x", padding[1]);
+  }
+  ConvGeom g{};
+  g.unbatched = x.dim() == 3;
+  int64_t o = g.unbatched ? 0 : 1;  // index of the channel dim
+  g.B = g.unbatched ? 1 : x.size(0);
+  g.C = x.size(o), g.H = x.size(o + 1), g.W = x.size(o + 2);
+  g.O = w.size(0), g.Cg = w.size(1), g.groups = groups;
+  g.p = Conv2dParams{w.size(2), w.size(3), stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1]};
+  TT_CHECK(g.C == g.Cg * groups, op, ": Given groups=", groups, ", weight of size ", shape_str(w.shape()),
+           ", expected input", shape_str(x.shape()), " to have ", g.Cg * groups, " channels, but got ", g.C,
+           " channels instead");
+  TT_CHECK(g.O % groups == 0, op, ": Given groups=", groups, ", expected weight ", shape_str(w.shape()),
+           " to be divisible by ", groups, " at dimension 0");
+  g.Og = g.O / groups;
+  int64_t eh = g.p.dh * (g.p.kh - 1) + 1, ew = g.p.dw * (g.p.kw - 1) + 1;
+  TT_CHECK(g.H + 2 * g.p.ph >= eh && g.W + 2 * g.p.pw >= ew, op, ": Calculated padded input size per channel: (",
+           g.H + 2 * g.p.ph, " x ", g.W + 2 * g.p.pw, "). Kernel size: (", eh, " x ", ew,
+           "). Kernel size can't be greater than actual input size");
+  g.Ho = (g.H + 2 * g.p.ph - eh) / g.p.sh + 1;
+  g.Wo = (g.W + 2 * g.p.pw - ew) / g.p.sw + 1;
+  g.K = g.p.kh * g.p.kw;
+  g.pointwise = g.K == 1 && g.p.sh == 1 && g.p.sw == 1 && g.p.ph == 0 && g.p.pw == 0;
+  return g;
+}
+
+DType compute_dtype(DType d) { return d == DType::Float64 ? d : DType::Float32; }
+
+int64_t chunk_items(const ConvGeom& g) {
+  int64_t per = std::max<int64_t>(1, g.C * g.K * g.L());
+  return std::clamp<int64_t>(kColBudget / per, 1, std::max<int64_t>(g.B, 1));
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias, Pair stride, Pair padding, Pair dilation,
+              int64_t groups) {
+  ConvGeom g = check_conv("conv2d", x_in, w_in, stride, padding, dilation, groups);
+  DType cd = compute_dtype(x_in.dtype());
+  Device dev = x_in.device();
+  // x: (B, C, H, W), w: (O, Cg, kh, kw) -> out: (B, O, Ho, Wo)
+  Tensor x = (g.unbatched ? x_in.unsqueeze(0) : x_in).to(cd).contiguous();
+  Tensor w = w_in.to(cd).contiguous();
+  Tensor out = Tensor::empty({g.B, g.O, g.Ho, g.Wo}, cd, dev);
+  double beta = 0.0;
+  if (bias.defined()) {
+    check_same_device("conv2d", x_in, bias);
+    TT_CHECK(bias.dim() == 1 && bias.size(0) == g.O, "conv2d: bias must be (out_channels,) = (", g.O, "), got ",
+             bias.describe());
+    TT_CHECK(bias.dtype() == x_in.dtype(), "conv2d: bias dtype ", dtype_name(bias.dtype()),
+             " does not match input dtype ", dtype_name(x_in.dtype()));
+    out.copy_(bias.view({1, g.O, 1, 1}));  // the GEMMs accumulate onto the broadcast bias
+    beta = 1.0;
+  }
+  int64_t L = g.L(), CgK = g.Cg * g.K;
+  if (out.numel() > 0 && CgK == 0 && !bias.defined()) fill_kernel[dev](out, 0.0);
+  if (out.numel() > 0 && CgK > 0) {
+    int64_t nb = chunk_items(g);
+    Tensor col = g.pointwise ? Tensor() : Tensor::empty({nb, g.C * g.K, L}, cd, dev);
+    for (int64_t b0 = 0; b0 < g.B; b0 += nb) {
+      int64_t cur = std::min(nb, g.B - b0);
+      Tensor cb = g.pointwise ? x.narrow(0, b0, cur) : col.narrow(0, 0, cur);
+      if (!g.pointwise) im2col_kernel[dev](x.narrow(0, b0, cur), cb, g.p, g.Ho, g.Wo);
+      Tensor ob = out.narrow(0, b0, cur);
+      for (int64_t gi = 0; gi < groups; ++gi) {
+        // out[b, group] (Og, L) = w[group] (Og, CgK) @ col[b, group] (CgK, L), batched over b.
+        GemmArgs a;
+        a.a = base_at(w, gi * g.Og * CgK), a.b = base_at(cb, gi * CgK * L), a.c = base_at(ob, gi * g.Og * L);
+        a.m = g.Og, a.n = L, a.k = CgK, a.lda = CgK, a.ldb = L, a.ldc = L;
+        a.batch = cur, a.stride_a = 0, a.stride_b = g.C * g.K * L, a.stride_c = g.O * L, a.beta = beta;
+        if (g.Og > 0) gemm_kernel[dev](a);
+      }
+    }
+  }
+  Tensor r = out.to(x_in.dtype());
+  return g.unbatched ? r.squeeze({0}) : r;
+}
+
+std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad_out, const Tensor& x_in, const Tensor& w_in,
+                                                   Pair stride, Pair padding, Pair dilation, int64_t groups,
+                                                   std::array<bool, 3> needs) {
+  ConvGeom g = check_conv("conv2d_backward", x_in, w_in, stride, padding, dilation, groups);
+  TT_CHECK(grad_out.defined(), "conv2d_backward: undefined grad_output");
+  check_same_device("conv2d_backward", x_in, grad_out);
+  Shape gshape = g.unbatched ? Shape{g.O, g.Ho, g.Wo} : Shape{g.B, g.O, g.Ho, g.Wo};
+  TT_CHECK(grad_out.shape() == gshape, "conv2d_backward: grad_output ", grad_out.describe(), " should have shape ",
+           shape_str(gshape));
+  DType dt = x_in.dtype(), cd = compute_dtype(dt);
+  Device dev = x_in.device();
+  int64_t L = g.L(), CgK = g.Cg * g.K, CK = g.C * g.K;
+  Tensor go = (g.unbatched ? grad_out.unsqueeze(0) : grad_out).to(cd).contiguous();  // (B, O, Ho, Wo)
+  Tensor x = (g.unbatched ? x_in.unsqueeze(0) : x_in).to(cd).contiguous();
+  Tensor w = w_in.to(cd).contiguous();
+  Tensor gx, gw, gb;
+  if (needs[2]) {
+    gb = Tensor::empty({g.O}, cd, dev);
+    channel_sum_kernel[dev](go.view({g.B, g.O, L}), gb, false);
+  }
+  bool work = g.B > 0 && L > 0 && CgK > 0 && g.Og > 0;
+  int64_t nb = chunk_items(g);
+  if (needs[1]) {
+    gw = Tensor::empty(w.shape(), cd, dev);
+    if (!work) fill_kernel[dev](gw, 0.0);
+  }
+  if (needs[1] && work) {
+    // Per-item partial grads part[b] (O, CgK) in parallel, then a fixed-order sum over b.
+    Tensor col = g.pointwise ? Tensor() : Tensor::empty({nb, CK, L}, cd, dev);
+    Tensor part = Tensor::empty({nb, g.O * CgK, 1}, cd, dev);
+    for (int64_t b0 = 0; b0 < g.B; b0 += nb) {
+      int64_t cur = std::min(nb, g.B - b0);
+      Tensor cb = g.pointwise ? x.narrow(0, b0, cur) : col.narrow(0, 0, cur);
+      if (!g.pointwise) im2col_kernel[dev](x.narrow(0, b0, cur), cb, g.p, g.Ho, g.Wo);
+      Tensor gob = go.narrow(0, b0, cur);
+      for (int64_t gi = 0; gi < groups; ++gi) {
+        // part[b, group] (Og, CgK) = go[b, group] (Og, L) @ col[b, group]^T (L, CgK)
+        GemmArgs a;
+        a.a = base_at(gob, gi * g.Og * L), a.b = base_at(cb, gi * CgK * L), a.c = base_at(part, gi * g.Og * CgK);
+        a.trans_b = true;
+        a.m = g.Og, a.n = CgK, a.k = L, a.lda = L, a.ldb = L, a.ldc = CgK;
+        a.batch = cur, a.stride_a = g.O * L, a.stride_b = CK * L, a.stride_c = g.O * CgK;
+        gemm_kernel[dev](a);
+      }
+      channel_sum_kernel[dev](part.narrow(0, 0, cur), gw.view({g.O * CgK}), b0 > 0);
+    }
+  }
+  if (needs[0]) {
+    gx = Tensor::empty({g.B, g.C, g.H, g.W}, cd, dev);
+    if (!work) fill_kernel[dev](gx, 0.0);
+  }
+  if (needs[0] && work) {
+    Tensor gcol = g.pointwise ? Tensor() : Tensor::empty({nb, CK, L}, cd, dev);
+    for (int64_t b0 = 0; b0 < g.B; b0 += nb) {
+      int64_t cur = std::min(nb, g.B - b0);
+      Tensor cb = g.pointwise ? gx.narrow(0, b0, cur) : gcol.narrow(0, 0, cur);
+      Tensor gob = go.narrow(0, b0, cur);
+      for (int64_t gi = 0; gi < groups; ++gi) {
+        // gcol[b, group] (CgK, L) = w[group]^T (CgK, Og) @ go[b, group] (Og, L)
+        GemmArgs a;
+        a.a = base_at(w, gi * g.Og * CgK), a.b = base_at(gob, gi * g.Og * L), a.c = base_at(cb, gi * CgK * L);
+        a.trans_a = true;
+        a.m = CgK, a.n = L, a.k = g.Og, a.lda = CgK, a.ldb = L, a.ldc = L;
+        a.batch = cur, a.stride_a = 0, a.stride_b = g.O * L, a.stride_c = CK * L;
+        gemm_kernel[dev](a);
+      }
+      if (!g.pointwise) col2im_kernel[dev](cb, gx.narrow(0, b0, cur), g.p, g.Ho, g.Wo);
+    }
+  }
+  if (gx.defined()) {
+    gx = gx.to(dt);
+    if (g.unbatched) gx = gx.squeeze({0});
+  }
+  if (gw.defined()) gw = gw.to(dt);
+  if (gb.defined()) gb = gb.to(dt);
+  return {gx, gw, gb};
+}
+
+}  // namespace tt
