@@ -13,7 +13,10 @@ int default_threads() {
   return 1;
 #endif
 }
-int num_threads = default_threads();
+int num_threads = [] {
+  scipy_openblas_set_num_threads(1);
+  return default_threads();
+}();
 }  // namespace
 
 int get_num_threads() { return num_threads; }
@@ -21,7 +24,9 @@ int get_num_threads() { return num_threads; }
 void set_num_threads(int n) {
   TT_CHECK_VALUE(n > 0, "set_num_threads: Expected positive number of threads, got ", n);
   num_threads = n;
-  scipy_openblas_set_num_threads(n);
+  // OpenBLAS stays single-threaded: our GEMM kernel splits work over the OpenMP threads
+  // itself (OpenBLAS's own pool beside OpenMP oversubscribes and can hang).
+  scipy_openblas_set_num_threads(1);
 }
 
 }  // namespace tt

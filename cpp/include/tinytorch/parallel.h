@@ -11,7 +11,7 @@
 namespace tt {
 
 int get_num_threads();
-void set_num_threads(int n);  // also sets the BLAS library's thread count
+void set_num_threads(int n);
 
 // Calls f(b, e) on disjoint chunks covering [begin, end), in parallel when the range is
 // larger than `grain`. An exception thrown by any chunk is rethrown on the calling thread.
