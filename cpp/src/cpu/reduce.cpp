@@ -5,6 +5,7 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math")
 #endif
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -133,8 +134,12 @@ typename P::C reduce_row(const P& p, const T* x, int64_t n, bool par) {
   if (!par || n < 2 * kChunk) return reduce_contig(p, x, n);
   const int64_t chunks = (n + kChunk - 1) / kChunk;
   std::vector<typename P::C> part(chunks);
-  parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) part[c] = reduce_contig(p, x + c * kChunk, std::min(kChunk, n - c * kChunk));
+  // Threads take chunks dynamically, so a thread descheduled on a busy machine delays
+  // the row by at most one chunk.
+  std::atomic<int64_t> next{0};
+  parallel_for(0, get_num_threads(), 1, [&](int64_t, int64_t) {
+    for (int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;)
+      part[c] = reduce_contig(p, x + c * kChunk, std::min(kChunk, n - c * kChunk));
   });
   typename P::C total = p.cinit();
   for (auto v : part) total = p.combine(total, v);
