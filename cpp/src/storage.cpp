@@ -2,6 +2,9 @@
 #include <cstdlib>
 #include <new>
 #include "tinytorch/error.h"
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 namespace tt {
 namespace {
@@ -11,6 +14,19 @@ struct CpuAllocator final : Allocator {
   void* allocate(size_t nbytes, Device) override {
     if (nbytes == 0) return nullptr;
     size_t rounded = (nbytes + 63) / 64 * 64;
+#ifdef __linux__
+    // Large buffers: 2 MiB-aligned and backed by transparent huge pages where the kernel
+    // allows (as numpy does); first-touch faults on 4 KiB pages otherwise cost more than
+    // most kernels writing them.
+    constexpr size_t kHuge = size_t(2) << 20;
+    if (rounded >= 2 * kHuge) {
+      rounded = (rounded + kHuge - 1) / kHuge * kHuge;
+      void* p = std::aligned_alloc(kHuge, rounded);
+      if (!p) throw std::runtime_error(str_cat("cpu: out of memory allocating ", nbytes, " bytes"));
+      madvise(p, rounded, MADV_HUGEPAGE);  // advisory: failure is harmless
+      return p;
+    }
+#endif
     void* p = std::aligned_alloc(64, rounded);
     if (!p) throw std::runtime_error(str_cat("cpu: out of memory allocating ", nbytes, " bytes"));
     return p;

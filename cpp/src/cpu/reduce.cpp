@@ -1,10 +1,17 @@
 // CPU reductions (sum, prod, mean, amax/amin, all/any, norm, var/std, logsumexp),
 // max/min with indices, and cumulative sum/product.
+// FP exceptions are never inspected, so let GCC if-convert float compares (vectorizes the
+// NaN-aware max/min loops).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <vector>
 #include "tinytorch/kernels/reduce.h"
 #include "tinytorch/parallel.h"
+#include "reduce_simd.h"
 
 namespace tt::cpu {
 namespace {
@@ -17,7 +24,7 @@ template <class A> using wide_t = std::conditional_t<std::is_same_v<A, float>, d
 constexpr int kLanes = 16;            // independent partials per row: lets the compiler vectorize
 constexpr int64_t kBlock = 4096;      // elements summed in A before widening to C
 constexpr int64_t kChunk = 1 << 16;   // elements per task when one row is split across threads
-constexpr int64_t kCols = 256;        // columns per task in the (O, R, I>1) layout
+constexpr int64_t kCols = 1024;       // columns per task in the (O, R, I>1) layout
 
 template <class A> inline bool is_nan(A v) {
   if constexpr (std::is_floating_point_v<A>) return v != v;
@@ -48,7 +55,10 @@ template <class A, bool kMax> struct ExtremeP {
     if constexpr (std::is_floating_point_v<A>) return kMax ? -INFINITY : INFINITY;
     else return kMax ? std::numeric_limits<A>::lowest() : std::numeric_limits<A>::max();
   }
-  A step(A a, A x) const { return ((kMax ? x > a : x < a) || is_nan(x)) ? x : a; }
+  A step(A a, A x) const {
+    const A r = (kMax ? x > a : x < a) ? x : a;
+    return is_nan(x) ? x : r;
+  }
   A merge(A a, A b) const { return step(a, b); }
   C cinit() const { return init(); }
   C combine(C a, C b) const { return step(a, b); }
@@ -92,6 +102,31 @@ typename P::C reduce_contig(const P& p, const T* x, int64_t n) {
   return total;
 }
 
+// float32 sum/max/min, the hot cases (see reduce_simd.h).
+TT_SIMD_CLONES double sum_f32(const float* x, int64_t n) {
+  double total = 0;
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const int64_t e = std::min(n, b + kBlock);
+    float acc[kLanes] = {};
+    int64_t i = b;
+    for (; i + kLanes <= e; i += kLanes)
+      for (int k = 0; k < kLanes; ++k) acc[k] += x[i + k];
+    for (; i < e; ++i) acc[0] += x[i];
+    for (int w = kLanes / 2; w > 0; w /= 2)
+      for (int k = 0; k < w; ++k) acc[k] += acc[k + w];
+    total += acc[0];
+  }
+  return total;
+}
+
+TT_SIMD_CLONES float max_f32(const float* x, int64_t n) { return simd::extreme<true>(x, n); }
+TT_SIMD_CLONES float min_f32(const float* x, int64_t n) { return simd::extreme<false>(x, n); }
+
+// Overloads picked over the template for these (policy, type) pairs.
+double reduce_contig(const SumP<float>&, const float* x, int64_t n) { return sum_f32(x, n); }
+float reduce_contig(const ExtremeP<float, true>&, const float* x, int64_t n) { return max_f32(x, n); }
+float reduce_contig(const ExtremeP<float, false>&, const float* x, int64_t n) { return min_f32(x, n); }
+
 // One row, split across threads when `par`. Chunk boundaries don't depend on the thread
 // count, so results are reproducible.
 template <class P, class T>
@@ -99,8 +134,12 @@ typename P::C reduce_row(const P& p, const T* x, int64_t n, bool par) {
   if (!par || n < 2 * kChunk) return reduce_contig(p, x, n);
   const int64_t chunks = (n + kChunk - 1) / kChunk;
   std::vector<typename P::C> part(chunks);
-  parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) part[c] = reduce_contig(p, x + c * kChunk, std::min(kChunk, n - c * kChunk));
+  // Threads take chunks dynamically, so a thread descheduled on a busy machine delays
+  // the row by at most one chunk.
+  std::atomic<int64_t> next{0};
+  parallel_for(0, get_num_threads(), 1, [&](int64_t, int64_t) {
+    for (int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;)
+      part[c] = reduce_contig(p, x + c * kChunk, std::min(kChunk, n - c * kChunk));
   });
   typename P::C total = p.cinit();
   for (auto v : part) total = p.combine(total, v);
@@ -228,14 +267,14 @@ void reduce_index_typed(bool is_max, const Tensor& xt, const Tensor& values, con
   parallel_for(0, N, std::max<int64_t>(1, kGrainSize / R), [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       const T* row = x + i * R;
-      A best = A(row[0]);
+      // Vectorized extreme first, then the first element equal to it (ties keep the
+      // first; with a NaN present the extreme is NaN and the first NaN wins).
+      const A best = is_max ? reduce_contig(ExtremeP<A, true>(), row, R) : reduce_contig(ExtremeP<A, false>(), row, R);
       int64_t bi = 0;
-      if (!is_nan(best)) {
-        for (int64_t j = 1; j < R; ++j) {
-          const A v = A(row[j]);
-          if (is_nan(v)) { best = v; bi = j; break; }  // the first NaN wins
-          if (is_max ? v > best : v < best) { best = v; bi = j; }  // strict: ties keep the first
-        }
+      if (is_nan(best)) {
+        while (!is_nan(A(row[bi]))) ++bi;
+      } else {
+        while (A(row[bi]) != best) ++bi;
       }
       idx[i] = bi;
       if (vals) vals[i] = row[bi];

@@ -1,9 +1,15 @@
 // CPU softmax / log_softmax (+ backward) and layer_norm / rms_norm (+ backward).
+// FP exceptions are never inspected, so let GCC if-convert float compares (vectorizes the
+// max and exp loops).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
 #include <cmath>
 #include <cstring>
 #include <vector>
 #include "tinytorch/kernels/reduce.h"
 #include "tinytorch/parallel.h"
+#include "reduce_simd.h"
 
 namespace tt::cpu {
 namespace {
@@ -14,7 +20,8 @@ constexpr int64_t kCols = 256;  // columns per task in the (O, L, I>1) layout
 // exp(x) for float with plain arithmetic so loops over it vectorize (Cephes polynomial,
 // ~1 ulp). Exactly 0 below -87 (so masked -inf logits give 0); NaN stays NaN.
 inline float fast_exp(float x) {
-  const float xc = std::min(std::max(x, -87.0f), 88.0f);
+  float xc = x < -87.0f ? -87.0f : x;
+  xc = xc > 88.0f ? 88.0f : xc;
   const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
   const float r = (xc - n * 0.693359375f) + n * 2.12194440e-4f;              // Cody-Waite: x - n ln2
   float p = 1.9875691500e-4f;
@@ -32,10 +39,60 @@ inline float fast_exp(float x) {
 inline float vexp(float x) { return fast_exp(x); }
 inline double vexp(double x) { return std::exp(x); }
 
-template <class M> inline M nan_max(M a, M x) { return (x > a || x != x) ? x : a; }
+template <class M> inline M nan_max(M a, M x) {
+  const M r = x > a ? x : a;
+  return x != x ? x : r;
+}
+
+// float32 row helpers (TT_SIMD_CLONES: see reduce_simd.h).
+TT_SIMD_CLONES float row_max_f32(const float* x, int64_t n) { return simd::extreme<true>(x, n); }
+// y = exp(x - m) (y may be x); returns sum(y).
+TT_SIMD_CLONES float exp_store_sum_f32(const float* x, float* y, int64_t n, float m) {
+  float acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int k = 0; k < kLanes; ++k) acc[k] += (y[i + k] = fast_exp(x[i + k] - m));
+  for (; i < n; ++i) acc[0] += (y[i] = fast_exp(x[i] - m));
+  for (int k = 1; k < kLanes; ++k) acc[0] += acc[k];
+  return acc[0];
+}
+TT_SIMD_CLONES float exp_sum_f32(const float* x, int64_t n, float m) {
+  float acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int k = 0; k < kLanes; ++k) acc[k] += fast_exp(x[i + k] - m);
+  for (; i < n; ++i) acc[0] += fast_exp(x[i] - m);
+  for (int k = 1; k < kLanes; ++k) acc[0] += acc[k];
+  return acc[0];
+}
+TT_SIMD_CLONES void scale_f32(float* y, int64_t n, float s) {
+  for (int64_t i = 0; i < n; ++i) y[i] *= s;
+}
+TT_SIMD_CLONES void sub_f32(const float* x, float* y, int64_t n, float s) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] - s;
+}
 
 // ---------------------------------------------------------------- softmax, rows
 // x, y: (L) in the compute type M (y may alias x). Three passes: max, exp + sum, scale.
+template <class M>
+void softmax_row(const M* x, M* y, int64_t L, bool is_log);
+
+template <>
+void softmax_row<float>(const float* x, float* y, int64_t L, bool is_log) {
+  const float m = row_max_f32(x, L);
+  if (!std::isfinite(m)) {  // NaN, +inf or all -inf: let std::exp produce PyTorch's NaNs
+    float s = 0;
+    for (int64_t j = 0; j < L; ++j) s += std::exp(x[j] - m);
+    for (int64_t j = 0; j < L; ++j) y[j] = is_log ? x[j] - m - std::log(s) : std::exp(x[j] - m) / s;
+    return;
+  }
+  if (is_log) {
+    sub_f32(x, y, L, m + std::log(exp_sum_f32(x, L, m)));
+  } else {
+    scale_f32(y, L, 1.0f / exp_store_sum_f32(x, y, L, m));
+  }
+}
+
 template <class M>
 void softmax_row(const M* x, M* y, int64_t L, bool is_log) {
   M mx[kLanes];
