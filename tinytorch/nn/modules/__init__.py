@@ -1,0 +1,16 @@
+from tinytorch.nn.modules.activation import (  # noqa: F401
+    ELU, GELU, Hardswish, LeakyReLU, LogSoftmax, Mish, ReLU, SiLU, Sigmoid, Softmax, Softplus, Tanh,
+)
+from tinytorch.nn.modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
+from tinytorch.nn.modules.conv import Conv1d, Conv2d  # noqa: F401
+from tinytorch.nn.modules.linear import Bilinear, Identity, Linear  # noqa: F401
+from tinytorch.nn.modules.loss import (  # noqa: F401
+    BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss,
+    NLLLoss, SmoothL1Loss,
+)
+from tinytorch.nn.modules.misc import Dropout, Embedding, Flatten, Unflatten  # noqa: F401
+from tinytorch.nn.modules.module import Module  # noqa: F401
+from tinytorch.nn.modules.normalization import (  # noqa: F401
+    BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm,
+)
+from tinytorch.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: F401

@@ -1,0 +1,210 @@
+"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict."""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Iterable, Iterator
+
+from tinytorch.nn.modules.module import Module
+from tinytorch.nn.parameter import Parameter
+
+
+class Sequential(Module):
+    """Modules called in the order they are passed (or in an OrderedDict's order)."""
+
+    def __init__(self, *args) -> None:
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for name, m in args[0].items():
+                self.add_module(name, m)
+        else:
+            for i, m in enumerate(args):
+                self.add_module(str(i), m)
+
+    def forward(self, x):
+        for m in self._modules.values():
+            x = m(x)
+        return x
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return Sequential(OrderedDict(list(self._modules.items())[idx]))
+        keys = list(self._modules)
+        return self._modules[keys[idx]]
+
+    def __setitem__(self, idx: int, module: Module) -> None:
+        setattr(self, list(self._modules)[idx], module)
+
+    def __delitem__(self, idx) -> None:
+        for k in (list(self._modules)[idx] if isinstance(idx, slice) else [list(self._modules)[idx]]):
+            del self._modules[k]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def append(self, module: Module) -> "Sequential":
+        self.add_module(str(len(self)), module)
+        return self
+
+
+class ModuleList(Module):
+    """Holds submodules in a list."""
+
+    def __init__(self, modules: Iterable[Module] | None = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def _key(self, idx: int) -> str:
+        n = len(self)
+        if not -n <= idx < n:
+            raise IndexError(f"index {idx} is out of range")
+        return str(idx % n)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return ModuleList(list(self._modules.values())[idx])
+        return self._modules[self._key(idx)]
+
+    def __setitem__(self, idx: int, module: Module) -> None:
+        self.add_module(self._key(idx), module)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def append(self, module: Module) -> "ModuleList":
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules: Iterable[Module]) -> "ModuleList":
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index: int, module: Module) -> None:
+        mods = list(self._modules.values())
+        mods.insert(index, module)
+        self._modules.clear()
+        for i, m in enumerate(mods):
+            self.add_module(str(i), m)
+
+
+class ModuleDict(Module):
+    """Holds submodules in a dictionary (insertion ordered)."""
+
+    def __init__(self, modules=None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key: str) -> Module:
+        return self._modules[key]
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        self.add_module(key, module)
+
+    def __delitem__(self, key: str) -> None:
+        del self._modules[key]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._modules
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def update(self, modules) -> None:
+        items = modules.items() if hasattr(modules, "items") else modules
+        for k, m in items:
+            self[k] = m
+
+    def pop(self, key: str) -> Module:
+        return self._modules.pop(key)
+
+
+class ParameterList(Module):
+    """Holds parameters in a list."""
+
+    def __init__(self, values=None) -> None:
+        super().__init__()
+        if values is not None:
+            for v in values:
+                self.append(v)
+
+    def __getitem__(self, idx: int) -> Parameter:
+        return self._parameters[str(idx % len(self))]
+
+    def __setitem__(self, idx: int, p) -> None:
+        self.register_parameter(str(idx % len(self)), p if isinstance(p, Parameter) else Parameter(p))
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters.values())
+
+    def append(self, p) -> "ParameterList":
+        self.register_parameter(str(len(self)), p if isinstance(p, Parameter) else Parameter(p))
+        return self
+
+    def extend(self, ps) -> "ParameterList":
+        for p in ps:
+            self.append(p)
+        return self
+
+
+class ParameterDict(Module):
+    """Holds parameters in a dictionary."""
+
+    def __init__(self, parameters=None) -> None:
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str) -> Parameter:
+        return self._parameters[key]
+
+    def __setitem__(self, key: str, p) -> None:
+        self.register_parameter(key, p if isinstance(p, Parameter) else Parameter(p))
+
+    def __delitem__(self, key: str) -> None:
+        del self._parameters[key]
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._parameters
+
+    def keys(self):
+        return self._parameters.keys()
+
+    def items(self):
+        return self._parameters.items()
+
+    def values(self):
+        return self._parameters.values()
+
+    def update(self, parameters) -> None:
+        items = parameters.items() if hasattr(parameters, "items") else parameters
+        for k, p in items:
+            self[k] = p

@@ -1,0 +1,88 @@
+"""Identity, Linear, Bilinear."""
+from __future__ import annotations
+
+import math
+
+import tinytorch
+from tinytorch.nn import functional as F
+from tinytorch.nn import init
+from tinytorch.nn.modules._checks import check_input
+from tinytorch.nn.modules.module import Module
+from tinytorch.nn.parameter import Parameter
+
+
+class Identity(Module):
+    """A placeholder that returns its input (arguments are ignored)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__()
+
+    def forward(self, x):
+        return x
+
+
+class Linear(Module):
+    """y = x A^T + b. Weight and bias ~ U(-1/sqrt(in_features), 1/sqrt(in_features)), as PyTorch."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = Parameter(tinytorch.empty(out_features, in_features, dtype=dtype, device=device))
+        self.bias = Parameter(tinytorch.empty(out_features, dtype=dtype, device=device)) if bias else None
+        if not bias:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x):
+        if x.dim() == 0 or x.shape[-1] != self.in_features:
+            raise ValueError(f"Linear: expected input with last dimension {self.in_features}, "
+                             f"got input of shape {list(x.shape)}")
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Bilinear(Module):
+    """y = x1^T A x2 + b, A: (out, in1, in2)."""
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
+        self.weight = Parameter(tinytorch.empty(out_features, in1_features, in2_features, dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(tinytorch.empty(out_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x1, x2):
+        check_input(self, x1, (1, 2, 3, 4, 5), -1, self.in1_features, "features")
+        check_input(self, x2, (1, 2, 3, 4, 5), -1, self.in2_features, "features")
+        # (..., in1) x (out, in1, in2) x (..., in2): contract in2 with a matmul, then in1
+        lead = x1.shape[:-1]
+        a = x1.reshape(-1, self.in1_features)                     # (N, in1)
+        b = x2.reshape(-1, self.in2_features)                     # (N, in2)
+        w = self.weight.permute(1, 0, 2).reshape(self.in1_features, -1)  # (in1, out*in2)
+        aw = (a @ w).reshape(-1, self.out_features, self.in2_features)   # (N, out, in2)
+        y = (aw * b.unsqueeze(1)).sum(-1)                          # (N, out)
+        if self.bias is not None:
+            y = y + self.bias
+        return y.reshape(*lead, self.out_features)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")

@@ -1,0 +1,143 @@
+"""LayerNorm, RMSNorm, GroupNorm, BatchNorm1d, BatchNorm2d."""
+from __future__ import annotations
+
+import tinytorch
+from tinytorch.nn import functional as F
+from tinytorch.nn import init
+from tinytorch.nn.modules._checks import check_input
+from tinytorch.nn.modules.module import Module
+from tinytorch.nn.parameter import Parameter
+
+
+def _shape(s) -> tuple:
+    return (s,) if isinstance(s, int) else tuple(s)
+
+
+class LayerNorm(Module):
+    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        self.normalized_shape, self.eps, self.elementwise_affine = _shape(normalized_shape), eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(tinytorch.ones(self.normalized_shape, dtype=dtype, device=device))
+            if bias:
+                self.bias = Parameter(tinytorch.zeros(self.normalized_shape, dtype=dtype, device=device))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, x):
+        k = len(self.normalized_shape)
+        if tuple(x.shape[-k:]) != self.normalized_shape:
+            raise ValueError(f"LayerNorm: expected input with trailing shape {list(self.normalized_shape)}, "
+                             f"got input of shape {list(x.shape)}")
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class RMSNorm(Module):
+    def __init__(self, normalized_shape, eps=None, elementwise_affine: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        self.normalized_shape, self.eps, self.elementwise_affine = _shape(normalized_shape), eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(tinytorch.ones(self.normalized_shape, dtype=dtype, device=device))
+        else:
+            self.register_parameter("weight", None)
+
+    def forward(self, x):
+        k = len(self.normalized_shape)
+        if tuple(x.shape[-k:]) != self.normalized_shape:
+            raise ValueError(f"RMSNorm: expected input with trailing shape {list(self.normalized_shape)}, "
+                             f"got input of shape {list(x.shape)}")
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class GroupNorm(Module):
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        if num_channels % num_groups:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        if affine:
+            self.weight = Parameter(tinytorch.ones(num_channels, dtype=dtype, device=device))
+            self.bias = Parameter(tinytorch.zeros(num_channels, dtype=dtype, device=device))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, x):
+        check_input(self, x, (2, 3, 4, 5), 1, self.num_channels)
+        return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class _BatchNorm(Module):
+    _ranks: tuple = ()
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = Parameter(tinytorch.ones(num_features, dtype=dtype, device=device))
+            self.bias = Parameter(tinytorch.zeros(num_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", tinytorch.zeros(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", tinytorch.ones(num_features, dtype=dtype, device=device))
+            self.register_buffer("num_batches_tracked", tinytorch.tensor(0, dtype=tinytorch.int64, device=device))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+            self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            init.zeros_(self.bias)
+
+    def forward(self, x):
+        check_input(self, x, self._ranks, 1, self.num_features, "features" if x.dim() == 2 else "channels")
+        use_batch = self.training or self.running_mean is None
+        momentum = self.momentum
+        if self.training and self.track_running_stats:
+            self.num_batches_tracked.add_(1)
+            if momentum is None:  # cumulative moving average
+                momentum = 1.0 / float(self.num_batches_tracked.item())
+        return F.batch_norm(x, self.running_mean if self.track_running_stats else None,
+                            self.running_var if self.track_running_stats else None, self.weight, self.bias,
+                            use_batch, momentum if momentum is not None else 0.0, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalization over (N, C) or (N, C, L) input."""
+    _ranks = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalization over (N, C, H, W) input."""
+    _ranks = (4,)
