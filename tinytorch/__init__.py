@@ -34,6 +34,20 @@ int = int32  # noqa: A001
 __version__ = "0.1.0"
 
 
+_LAZY_SUBMODULES = {"nn", "optim", "utils", "datasets", "transforms", "cuda", "distributed", "amp", "backends",
+                    "serialization"}
+
+
+def __getattr__(name: str):
+    # Heavier subpackages load on first use, keeping `import tinytorch` fast.
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        module = importlib.import_module(f"tinytorch.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'tinytorch' has no attribute '{name}'")
+
+
 def set_num_threads(n: int) -> None:
     """Sets the number of threads used for intra-op parallelism on CPU (and by BLAS)."""
     _C.set_num_threads(n)

@@ -1,0 +1,152 @@
+"""MNIST CNN, as pytorch/examples mnist/main.py, on tinytorch.
+
+    python demo/mnist.py                 # 1 epoch on CPU (or CUDA when available): >= 98% test accuracy
+    python demo/mnist.py --epochs 14 --save-model --plot loss.png
+
+Data: the MNIST database (LeCun, Cortes, Burges; CC BY-SA 3.0), read from demo/data/mnist/.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import tinytorch as torch
+import tinytorch.nn as nn
+import tinytorch.nn.functional as F
+import tinytorch.optim as optim
+from tinytorch.datasets import MNIST, transforms
+from tinytorch.optim.lr_scheduler import StepLR
+from tinytorch.utils.data import DataLoader
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Net(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 3, 1)
+        self.conv2 = nn.Conv2d(32, 64, 3, 1)
+        self.dropout1 = nn.Dropout(0.25)
+        self.dropout2 = nn.Dropout(0.5)
+        self.fc1 = nn.Linear(9216, 128)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x):
+        x = F.relu(self.conv1(x))
+        x = F.relu(self.conv2(x))
+        x = F.max_pool2d(x, 2)
+        x = self.dropout1(x)
+        x = torch.flatten(x, 1)
+        x = F.relu(self.fc1(x))
+        x = self.dropout2(x)
+        x = self.fc2(x)
+        return F.log_softmax(x, dim=1)
+
+
+def train(args, model, device, train_loader, optimizer, epoch, losses):
+    from tqdm import tqdm
+    model.train()
+    bar = tqdm(train_loader, desc=f"epoch {epoch}", unit="batch", dynamic_ncols=True)
+    for batch_idx, (data, target) in enumerate(bar):
+        data, target = data.to(device), target.to(device)
+        optimizer.zero_grad()
+        output = model(data)
+        loss = F.nll_loss(output, target)
+        loss.backward()
+        optimizer.step()
+        if batch_idx % args.log_interval == 0:
+            losses.append((epoch - 1 + batch_idx / len(train_loader), loss.item()))
+            bar.set_postfix(loss=f"{loss.item():.4f}")
+            if args.dry_run:
+                break
+
+
+def test(model, device, test_loader):
+    model.eval()
+    test_loss, correct = 0.0, 0
+    with torch.no_grad():
+        for data, target in test_loader:
+            data, target = data.to(device), target.to(device)
+            output = model(data)
+            test_loss += F.nll_loss(output, target, reduction="sum").item()
+            pred = output.argmax(dim=1, keepdim=True)
+            correct += pred.eq(target.view_as(pred)).sum().item()
+    n = len(test_loader.dataset)
+    test_loss /= n
+    print(f"\nTest set: Average loss: {test_loss:.4f}, Accuracy: {correct}/{n} ({100. * correct / n:.2f}%)\n")
+    return correct / n
+
+
+def plot(losses, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("--plot needs matplotlib: pip install matplotlib")
+        return
+    xs, ys = zip(*losses)
+    plt.figure(figsize=(6, 3.5))
+    plt.plot(xs, ys)
+    plt.xlabel("epoch")
+    plt.ylabel("training loss (nll)")
+    plt.title("tinytorch MNIST CNN")
+    plt.tight_layout()
+    plt.savefig(path, dpi=120)
+    print(f"wrote {path}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="tinytorch MNIST Example")
+    parser.add_argument("--batch-size", type=int, default=64, metavar="N")
+    parser.add_argument("--test-batch-size", type=int, default=1000, metavar="N")
+    parser.add_argument("--epochs", type=int, default=1, metavar="N")
+    parser.add_argument("--lr", type=float, default=1.0, metavar="LR")
+    parser.add_argument("--gamma", type=float, default=0.7, metavar="M")
+    parser.add_argument("--dry-run", action="store_true", default=False)
+    parser.add_argument("--seed", type=int, default=1, metavar="S")
+    parser.add_argument("--log-interval", type=int, default=10, metavar="N")
+    parser.add_argument("--save-model", action="store_true", default=False)
+    parser.add_argument("--device", default=None, help="cpu or cuda[:N] (default: cuda when available)")
+    parser.add_argument("--data", default=os.path.join(HERE, "data", "mnist"))
+    parser.add_argument("--plot", default=None, metavar="PNG", help="write the training-loss curve here")
+    parser.add_argument("--train-limit", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--test-limit", type=int, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.device is None:
+        args.device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = torch.device(args.device)
+    torch.manual_seed(args.seed)
+
+    transform = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.1307,), (0.3081,))])
+    train_set = MNIST(args.data, train=True, transform=transform)
+    test_set = MNIST(args.data, train=False, transform=transform)
+    if args.train_limit:
+        train_set = torch.utils.data.Subset(train_set, range(args.train_limit))
+    if args.test_limit:
+        test_set = torch.utils.data.Subset(test_set, range(args.test_limit))
+    train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True)
+    test_loader = DataLoader(test_set, batch_size=args.test_batch_size)
+
+    model = Net().to(device)
+    optimizer = optim.Adadelta(model.parameters(), lr=args.lr)
+    scheduler = StepLR(optimizer, step_size=1, gamma=args.gamma)
+    losses: list[tuple[float, float]] = []
+    start = time.time()
+    accuracy = 0.0
+    for epoch in range(1, args.epochs + 1):
+        train(args, model, device, train_loader, optimizer, epoch, losses)
+        accuracy = test(model, device, test_loader)
+        scheduler.step()
+    print(f"{args.epochs} epoch(s) on {device} in {time.time() - start:.1f} s")
+    if args.save_model:
+        torch.save(model.state_dict(), "mnist_cnn.pt")
+    if args.plot:
+        plot(losses, args.plot)
+    return accuracy
+
+
+if __name__ == "__main__":
+    main()
