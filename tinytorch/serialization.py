@@ -61,7 +61,7 @@ def _to_raw(t: Tensor) -> np.ndarray:
     if t.dtype is not bfloat16:
         return np.asarray(t._impl.numpy(), order="C")  # not ascontiguousarray: it makes 0-d 1-d
     impl = t._impl if t._impl.is_contiguous() else t._impl.contiguous()
-    n = impl.numel()
+    n = impl.numel
     # numpy has no bfloat16: read the bits straight from the tensor's memory (exact, NaN payloads too)
     buf = ctypes.string_at(impl.data_ptr, 2 * n) if n else b""
     return np.frombuffer(buf, dtype=np.uint16).reshape(tuple(impl.shape)).copy()

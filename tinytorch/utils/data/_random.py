@@ -134,3 +134,13 @@ def manual_seed(seed: int) -> None:
 
 def is_generator(obj: Any) -> bool:
     return isinstance(obj, Generator) or (hasattr(tinytorch, "Generator") and isinstance(obj, tinytorch.Generator))
+
+
+def uniform(generator=None) -> float:
+    """One float drawn uniformly from [0, 1)."""
+    rng = _np_rng(generator)
+    if rng is None:
+        if hasattr(tinytorch, "rand"):
+            return float(tinytorch.rand(1, dtype=tinytorch.float64, generator=generator).item())
+        rng = np.random.default_rng(_seed_from_core(generator))
+    return float(rng.random())
