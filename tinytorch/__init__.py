@@ -20,6 +20,7 @@ from tinytorch.autograd.grad_mode import enable_grad, inference_mode, no_grad, s
 from tinytorch._autograd import is_grad_enabled
 from tinytorch._functional import *  # noqa: F401,F403  (tinytorch.exp, tinytorch.cat, ...)
 from tinytorch import autograd
+from tinytorch.serialization import load, save  # noqa: E402  (safetensors layout, no pickle)
 
 half = float16
 float = float32  # noqa: A001
