@@ -132,10 +132,6 @@ def manual_seed(seed: int) -> None:
         tinytorch.manual_seed(seed)
 
 
-def is_generator(obj: Any) -> bool:
-    return isinstance(obj, Generator) or (hasattr(tinytorch, "Generator") and isinstance(obj, tinytorch.Generator))
-
-
 def uniform(generator=None) -> float:
     """One float drawn uniformly from [0, 1)."""
     rng = _np_rng(generator)

@@ -376,8 +376,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         return _worker.unpack(data)
 
     def _shutdown_workers(self) -> None:
-        if self._shutdown or not hasattr(self, "_workers"):
-            return
+        if getattr(self, "_shutdown", True) or not hasattr(self, "_workers"):
+            return  # already shut down, or __init__ failed before starting workers
         self._shutdown = True
         try:
             self._workers_done_event.set()
