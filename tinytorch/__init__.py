@@ -24,6 +24,7 @@ from tinytorch.random import (
     Generator, bernoulli, default_generator, get_rng_state, initial_seed, manual_seed, normal, rand, rand_like,
     randint, randint_like, randn, randn_like, randperm, seed, set_rng_state,
 )
+from tinytorch.serialization import load, save  # noqa: E402  (safetensors layout, no pickle)
 
 half = float16
 float = float32  # noqa: A001

@@ -1,0 +1,318 @@
+"""``tinytorch.save`` / ``tinytorch.load``: checkpoints in the safetensors layout.
+
+File layout (https://huggingface.co/docs/safetensors, readable by any safetensors reader)::
+
+    8 bytes        little-endian uint64 N: the header length
+    N bytes        UTF-8 JSON header: {name: {"dtype": "F32", "shape": [...], "data_offsets": [b, e]},
+                   ..., "__metadata__": {"format": "tinytorch", "tinytorch.structure": "<JSON>"}}
+    rest           the tensors' raw little-endian bytes, back to back
+
+Tensors are stored under names built from their path in the saved object
+(``{"model": {"fc.weight": t}}`` -> ``"model.fc.weight"``). The nested structure of dicts, lists,
+tuples and plain values (int, float, str, bool, None) is kept as JSON in ``__metadata__``, where
+tensors appear as references to their names. Loading parses JSON only: it never unpickles or runs
+code, so ``weights_only`` is always effectively ``True``.
+
+Notes:
+    * Non-contiguous tensors are saved as contiguous copies.
+    * Tensors that share storage (views of one another) are saved separately, each with its own
+      bytes; after loading they no longer share memory.
+    * A file without ``tinytorch.structure`` (any plain safetensors file) loads as a flat
+      ``{name: tensor}`` dict.
+"""
+from __future__ import annotations
+
+import collections
+import ctypes
+import json
+import math
+import os
+import struct
+from typing import IO, Any, BinaryIO, Callable, Dict, Optional, Union
+
+import numpy as np
+
+import tinytorch
+from tinytorch._dtype import DTYPES, bfloat16, device as _device
+from tinytorch.tensor import Tensor
+
+FILE_LIKE = Union[str, os.PathLike, BinaryIO, IO[bytes]]
+MAP_LOCATION = Optional[Union[Callable[[Tensor, str], Tensor], str, "tinytorch.device", Dict[str, str]]]
+
+_STRUCTURE_KEY = "tinytorch.structure"
+_MAX_HEADER = 100_000_000  # the safetensors reference reader's limit
+_ST_DTYPES = {"BOOL": "bool", "U8": "uint8", "I32": "int32", "I64": "int64",
+              "F16": "float16", "BF16": "bfloat16", "F32": "float32", "F64": "float64"}
+_TT_TO_ST = {v: k for k, v in _ST_DTYPES.items()}
+_BY_NAME = {d.name: d for d in DTYPES}
+# numpy carrier of each dtype's bytes; bfloat16 travels as its raw uint16 bits
+_NP_RAW = {"bool": np.bool_, "uint8": np.uint8, "int32": np.int32, "int64": np.int64,
+           "float16": np.float16, "bfloat16": np.uint16, "float32": np.float32, "float64": np.float64}
+
+
+# ----------------------------------------------------------------------------- raw tensor bytes
+def _to_raw(t: Tensor) -> np.ndarray:
+    """A C-contiguous numpy array holding ``t``'s exact element bits (uint16 for bfloat16).
+
+    Shares memory with ``t`` where it can; callers that keep it must copy."""
+    t = t.detach()
+    if not t.is_cpu:
+        t = t.cpu()
+    if t.dtype is not bfloat16:
+        return np.asarray(t._impl.numpy(), order="C")  # not ascontiguousarray: it makes 0-d 1-d
+    impl = t._impl if t._impl.is_contiguous() else t._impl.contiguous()
+    n = impl.numel
+    # numpy has no bfloat16: read the bits straight from the tensor's memory (exact, NaN payloads too)
+    buf = ctypes.string_at(impl.data_ptr, 2 * n) if n else b""
+    return np.frombuffer(buf, dtype=np.uint16).reshape(tuple(impl.shape)).copy()
+
+
+def _from_raw(arr: np.ndarray, dtype) -> Tensor:
+    """Inverse of :func:`_to_raw`: a tensor of ``dtype`` whose bits are ``arr``'s (takes ownership)."""
+    if dtype is not bfloat16:
+        return tinytorch.from_numpy(np.asarray(arr, dtype=np.dtype(_NP_RAW[dtype.name]), order="C"))
+    arr = np.asarray(arr, dtype=np.uint16, order="C")
+    out = tinytorch.empty(tuple(arr.shape), dtype=bfloat16)
+    if arr.size:
+        ctypes.memmove(out._impl.data_ptr, arr.ctypes.data, arr.nbytes)
+    return out
+
+
+# ----------------------------------------------------------------------------- save
+def _file_name(f: Any) -> str:
+    if isinstance(f, (str, os.PathLike)):
+        return os.fspath(f)
+    return str(getattr(f, "name", f"<{type(f).__name__}>"))
+
+
+class _Encoder:
+    """Turns a nested object into (JSON-able structure, {name: tensor})."""
+
+    def __init__(self) -> None:
+        self.tensors: Dict[str, Tensor] = {}
+
+    def _name(self, path: list) -> str:
+        base = ".".join(str(p) for p in path) or "tensor"
+        name, i = base, 1
+        while name in self.tensors or name == "__metadata__":
+            name, i = f"{base}.{i}", i + 1  # two paths can join to the same string
+        return name
+
+    def encode(self, obj: Any, path: list) -> Any:
+        if isinstance(obj, Tensor):
+            name = self._name(path)
+            self.tensors[name] = obj
+            node: Dict[str, Any] = {"$t": name}
+            if obj.requires_grad:
+                node["rg"] = True
+            if not obj.is_cpu:
+                node["dev"] = str(obj.device)
+            return node
+        if obj is None or isinstance(obj, (bool, int, str)):
+            return obj
+        if isinstance(obj, float):
+            return obj if math.isfinite(obj) else {"$float": repr(obj)}  # JSON has no nan/inf
+        if isinstance(obj, np.generic):
+            return self.encode(obj.item(), path)
+        if isinstance(obj, (dict, collections.OrderedDict)):
+            if all(isinstance(k, str) for k in obj):
+                node = {"$d": {k: self.encode(v, path + [k]) for k, v in obj.items()}}
+            else:  # non-string keys (optimizer state is keyed by int) go as [key, value] pairs
+                node = {"$dk": [[self.encode(k, path + ["key"]), self.encode(v, path + [k])]
+                                for k, v in obj.items()]}
+            if isinstance(obj, collections.OrderedDict):
+                node["$o"] = True
+            return node
+        if isinstance(obj, list):
+            return [self.encode(v, path + [i]) for i, v in enumerate(obj)]
+        if isinstance(obj, tuple):
+            return {"$tuple": [self.encode(v, path + [i]) for i, v in enumerate(obj)]}
+        where = ".".join(str(p) for p in path) or "<root>"
+        raise TypeError(f"tinytorch.save: can't save object of type {type(obj).__name__} at {where!r}: only "
+                        "tensors, dict/list/tuple containers and int, float, str, bool, None are supported")
+
+
+def save(obj: Any, f: FILE_LIKE) -> None:
+    """Saves an object to a disk file.
+
+    Args:
+        obj: saved object: a tensor, or dicts/lists/tuples of tensors and plain values
+            (a state dict or a full ``{"model": ..., "optimizer": ..., "epoch": ...}`` checkpoint)
+        f: a file-like object (has to implement write and flush) or a string or os.PathLike object
+            containing a file name"""
+    enc = _Encoder()
+    structure = enc.encode(obj, [])
+    raws = {name: _to_raw(t) for name, t in enc.tensors.items()}
+    # Largest items first keeps every tensor aligned to its item size with no holes in the buffer.
+    order = sorted(raws, key=lambda n: -raws[n].dtype.itemsize)
+    header: Dict[str, Any] = {"__metadata__": {"format": "tinytorch", _STRUCTURE_KEY: json.dumps(structure)}}
+    offset = 0
+    for name in order:
+        a = raws[name]
+        header[name] = {"dtype": _TT_TO_ST[enc.tensors[name].dtype.name], "shape": list(a.shape),
+                        "data_offsets": [offset, offset + a.nbytes]}
+        offset += a.nbytes
+    hbytes = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    hbytes += b" " * (-len(hbytes) % 8)  # pad so the data starts 8-byte aligned, as safetensors does
+
+    def write(fh) -> None:
+        fh.write(struct.pack("<Q", len(hbytes)))
+        fh.write(hbytes)
+        for name in order:
+            a = raws[name]
+            fh.write(a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes())
+
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "wb") as fh:
+            write(fh)
+    else:
+        write(f)
+        if hasattr(f, "flush"):
+            f.flush()
+
+
+# ----------------------------------------------------------------------------- load
+class _Decoder:
+    def __init__(self, fname: str, tensors: Dict[str, Tensor], map_location: MAP_LOCATION) -> None:
+        self.fname = fname
+        self.tensors = tensors
+        self.map_location = map_location
+
+    def _fail(self, msg: str):
+        raise RuntimeError(f"tinytorch.load: {self.fname}: corrupted structure metadata: {msg}")
+
+    def _place(self, t: Tensor, saved_dev: str) -> Tensor:
+        ml = self.map_location
+        if ml is None:
+            target: Any = saved_dev
+        elif callable(ml) and not isinstance(ml, (str, _device)):
+            return ml(t, saved_dev)
+        elif isinstance(ml, dict):
+            target = ml.get(saved_dev, saved_dev)
+        else:
+            target = ml
+        if str(_device(target)) == "cpu":
+            return t
+        try:
+            return t.to(target)
+        except Exception as e:
+            raise RuntimeError(f"tinytorch.load: {self.fname}: can't restore a tensor onto {target!r} ({e}); "
+                               "pass map_location='cpu' to load onto the CPU") from e
+
+    def decode(self, node: Any) -> Any:
+        if node is None or isinstance(node, (bool, int, float, str)):
+            return node
+        if isinstance(node, list):
+            return [self.decode(v) for v in node]
+        if not isinstance(node, dict):
+            self._fail(f"unexpected JSON value {node!r}")
+        if "$t" in node:
+            name = node["$t"]
+            if name not in self.tensors:
+                self._fail(f"reference to tensor {name!r} which is not in the file")
+            t = self._place(self.tensors[name], node.get("dev", "cpu"))
+            if node.get("rg"):
+                t.requires_grad_(True)
+            return t
+        if "$float" in node:
+            return float(node["$float"])
+        if "$tuple" in node:
+            return tuple(self.decode(v) for v in node["$tuple"])
+        cls = collections.OrderedDict if node.get("$o") else dict
+        if "$d" in node:
+            return cls((k, self.decode(v)) for k, v in node["$d"].items())
+        if "$dk" in node:
+            try:
+                return cls((_hashable(self.decode(k)), self.decode(v)) for k, v in node["$dk"])
+            except (TypeError, ValueError) as e:
+                self._fail(f"bad dict entry ({e})")
+        self._fail(f"unknown node with keys {sorted(node)}")
+
+
+def _hashable(k: Any) -> Any:
+    return tuple(_hashable(x) for x in k) if isinstance(k, (list, tuple)) else k
+
+
+def _read_all(f: FILE_LIKE) -> bytes:
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as fh:
+            return fh.read()
+    data = f.read()
+    if not isinstance(data, (bytes, bytearray)):
+        raise TypeError(f"tinytorch.load: {_file_name(f)}: file object must be opened in binary mode")
+    return bytes(data)
+
+
+def _parse_tensors(data: bytes, fname: str):
+    def bad(msg: str):
+        raise RuntimeError(f"tinytorch.load: {fname}: {msg}")
+
+    if len(data) < 8:
+        bad(f"file is truncated or not a tinytorch/safetensors file ({len(data)} bytes, "
+            "expected at least the 8-byte header length)")
+    (n,) = struct.unpack("<Q", data[:8])
+    if n > _MAX_HEADER or 8 + n > len(data):
+        bad(f"bad header length {n} (file has {len(data)} bytes); the file is truncated or not a "
+            "tinytorch/safetensors file")
+    try:
+        header = json.loads(data[8:8 + n].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        bad(f"header is not valid UTF-8 JSON ({e}); the file is corrupted or not a tinytorch/safetensors file")
+    if not isinstance(header, dict):
+        bad("header JSON is not an object")
+    metadata = header.pop("__metadata__", None) or {}
+    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
+        bad("__metadata__ must be an object of strings")
+    buf = memoryview(data)[8 + n:]
+    tensors: Dict[str, Tensor] = {}
+    for name, info in header.items():
+        if not isinstance(info, dict) or not {"dtype", "shape", "data_offsets"} <= set(info):
+            bad(f"tensor {name!r}: header entry must have dtype, shape and data_offsets")
+        st = info["dtype"]
+        if st not in _ST_DTYPES:
+            bad(f"tensor {name!r}: unsupported dtype {st!r} (supported: {', '.join(_ST_DTYPES)})")
+        shape, offs = info["shape"], info["data_offsets"]
+        if (not isinstance(shape, list) or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0
+                                                   for s in shape)):
+            bad(f"tensor {name!r}: bad shape {shape!r}")
+        if (not isinstance(offs, list) or len(offs) != 2 or not all(isinstance(o, int) for o in offs)
+                or not 0 <= offs[0] <= offs[1]):
+            bad(f"tensor {name!r}: bad data_offsets {offs!r}")
+        if offs[1] > len(buf):
+            bad(f"tensor {name!r}: data_offsets {offs} run past the end of the data "
+                f"({len(buf)} bytes); the file is truncated")
+        dt = _BY_NAME[_ST_DTYPES[st]]
+        expect = math.prod(shape) * dt.itemsize
+        if offs[1] - offs[0] != expect:
+            bad(f"tensor {name!r}: {offs[1] - offs[0]} bytes of data for dtype {st} and shape {shape} "
+                f"(expected {expect})")
+        raw = np.frombuffer(buf[offs[0]:offs[1]], dtype=np.dtype(_NP_RAW[dt.name]).newbyteorder("<"))
+        tensors[name] = _from_raw(raw.reshape(shape).copy(), dt)  # copy: own, aligned, writable memory
+    return tensors, metadata
+
+
+def load(f: FILE_LIKE, map_location: MAP_LOCATION = None, weights_only: bool = True, **kwargs: Any) -> Any:
+    """Loads an object saved with :func:`tinytorch.save` from a file.
+
+    Tensors are restored onto the device they were saved from, unless ``map_location`` says
+    otherwise: a string or device (every tensor goes there), a dict mapping saved locations to new
+    ones (``{"cuda:0": "cpu"}``), or a callable ``fn(tensor, saved_location) -> tensor``.
+
+    The file is parsed as JSON and raw bytes only; nothing is unpickled or executed, whatever
+    ``weights_only`` says (it is accepted for PyTorch compatibility)."""
+    if kwargs:
+        raise TypeError(f"load() got unexpected keyword arguments {sorted(kwargs)}")
+    fname = _file_name(f)
+    data = _read_all(f)
+    tensors, metadata = _parse_tensors(data, fname)
+    if _STRUCTURE_KEY not in metadata:
+        dec = _Decoder(fname, tensors, map_location)
+        return {name: dec._place(t, "cpu") for name, t in tensors.items()}
+    try:
+        structure = json.loads(metadata[_STRUCTURE_KEY])
+    except json.JSONDecodeError as e:
+        raise RuntimeError(f"tinytorch.load: {fname}: structure metadata is not valid JSON ({e})") from None
+    return _Decoder(fname, tensors, map_location).decode(structure)
+
+
+__all__ = ["save", "load"]
