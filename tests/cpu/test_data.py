@@ -307,28 +307,3 @@ def test_persistent_workers_reused_across_epochs():
     assert not any(p.is_alive() for p in procs)
 
 
-def test_random_source_switches_to_core_rng(monkeypatch):
-    """Once tinytorch.Generator / randperm exist, samplers draw from them (one switch point)."""
-    calls = []
-
-    class CoreGen:
-        def __init__(self):
-            self.rng = np.random.default_rng(0)
-
-        def manual_seed(self, s):
-            self.rng = np.random.default_rng(s)
-            return self
-
-    def randperm(n, generator=None):
-        calls.append(n)
-        return tt.from_numpy((generator or CoreGen()).rng.permutation(n))
-
-    monkeypatch.setattr(tt, "Generator", CoreGen, raising=False)
-    monkeypatch.setattr(tt, "randperm", randperm, raising=False)
-    g = _random.new_generator(3)
-    assert isinstance(g, CoreGen)
-    order = list(RandomSampler(range(20), generator=g))
-    assert sorted(order) == list(range(20)) and 20 in calls
-    assert list(RandomSampler(range(20), generator=_random.new_generator(3))) == order
-    # ops the core lacks (randint here) draw a seed from the core generator instead
-    assert all(0 <= v < 5 for v in RandomSampler(range(5), replacement=True, num_samples=9, generator=g))
