@@ -136,9 +136,11 @@ TT_BIND(0, tensor) {
       .def("clone", &Tensor::clone)
       .def("to_dtype", [](const Tensor& t, int code, bool copy) { return t.to(dtype_from_code(code), copy); },
            py::arg("dtype"), py::arg("copy") = false)
-      .def("to_device", [](const Tensor& t, const Device& d, bool copy) { return t.to(d, copy); },
-           py::arg("device"), py::arg("copy") = false)
-      .def("copy_", [](Tensor& t, const Tensor& src) { t.copy_(src); })
+      .def("to_device", [](const Tensor& t, const Device& d, bool copy, bool non_blocking) {
+             return t.to(d, copy, non_blocking); }, py::arg("device"), py::arg("copy") = false,
+           py::arg("non_blocking") = false)
+      .def("copy_", [](Tensor& t, const Tensor& src, bool non_blocking) { t.copy_(src, non_blocking); },
+           py::arg("src"), py::arg("non_blocking") = false)
       .def("numpy", &to_numpy)
       .def("item", &item);
 

@@ -53,6 +53,11 @@ Storage::Storage(size_t nbytes, Device device)
   data_ = allocator_->allocate(nbytes, device);
 }
 
+Storage::Storage(size_t nbytes, Device device, Allocator* allocator)
+    : nbytes_(nbytes), device_(device), allocator_(allocator) {
+  data_ = allocator_->allocate(nbytes, device);
+}
+
 Storage::Storage(void* data, size_t nbytes, Device device, std::shared_ptr<void> owner)
     : data_(data), nbytes_(nbytes), device_(device), owner_(std::move(owner)) {}
 

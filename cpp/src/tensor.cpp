@@ -336,21 +336,21 @@ Tensor Tensor::to(DType dtype, bool copy) const {
   return out;
 }
 
-Tensor Tensor::to(Device dev, bool copy) const {
+Tensor Tensor::to(Device dev, bool copy, bool non_blocking) const {
   if (dev == device() && !copy) return *this;
   Tensor out = empty(shape_, dtype_, dev);
-  out.copy_(*this);
+  out.copy_(*this, non_blocking);
   return out;
 }
 
-Tensor& Tensor::copy_(const Tensor& src) {
+Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   TT_CHECK(shape_numel(broadcast_shapes(src.shape(), shape_, "copy_")) == numel_, "copy_: source ", src.describe(),
            " does not broadcast to destination ", describe());
   if (src.device() == device()) {
     copy_kernel[device()](src, *this);
   } else {
     Device other = src.device().is_cpu() ? device() : src.device();
-    copy_across_devices_kernel[other](src, *this, false);
+    copy_across_devices_kernel[other](src, *this, non_blocking);
   }
   bump_version();
   return *this;

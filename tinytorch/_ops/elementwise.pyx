@@ -481,7 +481,7 @@ def copy_(Tensor self, Tensor src, non_blocking=False):
     if n is not None and self._grad_fn is not None and getattr(self._grad_fn, "_is_view", False):
         raise RuntimeError("copy_: in-place copy into a view of a tensor that requires grad is not supported; "
                            "build the tensor out of place (e.g. with tinytorch.cat or where)")
-    self._impl.copy_(src._impl)
+    self._impl.copy_(src._impl, non_blocking)
     if n is not None:
         set_history(self, n, 0)
     return self

@@ -300,7 +300,7 @@ def _to_device_back(Node n, g):
 
 
 def to_device(Tensor x, device_impl, bint non_blocking=False, bint copy=False):
-    cdef Tensor out = wrap(x._impl.to_device(device_impl, copy))
+    cdef Tensor out = wrap(x._impl.to_device(device_impl, copy, non_blocking))
     if out._impl is not x._impl:
         n = make_node("ToCopyBackward0", _to_device_back, (x,))
         if n is not None:

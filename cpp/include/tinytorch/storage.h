@@ -19,8 +19,9 @@ Allocator* get_allocator(DeviceType type);
 
 class Storage {
  public:
-  // Owns nbytes from the device's allocator.
+  // Owns nbytes from the device's allocator (or from `allocator`, e.g. pinned host memory).
   Storage(size_t nbytes, Device device);
+  Storage(size_t nbytes, Device device, Allocator* allocator);
   // Borrows memory kept alive by `owner` (e.g. a numpy array); released with it.
   Storage(void* data, size_t nbytes, Device device, std::shared_ptr<void> owner);
   ~Storage();

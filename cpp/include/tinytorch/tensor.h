@@ -72,8 +72,10 @@ class Tensor {
   Tensor contiguous() const;                        // self when already contiguous
   Tensor clone() const;                             // always a fresh contiguous copy
   Tensor to(DType dtype, bool copy = false) const;  // self when dtype matches and !copy
-  Tensor to(Device device, bool copy = false) const;
-  Tensor& copy_(const Tensor& src);                 // any dtype/layout/broadcastable shape
+  Tensor to(Device device, bool copy = false, bool non_blocking = false) const;
+  // Any dtype/layout/broadcastable shape, across devices too; non_blocking lets a copy from or to
+  // pinned host memory run asynchronously on the current stream.
+  Tensor& copy_(const Tensor& src, bool non_blocking = false);
 
  private:
   std::shared_ptr<Storage> storage_;

@@ -1,0 +1,27 @@
+#pragma once
+// The CUDA caching allocator: blocks rounded to 512 bytes, small requests (<= 1 MiB) carved from
+// 2 MiB segments and large ones from their own segments (rounded to 2 MiB), best-fit reuse of
+// freed blocks per (device, stream), splitting of oversized blocks and merging of free
+// neighbours. A steady-state training step therefore calls no cudaMalloc.
+#include <cstddef>
+#include <cstdint>
+#include <cuda_runtime.h>
+
+namespace tt::cuda {
+
+struct MemoryStats {
+  int64_t allocated = 0;       // bytes in blocks handed out
+  int64_t max_allocated = 0;
+  int64_t reserved = 0;        // bytes held from cudaMalloc (segments)
+  int64_t max_reserved = 0;
+  int64_t num_mallocs = 0;     // cudaMalloc calls so far
+  int64_t num_frees = 0;       // cudaFree calls so far (empty_cache, OOM retry)
+};
+
+MemoryStats memory_stats(int device);
+void reset_peak_memory_stats(int device);
+void empty_cache();                                  // returns unused segments to the driver
+void record_stream(void* ptr, cudaStream_t stream);  // ptr is also used on `stream`
+void install_caching_allocator();                    // registers it for DeviceType::CUDA
+
+}  // namespace tt::cuda

@@ -1,0 +1,176 @@
+#pragma once
+// The CUDA elementwise iterator: grid-stride kernels over an IterGeometry (tinytorch/iter.h).
+// Dense operands take a vectorized path (16-byte loads and stores when aligned); others compute
+// each operand's byte offset from the linear index. Functors take and return element types
+// (convert to opmath inside), e.g.  gpu_binary<T, T>(a, b, out, [] __device__ (T x, T y) {...}).
+#include <cstdint>
+#include "tinytorch/cuda/common.h"
+#include "tinytorch/iter.h"
+
+namespace tt::cuda {
+
+constexpr int kThreads = 256;
+
+template <int N>
+struct OffsetCalc {
+  int ndim;
+  int64_t shape[kMaxDims];
+  int64_t strides[N][kMaxDims];
+
+  explicit OffsetCalc(const IterGeometry<N>& g) : ndim(g.ndim) {
+    for (int d = 0; d < ndim; ++d) {
+      shape[d] = g.shape[d];
+      for (int k = 0; k < N; ++k) strides[k][d] = g.strides[k][d];
+    }
+  }
+
+  __device__ __forceinline__ void offsets(int64_t linear, int64_t (&off)[N]) const {
+#pragma unroll
+    for (int k = 0; k < N; ++k) off[k] = 0;
+    for (int d = ndim - 1; d >= 0; --d) {
+      int64_t idx = linear % shape[d];
+      linear /= shape[d];
+#pragma unroll
+      for (int k = 0; k < N; ++k) off[k] += idx * strides[k][d];
+    }
+  }
+};
+
+template <int N>
+struct Pointers {
+  char* p[N];
+};
+
+template <class T, int V>
+struct alignas(sizeof(T) * V) Vec {
+  T v[V];
+};
+
+#define TT_GRID_STRIDE(i, n) \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
+
+// ---------------------------------------------------------------- unary: out = f(a)
+
+template <class Out, class A, class F>
+__global__ void unary_strided_kernel(int64_t n, OffsetCalc<2> oc, Pointers<2> p, F f) {
+  TT_GRID_STRIDE(i, n) {
+    int64_t off[2];
+    oc.offsets(i, off);
+    *reinterpret_cast<Out*>(p.p[0] + off[0]) = f(*reinterpret_cast<const A*>(p.p[1] + off[1]));
+  }
+}
+
+template <class Out, class A, int V, class F>
+__global__ void unary_dense_kernel(int64_t n, Out* out, const A* a, F f) {
+  int64_t nvec = n / V;
+  TT_GRID_STRIDE(i, nvec) {
+    Vec<A, V> x = reinterpret_cast<const Vec<A, V>*>(a)[i];
+    Vec<Out, V> y;
+#pragma unroll
+    for (int j = 0; j < V; ++j) y.v[j] = f(x.v[j]);
+    reinterpret_cast<Vec<Out, V>*>(out)[i] = y;
+  }
+  TT_GRID_STRIDE(i, n - nvec * V) { out[nvec * V + i] = f(a[nvec * V + i]); }
+}
+
+// ---------------------------------------------------------------- binary: out = f(a, b)
+
+template <class Out, class A, class B, class F>
+__global__ void binary_strided_kernel(int64_t n, OffsetCalc<3> oc, Pointers<3> p, F f) {
+  TT_GRID_STRIDE(i, n) {
+    int64_t off[3];
+    oc.offsets(i, off);
+    *reinterpret_cast<Out*>(p.p[0] + off[0]) =
+        f(*reinterpret_cast<const A*>(p.p[1] + off[1]), *reinterpret_cast<const B*>(p.p[2] + off[2]));
+  }
+}
+
+template <class Out, class A, class B, int V, class F>
+__global__ void binary_dense_kernel(int64_t n, Out* out, const A* a, const B* b, F f) {
+  int64_t nvec = n / V;
+  TT_GRID_STRIDE(i, nvec) {
+    Vec<A, V> x = reinterpret_cast<const Vec<A, V>*>(a)[i];
+    Vec<B, V> z = reinterpret_cast<const Vec<B, V>*>(b)[i];
+    Vec<Out, V> y;
+#pragma unroll
+    for (int j = 0; j < V; ++j) y.v[j] = f(x.v[j], z.v[j]);
+    reinterpret_cast<Vec<Out, V>*>(out)[i] = y;
+  }
+  TT_GRID_STRIDE(i, n - nvec * V) { out[nvec * V + i] = f(a[nvec * V + i], b[nvec * V + i]); }
+}
+
+// ---------------------------------------------------------------- ternary: out = f(a, b, c)
+
+template <class Out, class A, class B, class C, class F>
+__global__ void ternary_strided_kernel(int64_t n, OffsetCalc<4> oc, Pointers<4> p, F f) {
+  TT_GRID_STRIDE(i, n) {
+    int64_t off[4];
+    oc.offsets(i, off);
+    *reinterpret_cast<Out*>(p.p[0] + off[0]) =
+        f(*reinterpret_cast<const A*>(p.p[1] + off[1]), *reinterpret_cast<const B*>(p.p[2] + off[2]),
+          *reinterpret_cast<const C*>(p.p[3] + off[3]));
+  }
+}
+
+// ---------------------------------------------------------------- launchers
+
+template <int N>
+inline Pointers<N> pointers_of(const IterGeometry<N>& g) {
+  Pointers<N> p;
+  for (int k = 0; k < N; ++k) p.p[k] = g.base[k];
+  return p;
+}
+
+inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+template <class T>
+constexpr int vec_width() { return sizeof(T) >= 16 ? 1 : int(16 / sizeof(T)); }
+
+template <class Out, class A, class F>
+void gpu_unary(const Tensor& in, const Tensor& out, F f) {
+  IterGeometry<2> g({&out, &in});
+  if (g.numel == 0) return;
+  DeviceGuard guard(out.device());
+  cudaStream_t stream = current_stream(out.device().index);
+  constexpr int V = vec_width<Out>() < vec_width<A>() ? vec_width<Out>() : vec_width<A>();
+  if (g.is_contiguous({sizeof(Out), sizeof(A)}) && aligned16(g.base[0]) && aligned16(g.base[1])) {
+    unary_dense_kernel<Out, A, V><<<grid_for(g.numel, V), kThreads, 0, stream>>>(
+        g.numel, reinterpret_cast<Out*>(g.base[0]), reinterpret_cast<const A*>(g.base[1]), f);
+  } else {
+    unary_strided_kernel<Out, A><<<grid_for(g.numel), kThreads, 0, stream>>>(g.numel, OffsetCalc<2>(g),
+                                                                              pointers_of(g), f);
+  }
+  TT_CUDA_KERNEL_CHECK();
+}
+
+template <class Out, class A, class B, class F>
+void gpu_binary(const Tensor& a, const Tensor& b, const Tensor& out, F f) {
+  IterGeometry<3> g({&out, &a, &b});
+  if (g.numel == 0) return;
+  DeviceGuard guard(out.device());
+  cudaStream_t stream = current_stream(out.device().index);
+  constexpr int VA = vec_width<A>() < vec_width<B>() ? vec_width<A>() : vec_width<B>();
+  constexpr int V = vec_width<Out>() < VA ? vec_width<Out>() : VA;
+  if (g.is_contiguous({sizeof(Out), sizeof(A), sizeof(B)}) && aligned16(g.base[0]) && aligned16(g.base[1]) &&
+      aligned16(g.base[2])) {
+    binary_dense_kernel<Out, A, B, V><<<grid_for(g.numel, V), kThreads, 0, stream>>>(
+        g.numel, reinterpret_cast<Out*>(g.base[0]), reinterpret_cast<const A*>(g.base[1]),
+        reinterpret_cast<const B*>(g.base[2]), f);
+  } else {
+    binary_strided_kernel<Out, A, B><<<grid_for(g.numel), kThreads, 0, stream>>>(g.numel, OffsetCalc<3>(g),
+                                                                                  pointers_of(g), f);
+  }
+  TT_CUDA_KERNEL_CHECK();
+}
+
+template <class Out, class A, class B, class C, class F>
+void gpu_ternary(const Tensor& a, const Tensor& b, const Tensor& c, const Tensor& out, F f) {
+  IterGeometry<4> g({&out, &a, &b, &c});
+  if (g.numel == 0) return;
+  DeviceGuard guard(out.device());
+  ternary_strided_kernel<Out, A, B, C><<<grid_for(g.numel), kThreads, 0, current_stream(out.device().index)>>>(
+      g.numel, OffsetCalc<4>(g), pointers_of(g), f);
+  TT_CUDA_KERNEL_CHECK();
+}
+
+}  // namespace tt::cuda

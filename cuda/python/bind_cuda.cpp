@@ -1,0 +1,148 @@
+// tinytorch._cuda: the CUDA backend's Python face. Importing it loads libtinytorch_cuda, whose
+// kernels register themselves into the core dispatch tables, and installs the caching allocator.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <cuda_runtime.h>
+#include "tinytorch/cuda/allocator.h"
+#include "tinytorch/cuda/common.h"
+#include "tinytorch/cuda/pinned.h"
+
+namespace py = pybind11;
+using namespace tt;
+using namespace tt::cuda;
+
+namespace {
+
+// A stream handle; owns the stream when created here, borrows it otherwise.
+struct Stream {
+  cudaStream_t stream = nullptr;
+  int device = 0;
+  bool owned = false;
+  Stream(int dev, int priority) : device(dev), owned(true) {
+    DeviceGuard g(dev);
+    TT_CUDA_CHECK(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, priority));
+  }
+  Stream(cudaStream_t s, int dev) : stream(s), device(dev) {}
+  ~Stream() {
+    if (owned && stream) cudaStreamDestroy(stream);
+  }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+};
+
+struct Event {
+  cudaEvent_t event = nullptr;
+  int device = -1;
+  bool timing;
+  explicit Event(bool enable_timing) : timing(enable_timing) {}
+  ~Event() {
+    if (event) cudaEventDestroy(event);
+  }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void record(const Stream& s) {
+    DeviceGuard g(s.device);
+    if (!event) {
+      TT_CUDA_CHECK(cudaEventCreateWithFlags(&event, timing ? cudaEventDefault : cudaEventDisableTiming));
+      device = s.device;
+    }
+    TT_CUDA_CHECK(cudaEventRecord(event, s.stream));
+  }
+};
+
+}  // namespace
+
+PYBIND11_MODULE(_cuda, m) {
+  py::module_::import("tinytorch._C");  // TensorImpl and the error types
+  install_caching_allocator();
+
+  m.def("device_count", &device_count);
+  m.def("current_device", &current_device);
+  m.def("set_device", &set_device);
+  m.def("synchronize", [](int dev) {
+    DeviceGuard g(dev);
+    py::gil_scoped_release nogil;
+    TT_CUDA_CHECK(cudaDeviceSynchronize());
+  });
+  m.def("get_device_name", [](int dev) {
+    check_device_index(dev, "get_device_name");
+    cudaDeviceProp prop{};
+    TT_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+    return std::string(prop.name);
+  });
+  m.def("get_device_capability", [](int dev) {
+    check_device_index(dev, "get_device_capability");
+    cudaDeviceProp prop{};
+    TT_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+    return py::make_tuple(prop.major, prop.minor);
+  });
+  m.def("mem_get_info", [](int dev) {
+    DeviceGuard g(dev);
+    size_t free_b = 0, total_b = 0;
+    TT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    return py::make_tuple(free_b, total_b);
+  });
+
+  m.def("memory_stats", [](int dev) {
+    MemoryStats s = memory_stats(dev);
+    py::dict d;
+    d["allocated_bytes.all.current"] = s.allocated;
+    d["allocated_bytes.all.peak"] = s.max_allocated;
+    d["reserved_bytes.all.current"] = s.reserved;
+    d["reserved_bytes.all.peak"] = s.max_reserved;
+    d["num_device_alloc"] = s.num_mallocs;
+    d["num_device_free"] = s.num_frees;
+    return d;
+  });
+  m.def("reset_peak_memory_stats", &reset_peak_memory_stats);
+  m.def("empty_cache", &empty_cache);
+
+  py::class_<Stream>(m, "Stream")
+      .def(py::init<int, int>(), py::arg("device"), py::arg("priority") = 0)
+      .def_readonly("device", &Stream::device)
+      .def_property_readonly("cuda_stream", [](const Stream& s) { return reinterpret_cast<uintptr_t>(s.stream); })
+      .def("synchronize", [](const Stream& s) {
+        py::gil_scoped_release nogil;
+        TT_CUDA_CHECK(cudaStreamSynchronize(s.stream));
+      })
+      .def("query", [](const Stream& s) {
+        cudaError_t e = cudaStreamQuery(s.stream);
+        if (e == cudaErrorNotReady) { cudaGetLastError(); return false; }
+        TT_CUDA_CHECK(e);
+        return true;
+      })
+      .def("wait_event", [](const Stream& s, const Event& e) {
+        if (e.event) TT_CUDA_CHECK(cudaStreamWaitEvent(s.stream, e.event, 0));
+      });
+  m.def("current_stream", [](int dev) { return std::make_unique<Stream>(current_stream(dev), dev); });
+  m.def("set_current_stream", [](const Stream& s) { set_current_stream(s.device, s.stream); });
+  m.def("set_current_stream_ptr", [](int dev, uintptr_t ptr) {
+    set_current_stream(dev, reinterpret_cast<cudaStream_t>(ptr));
+  });
+
+  py::class_<Event>(m, "Event")
+      .def(py::init<bool>(), py::arg("enable_timing") = false)
+      .def("record", &Event::record)
+      .def("synchronize", [](const Event& e) {
+        if (!e.event) return;
+        py::gil_scoped_release nogil;
+        TT_CUDA_CHECK(cudaEventSynchronize(e.event));
+      })
+      .def("query", [](const Event& e) {
+        if (!e.event) return true;
+        cudaError_t err = cudaEventQuery(e.event);
+        if (err == cudaErrorNotReady) { cudaGetLastError(); return false; }
+        TT_CUDA_CHECK(err);
+        return true;
+      })
+      .def("elapsed_time", [](const Event& a, const Event& b) {
+        TT_CHECK(a.event && b.event, "elapsed_time: both events must be recorded first");
+        float ms = 0;
+        TT_CUDA_CHECK(cudaEventElapsedTime(&ms, a.event, b.event));
+        return ms;
+      });
+
+  m.def("pin_memory", &pin_memory);
+  m.def("is_pinned", &is_pinned);
+  m.def("record_stream", [](const Tensor& t, const Stream& s) { record_stream(t.storage()->data(), s.stream); });
+}

@@ -1,0 +1,230 @@
+// The CUDA caching allocator (see tinytorch/cuda/allocator.h).
+#include "tinytorch/cuda/allocator.h"
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+#include <vector>
+#include "tinytorch/cuda/common.h"
+#include "tinytorch/storage.h"
+
+namespace tt::cuda {
+namespace {
+
+constexpr size_t kRound = 512;                  // every block is a multiple of this
+constexpr size_t kSmallLimit = size_t(1) << 20; // <= 1 MiB: a small request
+constexpr size_t kSmallSegment = size_t(2) << 20;
+constexpr size_t kLargeRound = size_t(2) << 20;
+
+struct Block {
+  int device;
+  cudaStream_t stream;
+  size_t size;
+  void* ptr;
+  bool allocated = false;
+  bool small;
+  Block* prev = nullptr;  // neighbours within the same cudaMalloc segment
+  Block* next = nullptr;
+  std::vector<cudaStream_t> other_streams;  // record_stream: used there too
+};
+
+struct BlockLess {  // best fit: by stream, size, then address
+  bool operator()(const Block* a, const Block* b) const {
+    if (a->stream != b->stream) return a->stream < b->stream;
+    if (a->size != b->size) return a->size < b->size;
+    return a->ptr < b->ptr;
+  }
+};
+
+struct DeviceState {
+  std::set<Block*, BlockLess> small_free, large_free;
+  MemoryStats stats;
+};
+
+class CachingAllocator final : public Allocator {
+ public:
+  void* allocate(size_t nbytes, Device device) override {
+    if (nbytes == 0) return nullptr;
+    check_device_index(device.index, "cuda allocate");
+    std::lock_guard<std::mutex> lock(mutex_);
+    DeviceState& st = state(device.index);
+    cudaStream_t stream = current_stream(device.index);
+    size_t size = round_size(nbytes);
+    bool small = size <= kSmallLimit;
+    auto& pool = small ? st.small_free : st.large_free;
+    Block key{device.index, stream, size, nullptr};
+    auto it = pool.lower_bound(&key);
+    Block* block = nullptr;
+    if (it != pool.end() && (*it)->stream == stream) {
+      block = *it;
+      pool.erase(it);
+    } else {
+      size_t seg = small ? kSmallSegment : (size + kLargeRound - 1) / kLargeRound * kLargeRound;
+      void* ptr = malloc_segment(device.index, seg, nbytes, st);
+      block = new_block(device.index, stream, seg, ptr, small);
+    }
+    // split off the unused tail when it is worth keeping
+    size_t remaining = block->size - size;
+    if ((small && remaining >= kRound) || (!small && remaining > kSmallLimit)) {
+      Block* rest = new_block(device.index, stream, remaining, static_cast<char*>(block->ptr) + size, small);
+      rest->prev = block;
+      rest->next = block->next;
+      if (block->next) block->next->prev = rest;
+      block->next = rest;
+      block->size = size;
+      pool.insert(rest);
+    }
+    block->allocated = true;
+    active_[block->ptr] = block;
+    st.stats.allocated += static_cast<int64_t>(block->size);
+    st.stats.max_allocated = std::max(st.stats.max_allocated, st.stats.allocated);
+    return block->ptr;
+  }
+
+  void deallocate(void* ptr, Device) override {
+    if (!ptr) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = active_.find(ptr);
+    if (it == active_.end()) return;
+    Block* block = it->second;
+    active_.erase(it);
+    DeviceState& st = state(block->device);
+    st.stats.allocated -= static_cast<int64_t>(block->size);
+    if (!block->other_streams.empty()) {
+      // Used on other streams too: wait for them before the memory is reused on its own stream.
+      DeviceGuard guard(block->device);
+      for (cudaStream_t s : block->other_streams) cudaStreamSynchronize(s);
+      block->other_streams.clear();
+    }
+    block->allocated = false;
+    auto& pool = block->small ? st.small_free : st.large_free;
+    for (Block* nb : {block->prev, block->next}) {  // merge with free neighbours
+      if (nb && !nb->allocated && nb->stream == block->stream) {
+        pool.erase(nb);
+        if (nb == block->prev) {
+          nb->size += block->size;
+          nb->next = block->next;
+          if (block->next) block->next->prev = nb;
+          blocks_.erase(block);
+          block = nb;
+        } else {
+          block->size += nb->size;
+          block->next = nb->next;
+          if (nb->next) nb->next->prev = block;
+          blocks_.erase(nb);
+        }
+      }
+    }
+    pool.insert(block);
+  }
+
+  void record_stream(void* ptr, cudaStream_t stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = active_.find(ptr);
+    if (it != active_.end() && it->second->stream != stream) it->second->other_streams.push_back(stream);
+  }
+
+  void empty_cache() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& [dev, st] : states_) release_free_segments(dev, *st);
+  }
+
+  MemoryStats stats(int device) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return state(device).stats;
+  }
+
+  void reset_peak(int device) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    DeviceState& st = state(device);
+    st.stats.max_allocated = st.stats.allocated;
+    st.stats.max_reserved = st.stats.reserved;
+  }
+
+ private:
+  static size_t round_size(size_t n) { return (n + kRound - 1) / kRound * kRound; }
+
+  DeviceState& state(int device) {
+    auto& p = states_[device];
+    if (!p) p = std::make_unique<DeviceState>();
+    return *p;
+  }
+
+  Block* new_block(int device, cudaStream_t stream, size_t size, void* ptr, bool small) {
+    auto b = std::make_unique<Block>(Block{device, stream, size, ptr});
+    b->small = small;
+    Block* raw = b.get();
+    blocks_.emplace(raw, std::move(b));
+    return raw;
+  }
+
+  void* malloc_segment(int device, size_t size, size_t requested, DeviceState& st) {
+    DeviceGuard guard(device);
+    void* ptr = nullptr;
+    cudaError_t err = cudaMalloc(&ptr, size);
+    if (err == cudaErrorMemoryAllocation) {  // free what the cache holds and retry once
+      cudaGetLastError();
+      release_free_segments(device, st);
+      err = cudaMalloc(&ptr, size);
+    }
+    if (err == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      size_t free_b = 0, total_b = 0;
+      cudaMemGetInfo(&free_b, &total_b);
+      throw OutOfMemoryError(str_cat(
+          "CUDA out of memory. Tried to allocate ", mib(requested), " (segment ", mib(size), "). GPU ", device,
+          " has a total capacity of ", mib(total_b), " of which ", mib(free_b), " is free. tinytorch has ",
+          mib(st.stats.allocated), " allocated and ", mib(st.stats.reserved - st.stats.allocated),
+          " reserved but unallocated (cached). Free tensors, then tinytorch.cuda.empty_cache() and retry."));
+    }
+    TT_CUDA_CHECK(err);
+    st.stats.reserved += static_cast<int64_t>(size);
+    st.stats.max_reserved = std::max(st.stats.max_reserved, st.stats.reserved);
+    st.stats.num_mallocs += 1;
+    return ptr;
+  }
+
+  // Frees every segment that is entirely one free block.
+  void release_free_segments(int device, DeviceState& st) {
+    DeviceGuard guard(device);
+    cudaDeviceSynchronize();
+    for (auto* pool : {&st.small_free, &st.large_free}) {
+      for (auto it = pool->begin(); it != pool->end();) {
+        Block* b = *it;
+        if (!b->prev && !b->next) {
+          cudaFree(b->ptr);
+          st.stats.reserved -= static_cast<int64_t>(b->size);
+          st.stats.num_frees += 1;
+          it = pool->erase(it);
+          blocks_.erase(b);
+        } else {
+          ++it;
+        }
+      }
+    }
+  }
+
+  static std::string mib(size_t bytes) { return str_cat(static_cast<double>(bytes) / (1 << 20), " MiB"); }
+
+  std::mutex mutex_;
+  std::unordered_map<int, std::unique_ptr<DeviceState>> states_;
+  std::unordered_map<void*, Block*> active_;
+  std::unordered_map<Block*, std::unique_ptr<Block>> blocks_;
+};
+
+CachingAllocator& allocator() {
+  static CachingAllocator* a = new CachingAllocator();  // never destroyed: outlives every tensor
+  return *a;
+}
+
+}  // namespace
+
+MemoryStats memory_stats(int device) { return allocator().stats(device); }
+void reset_peak_memory_stats(int device) { allocator().reset_peak(device); }
+void empty_cache() { allocator().empty_cache(); }
+void record_stream(void* ptr, cudaStream_t stream) { allocator().record_stream(ptr, stream); }
+void install_caching_allocator() { set_allocator(DeviceType::CUDA, &allocator()); }
+
+}  // namespace tt::cuda
