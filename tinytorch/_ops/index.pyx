@@ -52,7 +52,9 @@ def gather(Tensor x, int dim, Tensor index):
 def _scatter_back(Node n, g):
     idx, = n.saved_tensors
     gx = scatter(g, n.dim, idx, 0.0) if n.needs_input_grad[0] else None
-    gs = gather(g, n.dim, idx) if len(n.needs_input_grad) > 1 and n.needs_input_grad[1] else None
+    if len(n.needs_input_grad) == 1:     # scatter with a scalar value: one input
+        return (gx,)
+    gs = gather(g, n.dim, idx) if n.needs_input_grad[1] else None
     return (gx, gs)
 
 
