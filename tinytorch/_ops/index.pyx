@@ -251,6 +251,8 @@ def _parse(Tensor x, key):
             dim += 1
         else:
             t = k if isinstance(k, Tensor) else _as_index(k, x)
+            if (<Tensor>t)._impl.dtype_code > 3:     # as PyTorch: IndexError, not the kernel's TypeError
+                raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, got {t.dtype}")
             advanced.append(t)
             has_adv = True
             dim += (<Tensor>t)._impl.ndim if (<Tensor>t)._impl.dtype_code == 0 else 1
