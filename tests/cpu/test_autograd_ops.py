@@ -215,7 +215,9 @@ OPS = {
     "norm_2": (tt.norm, [T(3, 4)], {"p": 2}),
     "norm_2_dim": (tt.norm, [R(3, 4)], {"p": 2, "dim": 0, "keepdim": True}),
     "norm_3": (tt.norm, [SL(3, 4)], {"p": 3, "dim": -1}),
-    "norm_inf": (tt.norm, [D(3, 4)], {"p": float("inf"), "dim": 1}),
+    # distinct |x| (no ties: the inf-norm is not differentiable there)
+    "norm_inf": (lambda x: (x + 5.0).norm(float("inf"), 1), [D(3, 4)], {}),
+    "norm_inf_neg": (lambda x: tt.norm(x - 5.0, p=float("inf"), dim=0, keepdim=True), [D(3, 4)], {}),
     "cumsum": (tt.cumsum, [T(3, 4)], {"dim": 1}),
     "cumsum_dim0": (tt.cumsum, [R(3, 4)], {"dim": 0}),
     "cumprod": (tt.cumprod, [R(3, 4, lo=0.5, hi=1.5)], {"dim": 1}),
@@ -498,3 +500,63 @@ def test_setitem_gradient_values():
     (y * tt.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [[1, 0, 3], [4, 0, 6]])   # overwritten part: zero
     np.testing.assert_array_equal(v.grad.numpy(), [2, 5])
+
+
+# ------------------------------------------------------------------ double backward, every row
+
+# rows whose first backward is a fused C++ kernel: differentiating it again raises (never a silent 0)
+FUSED_BACKWARD = {"gelu", "gelu_tanh", "silu", "softplus", "softplus_beta_threshold", "leaky_relu", "elu", "mish",
+                  "hardswish", "layer_norm", "layer_norm_affine", "layer_norm_weight_only", "rms_norm",
+                  "rms_norm_weight"}
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_double_backward(name):
+    """Hessian-vector product of f = sum_i sum(w_i * out_i**2) by double backward (create_graph)
+    vs central differences of the first gradient. The square makes even linear ops (views,
+    indexing) have a non-zero second derivative, so a backward formula that drops the graph of
+    its incoming gradient is caught."""
+    fn, specs, kw = OPS[name]
+    leaves, adapters = _leaves(specs, "float64", _seed(name))
+    values = [to_numpy(x) for x in leaves]
+    call = _call(fn, kw, adapters)
+    rng = np.random.default_rng(_seed(name) + 2)
+    ws = None
+
+    def f(*xs):
+        nonlocal ws
+        outs = _outputs(call(*xs))
+        if ws is None:
+            ws = [tt.tensor(rng.uniform(0.5, 1.5, tuple(o.shape)), dtype=tt.float64) for o in outs]
+        return sum(((o ** 2) * w).sum() for o, w in zip(outs, ws))
+
+    def grads_at(vals, create_graph=False):
+        xs = [tt.tensor(v, dtype=tt.float64).requires_grad_() for v in vals]
+        return xs, tt.autograd.grad(f(*xs), xs, create_graph=create_graph, allow_unused=True)
+
+    vs = [rng.uniform(-1, 1, v.shape) for v in values]
+    xs, gs = grads_at(values, create_graph=True)
+    dot = sum((g * tt.tensor(v, dtype=tt.float64)).sum() for g, v in zip(gs, vs) if g is not None)
+    if name in FUSED_BACKWARD:
+        with pytest.raises(NotImplementedError, match="double backward through"):
+            tt.autograd.grad(dot, xs, allow_unused=True)
+        return
+    hv = tt.autograd.grad(dot, xs, allow_unused=True)
+    eps = 1e-6
+    _, gp = grads_at([v + eps * d for v, d in zip(values, vs)])
+    _, gm = grads_at([v - eps * d for v, d in zip(values, vs)])
+    for i, (h, p, m) in enumerate(zip(hv, gp, gm)):
+        numeric = (to_numpy(p) - to_numpy(m)) / (2 * eps) if p is not None else np.zeros_like(values[i])
+        analytic = to_numpy(h) if h is not None else np.zeros_like(values[i])
+        np.testing.assert_allclose(analytic, numeric, rtol=1e-4, atol=1e-6, err_msg=f"{name}: input {i}")
+
+
+def test_reductions_at_degenerate_points_match_pytorch():
+    # std / norm of a constant or zero input: gradient 0 (PyTorch masks the 0/0)
+    np.testing.assert_array_equal(_g(lambda t: t.std(), [2.0, 2.0, 2.0])[0], [0, 0, 0])
+    np.testing.assert_array_equal(_g(lambda t: t.std(1).sum(), [[1.0, 1.0], [1.0, 3.0]])[0], [[0, 0], [-1 / 2 ** 0.5, 1 / 2 ** 0.5]])
+    np.testing.assert_array_equal(_g(lambda t: t.var(), [2.0, 2.0])[0], [0, 0])
+    np.testing.assert_array_equal(_g(lambda t: t.norm(), [0.0, 0.0])[0], [0, 0])
+    np.testing.assert_array_equal(_g(lambda t: t.norm(3), [0.0, 0.0])[0], [0, 0])
+    np.testing.assert_array_equal(_g(lambda t: t.norm(1), [0.0, -2.0])[0], [0, -1])
+    np.testing.assert_allclose(_g(lambda t: t.norm(float("inf")), [-2.0, 2.0, 1.0])[0], [-0.5, 0.5, 0])

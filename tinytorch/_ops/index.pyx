@@ -107,7 +107,9 @@ def scatter_add_(Tensor x, int dim, Tensor index, Tensor src):
 
 def _masked_fill_back(Node n, g):
     mask, = n.saved_tensors
-    return (wrap(_C.masked_fill(g._impl, mask._impl, 0.0)), None)
+    # a recorded op (not _C.masked_fill directly), so double backward sees the dependence on g
+    from tinytorch._ops.elementwise import where
+    return (where(mask, 0.0, g), None)
 
 
 def masked_fill(Tensor x, Tensor mask, value):
