@@ -72,7 +72,8 @@ cdef class Node:
             if t._grad_fn is self:
                 # An output of this node: keep only its storage, not the Python tensor, so the
                 # graph does not reference itself (no cycle, freed by refcounting alone).
-                self._saved.append((None, t._impl, t._impl.version, True))
+                # (Outputs saved before set_history are converted there.) is_output = output_nr + 1.
+                self._saved.append((None, t._impl, t._impl.version, t._output_nr + 1))
             else:
                 self._saved.append((t, t._impl, t._impl.version, False))
 
@@ -99,7 +100,7 @@ cdef class Node:
             if is_output:
                 t = wrap(impl)
                 t._grad_fn = self
-                t._output_nr = 0
+                t._output_nr = is_output - 1
                 out.append(t)
             else:
                 out.append(tensor)
@@ -208,6 +209,13 @@ cdef Node make_node(str name, object backward, tuple inputs, int num_outputs=1):
 cdef void set_history(Tensor out, Node node, int output_nr):
     out._grad_fn = node
     out._output_nr = output_nr
+    # ops save their output before attaching it (n.save(x, out); set_history(out, n, 0)): keep
+    # only its storage, else node -> saved out -> out._grad_fn -> node is a reference cycle
+    # that only the cycle collector frees.
+    cdef list saved = node._saved
+    for i in range(len(saved)):
+        if saved[i][0] is out:
+            saved[i] = (None, saved[i][1], saved[i][2], output_nr + 1)
 
 
 def _make_node(str name, backward, tuple inputs, int num_outputs=1):
@@ -392,6 +400,15 @@ def run_backward(tuple roots, tuple root_grads, bint keep_graph, bint create_gra
                     heapq.heappush(ready, (-(<Node>nxt_obj)._seq, nk))
     finally:
         _set_grad_enabled(prev)
+    if inputs is not None and accumulate:
+        # backward(inputs=[...]) with a non-leaf: its .grad is populated too (as PyTorch)
+        for x, r in zip(inputs, results):
+            t = <Tensor>x
+            if t._grad_fn is not None and not t._retains_grad and r is not None:   # (retain_grad hook did it)
+                if t._grad is None:
+                    t._grad = r if create_graph else r.detach().clone()
+                else:
+                    t._grad = t._grad + r if create_graph else t._grad.detach() + r
     if inputs is not None:
         for i, r in enumerate(results):
             if r is None and not allow_unused:

@@ -63,6 +63,17 @@ cdef Tensor rebase_inplace(Tensor self, Tensor result):
     if result._grad_fn is not None and self._grad_fn is not None and getattr(self._grad_fn, "_is_view", False):
         raise RuntimeError(f"in-place operation on a view ({self._grad_fn._name}) of a tensor that requires grad "
                            "is not supported by tinytorch autograd; use the out-of-place op instead")
+    # The formula may have saved ``self`` (e.g. clamp_, mul_): it is about to be overwritten, so
+    # save a copy of its old value instead (PyTorch's original_self); otherwise backward would
+    # always fail the saved-tensor version check.
+    cdef Node n = result._grad_fn
+    original = None
+    if n is not None:
+        for i, entry in enumerate(n._saved):
+            if entry[0] is self:
+                if original is None:
+                    original = self.clone()
+                n._saved[i] = (original, (<Tensor>original)._impl, (<Tensor>original)._impl.version, False)
     self._impl.copy_(result._impl)
     if result._grad_fn is not None:
         self._grad_fn = result._grad_fn

@@ -247,7 +247,8 @@ def _binary_backward(Node n, g):
 def _pow_grad(n, g, a, b, y):
     ga = gb = None
     if n.needs_input_grad[0]:
-        ga = g * b * pow(a, b - 1.0)
+        # 0 where the exponent is 0 (as PyTorch; b * a**(b-1) would be 0 * inf = nan at a == 0)
+        ga = where(b == 0, 0.0, g * b * pow(a, b - 1.0)) if isinstance(b, Tensor) else g * b * pow(a, b - 1.0)
     if n.needs_input_grad[1]:
         # d/db a**b = a**b log a, defined as 0 where a == 0 and b >= 0 (as PyTorch)
         ga_mask = (a == 0).logical_and(b >= 0) if isinstance(b, Tensor) else (a == 0)

@@ -52,7 +52,9 @@ def gather(Tensor x, int dim, Tensor index):
 def _scatter_back(Node n, g):
     idx, = n.saved_tensors
     gx = scatter(g, n.dim, idx, 0.0) if n.needs_input_grad[0] else None
-    gs = gather(g, n.dim, idx) if len(n.needs_input_grad) > 1 and n.needs_input_grad[1] else None
+    if len(n.needs_input_grad) == 1:     # scatter with a scalar value: one input
+        return (gx,)
+    gs = gather(g, n.dim, idx) if n.needs_input_grad[1] else None
     return (gx, gs)
 
 
@@ -105,7 +107,9 @@ def scatter_add_(Tensor x, int dim, Tensor index, Tensor src):
 
 def _masked_fill_back(Node n, g):
     mask, = n.saved_tensors
-    return (wrap(_C.masked_fill(g._impl, mask._impl, 0.0)), None)
+    # a recorded op (not _C.masked_fill directly), so double backward sees the dependence on g
+    from tinytorch._ops.elementwise import where
+    return (where(mask, 0.0, g), None)
 
 
 def masked_fill(Tensor x, Tensor mask, value):
@@ -249,6 +253,8 @@ def _parse(Tensor x, key):
             dim += 1
         else:
             t = k if isinstance(k, Tensor) else _as_index(k, x)
+            if (<Tensor>t)._impl.dtype_code > 3:     # as PyTorch: IndexError, not the kernel's TypeError
+                raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, got {t.dtype}")
             advanced.append(t)
             has_adv = True
             dim += (<Tensor>t)._impl.ndim if (<Tensor>t)._impl.dtype_code == 0 else 1

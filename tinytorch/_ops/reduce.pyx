@@ -209,8 +209,11 @@ def var(Tensor x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 def _std_back(Node n, g):
     x, y = n.saved_tensors
+    from tinytorch._ops.elementwise import where
     centered = x - mean(x, n.dims, keepdim=True)
-    return (_keep(g, n) * centered / (_keep(y, n) * (_count(n) - n.correction)),)
+    yk = _keep(y, n)
+    # 0 where std == 0 (constant input), as PyTorch, instead of 0/0 = nan
+    return (where(yk == 0, 0.0, _keep(g, n) * centered / (yk * (_count(n) - n.correction))),)
 
 
 def std(Tensor x, dim=None, unbiased=None, keepdim=False, *, correction=None):

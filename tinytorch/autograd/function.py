@@ -1,6 +1,8 @@
 """``autograd.Function``: user-defined ops with a forward and a backward staticmethod."""
 from __future__ import annotations
 
+import weakref
+
 from tinytorch._autograd import _make_node, _set_history
 from tinytorch.autograd.grad_mode import no_grad
 
@@ -19,7 +21,7 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple:
-        node = getattr(self, "_node", None)
+        node = self._node() if getattr(self, "_node", None) is not None else None
         if node is not None:
             return node.saved_tensors
         return self.saved_tensors_
@@ -72,8 +74,11 @@ class Function:
         node = _make_node(f"{cls.__name__}Backward", backward, tensor_args, len(outs))
         shapes = [o.detach() if isinstance(o, Tensor) else None for o in outs]
         if node is not None:
-            ctx._node = node
+            # the node owns the saved tensors; ctx (referenced by the node's backward closure)
+            # keeps only a weak reference to it, so the graph has no reference cycle
+            ctx._node = weakref.ref(node)
             node.save(*ctx.saved_tensors_)
+            ctx.saved_tensors_ = ()
             for i, o in enumerate(outs):
                 if isinstance(o, Tensor) and id(o) not in ctx._non_differentiable and o.dtype.is_floating_point:
                     _set_history(o, node, i)

@@ -52,6 +52,12 @@ class set_grad_enabled(_GradModeContext):
         self._prev = is_grad_enabled()
         _set_grad_enabled(bool(mode))
 
+    def __call__(self, fn):
+        # used as a decorator: __init__ already switched the mode; undo that (as PyTorch), the
+        # wrapper sets it for each call
+        _set_grad_enabled(self._prev)
+        return super().__call__(fn)
+
     def __enter__(self):
         pass
 

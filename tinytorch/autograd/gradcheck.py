@@ -21,8 +21,13 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     for x in diff_inputs:
         if x.dtype.name != "float64":
             raise ValueError(f"gradcheck expects float64 inputs, got {x.dtype}")
-    outputs = [o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor) and o.requires_grad]
-    for oi, out in enumerate(outputs):
+    raw = _as_tuple(func(*inputs))
+    # (position in func's result, output) for the differentiable outputs
+    outputs = [(p, o) for p, o in enumerate(raw) if isinstance(o, Tensor) and o.requires_grad]
+    # every analytical Jacobian first: the numerical pass perturbs the inputs in place, which
+    # bumps their version counters and would invalidate what the graph saved
+    analytics = []
+    for oi, (_, out) in enumerate(outputs):
         n_out = out.numel()
         analytic = [np.zeros((n_out, x.numel())) for x in diff_inputs]
         for j in range(n_out):
@@ -34,6 +39,9 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
             for k, gk in enumerate(grads):
                 if gk is not None:
                     analytic[k][j] = gk.detach().numpy().reshape(-1)
+        analytics.append(analytic)
+    for oi, ((pos, out), analytic) in enumerate(zip(outputs, analytics)):
+        n_out = out.numel()
         for k, x in enumerate(diff_inputs):
             numeric = np.zeros((n_out, x.numel()))
             with no_grad():
@@ -41,9 +49,9 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                 for i, idx in enumerate(flat_index):
                     orig = _get(x, idx)
                     _set(x, idx, orig + eps)
-                    plus = _as_tuple(func(*inputs))[oi].detach().numpy().astype(np.float64).reshape(-1).copy()
+                    plus = _as_tuple(func(*inputs))[pos].detach().numpy().astype(np.float64).reshape(-1).copy()
                     _set(x, idx, orig - eps)
-                    minus = _as_tuple(func(*inputs))[oi].detach().numpy().astype(np.float64).reshape(-1).copy()
+                    minus = _as_tuple(func(*inputs))[pos].detach().numpy().astype(np.float64).reshape(-1).copy()
                     _set(x, idx, orig)
                     numeric[:, i] = (plus - minus) / (2 * eps)
             if not np.allclose(analytic[k], numeric, atol=atol, rtol=rtol):
