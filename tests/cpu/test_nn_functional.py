@@ -260,3 +260,23 @@ def test_linear_and_layer_norm_low_precision(dtype):
     ln = to_numpy(F.layer_norm(x, (8,)))
     mu, var = xr.mean(-1, keepdims=True), xr.var(-1, keepdims=True)
     assert_close(ln, (xr - mu) / np.sqrt(var + 1e-5), dtype, tol=tuple(4 * t for t in TOL[dtype]))
+
+
+@pytest.mark.parametrize("layout", ["transposed", "sliced"])
+@pytest.mark.parametrize("name", ["cross_entropy", "nll_loss", "conv2d", "layer_norm", "max_pool2d", "batch_norm",
+                                  "linear"])
+def test_non_contiguous_inputs_values_and_gradients(layout, name):
+    w = tt.tensor(np.random.default_rng(0).uniform(-1, 1, (2, 3, 2, 2)))
+    fns = {
+        "cross_entropy": (lambda x: F.cross_entropy(x, tt.tensor([0, 2, 1, 1]), label_smoothing=0.1), (4, 3)),
+        "nll_loss": (lambda x: F.nll_loss(x, tt.tensor([0, 2, 1, 1]), reduction="sum"), (4, 3)),
+        "conv2d": (lambda x: F.conv2d(x, w, padding=1), (1, 3, 3, 4)),
+        "layer_norm": (lambda x: F.layer_norm(x, (3,)), (4, 3)),
+        "max_pool2d": (lambda x: F.max_pool2d(x, 2), (1, 2, 4, 4)),
+        "batch_norm": (lambda x: F.batch_norm(x, None, None, training=True), (4, 3)),
+        "linear": (lambda x: F.linear(x, w[:, :, 0, 0]), (4, 3)),
+    }
+    fn, shape = fns[name]
+    x, xr = make(shape, "float64", layout, requires_grad=True)
+    assert_close(fn(x), to_numpy(fn(tt.tensor(xr))))
+    assert gradcheck(fn, (x,))

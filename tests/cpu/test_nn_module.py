@@ -49,6 +49,16 @@ def test_named_parameters_buffers_modules():
     assert n.get_parameter("blocks.0.bias") is n.blocks[0].bias
 
 
+def test_parameter_basics():
+    p = nn.Parameter(tt.ones(2, 3))
+    assert p.requires_grad and p.is_leaf and isinstance(p, tt.Tensor)
+    assert not nn.Parameter(tt.ones(2), requires_grad=False).requires_grad
+    assert repr(p).startswith("Parameter containing:")
+    with pytest.raises(RuntimeError, match="floating point"):
+        nn.Parameter(tt.tensor([1, 2]))
+    assert not nn.Parameter(tt.tensor([1, 2]), requires_grad=False).requires_grad
+
+
 def test_shared_parameters_listed_once():
     lin = nn.Linear(2, 2)
     seq = nn.Sequential(lin, nn.ReLU(), lin)
@@ -91,6 +101,16 @@ def test_load_state_dict_roundtrip_and_errors():
     assert res.missing_keys == [] and res.unexpected_keys == []
     for (k, a), (_, b) in zip(src.state_dict().items(), dst.state_dict().items()):
         np.testing.assert_array_equal(to_numpy(a), to_numpy(b), err_msg=k)
+    # values of another dtype are cast into the module's tensors; assign=True takes them as they are
+    dst.load_state_dict({k: v.double() for k, v in src.state_dict().items()})
+    assert dst.fc.weight.dtype == tt.float32
+    assert_close(dst.fc.weight, to_numpy(src.fc.weight), "float32")
+    w = tt.zeros(4, 3)
+    sd = src.state_dict()
+    sd["fc.weight"] = w
+    dst.load_state_dict(sd, assign=True)
+    assert isinstance(dst.fc.weight, nn.Parameter) and dst.fc.weight.requires_grad
+    assert float(dst.fc.weight.abs().sum()) == 0.0
     # every problem is listed at once
     sd = src.state_dict()
     sd.pop("fc.bias")

@@ -358,8 +358,11 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
 # ------------------------------------------------------------------ attention
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None, dropout_p: float = 0.0,
-                                 is_causal: bool = False, scale=None) -> Tensor:
-    """softmax(Q K^T * scale + mask) V over the last two dims; bool masks mark positions to keep."""
+                                 is_causal: bool = False, scale=None, enable_gqa: bool = False) -> Tensor:
+    """softmax(Q K^T * scale + mask) V over the last two dims; bool masks mark positions to keep
+    (True = take part), float masks are added; is_causal applies a top-left aligned lower-triangular mask."""
+    if enable_gqa:
+        raise NotImplementedError("scaled_dot_product_attention: enable_gqa=True is not implemented")
     L, S = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     scores = (query @ key.transpose(-2, -1)) * scale

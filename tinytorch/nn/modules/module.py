@@ -275,7 +275,17 @@ class Module:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
         with no_grad():
             for k, v in state_dict.items():
-                if k in own:
+                if k not in own:
+                    continue
+                if assign:  # take the checkpoint's tensors themselves (keeping requires_grad of the module's)
+                    mod_path, _, name = k.rpartition(".")
+                    mod = self.get_submodule(mod_path)
+                    if name in mod._parameters:
+                        mod._parameters[name] = v if isinstance(v, Parameter) else \
+                            Parameter(v, own[k].requires_grad)
+                    else:
+                        mod._buffers[name] = v
+                else:
                     own[k].copy_(v)
         return _IncompatibleKeys(missing, unexpected)
 
