@@ -1,7 +1,6 @@
 """nn.functional and loss modules against float64 numpy references: every loss with reduction
 none/mean/sum, class weights, ignore_index, label smoothing, probability targets, pos_weight; attention;
 padding, normalize; loss gradients by gradcheck."""
-import math
 
 import numpy as np
 import pytest

@@ -1,7 +1,6 @@
 """nn layers against float64 numpy references: Linear, Bilinear, Conv1d/2d, pools, norms (BatchNorm
 running statistics), Dropout, Embedding, activations, MultiheadAttention, TransformerEncoder(Layer);
 parameter gradients by gradcheck; bad inputs."""
-import copy
 import math
 
 import numpy as np
@@ -11,7 +10,7 @@ import tinytorch as tt
 import tinytorch.nn as nn
 import tinytorch.nn.functional as F
 from tinytorch.autograd import gradcheck
-from conftest import TOL, assert_close, make, to_numpy
+from conftest import assert_close, make, to_numpy
 
 DT = ["float32", "float64"]
 
