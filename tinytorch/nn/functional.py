@@ -8,38 +8,76 @@ from tinytorch._ops import elementwise as _E
 from tinytorch._ops import nn as _N
 from tinytorch._ops import reduce as _R
 from tinytorch._ops.nn import (  # noqa: F401
-    adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, cross_entropy, dropout, embedding as _embedding, linear,
-    max_pool2d, nll_loss,
+    adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, dropout, embedding as _embedding, linear, max_pool2d,
 )
 from tinytorch._ops.reduce import layer_norm as _layer_norm, log_softmax as _log_softmax, rms_norm, \
     softmax as _softmax
 from tinytorch.tensor import Tensor
 
 # ------------------------------------------------------------------ activations
+# PyTorch's signatures: ``inplace=True`` writes the result into the input.
 
-relu = _E.relu
-sigmoid = _E.sigmoid
-tanh = _E.tanh
-silu = _E.silu
-mish = _E.mish
-hardswish = _E.hardswish
-softplus = _E.softplus
-
-
-def relu_(x: Tensor) -> Tensor:
-    return x.relu_()
+def _maybe_inplace(x: Tensor, y: Tensor, inplace: bool) -> Tensor:
+    if not inplace:
+        return y
+    x.copy_(y)
+    return x
 
 
-def gelu(x: Tensor, approximate: str = "none") -> Tensor:
-    return _E.gelu(x, approximate)
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    return input.relu_() if inplace else _E.relu(input)
 
 
-def leaky_relu(x: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    return _E.leaky_relu_(x, negative_slope) if inplace else _E.leaky_relu(x, negative_slope)
+def relu_(input: Tensor) -> Tensor:
+    return input.relu_()
 
 
-def elu(x: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    return _E.elu(x, alpha)
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    return _E.sigmoid(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    return _E.tanh(input)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    return _maybe_inplace(input, _E.silu(input), inplace)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    return _maybe_inplace(input, _E.mish(input), inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    return _maybe_inplace(input, _E.hardswish(input), inplace)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    return _E.softplus(input, beta, threshold)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    return -_E.softplus(-input)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    return _E.gelu(input, approximate)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    return _E.leaky_relu_(input, negative_slope) if inplace else _E.leaky_relu(input, negative_slope)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    return _maybe_inplace(input, _E.elu(input, alpha), inplace)
 
 
 def _dim(dim, x: Tensor, name: str) -> int:
@@ -62,11 +100,59 @@ def layer_norm(x: Tensor, normalized_shape, weight=None, bias=None, eps: float =
 
 def embedding(input: Tensor, weight: Tensor, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False) -> Tensor:
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not implemented")
-    if padding_idx is not None and padding_idx < 0:
-        padding_idx += weight.shape[0]
+    """Rows of ``weight`` at ``input``; with max_norm, the referenced rows whose norm exceeds it are
+    renormalized in place first (as PyTorch's embedding_renorm_)."""
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: scale_grad_by_freq and sparse gradients are not implemented")
+    if padding_idx is not None:
+        if padding_idx < 0:
+            padding_idx += weight.shape[0]
+        if not 0 <= padding_idx < weight.shape[0]:
+            raise ValueError("Padding_idx must be within num_embeddings")
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, float(max_norm), float(norm_type))
     return _embedding(input, weight, padding_idx)
+
+
+def _embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -> None:
+    import numpy as np
+    rows = np.unique(input.detach().cpu().numpy().reshape(-1))
+    if rows.size == 0:
+        return
+    if rows.min() < 0 or rows.max() >= weight.shape[0]:
+        raise IndexError(f"embedding: index out of range for num_embeddings {weight.shape[0]}")
+    with tinytorch.no_grad():
+        idx = tinytorch.tensor(rows.astype(np.int64))
+        sel = weight.detach()[idx]
+        norms = _R.norm(sel.double(), norm_type, 1, keepdim=True)
+        scale = _E.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).to(weight.dtype)
+        w = weight.detach()
+        w[idx] = sel * scale
+
+
+def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """1-D max pooling over (N, C, L) or (C, L), as a 2-D pooling over a height of 1."""
+    one = lambda v: v if isinstance(v, int) else v[0]  # noqa: E731
+    s = None if stride is None else (1, one(stride))
+    r = max_pool2d(input.unsqueeze(-2), (1, one(kernel_size)), s, (0, one(padding)), (1, one(dilation)), ceil_mode,
+                   return_indices)
+    if return_indices:
+        return r[0].squeeze(-2), r[1].squeeze(-2)
+    return r.squeeze(-2)
+
+
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    one = lambda v: v if isinstance(v, int) else v[0]  # noqa: E731
+    s = None if stride is None else (1, one(stride))
+    return avg_pool2d(input.unsqueeze(-2), (1, one(kernel_size)), s, (0, one(padding)), ceil_mode,
+                      count_include_pad).squeeze(-2)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    one = output_size if isinstance(output_size, int) else output_size[0]
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, one)).squeeze(-2)
 
 
 def one_hot(x: Tensor, num_classes: int = -1) -> Tensor:
@@ -167,27 +253,64 @@ def _check_same_shape(name: str, input: Tensor, target: Tensor) -> None:
                          f"({list(input.shape)}) is not supported. Please ensure they have the same size.")
 
 
-def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    return _reduce((input - target).square(), reduction)
+def _legacy_reduction(size_average, reduce, reduction: str) -> str:
+    """PyTorch's deprecated size_average/reduce flags, when given, override ``reduction``."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    return "mean" if size_average and reduce else ("sum" if reduce else "none")
 
 
-def l1_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    return _reduce((input - target).abs(), reduction)
+def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+             weight=None) -> Tensor:
+    loss = (input - target).square()
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
 
 
-def smooth_l1_loss(input: Tensor, target: Tensor, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    return _reduce((input - target).abs(), _legacy_reduction(size_average, reduce, reduction))
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise ValueError("smooth_l1_loss does not support negative values for beta.")
     d = (input - target).abs()
     if beta == 0:
         return _reduce(d, reduction)
     return _reduce(_E.where(d < beta, d.square() * (0.5 / beta), d - 0.5 * beta), reduction)
 
 
-def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0) -> Tensor:
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0, weight=None) -> Tensor:
     d = (input - target).abs()
-    return _reduce(_E.where(d < delta, d.square() * 0.5, (d - 0.5 * delta) * delta), reduction)
+    loss = _E.where(d < delta, d.square() * 0.5, (d - 0.5 * delta) * delta)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
 
 
-def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, reduction: str = "mean") -> Tensor:
+def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+             reduction: str = "mean") -> Tensor:
+    """Negative log likelihood over log-probabilities ``input`` (N, C, *) or (C,) and class indices."""
+    return _N.nll_loss(input, target, weight, ignore_index, _legacy_reduction(size_average, reduce, reduction))
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index: int = -100,
+                  reduce=None, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """Cross entropy between logits (N, C, *) or (C,) and class indices or class probabilities."""
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    return _N.cross_entropy(input, target, weight, ignore_index, _legacy_reduction(size_average, reduce, reduction),
+                            label_smoothing)
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None, reduce=None,
+                         reduction: str = "mean") -> Tensor:
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_shape("binary_cross_entropy", input, target)
     # PyTorch clamps the log terms at -100
     loss = -(target * input.log().clamp(min=-100) + (1 - target) * (1 - input).log().clamp(min=-100))
@@ -196,8 +319,9 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, reduction: 
     return _reduce(loss, reduction)
 
 
-def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None, reduction: str = "mean",
-                                     pos_weight=None) -> Tensor:
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None, size_average=None, reduce=None,
+                                     reduction: str = "mean", pos_weight=None) -> Tensor:
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_shape("binary_cross_entropy_with_logits", input, target)
     # log(1 + exp(-|x|)) keeps it stable for large |x|
     log_sig = -softplus(-input)          # log(sigmoid(x))
@@ -211,18 +335,21 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None,
     return _reduce(loss, reduction)
 
 
-def kl_div(input: Tensor, target: Tensor, reduction: str = "mean", log_target: bool = False) -> Tensor:
+def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+           log_target: bool = False) -> Tensor:
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     if log_target:
         loss = target.exp() * (target - input)
     else:
         loss = _E.where(target > 0, target * (target.clamp(min=1e-38).log() - input), 0.0)
     if reduction == "batchmean":
-        return loss.sum() / input.shape[0]
+        return loss.sum() / (input.shape[0] if input.dim() else 1)
     return _reduce(loss, reduction)
 
 
-def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
-                          reduction: str = "mean") -> Tensor:
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average=None,
+                          reduce=None, reduction: str = "mean") -> Tensor:
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     cos = cosine_similarity(input1, input2, dim=-1 if input1.dim() == 1 else 1)
     loss = _E.where(target == 1, 1 - cos, (cos - margin).clamp(min=0))
     return _reduce(loss, reduction)
@@ -231,8 +358,11 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
 # ------------------------------------------------------------------ attention
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None, dropout_p: float = 0.0,
-                                 is_causal: bool = False, scale=None) -> Tensor:
-    """softmax(Q K^T * scale + mask) V over the last two dims; bool masks mark positions to keep."""
+                                 is_causal: bool = False, scale=None, enable_gqa: bool = False) -> Tensor:
+    """softmax(Q K^T * scale + mask) V over the last two dims; bool masks mark positions to keep
+    (True = take part), float masks are added; is_causal applies a top-left aligned lower-triangular mask."""
+    if enable_gqa:
+        raise NotImplementedError("scaled_dot_product_attention: enable_gqa=True is not implemented")
     L, S = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
     scores = (query @ key.transpose(-2, -1)) * scale

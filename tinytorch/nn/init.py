@@ -40,6 +40,9 @@ def _fan(tensor: Tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
+_calculate_correct_fan = _fan
+
+
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     with no_grad():
         return tensor.uniform_(a, b, generator=generator)

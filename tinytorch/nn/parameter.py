@@ -11,9 +11,11 @@ class Parameter(Tensor):
         import tinytorch
         if data is None:
             data = tinytorch.empty(0)
+        if requires_grad and not data.dtype.is_floating_point:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         p = Tensor.__new__(cls)
         p._impl = data.detach()._impl
-        p.requires_grad_(requires_grad and data.dtype.is_floating_point)
+        p.requires_grad_(requires_grad)
         return p
 
     def __init__(self, data=None, requires_grad: bool = True) -> None:

@@ -1,6 +1,8 @@
 from tinytorch.nn.modules.activation import (  # noqa: F401
-    ELU, GELU, Hardswish, LeakyReLU, LogSoftmax, Mish, ReLU, SiLU, Sigmoid, Softmax, Softplus, Tanh,
+    ELU, GELU, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish, ReLU, ReLU6, SiLU, Sigmoid, Softmax,
+    Softplus, Tanh,
 )
+from tinytorch.nn.modules.attention import MultiheadAttention  # noqa: F401
 from tinytorch.nn.modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
 from tinytorch.nn.modules.conv import Conv1d, Conv2d  # noqa: F401
 from tinytorch.nn.modules.linear import Bilinear, Identity, Linear  # noqa: F401
@@ -13,4 +15,7 @@ from tinytorch.nn.modules.module import Module  # noqa: F401
 from tinytorch.nn.modules.normalization import (  # noqa: F401
     BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm, RMSNorm,
 )
-from tinytorch.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: F401
+from tinytorch.nn.modules.pooling import (  # noqa: F401
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d,
+)
+from tinytorch.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer  # noqa: F401

@@ -86,6 +86,23 @@ class ModuleList(Module):
             self.append(m)
         return self
 
+    def __repr__(self) -> str:
+        """Runs of identical submodules print once, as PyTorch: ``(0-2): 3 x Linear(...)``."""
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return type(self).__name__ + "()"
+        blocks: list = []  # [start, end, repr]
+        for i, r in enumerate(reprs):
+            if blocks and blocks[-1][2] == r:
+                blocks[-1][1] = i
+            else:
+                blocks.append([i, i, r])
+        lines = []
+        for start, end, r in blocks:
+            line = f"({start}): {r}" if start == end else f"({start}-{end}): {end - start + 1} x {r}"
+            lines.append(line.replace("\n", "\n  "))
+        return type(self).__name__ + "(\n  " + "\n  ".join(lines) + "\n)"
+
     def insert(self, index: int, module: Module) -> None:
         mods = list(self._modules.values())
         mods.insert(index, module)

@@ -22,14 +22,16 @@ class Identity(Module):
 
 
 class Linear(Module):
-    """y = x A^T + b. Weight and bias ~ U(-1/sqrt(in_features), 1/sqrt(in_features)), as PyTorch."""
+    """y = x A^T + b. Weight: kaiming_uniform_(a=sqrt(5)), i.e. U(-1/sqrt(in_features), 1/sqrt(in_features));
+    bias ~ U(-1/sqrt(in_features), 1/sqrt(in_features)), as PyTorch."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         self.weight = Parameter(tinytorch.empty(out_features, in_features, dtype=dtype, device=device))
-        self.bias = Parameter(tinytorch.empty(out_features, dtype=dtype, device=device)) if bias else None
-        if not bias:
+        if bias:
+            self.bias = Parameter(tinytorch.empty(out_features, dtype=dtype, device=device))
+        else:
             self.register_parameter("bias", None)
         self.reset_parameters()
 

@@ -1,21 +1,41 @@
 """``nn.Module``: the base class of every layer and model."""
 from __future__ import annotations
 
+import copy
+import itertools
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator
 
-from tinytorch.nn.parameter import Parameter
+from tinytorch.nn.parameter import Buffer, Parameter
 from tinytorch.tensor import Tensor
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+_hook_ids = itertools.count()
 
 
 class _RemovableHandle:
+    """Returned by the register_*_hook methods; ``remove()`` unregisters the hook."""
+
     def __init__(self, store: dict, key: int) -> None:
         self._store, self._key = store, key
+        self.id = key
 
     def remove(self) -> None:
         self._store.pop(self._key, None)
+
+    def __enter__(self) -> "_RemovableHandle":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+def _clone_tensor(t: Tensor) -> Tensor:
+    """A deep copy of a plain tensor (tensors refuse pickling, so copy.deepcopy can't do it)."""
+    c = t.detach().clone()
+    if t.requires_grad:
+        c.requires_grad_(True)
+    return c
 
 
 class Module:
@@ -50,14 +70,20 @@ class Module:
                 out = r
         return out
 
-    def register_forward_pre_hook(self, hook: Callable) -> _RemovableHandle:
-        key = id(hook) ^ len(self._forward_pre_hooks)
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False) -> _RemovableHandle:
+        """hook(module, args) -> None or modified args (a single value is wrapped in a tuple)."""
+        key = next(_hook_ids)
         self._forward_pre_hooks[key] = hook
+        if prepend:
+            self._forward_pre_hooks.move_to_end(key, last=False)
         return _RemovableHandle(self._forward_pre_hooks, key)
 
-    def register_forward_hook(self, hook: Callable) -> _RemovableHandle:
-        key = id(hook) ^ len(self._forward_hooks)
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False) -> _RemovableHandle:
+        """hook(module, args, output) -> None or a replacement output."""
+        key = next(_hook_ids)
         self._forward_hooks[key] = hook
+        if prepend:
+            self._forward_hooks.move_to_end(key, last=False)
         return _RemovableHandle(self._forward_hooks, key)
 
     # ------------------------------------------------------------ registration
@@ -74,10 +100,14 @@ class Module:
             self._remove_name(name)
             self._modules[name] = value
         elif params is not None and name in params:
-            if value is not None and not isinstance(value, Tensor):
+            if value is not None:
                 raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
                                 "(torch.nn.Parameter or None expected)")
             params[name] = value
+        elif isinstance(value, Buffer):
+            if params is None:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            self.register_buffer(name, value, value.persistent)
         elif params is not None and name in self._buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' (Tensor or None expected)")
@@ -245,7 +275,17 @@ class Module:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(errors))
         with no_grad():
             for k, v in state_dict.items():
-                if k in own:
+                if k not in own:
+                    continue
+                if assign:  # take the checkpoint's tensors themselves (keeping requires_grad of the module's)
+                    mod_path, _, name = k.rpartition(".")
+                    mod = self.get_submodule(mod_path)
+                    if name in mod._parameters:
+                        mod._parameters[name] = v if isinstance(v, Parameter) else \
+                            Parameter(v, own[k].requires_grad)
+                    else:
+                        mod._buffers[name] = v
+                else:
                     own[k].copy_(v)
         return _IncompatibleKeys(missing, unexpected)
 
@@ -253,8 +293,9 @@ class Module:
     def train(self, mode: bool = True) -> "Module":
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
-        for m in self.modules():
-            object.__setattr__(m, "training", mode)
+        object.__setattr__(self, "training", mode)
+        for m in self.children():
+            m.train(mode)
         return self
 
     def eval(self) -> "Module":
@@ -271,8 +312,32 @@ class Module:
                 if set_to_none:
                     p.grad = None
                 else:
-                    p.grad.detach_()
+                    p.grad = p.grad.detach()
                     p.grad.zero_()
+
+    # ------------------------------------------------------------ copying
+    def __deepcopy__(self, memo: dict) -> "Module":
+        """copy.deepcopy: independent parameters and buffers (shared ones stay shared in the copy)."""
+        if id(self) in memo:
+            return memo[id(self)]
+        cls = type(self)
+        new = cls.__new__(cls)
+        memo[id(self)] = new
+        for store in ("_parameters", "_buffers"):
+            for t in self.__dict__.get(store, {}).values():
+                if t is not None and id(t) not in memo:
+                    memo[id(t)] = copy.deepcopy(t, memo) if isinstance(t, Parameter) else _clone_tensor(t)
+        for k, v in self.__dict__.items():
+            if isinstance(v, Tensor) and not isinstance(v, Parameter) and id(v) not in memo:
+                memo[id(v)] = _clone_tensor(v)
+            object.__setattr__(new, k, copy.deepcopy(v, memo))
+        return new
+
+    def __getstate__(self):
+        return self.__dict__.copy()
+
+    def __setstate__(self, state) -> None:
+        self.__dict__.update(state)
 
     def apply(self, fn: Callable[["Module"], None]) -> "Module":
         for m in self.children():

@@ -1,4 +1,4 @@
-"""MaxPool2d, AvgPool2d, AdaptiveAvgPool2d."""
+"""MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d."""
 from __future__ import annotations
 
 from tinytorch.nn import functional as F
@@ -50,3 +50,28 @@ class AdaptiveAvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class MaxPool1d(MaxPool2d):
+    def forward(self, x):
+        check_input(self, x, (2, 3))
+        return F.max_pool1d(x, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                            self.return_indices)
+
+
+class AvgPool1d(AvgPool2d):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> None:
+        one = lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,)  # noqa: E731
+        super().__init__(one(kernel_size), one(stride if stride is not None else kernel_size), one(padding),
+                         ceil_mode, count_include_pad)
+
+    def forward(self, x):
+        check_input(self, x, (2, 3))
+        return F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
+
+
+class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
+    def forward(self, x):
+        check_input(self, x, (2, 3))
+        return F.adaptive_avg_pool1d(x, self.output_size)

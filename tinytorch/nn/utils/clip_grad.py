@@ -1,0 +1,62 @@
+"""Gradient clipping: clip_grad_norm_, clip_grad_value_ (PyTorch's formulas and signatures)."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import tinytorch
+from tinytorch.autograd.grad_mode import no_grad
+from tinytorch.tensor import Tensor
+
+
+def _grads(parameters) -> list:
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    return [p.grad for p in parameters if p.grad is not None]
+
+
+def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                    foreach=None) -> Tensor:
+    """Scales the gradients of ``parameters`` in place so that their total norm (the norm of all
+    gradients concatenated) is at most ``max_norm``; returns the total norm before clipping (a 0-dim
+    float32 tensor, or the gradients' dtype when they share a wider one)."""
+    grads = _grads(parameters)
+    max_norm, norm_type = float(max_norm), float(norm_type)
+    if not grads:
+        return tinytorch.tensor(0.0)
+    with no_grad():
+        if math.isinf(norm_type):
+            norms = [g.detach().abs().max().double() for g in grads]
+            total = tinytorch.stack(norms).max()
+        else:
+            norms = [g.detach().double().abs().pow(norm_type).sum() for g in grads]
+            total = tinytorch.stack(norms).sum().pow(1.0 / norm_type)
+        total_f = float(total.item())
+        if error_if_nonfinite and not math.isfinite(total_f):
+            raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, "
+                               "so it cannot be clipped. To disable this error and scale the gradients by the "
+                               "non-finite norm anyway, set `error_if_nonfinite=False`")
+        clip_coef = max_norm / (total_f + 1e-6)
+        # PyTorch multiplies by min(coef, 1) unconditionally (a non-finite norm makes the grads NaN)
+        coef = min(clip_coef, 1.0) if not math.isnan(clip_coef) else float("nan")
+        if coef != 1.0:
+            for g in grads:
+                g.mul_(coef)
+    out_dtype = grads[0].dtype if all(g.dtype == grads[0].dtype for g in grads) else tinytorch.float32
+    return total.to(out_dtype)
+
+
+def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach=None) -> Tensor:
+    """Deprecated alias of clip_grad_norm_."""
+    warnings.warn("`nn.utils.clip_grad_norm` is now deprecated in favor of `nn.utils.clip_grad_norm_`.",
+                  FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
+def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
+    """Clamps every gradient element of ``parameters`` to [-clip_value, clip_value] in place."""
+    clip_value = float(clip_value)
+    with no_grad():
+        for g in _grads(parameters):
+            g.clamp_(-clip_value, clip_value)
