@@ -1,0 +1,61 @@
+#pragma once
+// Device-independent optimizer steps: validate operands (shape/dtype/device/contiguity),
+// compute the step-dependent scalars, then run the device's fused kernel (kernels/optim.h).
+// Every function updates param and state IN PLACE and bumps their version counters.
+//
+// Single-tensor forms take the step number (1 on the first step). The *_multi_ forms loop over
+// lists of tensors in one call and take `state_steps`: 0-dim CPU tensors (float32, float64 or
+// int64, PyTorch keeps float32) which they increment in place before computing the update.
+// Optional state lists (momentum buffers, max_exp_avg_sqs, ...) are empty when unused.
+#include <vector>
+#include "tinytorch/kernels/optim.h"
+
+namespace tt {
+
+using TensorList = std::vector<Tensor>;
+
+// momentum_buf undefined when momentum == 0; first_step: buf = g instead of the decay.
+void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor& momentum_buf, double lr, double momentum,
+               double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step);
+void sgd_step_multi_(const TensorList& params, const TensorList& grads, const TensorList& momentum_bufs, double lr,
+                     double momentum, double dampening, double weight_decay, bool nesterov, bool maximize,
+                     bool first_step);
+
+void adam_step_(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
+                const Tensor& max_exp_avg_sq, int64_t step, double lr, double beta1, double beta2, double eps,
+                double weight_decay, bool amsgrad, bool maximize, bool decoupled_weight_decay);
+void adam_step_multi_(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
+                      const TensorList& exp_avg_sqs, const TensorList& max_exp_avg_sqs, const TensorList& state_steps,
+                      double lr, double beta1, double beta2, double eps, double weight_decay, bool amsgrad,
+                      bool maximize, bool decoupled_weight_decay);
+
+void adadelta_step_(const Tensor& param, const Tensor& grad, const Tensor& square_avg, const Tensor& acc_delta,
+                    double lr, double rho, double eps, double weight_decay, bool maximize);
+void adadelta_step_multi_(const TensorList& params, const TensorList& grads, const TensorList& square_avgs,
+                          const TensorList& acc_deltas, const TensorList& state_steps, double lr, double rho,
+                          double eps, double weight_decay, bool maximize);
+
+void adagrad_step_multi_(const TensorList& params, const TensorList& grads, const TensorList& state_sums,
+                         const TensorList& state_steps, double lr, double lr_decay, double weight_decay, double eps,
+                         bool maximize);
+
+void rmsprop_step_multi_(const TensorList& params, const TensorList& grads, const TensorList& square_avgs,
+                         const TensorList& momentum_buffers, const TensorList& grad_avgs,
+                         const TensorList& state_steps, double lr, double alpha, double eps, double weight_decay,
+                         double momentum, bool centered, bool maximize);
+
+void adamax_step_multi_(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
+                        const TensorList& exp_infs, const TensorList& state_steps, double lr, double beta1,
+                        double beta2, double eps, double weight_decay, bool maximize);
+
+// mu_products: 0-dim CPU tensors (PyTorch's state["mu_product"]), multiplied by mu_t in place.
+void nadam_step_multi_(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
+                       const TensorList& exp_avg_sqs, const TensorList& mu_products, const TensorList& state_steps,
+                       double lr, double beta1, double beta2, double eps, double weight_decay, double momentum_decay,
+                       bool decoupled_weight_decay, bool maximize);
+
+void radam_step_multi_(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
+                       const TensorList& exp_avg_sqs, const TensorList& state_steps, double lr, double beta1,
+                       double beta2, double eps, double weight_decay, bool decoupled_weight_decay, bool maximize);
+
+}  // namespace tt

@@ -1,0 +1,370 @@
+"""``Optimizer``: the base class of every tinytorch optimizer, with PyTorch's semantics.
+
+``param_groups`` is a list of dicts (``"params"`` plus every hyperparameter, defaults filled
+in); ``state`` maps each parameter to a dict of its state tensors. ``state_dict()`` replaces
+parameters by integer ids and ``load_state_dict`` maps them back, casting floating-point state to
+the parameter's dtype/device. Steps run under ``no_grad``; a closure is called with grad enabled.
+
+Subclasses implement ``step``; it is wrapped once per class (``__init_subclass__``) to run the
+step pre/post hooks and to disable gradient recording.
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+from collections import OrderedDict, defaultdict
+from copy import deepcopy
+from itertools import chain
+from typing import Any, Callable
+
+from tinytorch import _C
+from tinytorch._autograd import _set_grad_enabled, is_grad_enabled
+from tinytorch._dtype import device as _device
+from tinytorch.tensor import Tensor
+
+__all__ = ["Optimizer", "required"]
+
+
+class _RequiredParameter:
+    """Singleton marking a hyperparameter a param group must supply (no default)."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+_CPU = _device("cpu")._impl
+
+# State entries kept as one-element float32 CPU tensors, as PyTorch does.
+_SCALAR_STATE_KEYS = ("step", "mu_product")
+
+
+class _RemovableHandle:
+    _next_id = 0
+
+    def __init__(self, hooks: "OrderedDict[int, Callable]") -> None:
+        self._hooks = hooks
+        self.id = _RemovableHandle._next_id
+        _RemovableHandle._next_id += 1
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+def _wrap_step(fn: Callable) -> Callable:
+    @functools.wraps(fn)
+    def step(self, *args, **kwargs):
+        pre = self.__dict__.get("_step_pre_hooks")
+        if pre:
+            for hook in list(pre.values()):
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if isinstance(result, tuple) and len(result) == 2:
+                        args, kwargs = result
+                    else:
+                        raise RuntimeError(f"{hook} must return None or a tuple of (new_args, new_kwargs), "
+                                           f"but got {result}.")
+        prev = is_grad_enabled()
+        _set_grad_enabled(False)
+        try:
+            out = fn(self, *args, **kwargs)
+        finally:
+            _set_grad_enabled(prev)
+        self._opt_called = True
+        post = self.__dict__.get("_step_post_hooks")
+        if post:
+            for hook in list(post.values()):
+                hook(self, args, kwargs)
+        return out
+
+    step._tinytorch_step_wrapped = True
+    return step
+
+
+def _typename(o: Any) -> str:
+    if isinstance(o, Tensor):
+        return "tinytorch.Tensor"
+    return type(o).__module__ + "." + type(o).__qualname__ if type(o).__module__ != "builtins" else type(o).__name__
+
+
+def scalar_state(value: float = 0.0) -> Tensor:
+    """A one-element float32 CPU tensor (PyTorch's ``state["step"]``)."""
+    from tinytorch._tensor import _wrap
+    return _wrap(_C.full([], float(value), 6, _CPU))
+
+
+def _as_float(v) -> float:
+    return float(v.item()) if isinstance(v, Tensor) else float(v)
+
+
+class Optimizer:
+    """Base class for all optimizers.
+
+    Args:
+        params: an iterable of Tensors, of dicts (param groups), or of ``(name, Tensor)`` pairs.
+        defaults: default values of the hyperparameters (used where a group does not set them).
+    """
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_tinytorch_step_wrapped", False):
+            cls.step = _wrap_step(step)
+
+    def __init__(self, params, defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        self._step_pre_hooks: OrderedDict[int, Callable] = OrderedDict()
+        self._step_post_hooks: OrderedDict[int, Callable] = OrderedDict()
+        self._opt_called = False
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                            f"but got {_typename(params)}")
+        if isinstance(params, (set, frozenset)):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering "
+                            "of tensors in sets will change between runs. Please use a list instead.")
+        try:
+            param_groups = list(params)
+        except TypeError:
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                            f"but got {_typename(params)}") from None
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
+
+    # ------------------------------------------------------------------ groups
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Adds a param group to the optimizer's ``param_groups`` (e.g. when unfreezing layers)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, (set, frozenset)):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering "
+                            "of tensors in sets will change between runs. Please use a list instead.")
+        else:
+            params = list(params)
+        names = []
+        plain = []
+        for p in params:
+            if isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str):
+                names.append(p[0])
+                p = p[1]
+            plain.append(p)
+        if names:
+            if len(names) != len(plain):
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+            param_group["param_names"] = names
+        param_group["params"] = plain
+        for p in plain:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {_typename(p)}")
+            if not self.defaults.get("differentiable", False) and not (p.is_leaf or p.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
+            param_group.setdefault(name, default)
+        ids = [id(p) for p in plain]
+        if len(ids) != len(set(ids)):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
+                          "cause an error", stacklevel=3)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if not seen.isdisjoint(ids):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    # ------------------------------------------------------------------ grads
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Resets the gradients of all optimized tensors (to None, or to zero in place)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p._grad
+                if g is None:
+                    continue
+                if set_to_none:
+                    p._grad = None
+                else:
+                    if g.grad_fn is not None:
+                        g.detach_()
+                    else:
+                        g.requires_grad_(False)
+                    _C.fill_(g._impl, 0.0)
+                    g._impl.bump_version()
+
+    # ------------------------------------------------------------------ step
+    def step(self, closure: Callable[[], Any] | None = None):
+        """Performs a single optimization step (parameter update)."""
+        raise NotImplementedError
+
+    def _eval_closure(self, closure):
+        if closure is None:
+            return None
+        prev = is_grad_enabled()
+        _set_grad_enabled(True)
+        try:
+            return closure()
+        finally:
+            _set_grad_enabled(prev)
+
+    def register_step_pre_hook(self, hook: Callable) -> _RemovableHandle:
+        """``hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs)``, run before each step."""
+        handle = _RemovableHandle(self._step_pre_hooks)
+        self._step_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_step_post_hook(self, hook: Callable) -> _RemovableHandle:
+        """``hook(optimizer, args, kwargs) -> None``, run after each step."""
+        handle = _RemovableHandle(self._step_post_hooks)
+        self._step_post_hooks[handle.id] = hook
+        return handle
+
+    # ------------------------------------------------------------------ (de)serialization
+    def state_dict(self) -> dict[str, Any]:
+        """The optimizer state: ``{"state": {id: {...}}, "param_groups": [{..., "params": [ids]}]}``.
+
+        Parameters are replaced by integer ids numbered across groups in order; state tensors are
+        returned by reference (as in PyTorch): clone them to keep a snapshot."""
+        mapping: dict[int, int] = {}
+        index = 0
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for p in group["params"]:
+                if id(p) not in mapping:
+                    mapping[id(p)] = index
+                    index += 1
+            packed["params"] = [mapping[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
+        return {"state": state, "param_groups": groups}
+
+    @staticmethod
+    def _cast_state(param: Tensor, key: Any, value: Any) -> Any:
+        if isinstance(value, Tensor):
+            if key in _SCALAR_STATE_KEYS and value.numel() == 1:
+                return scalar_state(value.item())
+            if value.is_floating_point():
+                out = value.detach().to(dtype=param.dtype, device=param.device, copy=True)
+            else:
+                out = value.detach().to(device=param.device, copy=True)
+            return out.contiguous()
+        if key in _SCALAR_STATE_KEYS and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return scalar_state(value)
+        if isinstance(value, dict):
+            return {k: Optimizer._cast_state(param, k, v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(Optimizer._cast_state(param, key, v) for v in value)
+        return value
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Loads optimizer state (from ``state_dict()``); the state is copied, cast to each
+        parameter's dtype and device."""
+        if not isinstance(state_dict, dict) or "state" not in state_dict or "param_groups" not in state_dict:
+            raise ValueError("optimizer state_dict must be a dict with 'state' and 'param_groups' keys")
+        groups = self.param_groups
+        saved_groups = deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        for g, s in zip(groups, saved_groups):
+            if len(g["params"]) != len(s["params"]):
+                raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                                 "optimizer's group")
+        id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
+                          chain.from_iterable(g["params"] for g in groups)))
+        state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                param = id_map[k]
+                state[param] = {key: self._cast_state(param, key, val) for key, val in v.items()}
+            else:
+                state[k] = v
+        new_groups = []
+        for g, s in zip(groups, saved_groups):
+            s["params"] = g["params"]
+            if "param_names" in g and "param_names" not in s:
+                s["param_names"] = g["param_names"]
+            new_groups.append(s)
+        self.__setstate__({"state": state, "param_groups": new_groups})
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_step_pre_hooks", OrderedDict())
+        self.__dict__.setdefault("_step_post_hooks", OrderedDict())
+        self.__dict__.setdefault("_opt_called", False)
+        for group in self.param_groups:
+            for k, v in self.defaults.items():
+                if v is not required:
+                    group.setdefault(k, v)
+
+    def __repr__(self) -> str:
+        s = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            s += "\n" + f"Parameter Group {i}"
+            for key in sorted(group.keys()):
+                if key not in ("params", "param_names"):
+                    s += "\n" + f"    {key}: {group[key]}"
+        return s + "\n)"
+
+
+# ---------------------------------------------------------------------------- helpers for subclasses
+
+def _check_lr(lr) -> None:
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not 0.0 <= _as_float(lr):
+        raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def _check_eps(eps) -> None:
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+
+
+def _check_betas(betas) -> None:
+    try:
+        b0, b1 = betas
+    except (TypeError, ValueError):
+        raise ValueError(f"Invalid betas: expected a pair of floats, got {betas!r}") from None
+    if isinstance(b0, Tensor) and b0.numel() != 1 or isinstance(b1, Tensor) and b1.numel() != 1:
+        raise ValueError("Tensor betas must be 1-element")
+    if not 0.0 <= _as_float(b0) < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {b0}")
+    if not 0.0 <= _as_float(b1) < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {b1}")
+
+
+def _check_weight_decay(wd) -> None:
+    if not 0.0 <= wd:
+        raise ValueError(f"Invalid weight_decay value: {wd}")
+
+
+def _check_not_differentiable(differentiable: bool, name: str) -> None:
+    if differentiable:
+        raise NotImplementedError(f"{name}: differentiable=True is not supported by tinytorch")
+
+
+def _zeros_like(p: Tensor) -> Tensor:
+    from tinytorch._tensor import _wrap
+    return _wrap(_C.full(list(p._impl.shape), 0.0, p._impl.dtype_code, p.device._impl))
+
+
+def _full_like(p: Tensor, value: float) -> Tensor:
+    from tinytorch._tensor import _wrap
+    return _wrap(_C.full(list(p._impl.shape), float(value), p._impl.dtype_code, p.device._impl))
+
