@@ -190,9 +190,6 @@ def test_softmax_large_values_are_stable():
     np.testing.assert_allclose(x.log_softmax(1).numpy()[1], [-2e4, -1e4, 0], rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="C++ kernel (cpp/src/cpu/softmax_norm.cpp softmax_row / softmax_typed): "
-                   "log_softmax computes x - (max + log(sum)) instead of (x - max) - log(sum), so for large "
-                   "|max| the result loses the digits below max's ulp (float32, max 1000: error 3e-5)")
 @pytest.mark.parametrize("dim", [1, 0])
 def test_log_softmax_large_offset_keeps_precision(dim):
     x = tt.tensor([[1000.0, 1000.0, 998.0]])

@@ -68,8 +68,8 @@ TT_SIMD_CLONES float exp_sum_f32(const float* x, int64_t n, float m) {
 TT_SIMD_CLONES void scale_f32(float* y, int64_t n, float s) {
   for (int64_t i = 0; i < n; ++i) y[i] *= s;
 }
-TT_SIMD_CLONES void sub_f32(const float* x, float* y, int64_t n, float s) {
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] - s;
+TT_SIMD_CLONES void shift_f32(const float* x, float* y, int64_t n, float m, float ls) {
+  for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - ls;
 }
 
 // ---------------------------------------------------------------- softmax, rows
@@ -86,8 +86,8 @@ void softmax_row<float>(const float* x, float* y, int64_t L, bool is_log) {
     for (int64_t j = 0; j < L; ++j) y[j] = is_log ? x[j] - m - std::log(s) : std::exp(x[j] - m) / s;
     return;
   }
-  if (is_log) {
-    sub_f32(x, y, L, m + std::log(exp_sum_f32(x, L, m)));
+  if (is_log) {  // (x - m) - log(s), not x - (m + log(s)): exact for large |x|
+    shift_f32(x, y, L, m, std::log(exp_sum_f32(x, L, m)));
   } else {
     scale_f32(y, L, 1.0f / exp_store_sum_f32(x, y, L, m));
   }
@@ -122,8 +122,8 @@ void softmax_row(const M* x, M* y, int64_t L, bool is_log) {
   for (int w = kLanes / 2; w > 0; w /= 2)
     for (int k = 0; k < w; ++k) acc[k] += acc[k + w];
   if (is_log) {
-    const M shift = m + std::log(acc[0]);
-    for (int64_t j = 0; j < L; ++j) y[j] = x[j] - shift;
+    const M ls = std::log(acc[0]);
+    for (int64_t j = 0; j < L; ++j) y[j] = (x[j] - m) - ls;
   } else {
     const M inv = M(1) / acc[0];
     for (int64_t j = 0; j < L; ++j) y[j] *= inv;
@@ -167,9 +167,9 @@ void softmax_typed(bool is_log, const Tensor& xt, const Tensor& yt) {
       for (int64_t l = 0; l < L; ++l)
         for (int64_t j = 0; j < w; ++j) sum[j] += vexp(M(xs[l * I + j]) - mx[j]);
       if (is_log) {
-        for (int64_t j = 0; j < w; ++j) sum[j] = mx[j] + std::log(sum[j]);
+        for (int64_t j = 0; j < w; ++j) sum[j] = std::log(sum[j]);
         for (int64_t l = 0; l < L; ++l)
-          for (int64_t j = 0; j < w; ++j) ys[l * I + j] = T(M(xs[l * I + j]) - sum[j]);
+          for (int64_t j = 0; j < w; ++j) ys[l * I + j] = T((M(xs[l * I + j]) - mx[j]) - sum[j]);
       } else {
         for (int64_t j = 0; j < w; ++j) sum[j] = M(1) / sum[j];
         for (int64_t l = 0; l < L; ++l)
