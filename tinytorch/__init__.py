@@ -35,6 +35,22 @@ int = int32  # noqa: A001
 __version__ = "0.1.0"
 
 
+_cuda_module = False  # not looked for yet
+
+
+def _cuda_backend():
+    """tinytorch._cuda when this build has the CUDA backend and it loads, else None. Importing
+    it registers the GPU kernels and the caching allocator."""
+    global _cuda_module
+    if _cuda_module is False:
+        try:
+            from tinytorch import _cuda as module
+        except ImportError:
+            module = None
+        _cuda_module = module
+    return _cuda_module
+
+
 _LAZY_SUBMODULES = {"nn", "optim", "utils", "datasets", "transforms", "cuda", "distributed", "amp", "backends",
                     "serialization"}
 

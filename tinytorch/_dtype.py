@@ -112,6 +112,9 @@ class device:
         if index is not None:
             spec = f"{spec}:{index}"
         impl = _C.Device(spec)
+        if impl.type == "cuda":
+            from tinytorch import _cuda_backend
+            _cuda_backend()  # registers the CUDA kernels and allocator on first use
         self.type = impl.type
         self.index = impl.index if (":" in spec or self.type == "cpu") else None
         if self.type == "cpu":
