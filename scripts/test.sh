@@ -10,15 +10,27 @@ if [ ! -f /usr/include/gtest/gtest.h ] && command -v apt-get >/dev/null && [ "$(
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libgtest-dev >/dev/null
 fi
 
+# Where nvcc exists, compile the CUDA backend too (so CUDA code that doesn't build can't land),
+# with cuBLAS from the nvidia-cublas wheel when the toolkit has none.
+cuda_defs=()
+if command -v nvcc >/dev/null; then
+  python3 -m pip install -q "nvidia-cublas==13.0.*"
+  cublas_root=$(python3 -c "import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], 'cu13'))")
+  cuda_defs=(-DTINYTORCH_CUDA=ON -DTINYTORCH_CUBLAS_ROOT="$cublas_root")
+  echo "== CUDA backend will be compiled (nvcc $(nvcc --version | grep -o 'release [0-9.]*'), cuBLAS in $cublas_root)"
+fi
+
 echo "== pip install .[test]"
 start=$(date +%s)
-python3 -m pip install -q ".[test]"
+pip_defs=()
+for d in "${cuda_defs[@]}"; do pip_defs+=(-C "cmake.define.${d#-D}"); done
+python3 -m pip install -q "${pip_defs[@]}" ".[test]"
 echo "   installed in $(( $(date +%s) - start )) s"
 
 echo "== C++ tests (ctest)"
 python3 -m pip install -q scipy-openblas32 cmake ninja pybind11
 cmake -S . -B build/ctest -G Ninja -DCMAKE_BUILD_TYPE=Release -DTINYTORCH_BUILD_TESTS=ON \
-      -DTINYTORCH_BUILD_PYTHON=OFF -DPython_EXECUTABLE="$(command -v python3)" >/dev/null
+      -DTINYTORCH_BUILD_PYTHON=OFF -DPython_EXECUTABLE="$(command -v python3)" "${cuda_defs[@]}" >/dev/null
 cmake --build build/ctest -j "$jobs"
 ctest --test-dir build/ctest --output-on-failure -j "$jobs"
 

@@ -1,0 +1,122 @@
+"""MNIST training throughput, tinytorch vs PyTorch CPU in one process, alternating runs.
+
+The CNN of demo/mnist.py (batch 64, Adadelta) and an MLP 784-512-256-10 (SGD momentum 0.9,
+lr 0.05, batch 128), data held in memory, N steps per run. Prints samples/s and the ratio
+(tinytorch / PyTorch; > 1 means tinytorch is faster).
+
+    python bench/mnist_bench.py [--steps 30] [--rounds 5] [--threads 2] [--device cpu|cuda]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import numpy as np  # noqa: E402
+
+import tinytorch as tt  # noqa: E402
+from _harness import try_import_torch  # noqa: E402
+
+
+def cnn(nn, F, flatten):
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 32, 3, 1)
+            self.conv2 = nn.Conv2d(32, 64, 3, 1)
+            self.dropout1 = nn.Dropout(0.25)
+            self.dropout2 = nn.Dropout(0.5)
+            self.fc1 = nn.Linear(9216, 128)
+            self.fc2 = nn.Linear(128, 10)
+
+        def forward(self, x):
+            x = F.relu(self.conv1(x))
+            x = F.relu(self.conv2(x))
+            x = F.max_pool2d(x, 2)
+            x = self.dropout1(x)
+            x = flatten(x, 1)
+            x = F.relu(self.fc1(x))
+            x = self.dropout2(x)
+            return F.log_softmax(self.fc2(x), dim=1)
+    return Net()
+
+
+def mlp(nn):
+    return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 10))
+
+
+def make_run(lib, kind: str, batch: int, steps: int, device: str, data):
+    nn, F, optim = lib.nn, lib.nn.functional, lib.optim
+    images, labels = data
+    x_all = lib.tensor(images).to(device)
+    y_all = lib.tensor(labels).to(device)
+    if kind == "cnn":
+        model = cnn(nn, F, lib.flatten).to(device)
+        opt = optim.Adadelta(model.parameters(), lr=1.0)
+        x_all = x_all.reshape(-1, 1, 28, 28)
+        loss_fn = F.nll_loss
+    else:
+        model = mlp(nn).to(device)
+        opt = optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        x_all = x_all.reshape(-1, 784)
+        loss_fn = F.cross_entropy
+    n = x_all.shape[0]
+    batches = [(x_all[i:i + batch], y_all[i:i + batch]) for i in range(0, n - batch + 1, batch)]
+    sync = (lambda: lib.cuda.synchronize()) if device.startswith("cuda") else (lambda: None)
+
+    def run() -> float:
+        t = time.perf_counter()
+        for s in range(steps):
+            x, y = batches[s % len(batches)]
+            opt.zero_grad()
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            opt.step()
+        sync()
+        return steps * batch / (time.perf_counter() - t)
+    return run
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--steps", type=int, default=30)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--batch", type=int, default=None, help="override both batch sizes")
+    p.add_argument("--only", choices=["cnn", "mlp"], default=None)
+    args = p.parse_args()
+    torch = try_import_torch()
+    tt.set_num_threads(args.threads)
+    if torch is not None:
+        torch.set_num_threads(args.threads)
+    rng = np.random.default_rng(0)
+    images = rng.random((8192, 28, 28), dtype=np.float32)
+    labels = rng.integers(0, 10, 8192)
+    for kind, batch in (("cnn", 64), ("mlp", 128)):
+        if args.only and kind != args.only:
+            continue
+        batch = args.batch or batch
+        ours = make_run(tt, kind, batch, args.steps, args.device, (images, labels))
+        ref = make_run(torch, kind, batch, args.steps, args.device, (images, labels)) if torch else None
+        ours()
+        if ref:
+            ref()
+        a, b = [], []
+        for _ in range(args.rounds):
+            a.append(ours())
+            if ref:
+                b.append(ref())
+        ma = statistics.median(a)
+        line = f"{kind.upper()} batch {batch} on {args.device}, {args.threads} threads: tinytorch {ma:9.0f} samples/s"
+        if ref:
+            mb = statistics.median(b)
+            line += f"   torch {mb:9.0f} samples/s   ratio {ma / mb:5.2f}x"
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()

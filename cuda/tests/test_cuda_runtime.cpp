@@ -1,0 +1,54 @@
+// CUDA runtime and caching allocator. Skips where no GPU is present.
+#include <gtest/gtest.h>
+#include "tinytorch/cuda/allocator.h"
+#include "tinytorch/cuda/common.h"
+#include "tinytorch/ops/elementwise.h"
+
+using namespace tt;
+
+namespace {
+void require_gpu() {
+  if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA GPU on this machine";
+  cuda::install_caching_allocator();
+}
+}  // namespace
+
+TEST(CudaRuntime, DeviceCountNeverThrows) { EXPECT_GE(cuda::device_count(), 0); }
+
+TEST(CudaRuntime, NoGpuGivesClearError) {
+  if (cuda::device_count() > 0) GTEST_SKIP() << "a GPU is present";
+  cuda::install_caching_allocator();
+  EXPECT_THROW(Tensor::empty({4}, DType::Float32, Device(DeviceType::CUDA, 0)), std::runtime_error);
+}
+
+TEST(CudaAllocator, ReusesFreedBlocksWithoutCudaMalloc) {
+  require_gpu();
+  Device gpu(DeviceType::CUDA, 0);
+  { Tensor warm = Tensor::empty({1 << 20}, DType::Float32, gpu); }
+  int64_t mallocs = cuda::memory_stats(0).num_mallocs;
+  for (int i = 0; i < 10; ++i) {
+    Tensor a = Tensor::empty({1 << 20}, DType::Float32, gpu);
+    Tensor b = Tensor::empty({1000}, DType::Float32, gpu);
+  }
+  EXPECT_EQ(cuda::memory_stats(0).num_mallocs, mallocs);
+}
+
+TEST(CudaAllocator, StatsTrackAllocatedAndReserved) {
+  require_gpu();
+  Device gpu(DeviceType::CUDA, 0);
+  int64_t before = cuda::memory_stats(0).allocated;
+  {
+    Tensor a = Tensor::empty({1000}, DType::Float32, gpu);  // 4000 bytes -> one 4096-byte block
+    EXPECT_EQ(cuda::memory_stats(0).allocated, before + 4096);
+    EXPECT_GE(cuda::memory_stats(0).reserved, cuda::memory_stats(0).allocated);
+  }
+  EXPECT_EQ(cuda::memory_stats(0).allocated, before);
+}
+
+TEST(CudaCopy, RoundTripThroughDevice) {
+  require_gpu();
+  Tensor x = full({3, 5}, 2.5, DType::Float32);
+  Tensor y = x.to(Device(DeviceType::CUDA, 0)).to(DType::Float16).to(Device());
+  EXPECT_EQ(y.dtype(), DType::Float16);
+  for (int64_t i = 0; i < 15; ++i) EXPECT_EQ(float(y.data<Half>()[i]), 2.5f);
+}
