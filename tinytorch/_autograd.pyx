@@ -10,6 +10,8 @@ then frees what the nodes saved unless ``retain_graph=True``.
 import heapq
 import weakref
 
+from tinytorch import _C
+
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
 
 cdef extern from *:
@@ -199,7 +201,7 @@ cdef Node make_node(str name, object backward, tuple inputs, int num_outputs=1):
         else:
             edges.append((None, 0))
             needs.append(False)
-        meta.append((t._impl.shape, t._impl.dtype_code, t._impl.device_str))
+        meta.append(t._impl.meta)
     n.next_functions = tuple(edges)
     n._input_meta = tuple(meta)
     n.needs_input_grad = tuple(needs)
@@ -233,8 +235,11 @@ cdef object _checked_grad(Node node, int i, object g):
     """PyTorch's validate_outputs: reduce broadcast grads to the input's shape, cast dtype."""
     meta = node._input_meta[i]
     cdef Tensor gt = <Tensor>g
-    shape, code, dev = meta
-    gshape = gt._impl.shape
+    gmeta = gt._impl.meta
+    if gmeta == meta:
+        return gt
+    shape, code = meta
+    gshape = gmeta[0]
     if gshape != shape:
         from tinytorch._ops.shape import sum_to_shape
         try:
@@ -266,12 +271,12 @@ cdef _accumulate(AccumulateGrad acc, object g, bint create_graph):
         g = _run_hooks(leaf._hooks, g, "leaf")
     cdef Tensor gt = <Tensor>g
     if leaf._grad is None:
-        leaf._grad = gt if create_graph else gt.detach().clone()
+        # a fresh tensor: the incoming gradient may be shared (e.g. both inputs of an add)
+        leaf._grad = gt if create_graph else wrap(gt._impl.clone())
     elif create_graph:
         leaf._grad = leaf._grad + gt
     else:
-        leaf._grad = leaf._grad.detach()
-        leaf._grad.add_(gt)
+        _C.add_((<Tensor>leaf._grad)._impl, gt._impl)   # in place, no graph
     if leaf._post_accumulate_hooks is not None:
         for hook in leaf._post_accumulate_hooks:
             hook(leaf)

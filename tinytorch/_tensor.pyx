@@ -7,18 +7,23 @@
 import weakref
 
 from tinytorch import _C
+from tinytorch._size import Size
 
 cdef object _tensor_cls = None     # tinytorch.Tensor, set by tinytorch/tensor.py
 
 
-def _set_tensor_class(cls):
-    global _tensor_cls
+cdef tuple _DTYPES = ()           # tinytorch dtype objects by code, set with the tensor class
+
+
+def _set_tensor_class(cls, dtypes):
+    global _tensor_cls, _DTYPES
     _tensor_cls = cls
+    _DTYPES = tuple(dtypes)
 
 
 cdef TensorBase wrap(object impl):
     """A new tinytorch.Tensor around a _C.TensorImpl, with no autograd history."""
-    cdef TensorBase t = <TensorBase>_tensor_cls.__new__(_tensor_cls)
+    cdef TensorBase t = <TensorBase>TensorBase.__new__(_tensor_cls)
     t._impl = impl
     return t
 
@@ -35,7 +40,6 @@ cdef class TensorBase:
     # ---------------------------------------------------------------- metadata
     @property
     def shape(self):
-        from tinytorch._size import Size
         return Size(self._impl.shape)
 
     def size(self, dim=None):
@@ -80,8 +84,7 @@ cdef class TensorBase:
 
     @property
     def dtype(self):
-        from tinytorch._dtype import DTYPES
-        return DTYPES[self._impl.dtype_code]
+        return _DTYPES[self._impl.dtype_code]
 
     @property
     def device(self):

@@ -16,10 +16,17 @@ class Tensor(TensorBase):
 
     __array_priority__ = 1000  # numpy defers to our reflected operators
 
-    def __new__(cls, *args, **kwargs):
-        if cls is Tensor and (args or kwargs):
-            raise TypeError("use tinytorch.tensor(data) or tinytorch.empty(shape) to create tensors")
-        return super().__new__(cls)
+    def __init__(self, *args, **kwargs) -> None:
+        """``Tensor(data)`` copies data as float32; ``Tensor(d0, d1, ...)`` is uninitialized (legacy
+        constructor, as torch.Tensor); prefer tinytorch.tensor / tinytorch.empty."""
+        import tinytorch
+        if kwargs:
+            raise TypeError(f"Tensor() got unexpected keyword arguments {list(kwargs)}")
+        if len(args) == 1 and not isinstance(args[0], int):
+            t = tinytorch.tensor(args[0], dtype=tinytorch.float32)
+        else:
+            t = tinytorch.empty(*args)
+        self._impl = t._impl
 
     # ------------------------------------------------------------ conversions
     def numpy(self, force: bool = False) -> np.ndarray:
@@ -164,7 +171,7 @@ class Tensor(TensorBase):
         return tinytorch.tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
-_set_tensor_class(Tensor)
+_set_tensor_class(Tensor, DTYPES)
 
 
 def _install(module) -> None:

@@ -101,6 +101,10 @@ TT_BIND(0, tensor) {
       .def_property_readonly("shape", [](const Tensor& t) { return to_tuple(t.shape()); })
       .def("stride", [](const Tensor& t) { return to_tuple(t.strides()); })
       .def_property_readonly("storage_offset", &Tensor::offset)
+      // (shape, dtype code) in one call: what autograd records about each input
+      .def_property_readonly("meta", [](const Tensor& t) {
+        return py::make_tuple(to_tuple(t.shape()), static_cast<int>(t.dtype()));
+      })
       .def_property_readonly("dtype_code", [](const Tensor& t) { return static_cast<int>(t.dtype()); })
       .def_property_readonly("device", &Tensor::device)
       .def_property_readonly("device_str", [](const Tensor& t) { return t.device().str(); })

@@ -26,7 +26,7 @@ def _root_grads(tensors, grad_tensors, create_graph):
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if not t.dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {t.dtype}")
-            g = tinytorch.ones_like(t)
+            g = tinytorch._tensor._wrap(tinytorch._C.full(list(t._impl.shape), 1.0, t._impl.dtype_code, t._impl.device))
         else:
             if not isinstance(g, tinytorch.Tensor):
                 g = tinytorch.tensor(g, dtype=t.dtype, device=t.device)

@@ -59,6 +59,8 @@ class Module:
 
     # ------------------------------------------------------------ calling
     def __call__(self, *args, **kwargs):
+        if not (self._forward_pre_hooks or self._forward_hooks):
+            return self.forward(*args, **kwargs)
         for hook in list(self._forward_pre_hooks.values()):
             r = hook(self, args)
             if r is not None:
