@@ -1,0 +1,121 @@
+"""GPU benchmarks against the machine's PyTorch, in one process, alternating (issue: CUDA).
+
+GEMM 8192^3 (bf16, fp16, tf32, fp32) in TFLOP/s; elementwise add (fp32, bf16), softmax and
+layer_norm bandwidth in GB/s; host overhead of a tiny op in us; MNIST CNN training samples/s
+with the data on the GPU (batch 64 and 512).
+
+    python bench/gpu_bench.py [--quick]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tinytorch as tt  # noqa: E402
+from _harness import try_import_torch  # noqa: E402
+
+
+def gpu_time(lib, fn, reps: int) -> float:
+    """Seconds per call, timed with the library's CUDA events after a warm-up."""
+    fn()
+    lib.cuda.synchronize()
+    start, end = lib.cuda.Event(enable_timing=True), lib.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(reps):
+        fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / 1e3 / reps
+
+
+def alternate(name, ours, ref, reps, rounds, metric, unit):
+    a, b = [], []
+    for _ in range(rounds):
+        a.append(metric(ours(reps)))
+        if ref:
+            b.append(metric(ref(reps)))
+    ma = statistics.median(a)
+    line = f"{name:44s} tinytorch {ma:10.1f} {unit}"
+    if ref:
+        mb = statistics.median(b)
+        line += f"   torch {mb:10.1f} {unit}   ratio {ma / mb:5.2f}x"
+    print(line, flush=True)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--quick", action="store_true")
+    args = p.parse_args()
+    torch = try_import_torch()
+    dev = "cuda"
+    print(f"device: {tt.cuda.get_device_name()}  torch {torch.__version__ if torch else '-'}")
+    rounds = 3 if args.quick else 5
+
+    # GEMM
+    n = 4096 if args.quick else 8192
+    for dname, tf32 in (("bfloat16", False), ("float16", False), ("float32", True), ("float32", False)):
+        label = "tf32" if tf32 else dname
+        tt.backends.cuda.matmul.allow_tf32 = tf32
+        a = tt.randn(n, n, device=dev, dtype=getattr(tt, dname))
+        b = tt.randn(n, n, device=dev, dtype=getattr(tt, dname))
+        ours = lambda r: gpu_time(tt, lambda: a @ b, r)
+        ref = None
+        if torch:
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            ta = torch.randn(n, n, device=dev, dtype=getattr(torch, dname))
+            tb = torch.randn(n, n, device=dev, dtype=getattr(torch, dname))
+            ref = lambda r: gpu_time(torch, lambda: ta @ tb, r)
+        alternate(f"GEMM {n}^3 {label}", ours, ref, 5, rounds, lambda s: 2 * n ** 3 / s / 1e12, "TFLOP/s")
+    tt.backends.cuda.matmul.allow_tf32 = False
+
+    # bandwidth-bound ops
+    numel = 1 << 28 if not args.quick else 1 << 26
+    for dname in ("float32", "bfloat16"):
+        x = tt.randn(numel, device=dev, dtype=getattr(tt, dname))
+        y = tt.randn(numel, device=dev, dtype=getattr(tt, dname))
+        nbytes = 3 * numel * x.element_size()
+        ref = None
+        if torch:
+            tx = torch.randn(numel, device=dev, dtype=getattr(torch, dname))
+            ty = torch.randn(numel, device=dev, dtype=getattr(torch, dname))
+            ref = lambda r: gpu_time(torch, lambda: tx + ty, r)
+        alternate(f"add {numel} {dname}", lambda r: gpu_time(tt, lambda: x + y, r), ref, 20, rounds,
+                  lambda s: nbytes / s / 1e9, "GB/s")
+    for dname in ("float32", "bfloat16"):
+        x = tt.randn(4096 * 4, 4096, device=dev, dtype=getattr(tt, dname))
+        nbytes = 2 * x.numel() * x.element_size()
+        w, bias = tt.ones(4096, device=dev, dtype=x.dtype), tt.zeros(4096, device=dev, dtype=x.dtype)
+        ref_s = ref_l = None
+        if torch:
+            tx = torch.randn(4096 * 4, 4096, device=dev, dtype=getattr(torch, dname))
+            tw, tbias = torch.ones(4096, device=dev, dtype=tx.dtype), torch.zeros(4096, device=dev, dtype=tx.dtype)
+            ref_s = lambda r: gpu_time(torch, lambda: tx.softmax(-1), r)
+            ref_l = lambda r: gpu_time(torch, lambda: torch.nn.functional.layer_norm(tx, (4096,), tw, tbias), r)
+        alternate(f"softmax (16384, 4096) {dname}", lambda r: gpu_time(tt, lambda: x.softmax(-1), r), ref_s, 20,
+                  rounds, lambda s: nbytes / s / 1e9, "GB/s")
+        alternate(f"layer_norm (16384, 4096) {dname}",
+                  lambda r: gpu_time(tt, lambda: tt.nn.functional.layer_norm(x, (4096,), w, bias), r), ref_l, 20,
+                  rounds, lambda s: nbytes / s / 1e9, "GB/s")
+
+    # host overhead of a tiny op (wall clock per call, the GPU is never the bottleneck)
+    def host(lib, a, b, reps):
+        t = time.perf_counter()
+        for _ in range(reps):
+            a + b
+        lib.cuda.synchronize()
+        return (time.perf_counter() - t) / reps
+    a1, b1 = tt.ones(1, device=dev), tt.ones(1, device=dev)
+    ref = None
+    if torch:
+        ta1, tb1 = torch.ones(1, device=dev), torch.ones(1, device=dev)
+        ref = lambda r: host(torch, ta1, tb1, r)
+    alternate("tiny op host overhead (a + b, 1 element)", lambda r: host(tt, a1, b1, r), ref, 5000, rounds,
+              lambda s: s * 1e6, "us")
+
+
+if __name__ == "__main__":
+    main()
