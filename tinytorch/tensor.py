@@ -146,6 +146,24 @@ class Tensor(TensorBase):
     def cuda(self, device=None, non_blocking: bool = False) -> "Tensor":
         return self.to("cuda" if device is None else _device(device), non_blocking=non_blocking)
 
+    def pin_memory(self) -> "Tensor":
+        """A copy of this CPU tensor in page-locked memory (fast, asynchronous GPU copies)."""
+        from tinytorch import _cuda_backend
+        backend = _cuda_backend()
+        if backend is None:
+            raise RuntimeError("pin_memory: tinytorch was built without the CUDA backend")
+        return _wrap(backend.pin_memory(self._impl))
+
+    def is_pinned(self) -> bool:
+        from tinytorch import _cuda_backend
+        backend = _cuda_backend()
+        return bool(backend is not None and backend.is_pinned(self._impl))
+
+    def record_stream(self, stream) -> None:
+        """Marks this tensor's memory as used by ``stream`` (the allocator waits for it before reuse)."""
+        from tinytorch import _cuda_backend
+        _cuda_backend().record_stream(self._impl, stream._impl)
+
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 

@@ -1,0 +1,112 @@
+"""CUDA runtime: device queries, copies between devices, pinned memory, streams and events, the
+caching allocator (stats, reuse, OOM), and device-mixing errors."""
+import numpy as np
+import pytest
+
+import tinytorch as tt
+from conftest import FLOAT_DTYPES, to_numpy
+
+pytestmark = pytest.mark.cuda
+
+ALL_DTYPES = FLOAT_DTYPES + ["int64", "int32", "uint8", "bool"]
+
+
+def test_device_queries():
+    assert tt.cuda.is_available() and tt.cuda.device_count() >= 1
+    assert isinstance(tt.cuda.get_device_name(0), str)
+    assert tt.cuda.current_device() == 0
+    free, total = tt.cuda.mem_get_info()
+    assert 0 < free <= total
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_round_trip_every_dtype(dtype):
+    rng = np.random.default_rng(0)
+    arr = rng.integers(0, 2, (5, 7)) if dtype == "bool" else rng.integers(0, 100, (5, 7))
+    x = tt.tensor(arr, dtype=getattr(tt, dtype))
+    g = x.cuda()
+    assert g.device == tt.device("cuda:0") and g.is_cuda and g.dtype == x.dtype
+    np.testing.assert_array_equal(to_numpy(g.cpu()), to_numpy(x))
+
+
+def test_non_contiguous_copies_both_ways():
+    x = tt.arange(60.).reshape(3, 4, 5)
+    g = x.permute(2, 0, 1).cuda()           # strided source
+    np.testing.assert_array_equal(g.cpu().numpy(), x.permute(2, 0, 1).numpy())
+    gt = tt.zeros(4, 3, device="cuda").t()  # strided destination on the GPU
+    gt.copy_(tt.arange(12.).reshape(3, 4))
+    np.testing.assert_array_equal(gt.cpu().numpy(), np.arange(12.).reshape(3, 4))
+    h = tt.zeros(4, 3).t()
+    h.copy_(gt)                             # strided destination on the host
+    np.testing.assert_array_equal(h.numpy(), np.arange(12.).reshape(3, 4))
+    c = tt.ones(3, dtype=tt.float16, device="cuda")
+    c.copy_(tt.tensor([1.5, 2.5, 3.5], dtype=tt.float64))  # cast while copying
+    np.testing.assert_array_equal(c.cpu().float().numpy(), [1.5, 2.5, 3.5])
+
+
+def test_pinned_memory_and_non_blocking():
+    x = tt.arange(1 << 20, dtype=tt.float32)
+    p = x.pin_memory()
+    assert p.is_pinned() and not x.is_pinned()
+    g = p.to("cuda", non_blocking=True)
+    back = tt.empty(1 << 20).pin_memory()
+    back.copy_(g, non_blocking=True)
+    tt.cuda.synchronize()
+    np.testing.assert_array_equal(back.numpy(), x.numpy())
+
+
+def test_streams_and_events_order_work():
+    s = tt.cuda.Stream()
+    x = tt.zeros(1 << 22, device="cuda")
+    e = tt.cuda.Event(enable_timing=True)
+    done = tt.cuda.Event(enable_timing=True)
+    e.record()
+    with tt.cuda.stream(s):
+        assert tt.cuda.current_stream() == s
+        s.wait_event(e)
+        x.fill_(3.0)
+        done.record(s)
+    tt.cuda.current_stream().wait_event(done)
+    assert tt.cuda.current_stream() != s
+    done.synchronize()
+    assert done.query() and e.elapsed_time(done) >= 0
+    assert float(x.cpu()[-1].item()) == 3.0
+
+
+def test_allocator_reuses_blocks_and_reports_stats():
+    tt.cuda.empty_cache()
+    base = tt.cuda.memory_allocated()
+    x = tt.empty(1024, 1024, device="cuda")      # 4 MiB
+    assert tt.cuda.memory_allocated() == base + 4 * 1024 * 1024
+    assert tt.cuda.memory_reserved() >= tt.cuda.memory_allocated()
+    del x
+    assert tt.cuda.memory_allocated() == base
+    mallocs = tt.cuda.memory_stats()["num_device_alloc"]
+    for _ in range(50):
+        a = tt.empty(1024, 1024, device="cuda")
+        b = tt.empty(333, device="cuda")
+        del a, b
+    assert tt.cuda.memory_stats()["num_device_alloc"] == mallocs
+    tt.cuda.reset_peak_memory_stats()
+    assert tt.cuda.max_memory_allocated() == tt.cuda.memory_allocated()
+    tt.cuda.empty_cache()
+    assert tt.cuda.memory_reserved() <= tt.cuda.memory_stats()["reserved_bytes.all.peak"]
+
+
+def test_out_of_memory_is_a_python_error_and_recoverable():
+    free, total = tt.cuda.mem_get_info()
+    with pytest.raises(RuntimeError, match="out of memory.*Tried to allocate"):
+        tt.empty(int(total * 2) // 4, device="cuda")
+    tt.cuda.empty_cache()
+    y = tt.ones(1024, device="cuda")        # the allocator still works
+    assert y.cpu().numpy().sum() == 1024
+
+
+def test_mixing_devices_names_the_op_and_devices():
+    with pytest.raises(RuntimeError, match="same device.*cpu.*cuda:0|cuda:0.*cpu"):
+        tt.ones(2) + tt.ones(2, device="cuda")
+
+
+def test_bad_device_index():
+    with pytest.raises(RuntimeError, match="invalid device ordinal"):
+        tt.ones(2, device=f"cuda:{tt.cuda.device_count()}")
