@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Builds tinytorch with CUDA on the GPU machine and runs the GPU test suites and benchmarks,
+# writing logs under $OUT. Usage (from the repo root there): bash scripts/device_run.sh [stages]
+# stages: build ctest pytest demo bench ddp (default: build ctest pytest)
+set -uo pipefail
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+stages=${*:-build ctest pytest}
+export PYTHONUNBUFFERED=1
+log() { echo "== $*" | tee -a "$OUT/summary.log"; }
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; python3 --version; } 2>&1 | tee -a "$OUT/summary.log"
+
+# Wheels and debs carried in .whl/ (the machine has no network).
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>&1 | tail -2
+  export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+  for d in .whl/*.deb; do [ -f "$d" ] && dpkg -x "$d" /tmp/debroot; done
+fi
+
+if [[ " $stages " == *" build "* ]]; then
+  log "build"
+  start=$(date +%s)
+  cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE="$(command -v python3)" \
+        -DTINYTORCH_CUDA=ON -DTINYTORCH_BUILD_TESTS=ON -DGTest_ROOT=/tmp/debroot/usr \
+        -DCMAKE_PREFIX_PATH=/tmp/debroot/usr > "$OUT/cmake.log" 2>&1 || { tail -30 "$OUT/cmake.log"; exit 1; }
+  grep "tinytorch:" "$OUT/cmake.log" | tee -a "$OUT/summary.log"
+  ninja -C build/gpu -j16 > "$OUT/build.log" 2>&1 || { grep -E "error" -A3 "$OUT/build.log" | head -60; exit 1; }
+  log "built in $(( $(date +%s) - start )) s"
+  scripts/dev_link.sh build/gpu
+  ln -sf "$PWD"/build/gpu/cuda/*.so tinytorch/
+fi
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+
+if [[ " $stages " == *" ctest "* ]]; then
+  log "ctest"
+  ctest --test-dir build/gpu -j8 --output-on-failure > "$OUT/ctest.log" 2>&1
+  tail -3 "$OUT/ctest.log" | tee -a "$OUT/summary.log"
+fi
+if [[ " $stages " == *" pytest "* ]]; then
+  log "pytest tests/cuda"
+  (cd tests && timeout 900 python3 -m pytest -q -x -p no:cacheprovider cuda ${PYTEST_ARGS:-}) > "$OUT/pytest_cuda.log" 2>&1
+  tail -15 "$OUT/pytest_cuda.log" | tee -a "$OUT/summary.log"
+fi
+if [[ " $stages " == *" pytestcpu "* ]]; then
+  log "pytest tests/cpu"
+  (cd tests && timeout 600 python3 -m pytest -q -p no:cacheprovider cpu -n 0 2>/dev/null || \
+   cd tests && timeout 600 python3 -m pytest -q -p no:cacheprovider cpu) > "$OUT/pytest_cpu.log" 2>&1
+  tail -5 "$OUT/pytest_cpu.log" | tee -a "$OUT/summary.log"
+fi
+if [[ " $stages " == *" demo "* ]]; then
+  log "demo/mnist.py --device cuda"
+  timeout 600 python3 demo/mnist.py --device cuda > "$OUT/mnist_cuda.log" 2>&1
+  grep -E "Accuracy|epoch\(s\)" "$OUT/mnist_cuda.log" | tee -a "$OUT/summary.log"
+fi
+if [[ " $stages " == *" bench "* ]]; then
+  log "bench"
+  timeout 900 python3 bench/gpu_bench.py > "$OUT/gpu_bench.log" 2>&1
+  for b in 64 512; do
+    timeout 600 python3 bench/mnist_bench.py --device cuda --only cnn --batch $b --steps 100 >> "$OUT/gpu_bench.log" 2>&1
+  done
+  cat "$OUT/gpu_bench.log" | tee -a "$OUT/summary.log"
+fi
