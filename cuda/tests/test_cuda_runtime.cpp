@@ -24,7 +24,10 @@ TEST(CudaRuntime, NoGpuGivesClearError) {
 TEST(CudaAllocator, ReusesFreedBlocksWithoutCudaMalloc) {
   require_gpu();
   Device gpu(DeviceType::CUDA, 0);
-  { Tensor warm = Tensor::empty({1 << 20}, DType::Float32, gpu); }
+  {  // one large and one small segment, then the loop below must reuse them
+    Tensor warm_large = Tensor::empty({1 << 20}, DType::Float32, gpu);
+    Tensor warm_small = Tensor::empty({1000}, DType::Float32, gpu);
+  }
   int64_t mallocs = cuda::memory_stats(0).num_mallocs;
   for (int i = 0; i < 10; ++i) {
     Tensor a = Tensor::empty({1 << 20}, DType::Float32, gpu);
