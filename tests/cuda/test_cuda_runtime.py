@@ -79,7 +79,8 @@ def test_allocator_reuses_blocks_and_reports_stats():
     x = tt.empty(1024, 1024, device="cuda")      # 4 MiB
     assert tt.cuda.memory_allocated() == base + 4 * 1024 * 1024
     assert tt.cuda.memory_reserved() >= tt.cuda.memory_allocated()
-    del x
+    small = tt.empty(333, device="cuda")    # a small-pool segment too
+    del x, small
     assert tt.cuda.memory_allocated() == base
     mallocs = tt.cuda.memory_stats()["num_device_alloc"]
     for _ in range(50):
