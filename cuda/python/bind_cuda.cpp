@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 #include <cuda_runtime.h>
 #include "tinytorch/cuda/allocator.h"
+#include "tinytorch/cuda/blas.h"
 #include "tinytorch/cuda/common.h"
 #include "tinytorch/cuda/pinned.h"
 
@@ -96,6 +97,9 @@ PYBIND11_MODULE(_cuda, m) {
   });
   m.def("reset_peak_memory_stats", &reset_peak_memory_stats);
   m.def("empty_cache", &empty_cache);
+  // tinytorch.backends.cuda.matmul.allow_tf32 (float32 GEMMs on TF32 tensor cores; default off).
+  m.def("set_allow_tf32", &set_allow_tf32, py::arg("allow"));
+  m.def("get_allow_tf32", &get_allow_tf32);
 
   py::class_<Stream>(m, "Stream")
       .def(py::init<int, int>(), py::arg("device"), py::arg("priority") = 0)

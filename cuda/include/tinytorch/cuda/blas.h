@@ -1,0 +1,11 @@
+#pragma once
+// cuBLAS settings shared by the GEMM kernel and the Python module.
+namespace tt::cuda {
+
+// Whether float32 GEMMs may run on TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32): ~8x the
+// throughput, inputs rounded to 10 mantissa bits. Process-wide, default false (exact float32),
+// what tinytorch.backends.cuda.matmul.allow_tf32 sets.
+void set_allow_tf32(bool allow);
+bool get_allow_tf32();
+
+}  // namespace tt::cuda

@@ -1,0 +1,342 @@
+// CUDA nll_loss and fused cross_entropy (log_softmax + nll + label smoothing), with backwards.
+// Layout: input (N, C, S), class c of sample (n, s) at (n*C + c)*S + s; target (N, S) int64.
+// Per-sample losses are computed in double (like the CPU kernel), reduced deterministically
+// (nn::det_sum); the log-sum-exp runs in opmath. S == 1 (the (N, C) case): a warp or a block per
+// row; S > 1: a thread per sample, consecutive threads on consecutive s (coalesced).
+#include "nn_reduce.cuh"
+#include "tinytorch/cuda/device_assert.cuh"
+#include "tinytorch/kernels/nn.h"
+
+namespace tt::cuda {
+namespace {
+
+using nn::det_sum;
+
+__device__ __forceinline__ float dexp(float v) { return expf(v); }
+__device__ __forceinline__ double dexp(double v) { return exp(v); }
+
+template <class T>
+__device__ __forceinline__ double wt(const T* w, int64_t c) {
+  return w ? static_cast<double>(static_cast<opmath_t<T>>(w[c])) : 1.0;
+}
+
+__device__ __forceinline__ void check_target(int64_t t, int64_t C, int64_t ignore) {
+  TT_CUDA_KERNEL_ASSERT(t == ignore || (t >= 0 && t < C));
+}
+
+template <class T>
+__device__ __forceinline__ double ld(const T* p, int64_t i) {
+  return static_cast<double>(static_cast<opmath_t<T>>(p[i]));
+}
+
+// Threads cooperating on one sample's C classes: the reductions they share.
+struct ThreadGroup {
+  __device__ int rank() const { return 0; }
+  __device__ int size() const { return 1; }
+  template <class V> __device__ V sum(V v) const { return v; }
+  template <class V> __device__ V max(V v) const { return v; }
+};
+struct WarpGroup {
+  __device__ int rank() const { return threadIdx.x & 31; }
+  __device__ int size() const { return 32; }
+  template <class V> __device__ V sum(V v) const { return nn::warp_sum(v); }
+  template <class V> __device__ V max(V v) const { return nn::warp_max(v); }
+};
+struct BlockGroup {
+  __device__ int rank() const { return threadIdx.x; }
+  __device__ int size() const { return blockDim.x; }
+  template <class V> __device__ V sum(V v) const { return nn::block_sum(v); }
+  template <class V> __device__ V max(V v) const { return nn::block_max(v); }
+};
+
+// log-sum-exp over x[c*stride], c in [0, C), in opmath (as the CPU's lse_of); all ranks get it.
+template <class T, class G>
+__device__ double row_lse(const T* x, int64_t C, int64_t stride, const G& g) {
+  using A = opmath_t<T>;
+  A mx = -INFINITY;
+  for (int64_t c = g.rank(); c < C; c += g.size()) mx = fmax(mx, static_cast<A>(x[c * stride]));
+  mx = g.max(mx);
+  if (isinf(mx)) return static_cast<double>(mx);
+  A s = 0;
+  for (int64_t c = g.rank(); c < C; c += g.size()) s += dexp(static_cast<A>(x[c * stride]) - mx);
+  s = g.sum(s);
+  return static_cast<double>(mx) + log(static_cast<double>(s));
+}
+
+// Cross-entropy loss of one sample with target t (not ignore_index) and smoothing eps.
+template <class T, class G>
+__device__ double row_ce_loss(const T* x, int64_t C, int64_t stride, int64_t t, const T* w, double eps,
+                              const G& g) {
+  double lse = row_lse(x, C, stride, g);
+  double l = -wt(w, t) * (ld(x, t * stride) - lse);
+  if (eps > 0) {
+    double smooth = 0;
+    for (int64_t c = g.rank(); c < C; c += g.size()) smooth -= wt(w, c) * (ld(x, c * stride) - lse);
+    smooth = g.sum(smooth);
+    l = (1 - eps) * l + eps / static_cast<double>(C) * smooth;
+  }
+  return l;
+}
+
+struct LossDims {
+  int64_t N, C, S;
+  int64_t ignore;
+  double eps;
+};
+
+// logits: (N, C, 1) -> loss: (N) double; rows of 32 (a warp) or blockDim threads.
+template <class T, class G>
+__global__ void ce_rows_kernel(const T* __restrict__ x, const int64_t* __restrict__ tp, const T* w, double* loss,
+                               LossDims d, bool lse_only) {
+  G g;
+  int64_t rows_per_block = blockDim.x / g.size();
+  int64_t n = blockIdx.x * rows_per_block + threadIdx.x / g.size();
+  if (n >= d.N) return;  // uniform within a group
+  int64_t t = tp[n];
+  check_target(t, d.C, d.ignore);  // every thread, so none reads x[t] before the assert fires
+  const T* xr = x + n * d.C;
+  double v;
+  if (lse_only) v = row_lse(xr, d.C, 1, g);
+  else v = t == d.ignore ? 0.0 : row_ce_loss(xr, d.C, 1, t, w, d.eps, g);
+  if (g.rank() == 0) loss[n] = v;
+}
+
+// logits: (N, C, S) -> loss: (N*S) double (or the lse), a thread per sample.
+template <class T>
+__global__ void ce_cols_kernel(const T* __restrict__ x, const int64_t* __restrict__ tp, const T* w, double* loss,
+                               LossDims d, bool lse_only) {
+  TT_GRID_STRIDE(i, d.N * d.S) {
+    int64_t n = i / d.S, s = i % d.S, t = tp[i];
+    check_target(t, d.C, d.ignore);
+    const T* xs = x + n * d.C * d.S + s;
+    ThreadGroup g;
+    if (lse_only) loss[i] = row_lse(xs, d.C, d.S, g);
+    else loss[i] = t == d.ignore ? 0.0 : row_ce_loss(xs, d.C, d.S, t, w, d.eps, g);
+  }
+}
+
+// input: (N, C, S) log-probs -> loss: (N*S) double.
+template <class T>
+__global__ void nll_kernel(const T* __restrict__ x, const int64_t* __restrict__ tp, const T* w, double* loss,
+                           LossDims d) {
+  TT_GRID_STRIDE(i, d.N * d.S) {
+    int64_t n = i / d.S, s = i % d.S, t = tp[i];
+    check_target(t, d.C, d.ignore);
+    loss[i] = t == d.ignore ? 0.0 : -wt(w, t) * ld(x, (n * d.C + t) * d.S + s);
+  }
+}
+
+template <class T>
+__global__ void store_loss_kernel(const double* __restrict__ loss, T* __restrict__ out, int64_t M) {
+  TT_GRID_STRIDE(i, M) { out[i] = static_cast<T>(static_cast<opmath_t<T>>(loss[i])); }
+}
+
+// (loss_i, weight of target_i) pairs for the Sum/Mean reduction.
+template <class T>
+struct LossAndWeight {
+  const double* loss;
+  const int64_t* tp;
+  const T* w;
+  int64_t ignore;
+  __device__ double2 operator()(int64_t i) const {
+    int64_t t = tp[i];
+    return make_double2(loss[i], t == ignore ? 0.0 : wt(w, t));
+  }
+};
+
+template <class T>
+struct StoreReduced {
+  T* out;
+  bool mean;
+  __device__ void operator()(double2 s) const {
+    double v = mean ? s.x / s.y : s.x;
+    out[0] = static_cast<T>(static_cast<opmath_t<T>>(v));
+  }
+};
+
+// (weight of target_i for i < M, weight of class i for i < C): total weight and sum(w).
+template <class T>
+struct TargetAndClassWeights {
+  const int64_t* tp;
+  const T* w;
+  int64_t M, C, ignore;
+  __device__ double2 operator()(int64_t i) const {
+    double a = 0, b = 0;
+    if (i < M) {
+      int64_t t = tp[i];
+      check_target(t, C, ignore);
+      a = t == ignore ? 0.0 : wt(w, t);
+    }
+    if (i < C) b = wt(w, i);
+    return make_double2(a, b);
+  }
+};
+
+struct StorePair {
+  double* out;
+  __device__ void operator()(double2 s) const { out[0] = s.x, out[1] = s.y; }
+};
+
+struct Ctx {
+  DeviceGuard guard;
+  cudaStream_t stream;
+  Device dev;
+  explicit Ctx(const Tensor& t) : guard(t.device()), stream(current_stream(t.device().index)), dev(t.device()) {}
+};
+
+// loss: (M) double -> out: (N, S) as T for None, else the 0-dim sum or weighted mean.
+template <class T>
+void finish(const Ctx& cx, const Tensor& loss, const int64_t* tp, const T* w, const Tensor& out, Reduction r,
+            int64_t ignore) {
+  int64_t M = loss.numel();
+  if (r == Reduction::None) {
+    if (M == 0) return;
+    store_loss_kernel<T><<<grid_for(M), kThreads, 0, cx.stream>>>(loss.data<double>(), out.data<T>(), M);
+    TT_CUDA_KERNEL_CHECK();
+    return;
+  }
+  det_sum(M, LossAndWeight<T>{loss.data<double>(), tp, w, ignore}, StoreReduced<T>{out.data<T>(), r == Reduction::Mean},
+          cx.dev, cx.stream);
+}
+
+// Total target weight and sum of class weights -> dev buffer (2) double.
+template <class T>
+Tensor weight_sums(const Ctx& cx, const int64_t* tp, const T* w, int64_t M, int64_t C, int64_t ignore) {
+  Tensor sums = Tensor::empty({2}, DType::Float64, cx.dev);
+  det_sum(std::max(M, C), TargetAndClassWeights<T>{tp, w, M, C, ignore}, StorePair{sums.data<double>()}, cx.dev,
+          cx.stream);
+  return sums;
+}
+
+// Per-sample lse or loss of the cross entropy -> (M) double.
+template <class T>
+Tensor ce_per_sample(const Ctx& cx, const T* x, const int64_t* tp, const T* w, const LossDims& d, bool lse_only) {
+  int64_t M = d.N * d.S;
+  Tensor buf = Tensor::empty({M}, DType::Float64, cx.dev);
+  if (M == 0) return buf;
+  double* bp = buf.data<double>();
+  if (d.S == 1 && d.C > 1024) {  // big vocabularies: a block per row
+    ce_rows_kernel<T, BlockGroup><<<static_cast<unsigned>(d.N), kThreads, 0, cx.stream>>>(x, tp, w, bp, d, lse_only);
+  } else if (d.S == 1) {  // a warp per row, 8 rows per block
+    ce_rows_kernel<T, WarpGroup><<<static_cast<unsigned>((d.N + 7) / 8), kThreads, 0, cx.stream>>>(x, tp, w, bp, d,
+                                                                                                    lse_only);
+  } else {
+    ce_cols_kernel<T><<<grid_for(M), kThreads, 0, cx.stream>>>(x, tp, w, bp, d, lse_only);
+  }
+  TT_CUDA_KERNEL_CHECK();
+  return buf;
+}
+
+template <class T>
+const T* weight_ptr(const Tensor& w) { return w.defined() ? w.data<T>() : nullptr; }
+
+void cuda_nll(const Tensor& input, const Tensor& target, const Tensor& weight, const Tensor& out, Reduction r,
+              int64_t ignore) {
+  Ctx cx(input);
+  LossDims d{input.size(0), input.size(1), input.size(2), ignore, 0.0};
+  int64_t M = d.N * d.S;
+  TT_DISPATCH_FLOATING(input.dtype(), "nll_loss", [&] {
+    using T = scalar_t;
+    Tensor loss = Tensor::empty({M}, DType::Float64, cx.dev);
+    if (M > 0) {
+      nll_kernel<T><<<grid_for(M), kThreads, 0, cx.stream>>>(input.data<T>(), target.data<int64_t>(),
+                                                             weight_ptr<T>(weight), loss.data<double>(), d);
+      TT_CUDA_KERNEL_CHECK();
+    }
+    finish<T>(cx, loss, target.data<int64_t>(), weight_ptr<T>(weight), out, r, ignore);
+  });
+}
+
+// gin: (N, C, S) zeroed, then gin[n, t, s] = -w_t * scale for each non-ignored sample.
+template <class T>
+__global__ void nll_backward_kernel(const T* __restrict__ gout, const int64_t* __restrict__ tp, const T* w,
+                                    const double* sums, T* gin, LossDims d, Reduction r) {
+  TT_GRID_STRIDE(i, d.N * d.S) {
+    int64_t n = i / d.S, s = i % d.S, t = tp[i];
+    check_target(t, d.C, d.ignore);
+    if (t == d.ignore) continue;
+    double scale = ld(gout, r == Reduction::None ? i : 0);
+    if (r == Reduction::Mean) scale /= sums[0];
+    gin[(n * d.C + t) * d.S + s] = static_cast<T>(static_cast<opmath_t<T>>(-wt(w, t) * scale));
+  }
+}
+
+void cuda_nll_backward(const Tensor& gout, const Tensor& target, const Tensor& weight, const Tensor& gin, Reduction r,
+                       int64_t ignore) {
+  Ctx cx(gin);
+  LossDims d{gin.size(0), gin.size(1), gin.size(2), ignore, 0.0};
+  int64_t M = d.N * d.S;
+  if (gin.numel() > 0)
+    TT_CUDA_CHECK(cudaMemsetAsync(gin.data_ptr(), 0, static_cast<size_t>(gin.numel()) * gin.itemsize(), cx.stream));
+  if (M == 0) return;
+  TT_DISPATCH_FLOATING(gin.dtype(), "nll_loss_backward", [&] {
+    using T = scalar_t;
+    const int64_t* tp = target.data<int64_t>();
+    Tensor sums;
+    if (r == Reduction::Mean) sums = weight_sums<T>(cx, tp, weight_ptr<T>(weight), M, 0, ignore);
+    nll_backward_kernel<T><<<grid_for(M), kThreads, 0, cx.stream>>>(
+        gout.data<T>(), tp, weight_ptr<T>(weight), sums.defined() ? sums.data<double>() : nullptr, gin.data<T>(), d, r);
+    TT_CUDA_KERNEL_CHECK();
+  });
+}
+
+void cuda_ce(const Tensor& logits, const Tensor& target, const Tensor& weight, const Tensor& out, Reduction r,
+             int64_t ignore, double eps) {
+  Ctx cx(logits);
+  LossDims d{logits.size(0), logits.size(1), logits.size(2), ignore, eps};
+  TT_DISPATCH_FLOATING(logits.dtype(), "cross_entropy", [&] {
+    using T = scalar_t;
+    const T* w = weight_ptr<T>(weight);
+    Tensor loss = ce_per_sample<T>(cx, logits.data<T>(), target.data<int64_t>(), w, d, false);
+    finish<T>(cx, loss, target.data<int64_t>(), w, out, r, ignore);
+  });
+}
+
+// gin: (N, C, S) = scale * ((1-eps) w_t (softmax - onehot_t) + eps/C (sum(w) softmax - w)),
+// a thread per element; lse: (N*S) per sample, sums: (total target weight, sum of w).
+template <class T>
+__global__ void ce_backward_kernel(const T* __restrict__ gout, const T* __restrict__ x, const int64_t* __restrict__ tp,
+                                   const T* w, const double* __restrict__ lse, const double* sums, T* gin, LossDims d,
+                                   Reduction r) {
+  const double sm = d.eps / static_cast<double>(d.C);
+  TT_GRID_STRIDE(e, d.N * d.C * d.S) {
+    int64_t s = e % d.S, c = (e / d.S) % d.C, n = e / (d.S * d.C), i = n * d.S + s;
+    int64_t t = tp[i];
+    if (t == d.ignore) {
+      gin[e] = T(0);
+      continue;
+    }
+    double scale = ld(gout, r == Reduction::None ? i : 0);
+    if (r == Reduction::Mean) scale /= sums[0];
+    double p = exp(ld(x, e) - lse[i]);
+    double g = (1 - d.eps) * wt(w, t) * (p - (c == t ? 1.0 : 0.0)) + sm * (sums[1] * p - wt(w, c));
+    gin[e] = static_cast<T>(static_cast<opmath_t<T>>(scale * g));
+  }
+}
+
+void cuda_ce_backward(const Tensor& gout, const Tensor& logits, const Tensor& target, const Tensor& weight,
+                      const Tensor& gin, Reduction r, int64_t ignore, double eps) {
+  Ctx cx(logits);
+  LossDims d{logits.size(0), logits.size(1), logits.size(2), ignore, eps};
+  int64_t M = d.N * d.S;
+  if (M == 0 || gin.numel() == 0) return;
+  TT_DISPATCH_FLOATING(logits.dtype(), "cross_entropy_backward", [&] {
+    using T = scalar_t;
+    const T* w = weight_ptr<T>(weight);
+    const int64_t* tp = target.data<int64_t>();
+    Tensor sums = weight_sums<T>(cx, tp, w, M, d.C, ignore);
+    Tensor lse = ce_per_sample<T>(cx, logits.data<T>(), tp, w, d, true);
+    ce_backward_kernel<T><<<grid_for(gin.numel()), kThreads, 0, cx.stream>>>(
+        gout.data<T>(), logits.data<T>(), tp, w, lse.data<double>(), sums.data<double>(), gin.data<T>(), d, r);
+    TT_CUDA_KERNEL_CHECK();
+  });
+}
+
+}  // namespace
+
+TT_REGISTER_KERNEL(nll_loss, CUDA, cuda_nll)
+TT_REGISTER_KERNEL(nll_loss_backward, CUDA, cuda_nll_backward)
+TT_REGISTER_KERNEL(cross_entropy, CUDA, cuda_ce)
+TT_REGISTER_KERNEL(cross_entropy_backward, CUDA, cuda_ce_backward)
+
+}  // namespace tt::cuda
