@@ -14,7 +14,7 @@ TT_DEFINE_KERNEL(channel_sum)
 namespace {
 
 // Elements of im2col buffer allowed per chunk of the batch (~64 MB of float32).
-constexpr int64_t kColBudget = int64_t(16) << 20;
+constexpr int64_t kColBudget = int64_t(1) << 18;
 
 struct ConvGeom {
   int64_t B, C, H, W, O, Cg, Og, Ho, Wo, K, groups;
