@@ -198,10 +198,11 @@ cdef Node make_node(str name, object backward, tuple inputs, int num_outputs=1):
         if requires_grad(t):
             edges.append(edge_of(t))
             needs.append(True)
+            meta.append(t._impl.meta)   # only inputs that receive a gradient are checked
         else:
             edges.append((None, 0))
             needs.append(False)
-        meta.append(t._impl.meta)
+            meta.append(None)
     n.next_functions = tuple(edges)
     n._input_meta = tuple(meta)
     n.needs_input_grad = tuple(needs)

@@ -229,13 +229,14 @@ cdef Tensor _binary(str name, a, b, double s0=1.0, double s1=0.0):
         n.a_val = a if ta is None else None
         n.b_val = b if tb is None else None
         saves = spec[2]
-        n.save(ta if "a" in saves else None, tb if "b" in saves else None, out if "y" in saves else None)
+        if saves:
+            n.save(ta if "a" in saves else None, tb if "b" in saves else None, out if "y" in saves else None)
         set_history(out, n, 0)
     return out
 
 
 def _binary_backward(Node n, g):
-    a, b, y = n.saved_tensors
+    a, b, y = n.saved_tensors if n._saved else (None, None, None)
     if a is None:
         a = n.a_val
     if b is None:
