@@ -42,6 +42,7 @@ void cuda_fill(const Tensor& out, double value) {
 // Copies between host and device, or between two GPUs. The fast path is one cudaMemcpyAsync of
 // a dense block; other layouts or dtypes are staged through a dense temporary on one side.
 void cuda_copy_across_devices(const Tensor& src, const Tensor& dst, bool non_blocking) {
+  if (dst.numel() == 0) return;  // empty tensors may have all-zero strides: nothing to stage
   const Device gpu = dst.device().is_cuda() ? dst.device() : src.device();
   DeviceGuard guard(gpu);
   cudaStream_t stream = current_stream(gpu.index);
