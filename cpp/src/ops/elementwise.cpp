@@ -73,6 +73,16 @@ Device common_device(std::initializer_list<const Tensor*> ts) {
   return Device();
 }
 
+// Moves the operands of a binary op to `device`, except that on CUDA one 0-dim CPU operand
+// (a Python number) stays on the host: the CUDA kernel reads its value there and captures it,
+// which saves a synchronous host-to-device copy per op. Other backends get both on `device`.
+void to_binary_device(Tensor& x, Tensor& y, Device device) {
+  const bool keep_y = device.is_cuda() && y.dim() == 0 && y.device().is_cpu();
+  const bool keep_x = device.is_cuda() && x.dim() == 0 && x.device().is_cpu() && !keep_y;
+  if (x.device() != device && !keep_x) x = x.to(device);
+  if (y.device() != device && !keep_y) y = y.to(device);
+}
+
 }  // namespace
 
 DType result_type(std::initializer_list<const Tensor*> operands) {
@@ -138,8 +148,7 @@ void binary_out(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out, OpSc
   TT_CHECK(can_cast(result, out.dtype()), name, ": result type ", dtype_name(result),
            " can't be cast to the desired output type ", dtype_name(out.dtype()));
   Tensor x = a.to(compute), y = b.to(compute);
-  if (x.device() != out.device()) x = x.to(out.device());
-  if (y.device() != out.device()) y = y.to(out.device());
+  to_binary_device(x, y, out.device());
   if (out.dtype() == result) {
     binary_kernel[out.device()](op, x, y, out, s);
   } else {
@@ -158,8 +167,7 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, OpScalars s) {
   check_devices(name, device, b);
   DType compute = binary_compute_dtype(op, a, b);
   Tensor x = a.to(compute), y = b.to(compute);
-  if (x.device() != device) x = x.to(device);
-  if (y.device() != device) y = y.to(device);
+  to_binary_device(x, y, device);
   Tensor out = Tensor::empty(shape, is_comparison(op) ? DType::Bool : compute, device);
   binary_kernel[device](op, x, y, out, s);
   return out;
