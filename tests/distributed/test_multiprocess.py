@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from conftest import HAVE_MPI, launch, needs_mpi
+from dist_helpers import WORKERS, launch, needs_mpi
 
 
 @needs_mpi
@@ -65,11 +65,21 @@ def test_launcher_hung_collective_is_aborted_after_timeout():
 
 
 @needs_mpi
+def test_ddp_mnist_demo_mpi():
+    demo = os.path.join(os.path.dirname(WORKERS), "..", "..", "demo", "ddp_mnist.py")
+    if not os.path.exists(os.path.join(os.path.dirname(demo), "data", "mnist")):
+        pytest.skip("no MNIST data next to the demo")
+    rc, out, _ = launch(os.path.abspath(demo), "--train-limit", "256", "--test-limit", "100", "--max-steps", "3",
+                        nproc=2, timeout=120)
+    assert rc == 0, out
+    assert "world size 2, backend mpi" in out and "Accuracy" in out, out
+
+
+@needs_mpi
 def test_mpiexec_directly():
     import shutil
     import subprocess
     import sys
-    from conftest import WORKERS
     env = dict(os.environ, OMP_NUM_THREADS="1")
     env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p])
     for k in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK"):
