@@ -6,6 +6,7 @@
 #include "tinytorch/cuda/allocator.h"
 #include "tinytorch/cuda/blas.h"
 #include "tinytorch/cuda/common.h"
+#include "tinytorch/cuda/nccl.h"
 #include "tinytorch/cuda/pinned.h"
 
 namespace py = pybind11;
@@ -149,4 +150,20 @@ PYBIND11_MODULE(_cuda, m) {
   m.def("pin_memory", &pin_memory);
   m.def("is_pinned", &is_pinned);
   m.def("record_stream", [](const Tensor& t, const Stream& s) { record_stream(t.storage()->data(), s.stream); });
+
+#ifdef TINYTORCH_WITH_NCCL  // tinytorch.distributed's nccl backend (tinytorch/cuda/nccl.h)
+  using nogil = py::call_guard<py::gil_scoped_release>;
+  m.def("nccl_unique_id", [] { return py::bytes(nccl_unique_id()); });
+  m.def("nccl_version", &nccl_version);
+  py::class_<NcclWork, std::shared_ptr<NcclWork>>(m, "NcclWork")
+      .def("query", &NcclWork::query).def("wait", &NcclWork::wait).def("synchronize", &NcclWork::synchronize, nogil());
+  py::class_<NcclComm, std::shared_ptr<NcclComm>>(m, "NcclComm")
+      .def(py::init([](py::bytes id, int n, int r, int d) { std::string s = id; py::gil_scoped_release g;
+                      return std::make_shared<NcclComm>(s, n, r, d); }))
+      .def("all_reduce", &NcclComm::all_reduce, nogil()).def("broadcast", &NcclComm::broadcast, nogil())
+      .def("reduce", &NcclComm::reduce, nogil()).def("all_gather", &NcclComm::all_gather, nogil())
+      .def("reduce_scatter", &NcclComm::reduce_scatter, nogil()).def("send", &NcclComm::send, nogil())
+      .def("recv", &NcclComm::recv, nogil()).def("abort", &NcclComm::abort, nogil())
+      .def("destroy", &NcclComm::destroy, nogil()).def("async_error", &NcclComm::async_error);
+#endif
 }

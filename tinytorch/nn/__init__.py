@@ -1,4 +1,4 @@
 """``tinytorch.nn``: modules, layers, losses, initializers (PyTorch's names and defaults)."""
 from tinytorch.nn.parameter import Buffer, Parameter  # noqa: F401
 from tinytorch.nn.modules import *  # noqa: F401,F403
-from tinytorch.nn import functional, init, utils  # noqa: F401
+from tinytorch.nn import functional, init, parallel, utils  # noqa: F401

@@ -38,9 +38,10 @@ class DistributedSampler(Sampler[T_co]):
     Args:
         dataset: Dataset used for sampling.
         num_replicas (int, optional): Number of processes participating in distributed training. By
-            default, it is retrieved from the current distributed group (required for now: tinytorch
-            has no process groups yet).
-        rank (int, optional): Rank of the current process within :attr:`num_replicas`.
+            default, it is retrieved from the current distributed group
+            (``tinytorch.distributed.get_world_size()``).
+        rank (int, optional): Rank of the current process within :attr:`num_replicas`. By default,
+            ``tinytorch.distributed.get_rank()``.
         shuffle (bool, optional): If ``True`` (default), sampler will shuffle the indices.
         seed (int, optional): random seed used to shuffle the sampler if :attr:`shuffle=True`. This
             number should be identical across all processes in the distributed group. Default: ``0``.

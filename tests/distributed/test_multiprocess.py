@@ -1,0 +1,137 @@
+"""Multi-process tests (MPI backend, CPU) through the launcher, plus NCCL (2 GPUs) versions."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from dist_helpers import WORKERS, launch, needs_mpi
+
+
+@needs_mpi
+def test_collectives_mpi_3_ranks():
+    rc, out, _ = launch("collectives.py", nproc=3, timeout=120)
+    assert rc == 0, out
+    assert sum("collectives OK" in line for line in out.splitlines()) == 3, out
+
+
+@needs_mpi
+def test_ddp_mpi_2_ranks():
+    rc, out, _ = launch("ddp.py", nproc=2, timeout=120)
+    assert rc == 0, out
+    assert out.count("DDP OK") == 2, out
+
+
+@needs_mpi
+def test_sampler_uses_process_group():
+    rc, out, _ = launch(os.path.join(os.path.dirname(__file__), "workers", "sampler_pg.py"), nproc=2)
+    assert rc == 0, out
+    assert out.count("sampler OK") == 2, out
+
+
+@needs_mpi
+@pytest.mark.parametrize("backend", ["mpi", "nccl"])
+def test_launcher_env_vars(backend):
+    if backend == "nccl":
+        # the launcher itself needs no GPU; the probe never initializes a process group
+        pass
+    rc, out, _ = launch("launcher_probe.py", "env", nproc=3, backend=backend)
+    assert rc == 0, out
+    envs = sorted((json.loads(line[4:]) for line in out.splitlines() if line.startswith("ENV ")),
+                  key=lambda e: int(e["RANK"]))
+    assert [e["RANK"] for e in envs] == ["0", "1", "2"]
+    assert [e["LOCAL_RANK"] for e in envs] == ["0", "1", "2"]
+    assert {e["WORLD_SIZE"] for e in envs} == {"3"} and {e["LOCAL_WORLD_SIZE"] for e in envs} == {"3"}
+    assert {e["TINYTORCH_BACKEND"] for e in envs} == {backend}
+    assert len({(e["MASTER_ADDR"], e["MASTER_PORT"]) for e in envs}) == 1
+
+
+@needs_mpi
+@pytest.mark.parametrize("backend", ["mpi", "nccl"])
+def test_launcher_failing_worker_stops_the_others(backend):
+    rc, out, secs = launch("launcher_probe.py", "fail", nproc=3, backend=backend, timeout=50)
+    assert rc == 3, out
+    assert secs < 20, f"took {secs:.1f} s (the others sleep 60 s)"
+    assert "worker rank 1" in out and "the last words" in out.split("worker rank 1")[-1], out
+
+
+@needs_mpi
+def test_launcher_hung_collective_is_aborted_after_timeout():
+    rc, out, secs = launch("launcher_probe.py", "hang", nproc=2, backend="mpi", timeout=50)
+    assert rc != 0, out
+    assert secs < 25, f"took {secs:.1f} s"
+    assert "timed out after 2 s" in out, out
+
+
+@needs_mpi
+def test_ddp_mnist_demo_mpi():
+    demo = os.path.join(os.path.dirname(WORKERS), "..", "..", "demo", "ddp_mnist.py")
+    if not os.path.exists(os.path.join(os.path.dirname(demo), "data", "mnist")):
+        pytest.skip("no MNIST data next to the demo")
+    rc, out, _ = launch(os.path.abspath(demo), "--train-limit", "256", "--test-limit", "100", "--max-steps", "3",
+                        nproc=2, timeout=120)
+    assert rc == 0, out
+    assert "world size 2, backend mpi" in out and "Accuracy" in out, out
+
+
+@needs_mpi
+def test_mpiexec_directly():
+    import shutil
+    import subprocess
+    import sys
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p])
+    for k in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "LOCAL_RANK"):
+        env.pop(k, None)
+    mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    mpiexec = mpiexec if os.path.exists(mpiexec) else shutil.which("mpiexec")
+    p = subprocess.run([mpiexec, "-n", "2", sys.executable, os.path.join(WORKERS, "mpi_direct.py")],
+                       env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+    out = p.stdout.decode()
+    assert p.returncode == 0, out
+    assert out.count("direct OK") == 2, out
+
+
+# ---------------------------------------------------------------- NCCL on 2 GPUs (run by hand / on GPU CI)
+def _gpus() -> int:
+    try:
+        import tinytorch as tt
+        return tt.cuda.device_count() if tt.cuda.is_available() else 0
+    except Exception:
+        return 0
+
+
+needs_2_gpus = pytest.mark.skipif(_gpus() < 2, reason="needs 2 CUDA GPUs")
+
+
+@pytest.mark.cuda
+@needs_2_gpus
+def test_collectives_nccl_2_gpus():
+    rc, out, _ = launch("collectives.py", "cuda", nproc=2, backend="nccl", timeout=300)
+    assert rc == 0, out
+    assert out.count("collectives OK") == 2, out
+
+
+@pytest.mark.cuda
+@needs_2_gpus
+def test_ddp_nccl_2_gpus():
+    rc, out, _ = launch("ddp.py", "cuda", nproc=2, backend="nccl", timeout=300)
+    assert rc == 0, out
+    assert out.count("DDP OK") == 2, out
+
+
+@pytest.mark.cuda
+@needs_2_gpus
+def test_nccl_hung_collective_is_aborted_after_timeout():
+    rc, out, secs = launch("launcher_probe.py", "hang", nproc=2, backend="nccl", timeout=120)
+    assert rc != 0, out
+    assert secs < 60, f"took {secs:.1f} s"
+    assert "timed out" in out, out
+
+
+@pytest.mark.cuda
+@needs_2_gpus
+def test_nccl_failing_worker():
+    rc, out, secs = launch("launcher_probe.py", "fail", nproc=2, backend="nccl", timeout=60)
+    assert rc == 3, out

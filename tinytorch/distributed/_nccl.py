@@ -1,0 +1,223 @@
+"""NCCL backend (CUDA tensors): the Python side of ``tinytorch._cuda.NcclComm``.
+
+Rendezvous: group rank 0 creates an NCCL unique id and publishes it in the store under
+``<group prefix>/nccl_uid``; the other ranks read it (the store's timeout bounds the wait), then
+every rank builds its communicator on its device. Collectives run on the communicator's own
+stream, ordered after the current compute stream by a CUDA event; ``Work.wait()`` makes the current
+stream wait on the collective's event (no host sync), as PyTorch. A watchdog thread polls pending
+collectives: past the timeout, or on an asynchronous NCCL error (e.g. a peer died), it aborts the
+communicator (``ncclCommAbort``) and, as PyTorch's default async error handling, ends the process
+(exit code 1) after printing the reason, unless ``TINYTORCH_NCCL_ASYNC_ERROR_HANDLING=0``: then the
+next collective or ``wait()`` raises DistBackendError."""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from datetime import timedelta
+
+from tinytorch.distributed.store import DistBackendError, PrefixStore
+
+
+def _cuda():
+    from tinytorch import _cuda_backend
+    b = _cuda_backend()
+    if b is None:
+        raise RuntimeError("the nccl backend needs tinytorch's CUDA backend (this build has none); use backend='mpi'")
+    if not hasattr(b, "NcclComm"):
+        raise RuntimeError("this tinytorch build has no NCCL (CMake did not find it: pip install nvidia-nccl-cu13 "
+                           "before building, or install libnccl-dev); use backend='mpi' for CPU tensors")
+    if b.device_count() == 0:
+        raise RuntimeError("the nccl backend needs a CUDA GPU; none is available")
+    return b
+
+
+class _NCCLWork:
+    def __init__(self, backend: "NCCLBackend", handle, what: str, seq: int, finalize=None) -> None:
+        self.backend, self.handle, self.what, self.seq = backend, handle, what, seq
+        self.finalize = finalize
+        self.started = time.monotonic()
+        self.source = None
+        self.done = False
+
+    def is_completed(self) -> bool:
+        self.backend.raise_if_broken()
+        return bool(self.handle.query())
+
+    def wait(self, timeout=None) -> None:
+        b = self.backend
+        b.raise_if_broken()
+        if not self.done:
+            self.handle.wait()       # the current stream waits on the collective's event
+            self.done = True
+            if self.finalize is not None:
+                self.finalize()
+
+
+class NCCLBackend:
+    def __init__(self, store, rank: int, size: int, timeout: float, device_id=None, ranks=None) -> None:
+        C = _cuda()
+        import tinytorch
+        self.C = C
+        self.store = store
+        self.rank, self.size, self.timeout = rank, size, timeout
+        if device_id is None:
+            lr = os.environ.get("LOCAL_RANK")
+            idx = int(lr) if lr is not None else rank % C.device_count()
+        else:
+            idx = tinytorch.device(device_id).index if not isinstance(device_id, int) else device_id
+            idx = 0 if idx is None else idx
+        self.device_index = idx
+        self.device = tinytorch.device("cuda", idx)
+        C.set_device(idx)
+        if rank == 0:
+            store.set("nccl_uid", C.nccl_unique_id())
+        uid = store.get("nccl_uid")
+        self.comm = C.NcclComm(uid, size, rank, idx)
+        self.seq = 0
+        self.broken = None
+        self._pending: list[tuple[_NCCLWork, float]] = []
+        self._lock = threading.Lock()
+        self._stop = False
+        self._meta_seq = 0
+        threading.Thread(target=self._watchdog, name=f"nccl-watchdog-{rank}", daemon=True).start()
+
+    # ------------------------------------------------------------ watchdog
+    def _watchdog(self) -> None:
+        while not self._stop:
+            time.sleep(0.1)
+            with self._lock:
+                pending = list(self._pending)
+            if not pending:
+                continue
+            now = time.monotonic()
+            reason = None
+            try:
+                err = self.comm.async_error()
+            except Exception as e:  # noqa: BLE001
+                err = str(e)
+            if err:
+                reason = f"asynchronous NCCL error: {err}"
+            keep = []
+            for w, deadline in pending:
+                try:
+                    done = w.handle.query()
+                except Exception as e:  # noqa: BLE001
+                    reason = reason or f"{w.what} failed: {e}"
+                    done = True
+                if done:
+                    continue
+                if now > deadline and reason is None:
+                    reason = (f"{w.what} (seq {w.seq}) timed out after {self.timeout:g} s: a peer is stuck, died, or "
+                              "called a different collective")
+                keep.append((w, deadline))
+            with self._lock:
+                self._pending = keep + [p for p in self._pending if p not in pending]
+            if reason is not None:
+                self._fail(reason)
+                return
+
+    def _fail(self, reason: str) -> None:
+        msg = f"[rank {self.rank}] NCCL watchdog: {reason}; aborting the communicator"
+        self.broken = msg
+        print(msg, file=sys.stderr, flush=True)
+        try:
+            self.comm.abort()
+        except Exception:
+            pass
+        if os.environ.get("TINYTORCH_NCCL_ASYNC_ERROR_HANDLING", "1") != "0":
+            os._exit(1)
+
+    def raise_if_broken(self) -> None:
+        if self.broken:
+            raise DistBackendError(self.broken)
+
+    def _launch(self, what: str, handle, finalize=None) -> _NCCLWork:
+        self.seq += 1
+        w = _NCCLWork(self, handle, what, self.seq, finalize)
+        with self._lock:
+            self._pending.append((w, time.monotonic() + self.timeout))
+        return w
+
+    def _check_dev(self, *ts) -> None:
+        for t in ts:
+            if t.device.index != self.device_index:
+                raise ValueError(f"NCCL backend: tensor on {t.device}, but this process group's device is {self.device} "
+                                 "(call tinytorch.cuda.set_device(LOCAL_RANK) before init_process_group, or pass device_id)")
+
+    # ------------------------------------------------------------ collectives
+    def exchange_meta(self, what: str, desc: list[int]) -> list[list[int]]:
+        self._meta_seq += 1
+        k = f"meta/{self._meta_seq}"
+        self.store.set(f"{k}/{self.rank}", ",".join(map(str, desc)))
+        rows = []
+        for r in range(self.size):
+            rows.append([int(x) for x in self.store.get(f"{k}/{r}").decode().split(",")])
+        return rows
+
+    def all_reduce(self, t, op):
+        self.raise_if_broken()
+        self._check_dev(t)
+        return self._launch("all_reduce", self.comm.all_reduce(t._impl, int(op)))
+
+    def broadcast(self, t, root):
+        self.raise_if_broken()
+        self._check_dev(t)
+        return self._launch("broadcast", self.comm.broadcast(t._impl, root))
+
+    def reduce(self, t, root, op):
+        self.raise_if_broken()
+        self._check_dev(t)
+        return self._launch("reduce", self.comm.reduce(t._impl, root, int(op)))
+
+    def all_gather(self, out, inp):
+        self.raise_if_broken()
+        self._check_dev(out, inp)
+        return self._launch("all_gather", self.comm.all_gather(inp._impl, out._impl))
+
+    def reduce_scatter(self, out, inp, op):
+        self.raise_if_broken()
+        self._check_dev(out, inp)
+        return self._launch("reduce_scatter", self.comm.reduce_scatter(inp._impl, out._impl, int(op)))
+
+    def send(self, t, peer, tag):
+        self.raise_if_broken()
+        self._check_dev(t)
+        return self._launch("send", self.comm.send(t._impl, peer))
+
+    def recv(self, t, peer, tag):
+        if peer is None:
+            raise ValueError("the NCCL backend cannot receive from any source: pass src=")
+        self.raise_if_broken()
+        self._check_dev(t)
+        w = self._launch("recv", self.comm.recv(t._impl, peer))
+        w.source = peer
+        return w
+
+    def barrier(self):
+        import tinytorch
+        x = tinytorch.zeros(1, device=self.device)
+        w = self.all_reduce(x, 0)
+
+        class _Sync:
+            def wait(s, timeout=None):
+                w.wait(timeout)
+                x.cpu()      # host-side sync, as PyTorch's NCCL barrier
+
+            def is_completed(s):
+                return w.is_completed()
+        return _Sync()
+
+    def new_group(self, ranks, gid, timeout):
+        if self.rank not in ranks:
+            return None
+        store = PrefixStore(f"group{gid}", self.store.underlying_store if isinstance(self.store, PrefixStore) else self.store)
+        return NCCLBackend(store, ranks.index(self.rank), len(ranks), timeout, self.device_index, ranks)
+
+    def shutdown(self) -> None:
+        self._stop = True
+        try:
+            self.comm.destroy()
+        except Exception:
+            pass

@@ -1,0 +1,626 @@
+"""Process groups and collectives (torch.distributed's names and semantics).
+
+Backends: ``"mpi"`` (CPU tensors, through mpi4py; see ``_mpi.py``) and ``"nccl"`` (CUDA tensors,
+through the NCCL bindings in ``tinytorch._cuda``; see ``_nccl.py``). How each forms its world:
+
+* mpi: the MPI world itself (``MPI.COMM_WORLD``), so processes must be started by ``mpiexec``
+  (directly, or by ``tinytorch.distributed.run --backend mpi``, which runs ``mpiexec`` for you).
+  ``RANK``/``WORLD_SIZE`` (env or arguments), when present, are checked against MPI's. No store.
+* nccl: a store (``env://``, ``tcp://``, ``file://`` or ``store=``) for rendezvous; rank 0 makes
+  an NCCL unique id and publishes it through the store; every rank builds its communicator.
+"""
+from __future__ import annotations
+
+import enum
+import json
+import os
+import threading
+import uuid
+from datetime import timedelta
+from typing import Any, Optional
+from urllib.parse import urlparse
+
+from tinytorch.distributed.store import (DEFAULT_TIMEOUT, DistBackendError, DistError, DistNetworkError,
+                                         DistStoreError, FileStore, PrefixStore, Store, TCPStore)
+
+VALID_BACKENDS = ("mpi", "nccl")
+DEFAULT_NCCL_TIMEOUT = timedelta(minutes=10)
+
+
+class ReduceOp(enum.IntEnum):
+    """Reduction operations (values are NCCL's ncclRedOp_t)."""
+    SUM = 0
+    PRODUCT = 1
+    MAX = 2
+    MIN = 3
+    AVG = 4
+
+
+class Backend:
+    """Backend names: ``Backend.MPI``, ``Backend.NCCL``; ``Backend("NCCL") -> "nccl"``."""
+    MPI = "mpi"
+    NCCL = "nccl"
+    UNDEFINED = "undefined"
+
+    def __new__(cls, name: str):
+        n = str(name).lower()
+        if n not in VALID_BACKENDS:
+            raise ValueError(f"Invalid backend: '{name}'. tinytorch.distributed supports: "
+                             f"{', '.join(VALID_BACKENDS)} (gloo is not implemented: use 'mpi' for CPU tensors)")
+        return n
+
+
+class Work:
+    """Handle of an asynchronous collective (``async_op=True``): ``wait()``, ``is_completed()``."""
+
+    def __init__(self, impl=None, result=None) -> None:
+        self._impl = impl
+        self._result = result
+        self._done = impl is None
+        self._exc: Optional[BaseException] = None
+
+    def wait(self, timeout: Optional[timedelta] = None) -> bool:
+        if not self._done:
+            try:
+                self._impl.wait(timeout)
+            except BaseException as e:
+                self._exc = e
+                self._done = True
+                raise
+            self._done = True
+        elif self._exc is not None:
+            raise self._exc
+        return True
+
+    def is_completed(self) -> bool:
+        if self._done:
+            return True
+        return bool(self._impl.is_completed())
+
+    def is_success(self) -> bool:
+        return self.is_completed() and self._exc is None
+
+    def exception(self):
+        return self._exc
+
+    def result(self) -> list:
+        return list(self._result or [])
+
+    def synchronize(self) -> None:
+        self.wait()
+
+
+class ProcessGroup:
+    """A group of ranks with a backend. ``rank()``/``size()`` are ranks within the group."""
+
+    def __init__(self, backend: str, rank: int, size: int, ranks: list[int], impl, timeout: float,
+                 name: str) -> None:
+        self._backend_name = backend
+        self._rank = rank
+        self._size = size
+        self._ranks = ranks          # global ranks of the members, by group rank
+        self._impl = impl
+        self._timeout = timeout
+        self.group_name = name
+        self._checked: set = set()
+
+    def rank(self) -> int:
+        return self._rank
+
+    def size(self) -> int:
+        return self._size
+
+    def name(self) -> str:
+        return self._backend_name
+
+    def __repr__(self) -> str:
+        return f"ProcessGroup({self._backend_name}, rank={self._rank}, size={self._size}, ranks={self._ranks})"
+
+
+class GroupMember:
+    WORLD: Optional[ProcessGroup] = None
+    NON_GROUP_MEMBER = object()
+
+
+group = GroupMember   # dist.group.WORLD
+
+_state_lock = threading.Lock()
+_world: dict[str, Any] = {"pg": None, "store": None, "groups": 0, "debug": None}
+
+
+def _debug_detail() -> bool:
+    return os.environ.get("TINYTORCH_DISTRIBUTED_DEBUG", os.environ.get("TORCH_DISTRIBUTED_DEBUG", "")).upper() == "DETAIL"
+
+
+# ---------------------------------------------------------------------------- queries
+def is_available() -> bool:
+    """True: the package is present (backends are checked at init_process_group)."""
+    return True
+
+
+def is_mpi_available() -> bool:
+    try:
+        import mpi4py  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def is_nccl_available() -> bool:
+    try:
+        from tinytorch import _cuda_backend
+        b = _cuda_backend()
+        return b is not None and hasattr(b, "NcclComm")
+    except Exception:
+        return False
+
+
+def is_initialized() -> bool:
+    return _world["pg"] is not None
+
+
+def is_torchelastic_launched() -> bool:
+    return "TINYTORCH_RUN_ID" in os.environ
+
+
+def _pg(group_: Optional[ProcessGroup]) -> ProcessGroup:
+    if _world["pg"] is None:
+        raise RuntimeError("Default process group has not been initialized, please make sure to call "
+                           "init_process_group.")
+    if group_ is None or group_ is GroupMember.WORLD:
+        return _world["pg"]
+    if group_ is GroupMember.NON_GROUP_MEMBER:
+        raise ValueError("this rank is not a member of the group")
+    return group_
+
+
+def get_rank(group: Optional[ProcessGroup] = None) -> int:
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return -1
+    return _pg(group).rank()
+
+
+def get_world_size(group: Optional[ProcessGroup] = None) -> int:
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return -1
+    return _pg(group).size()
+
+
+def get_backend(group: Optional[ProcessGroup] = None) -> str:
+    return _pg(group).name()
+
+
+def get_process_group_ranks(group: ProcessGroup) -> list[int]:
+    return list(_pg(group)._ranks)
+
+
+def get_global_rank(group: ProcessGroup, group_rank: int) -> int:
+    return _pg(group)._ranks[group_rank]
+
+
+def get_group_rank(group: ProcessGroup, global_rank: int) -> int:
+    pg = _pg(group)
+    if global_rank not in pg._ranks:
+        raise ValueError(f"Global rank {global_rank} is not part of group {pg}")
+    return pg._ranks.index(global_rank)
+
+
+def _default_store() -> Optional[Store]:
+    return _world["store"]
+
+
+# ---------------------------------------------------------------------------- init
+def _env_int(name: str) -> Optional[int]:
+    v = os.environ.get(name)
+    return int(v) if v not in (None, "") else None
+
+
+def _rendezvous_store(init_method: str, rank: int, world_size: int, timeout: float) -> tuple[Store, int, int]:
+    """Creates the store for ``init_method``; returns (store, rank, world_size)."""
+    url = urlparse(init_method)
+    if url.scheme == "env":
+        need = ["MASTER_ADDR", "MASTER_PORT"] + (["RANK"] if rank < 0 else []) + (["WORLD_SIZE"] if world_size < 0 else [])
+        missing = [n for n in need if not os.environ.get(n)]
+        if missing:
+            raise ValueError("Error initializing tinytorch.distributed using env:// rendezvous: environment "
+                             f"variable(s) {', '.join(missing)} expected, but not set (start the script with "
+                             "`python -m tinytorch.distributed.run`, or set them, or pass rank=/world_size=)")
+        host, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
+        rank = rank if rank >= 0 else int(os.environ["RANK"])
+        world_size = world_size if world_size >= 0 else int(os.environ["WORLD_SIZE"])
+    elif url.scheme == "tcp":
+        if not url.hostname or not url.port:
+            raise ValueError(f"tcp:// init_method needs host and port: tcp://HOST:PORT, got {init_method!r}")
+        host, port = url.hostname, url.port
+        rank = rank if rank >= 0 else (_env_int("RANK") if _env_int("RANK") is not None else -1)
+        world_size = world_size if world_size >= 0 else (_env_int("WORLD_SIZE") or -1)
+    elif url.scheme == "file":
+        path = url.path if not url.netloc else url.netloc + url.path
+        rank = rank if rank >= 0 else (_env_int("RANK") if _env_int("RANK") is not None else -1)
+        world_size = world_size if world_size >= 0 else (_env_int("WORLD_SIZE") or -1)
+        if rank < 0 or world_size < 1:
+            raise ValueError("file:// init_method needs rank= and world_size= (or RANK and WORLD_SIZE)")
+        return FileStore(path, world_size, timedelta(seconds=timeout)), rank, world_size
+    else:
+        raise ValueError(f"unsupported init_method {init_method!r}: use env://, tcp://HOST:PORT or file://PATH")
+    if rank < 0 or world_size < 1:
+        raise ValueError(f"{url.scheme}:// init_method needs rank= and world_size= (or RANK and WORLD_SIZE)")
+    if not 0 <= rank < world_size:
+        raise ValueError(f"invalid rank {rank} for world_size {world_size}")
+    store = TCPStore(host, port, world_size, is_master=(rank == 0), timeout=timedelta(seconds=timeout),
+                     wait_for_workers=False)
+    return store, rank, world_size
+
+
+def _store_rendezvous(store: Store, rank: int, world_size: int, timeout: float) -> None:
+    """Checks that every rank agrees on the world size and each rank joined once; waits for all."""
+    if rank == 0:
+        store.set("rdzv/world_size", str(world_size))
+    ws = int(store.get("rdzv/world_size"))
+    if ws != world_size:
+        raise ValueError(f"mismatched world sizes: this process (rank {rank}) has world_size={world_size} "
+                         f"but rank 0 has world_size={ws}")
+    if not 0 <= rank < world_size:
+        raise ValueError(f"invalid rank {rank} for world_size {world_size}")
+    token = uuid.uuid4().hex
+    got = store.compare_set(f"rdzv/rank/{rank}", "", token)
+    if got != token.encode():
+        raise ValueError(f"rank {rank} joined the rendezvous twice (two processes have RANK={rank})")
+    try:
+        store.wait([f"rdzv/rank/{r}" for r in range(world_size)], timedelta(seconds=timeout))
+    except DistStoreError as e:
+        raise DistStoreError(f"rendezvous: not every rank joined within {timeout:g} s (missing keys "
+                             f"rdzv/rank/<r> are the ranks that did not arrive): {e}") from None
+
+
+def init_process_group(backend: Optional[str] = None, init_method: Optional[str] = None,
+                       timeout: Optional[timedelta] = None, world_size: int = -1, rank: int = -1,
+                       store: Optional[Store] = None, group_name: str = "", pg_options=None,
+                       device_id=None) -> None:
+    """Initializes the default process group (as torch.distributed.init_process_group)."""
+    if _world["pg"] is not None:
+        raise ValueError("trying to initialize the default process group twice!")
+    if backend is None:
+        backend = os.environ.get("TINYTORCH_BACKEND") or ("nccl" if _cuda_available() else "mpi")
+    backend = Backend(backend)
+    if timeout is None:
+        timeout = DEFAULT_NCCL_TIMEOUT if backend == "nccl" else DEFAULT_TIMEOUT
+    secs = timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
+    if backend == "mpi":
+        from tinytorch.distributed._mpi import MPIBackend
+        if store is not None or init_method not in (None, "env://") or "MASTER_ADDR" in os.environ:
+            # Rendezvous information is only checked against MPI's world (see the module docstring).
+            pass
+        impl = MPIBackend.world(secs)
+        mrank, msize = impl.rank, impl.size
+        env_rank, env_size = _env_int("RANK"), _env_int("WORLD_SIZE")
+        want_rank = rank if rank >= 0 else env_rank
+        want_size = world_size if world_size >= 0 else env_size
+        if want_size is not None and want_size != msize:
+            raise ValueError(f"mismatched world sizes: WORLD_SIZE/world_size={want_size} but the MPI world has "
+                             f"{msize} process(es); start the processes with `mpiexec -n {want_size}` or "
+                             "`python -m tinytorch.distributed.run --backend mpi`")
+        if want_rank is not None and want_rank != mrank:
+            raise ValueError(f"RANK/rank={want_rank} does not match this process's MPI rank {mrank}")
+        pg = ProcessGroup("mpi", mrank, msize, list(range(msize)), impl, secs, "0")
+        _world["store"] = store
+    else:
+        if store is None:
+            if init_method is None:
+                init_method = "env://"
+            store, rank, world_size = _rendezvous_store(init_method, rank, world_size, secs)
+        elif rank < 0 or world_size < 1:
+            raise ValueError("init_process_group with store= needs rank= and world_size=")
+        _store_rendezvous(store, rank, world_size, secs)
+        from tinytorch.distributed._nccl import NCCLBackend
+        impl = NCCLBackend(PrefixStore("pg0", store), rank, world_size, secs, device_id)
+        pg = ProcessGroup("nccl", rank, world_size, list(range(world_size)), impl, secs, "0")
+        _world["store"] = store
+    _world["pg"] = pg
+    _world["groups"] = 0
+    GroupMember.WORLD = pg
+
+
+def _cuda_available() -> bool:
+    try:
+        import tinytorch.cuda
+        return tinytorch.cuda.is_available()
+    except Exception:
+        return False
+
+
+def destroy_process_group(group: Optional[ProcessGroup] = None) -> None:
+    """Destroys a group (the default one and every group with it, when ``group`` is None)."""
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return
+    pg = _pg(group)
+    if group is None or pg is _world["pg"]:
+        pg._impl.shutdown()
+        st = _world["store"]
+        _world.update(pg=None, store=None, groups=0)
+        GroupMember.WORLD = None
+        if isinstance(st, TCPStore) and st._server is None:
+            st.close()
+        # (rank 0 keeps serving the store until exit: others may still be reading from it)
+    else:
+        pg._impl.shutdown()
+
+
+def new_group(ranks: Optional[list[int]] = None, timeout: Optional[timedelta] = None, backend=None,
+              pg_options=None, use_local_synchronization: bool = False):
+    """Creates a group of ``ranks`` (every rank of the default group must call it, in the same order).
+    Non-members get ``GroupMember.NON_GROUP_MEMBER``."""
+    world = _pg(None)
+    _world["groups"] += 1
+    gid = _world["groups"]
+    ranks = sorted(set(range(world.size()) if ranks is None else ranks))
+    for r in ranks:
+        if not 0 <= r < world.size():
+            raise ValueError(f"new_group: rank {r} is out of range for world size {world.size()}")
+    if backend is not None and Backend(backend) != world.name():
+        raise ValueError(f"new_group: backend {backend} differs from the default group's {world.name()}")
+    secs = world._timeout if timeout is None else timeout.total_seconds()
+    me = world.rank()
+    impl = world._impl.new_group(ranks, gid, secs)
+    if me not in ranks:
+        return GroupMember.NON_GROUP_MEMBER
+    return ProcessGroup(world.name(), ranks.index(me), len(ranks), ranks, impl, secs, str(gid))
+
+
+# ---------------------------------------------------------------------------- checks
+def _check_tensor(pg: ProcessGroup, t, what: str) -> None:
+    from tinytorch import Tensor
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{what}: expected a tinytorch.Tensor, got {type(t).__name__}")
+    if pg.name() == "nccl" and not t.is_cuda:
+        raise ValueError(f"{what}: the NCCL backend needs CUDA tensors, got a tensor on {t.device}; move it with "
+                         ".cuda() or use the mpi backend for CPU tensors")
+    if pg.name() == "mpi" and not t.is_cpu:
+        raise ValueError(f"{what}: the MPI backend needs CPU tensors, got a tensor on {t.device}")
+    if not t.is_contiguous():
+        raise ValueError(f"{what}: tensors must be contiguous")
+
+
+def _check_same(pg: ProcessGroup, op: str, t, extra: int = 0) -> None:
+    """Cheap cross-rank consistency check of (op, dtype, shape): once per (group, op), and on every
+    call with TINYTORCH_DISTRIBUTED_DEBUG=DETAIL. Raises on every rank, naming the shapes."""
+    key = (op,)
+    if key in pg._checked and not _debug_detail():
+        return
+    pg._checked.add(key)
+    desc = [t._impl.dtype_code, t.dim(), extra] + list(t.shape)
+    rows = pg._impl.exchange_meta(op, desc)
+    if any(r != rows[0] for r in rows):
+        from tinytorch._dtype import DTYPES
+
+        def fmt(r):
+            return f"{DTYPES[r[0]].name} {list(r[3:3 + r[1]])}" + (f" (root/op {r[2]})" if r[2] != rows[0][2] else "")
+        detail = ", ".join(f"rank {pg._ranks[i]} has {fmt(r)}" for i, r in enumerate(rows))
+        raise ValueError(f"{op}: tensors differ across ranks: {detail}")
+
+
+def _group_rank(pg: ProcessGroup, global_rank: int, what: str) -> int:
+    if global_rank not in pg._ranks:
+        raise ValueError(f"{what}: rank {global_rank} is not in the group {pg._ranks}")
+    return pg._ranks.index(global_rank)
+
+
+def _finish(work, async_op: bool, result=None):
+    w = Work(work, result)
+    if async_op:
+        return w
+    w.wait()
+    return None
+
+
+# ---------------------------------------------------------------------------- collectives
+def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
+    """Reduces ``tensor`` across ranks in place; every rank gets the result."""
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return None
+    pg = _pg(group)
+    _check_tensor(pg, tensor, "all_reduce")
+    op = ReduceOp(op)
+    _check_same(pg, "all_reduce", tensor, int(op))
+    return _finish(pg._impl.all_reduce(tensor, op), async_op, [tensor])
+
+
+def broadcast(tensor, src: int = 0, group=None, async_op: bool = False, group_src: Optional[int] = None):
+    """Broadcasts ``tensor`` from global rank ``src`` to every rank of the group."""
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return None
+    pg = _pg(group)
+    _check_tensor(pg, tensor, "broadcast")
+    root = group_src if group_src is not None else _group_rank(pg, src, "broadcast")
+    _check_same(pg, "broadcast", tensor, root)
+    return _finish(pg._impl.broadcast(tensor, root), async_op, [tensor])
+
+
+def reduce(tensor, dst: int = 0, op=ReduceOp.SUM, group=None, async_op: bool = False):
+    """Reduces ``tensor`` onto global rank ``dst`` (other ranks' tensors are left unchanged)."""
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return None
+    pg = _pg(group)
+    _check_tensor(pg, tensor, "reduce")
+    root = _group_rank(pg, dst, "reduce")
+    op = ReduceOp(op)
+    _check_same(pg, "reduce", tensor, root * 8 + int(op))
+    return _finish(pg._impl.reduce(tensor, root, op), async_op, [tensor])
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bool = False):
+    """Gathers every rank's ``input_tensor`` into ``output_tensor`` (concatenated along dim 0, or
+    stacked: ``output_tensor.numel() == world_size * input_tensor.numel()``)."""
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return None
+    pg = _pg(group)
+    _check_tensor(pg, input_tensor, "all_gather_into_tensor")
+    _check_tensor(pg, output_tensor, "all_gather_into_tensor")
+    if output_tensor.numel() != input_tensor.numel() * pg.size() or output_tensor.dtype != input_tensor.dtype:
+        raise ValueError(f"all_gather_into_tensor: output must have world_size ({pg.size()}) x the input's "
+                         f"{input_tensor.numel()} elements and its dtype, got {output_tensor.numel()} "
+                         f"{output_tensor.dtype}")
+    _check_same(pg, "all_gather", input_tensor)
+    return _finish(pg._impl.all_gather(output_tensor, input_tensor), async_op, [output_tensor])
+
+
+def all_gather(tensor_list: list, tensor, group=None, async_op: bool = False):
+    """Gathers every rank's ``tensor`` into ``tensor_list`` (one tensor per rank)."""
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return None
+    import tinytorch
+    pg = _pg(group)
+    _check_tensor(pg, tensor, "all_gather")
+    if len(tensor_list) != pg.size():
+        raise ValueError(f"all_gather: tensor_list has {len(tensor_list)} tensors, the group has {pg.size()} ranks")
+    for o in tensor_list:
+        if tuple(o.shape) != tuple(tensor.shape) or o.dtype != tensor.dtype:
+            raise ValueError(f"all_gather: every output tensor must be {tensor.dtype} {list(tensor.shape)} like the "
+                             f"input, got {o.dtype} {list(o.shape)}")
+    _check_same(pg, "all_gather", tensor)
+    flat = tinytorch.empty((pg.size(),) + tuple(tensor.shape), dtype=tensor.dtype, device=tensor.device)
+    inner = pg._impl.all_gather(flat, tensor)
+
+    class _Copy:
+        def wait(self, timeout=None):
+            inner.wait(timeout)
+            with tinytorch.no_grad():
+                for i, o in enumerate(tensor_list):
+                    o._impl.copy_(flat[i]._impl, False)
+
+        def is_completed(self):
+            return inner.is_completed()
+    return _finish(_Copy(), async_op, tensor_list)
+
+
+def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: bool = False):
+    """Reduces ``input`` across ranks and scatters it: rank i gets the i-th chunk (dim 0) in ``output``."""
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return None
+    pg = _pg(group)
+    _check_tensor(pg, input, "reduce_scatter_tensor")
+    _check_tensor(pg, output, "reduce_scatter_tensor")
+    if input.numel() != output.numel() * pg.size() or output.dtype != input.dtype:
+        raise ValueError(f"reduce_scatter_tensor: input must have world_size ({pg.size()}) x the output's "
+                         f"{output.numel()} elements and its dtype, got {input.numel()} {input.dtype}")
+    op = ReduceOp(op)
+    _check_same(pg, "reduce_scatter", input, int(op))
+    return _finish(pg._impl.reduce_scatter(output, input, op), async_op, [output])
+
+
+def send(tensor, dst: int, group=None, tag: int = 0, async_op: bool = False):
+    """Sends ``tensor`` to global rank ``dst`` (blocking unless ``async_op``)."""
+    pg = _pg(group)
+    _check_tensor(pg, tensor, "send")
+    peer = _group_rank(pg, dst, "send")
+    if peer == pg.rank():
+        raise ValueError("send: invalid destination rank: should not be the same as the rank of the current process")
+    return _finish(pg._impl.send(tensor, peer, tag), async_op, [tensor])
+
+
+def recv(tensor, src: Optional[int] = None, group=None, tag: int = 0, async_op: bool = False):
+    """Receives into ``tensor`` from global rank ``src`` (any rank when None, MPI only). Returns the
+    sender's rank (or a Work with ``async_op``)."""
+    pg = _pg(group)
+    _check_tensor(pg, tensor, "recv")
+    peer = None if src is None else _group_rank(pg, src, "recv")
+    impl = pg._impl.recv(tensor, peer, tag)
+    if async_op:
+        return Work(impl, [tensor])
+    Work(impl).wait()
+    sender = impl.source if getattr(impl, "source", None) is not None else peer
+    return pg._ranks[sender]
+
+
+def isend(tensor, dst: int, group=None, tag: int = 0) -> Work:
+    return send(tensor, dst, group, tag, async_op=True)
+
+
+def irecv(tensor, src: Optional[int] = None, group=None, tag: int = 0) -> Work:
+    return recv(tensor, src, group, tag, async_op=True)
+
+
+def barrier(group=None, async_op: bool = False, device_ids=None):
+    """Synchronizes every rank of the group."""
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return None
+    pg = _pg(group)
+    return _finish(pg._impl.barrier(), async_op)
+
+
+def monitored_barrier(group=None, timeout=None, wait_all_ranks: bool = False):
+    barrier(group)
+
+
+# ---------------------------------------------------------------------------- objects (JSON)
+def _object_device(pg: ProcessGroup):
+    import tinytorch
+    return tinytorch.device("cpu") if pg.name() == "mpi" else pg._impl.device
+
+
+def _encode(obj) -> bytes:
+    try:
+        return json.dumps(obj, separators=(",", ":")).encode()
+    except TypeError as e:
+        raise TypeError(f"tinytorch.distributed object collectives send JSON (never pickle): {e}") from None
+
+
+def all_gather_object(object_list: list, obj, group=None) -> None:
+    """Gathers JSON-serializable ``obj`` from every rank into ``object_list`` (tuples come back as lists)."""
+    import numpy as np
+    import tinytorch
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return None
+    pg = _pg(group)
+    dev = _object_device(pg)
+    data = _encode(obj)
+    n = pg.size()
+    sizes = tinytorch.zeros(n, dtype=tinytorch.int64, device=dev)
+    mine = tinytorch.tensor([len(data)], dtype=tinytorch.int64, device=dev)
+    all_gather_into_tensor(sizes, mine, group)
+    lens = [int(v) for v in sizes.cpu().tolist()]
+    m = max(max(lens), 1)
+    buf = np.zeros(m, dtype=np.uint8)
+    buf[:len(data)] = np.frombuffer(data, dtype=np.uint8)
+    inp = tinytorch.tensor(buf, dtype=tinytorch.uint8, device=dev)
+    out = tinytorch.zeros(n * m, dtype=tinytorch.uint8, device=dev)
+    all_gather_into_tensor(out, inp, group)
+    raw = out.cpu().numpy().tobytes()
+    if len(object_list) != n:
+        raise ValueError(f"all_gather_object: object_list must have {n} entries, got {len(object_list)}")
+    for i in range(n):
+        object_list[i] = json.loads(raw[i * m:i * m + lens[i]].decode())
+
+
+def broadcast_object_list(object_list: list, src: int = 0, group=None, device=None) -> None:
+    """Broadcasts the JSON-serializable entries of ``object_list`` from ``src``, in place."""
+    import numpy as np
+    import tinytorch
+    if group is GroupMember.NON_GROUP_MEMBER:
+        return None
+    pg = _pg(group)
+    dev = _object_device(pg) if device is None else tinytorch.device(device)
+    me = get_rank()
+    data = _encode(list(object_list)) if me == src else b""
+    size = tinytorch.tensor([len(data)], dtype=tinytorch.int64, device=dev)
+    broadcast(size, src, group)
+    n = int(size.cpu().tolist()[0])
+    buf = tinytorch.tensor(np.frombuffer(data, dtype=np.uint8).copy() if me == src else np.zeros(n, np.uint8),
+                           dtype=tinytorch.uint8, device=dev)
+    if n:
+        broadcast(buf, src, group)
+    if me != src:
+        vals = json.loads(buf.cpu().numpy().tobytes().decode())
+        if len(vals) != len(object_list):
+            raise ValueError(f"broadcast_object_list: src sent {len(vals)} objects, this rank's list has "
+                             f"{len(object_list)}")
+        object_list[:] = vals
+
+
+__all__ = ["ReduceOp", "Backend", "Work", "ProcessGroup", "GroupMember", "group", "is_available",
+           "is_mpi_available", "is_nccl_available", "is_initialized", "is_torchelastic_launched",
+           "init_process_group", "destroy_process_group", "new_group", "get_rank", "get_world_size",
+           "get_backend", "get_process_group_ranks", "get_global_rank", "get_group_rank", "all_reduce",
+           "broadcast", "reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter_tensor", "send",
+           "recv", "isend", "irecv", "barrier", "monitored_barrier", "all_gather_object",
+           "broadcast_object_list", "DistError", "DistStoreError", "DistNetworkError", "DistBackendError"]
