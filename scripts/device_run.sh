@@ -42,8 +42,8 @@ if [[ " $stages " == *" ctest "* ]]; then
 fi
 if [[ " $stages " == *" pytest "* ]]; then
   log "pytest tests/cuda"
-  (cd tests && timeout 900 python3 -m pytest -q -x -p no:cacheprovider cuda ${PYTEST_ARGS:-}) > "$OUT/pytest_cuda.log" 2>&1
-  tail -15 "$OUT/pytest_cuda.log" | tee -a "$OUT/summary.log"
+  (cd tests && timeout 540 python3 -m pytest -q -p no:cacheprovider --maxfail=300 -rf cuda ${PYTEST_ARGS:-}) > "$OUT/pytest_cuda.log" 2>&1
+  grep -E "^FAILED|^ERROR|passed|failed" "$OUT/pytest_cuda.log" | tail -60 | tee -a "$OUT/summary.log"
 fi
 if [[ " $stages " == *" pytestcpu "* ]]; then
   log "pytest tests/cpu"
