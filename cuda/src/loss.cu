@@ -273,7 +273,7 @@ void cuda_nll_backward(const Tensor& gout, const Tensor& target, const Tensor& w
     using T = scalar_t;
     const int64_t* tp = target.data<int64_t>();
     Tensor sums;
-    if (r == Reduction::Mean) sums = weight_sums<T>(cx, tp, weight_ptr<T>(weight), M, 0, ignore);
+    if (r == Reduction::Mean) sums = weight_sums<T>(cx, tp, weight_ptr<T>(weight), M, d.C, ignore);
     nll_backward_kernel<T><<<grid_for(M), kThreads, 0, cx.stream>>>(
         gout.data<T>(), tp, weight_ptr<T>(weight), sums.defined() ? sums.data<double>() : nullptr, gin.data<T>(), d, r);
     TT_CUDA_KERNEL_CHECK();
