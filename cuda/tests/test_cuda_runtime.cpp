@@ -6,12 +6,12 @@
 
 using namespace tt;
 
-namespace {
-void require_gpu() {
-  if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA GPU on this machine";
-  cuda::install_caching_allocator();
-}
-}  // namespace
+// A macro, not a function: GTEST_SKIP() returns from the function it is written in.
+#define REQUIRE_GPU()                                                          \
+  do {                                                                         \
+    if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA GPU on this machine"; \
+    cuda::install_caching_allocator();                                         \
+  } while (0)
 
 TEST(CudaRuntime, DeviceCountNeverThrows) { EXPECT_GE(cuda::device_count(), 0); }
 
@@ -22,7 +22,7 @@ TEST(CudaRuntime, NoGpuGivesClearError) {
 }
 
 TEST(CudaAllocator, ReusesFreedBlocksWithoutCudaMalloc) {
-  require_gpu();
+  REQUIRE_GPU();
   Device gpu(DeviceType::CUDA, 0);
   {  // one large and one small segment, then the loop below must reuse them
     Tensor warm_large = Tensor::empty({1 << 20}, DType::Float32, gpu);
@@ -37,7 +37,7 @@ TEST(CudaAllocator, ReusesFreedBlocksWithoutCudaMalloc) {
 }
 
 TEST(CudaAllocator, StatsTrackAllocatedAndReserved) {
-  require_gpu();
+  REQUIRE_GPU();
   Device gpu(DeviceType::CUDA, 0);
   int64_t before = cuda::memory_stats(0).allocated;
   {
@@ -49,7 +49,7 @@ TEST(CudaAllocator, StatsTrackAllocatedAndReserved) {
 }
 
 TEST(CudaCopy, RoundTripThroughDevice) {
-  require_gpu();
+  REQUIRE_GPU();
   Tensor x = full({3, 5}, 2.5, DType::Float32);
   Tensor y = x.to(Device(DeviceType::CUDA, 0)).to(DType::Float16).to(Device());
   EXPECT_EQ(y.dtype(), DType::Float16);
