@@ -116,11 +116,17 @@ void channel_sum_typed(const Tensor& g, const Tensor& out, bool accumulate) {
   int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, B * L));
   parallel_for(0, C, grain, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
-      double s = accumulate ? static_cast<double>(static_cast<opmath_t<T>>(op[c])) : 0.0;
+      // 8 running sums (entry l goes to sum l % 8): independent adds that vectorize
+      double s8[8] = {};
       for (int64_t b = 0; b < B; ++b) {
         const T* row = gp + (b * C + c) * L;
-        for (int64_t l = 0; l < L; ++l) s += static_cast<double>(static_cast<opmath_t<T>>(row[l]));
+        int64_t l = 0;
+        for (; l + 8 <= L; l += 8)
+          for (int k = 0; k < 8; ++k) s8[k] += static_cast<double>(static_cast<opmath_t<T>>(row[l + k]));
+        for (; l < L; ++l) s8[l % 8] += static_cast<double>(static_cast<opmath_t<T>>(row[l]));
       }
+      double s = ((s8[0] + s8[1]) + (s8[2] + s8[3])) + ((s8[4] + s8[5]) + (s8[6] + s8[7]));
+      if (accumulate) s += static_cast<double>(static_cast<opmath_t<T>>(op[c]));
       op[c] = static_cast<T>(static_cast<opmath_t<T>>(s));
     }
   });

@@ -161,8 +161,11 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad_out, const
     if (!work) fill_kernel[dev](gw, 0.0);
   }
   if (needs[1] && work && dev.is_cpu()) {
-    // part[grp] (groups, CgK, Og) = sum over the items b of group grp, in order, of
-    //   col[b, group] (CgK, L) @ go[b, group]^T (L, Og)   (A read in place, small B packed)
+    // part[grp] = sum over the items b of group grp, in order, of (per conv group)
+    //   colA: col[b] (CgK, L) @ go[b]^T (L, Og) -> (CgK, Og)   (the gemm packs go's Og x L)
+    //   else: go[b] (Og, L) @ col[b]^T (L, CgK) -> (Og, CgK)   (the gemm packs col's CgK x L)
+    // The gemm transposes the smaller operand (conv1: CgK = 9 < Og = 32).
+    bool colA = CgK >= g.Og;
     int64_t G = (g.B + kWeightGroup - 1) / kWeightGroup, nbw = std::min(nb, kWeightGroup);
     Tensor part = Tensor::empty({G, g.O * CgK, 1}, cd, dev);
     parallel_for(0, G, 1, [&](int64_t g0, int64_t g1) {
@@ -175,21 +178,21 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad_out, const
           if (!g.pointwise) im2col_kernel[dev](x.narrow(0, b0, cur), cb, g.p, g.Ho, g.Wo);
           for (int64_t i = 0; i < cur; ++i)
             for (int64_t gi = 0; gi < groups; ++gi) {
+              Tensor c = base_at(cb, i * CK * L + gi * CgK * L), o = base_at(go, (b0 + i) * g.O * L + gi * g.Og * L);
               GemmArgs a;
-              a.a = base_at(cb, i * CK * L + gi * CgK * L), a.b = base_at(go, (b0 + i) * g.O * L + gi * g.Og * L);
-              a.c = base_at(part, grp * g.O * CgK + gi * CgK * g.Og);
+              a.a = colA ? c : o, a.b = colA ? o : c, a.c = base_at(part, grp * g.O * CgK + gi * CgK * g.Og);
               a.trans_b = true;
-              a.m = CgK, a.n = g.Og, a.k = L, a.lda = L, a.ldb = L, a.ldc = g.Og;
+              a.m = colA ? CgK : g.Og, a.n = colA ? g.Og : CgK, a.k = L, a.lda = L, a.ldb = L, a.ldc = a.n;
               a.beta = b0 + i == grp * kWeightGroup ? 0.0 : 1.0;
               gemm_kernel[dev](a);
             }
         }
       }
     });
-    // gw[group] (Og, CgK) = (sum over groups of part)[group]^T
-    Tensor sum = Tensor::empty({groups, CgK, g.Og}, cd, dev);
+    // gw[group] (Og, CgK) = (sum over groups of part)[group], transposed back when colA
+    Tensor sum = Tensor::empty({groups, colA ? CgK : g.Og, colA ? g.Og : CgK}, cd, dev);
     channel_sum_kernel[dev](part, sum.view({g.O * CgK}), false);
-    gw.view({groups, g.Og, CgK}).copy_(sum.transpose(1, 2));
+    gw.view({groups, g.Og, CgK}).copy_(colA ? sum.transpose(1, 2) : sum);
   } else if (needs[1] && work) {
     // Per-item partial grads part[b] (O, CgK) in parallel, then a fixed-order sum over b.
     Tensor col = g.pointwise ? Tensor() : Tensor::empty({nb, CK, L}, cd, dev);
