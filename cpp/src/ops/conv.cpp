@@ -105,11 +105,13 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias, Pair s
              bias.describe());
     TT_CHECK(bias.dtype() == x_in.dtype(), "conv2d: bias dtype ", dtype_name(bias.dtype()),
              " does not match input dtype ", dtype_name(x_in.dtype()));
-    out.copy_(bias.view({1, g.O, 1, 1}));  // the GEMMs accumulate onto the broadcast bias
-    beta = 1.0;
+    beta = 1.0;  // each chunk of out starts as the broadcast bias; the GEMMs accumulate onto it
   }
   int64_t L = g.L(), CgK = g.Cg * g.K;
-  if (out.numel() > 0 && CgK == 0 && !bias.defined()) fill_kernel[dev](out, 0.0);
+  if (out.numel() > 0 && CgK == 0) {  // empty sums: out is the bias (or zero)
+    if (bias.defined()) out.copy_(bias.view({1, g.O, 1, 1}));
+    else fill_kernel[dev](out, 0.0);
+  }
   if (out.numel() > 0 && CgK > 0) {
     int64_t nb = chunk_items(g);
     over_items(dev, g.B, [&](int64_t i0, int64_t i1) {
@@ -119,6 +121,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias, Pair s
         Tensor cb = g.pointwise ? x.narrow(0, b0, cur) : col.narrow(0, 0, cur);
         if (!g.pointwise) im2col_kernel[dev](x.narrow(0, b0, cur), cb, g.p, g.Ho, g.Wo);
         Tensor ob = out.narrow(0, b0, cur);
+        if (beta != 0) ob.copy_(bias.view({1, g.O, 1, 1}));  // here, so it is in cache for the GEMM
         for (int64_t gi = 0; gi < groups; ++gi) {
           // out[b, group] (Og, L) = w[group] (Og, CgK) @ col[b, group] (CgK, L), batched over b.
           GemmArgs a;
