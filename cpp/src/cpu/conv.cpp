@@ -1,10 +1,24 @@
 // CPU im2col / col2im / channel_sum for the conv2d op layer (which does the GEMMs).
+#include <immintrin.h>
+#include <algorithm>
 #include <cstring>
+#include <type_traits>
+#include <vector>
 #include "tinytorch/kernels/conv.h"
 #include "tinytorch/parallel.h"
 
 namespace tt::cpu {
 namespace {
+
+// Row copy dst[0:n] = src[0:n] in 16-float AVX-512 pieces (im2col's rows are ~Wo floats long).
+__attribute__((target("avx512f"))) void copy_row_avx512(const float* src, float* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(dst + i, _mm512_loadu_ps(src + i));
+  if (i < n) {
+    __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(dst + i, m, _mm512_maskz_loadu_ps(m, src + i));
+  }
+}
 
 // x: (nb, C, H, W) -> col: (nb, C*kh*kw, Ho*Wo); one task per (b, c) plane.
 template <class T>
@@ -12,6 +26,7 @@ void im2col_typed(const Tensor& x, const Tensor& col, const Conv2dParams& p, int
   int64_t nb = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3), K = p.kh * p.kw, L = Ho * Wo;
   const T* xp = x.data<T>();
   T* cp = col.data<T>();
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
   int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, K * L));
   parallel_for(0, nb * C, grain, [&](int64_t b0, int64_t b1) {
     for (int64_t bc = b0; bc < b1; ++bc) {
@@ -28,6 +43,20 @@ void im2col_typed(const Tensor& x, const Tensor& col, const Conv2dParams& p, int
               continue;
             }
             const T* src = xs + ih * W;
+            if (p.sw == 1) {  // dst[ow] = src[ow + off] for ow in [lo, hi), zero elsewhere
+              int64_t off = j * p.dw - p.pw, lo = std::clamp<int64_t>(-off, 0, Wo),
+                      hi = std::clamp<int64_t>(W - off, lo, Wo);
+              if constexpr (std::is_same_v<T, float>) {
+                if (avx512 && lo == 0 && hi == Wo) {
+                  copy_row_avx512(src + off, dst, Wo);
+                  continue;
+                }
+              }
+              for (int64_t ow = 0; ow < lo; ++ow) dst[ow] = T(0);
+              for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow + off];  // short rows: no memmove call
+              for (int64_t ow = hi; ow < Wo; ++ow) dst[ow] = T(0);
+              continue;
+            }
             for (int64_t ow = 0; ow < Wo; ++ow) {
               int64_t iw = ow * p.sw - p.pw + j * p.dw;
               dst[ow] = (iw >= 0 && iw < W) ? src[iw] : T(0);
@@ -60,6 +89,12 @@ void col2im_typed(const Tensor& col, const Tensor& x, const Conv2dParams& p, int
             if (ih < 0 || ih >= H) continue;
             A* dst = acc.data() + ih * W;
             const T* src = row + oh * Wo;
+            if (p.sw == 1) {  // dst[ow + off] += src[ow] for ow in [lo, hi)
+              int64_t off = j * p.dw - p.pw, lo = std::clamp<int64_t>(-off, 0, Wo),
+                      hi = std::clamp<int64_t>(W - off, lo, Wo);
+              for (int64_t ow = lo; ow < hi; ++ow) dst[ow + off] += static_cast<A>(src[ow]);
+              continue;
+            }
             for (int64_t ow = 0; ow < Wo; ++ow) {
               int64_t iw = ow * p.sw - p.pw + j * p.dw;
               if (iw >= 0 && iw < W) dst[iw] += static_cast<A>(src[ow]);
@@ -81,11 +116,17 @@ void channel_sum_typed(const Tensor& g, const Tensor& out, bool accumulate) {
   int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, B * L));
   parallel_for(0, C, grain, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
-      double s = accumulate ? static_cast<double>(static_cast<opmath_t<T>>(op[c])) : 0.0;
+      // 8 running sums (entry l goes to sum l % 8): independent adds that vectorize
+      double s8[8] = {};
       for (int64_t b = 0; b < B; ++b) {
         const T* row = gp + (b * C + c) * L;
-        for (int64_t l = 0; l < L; ++l) s += static_cast<double>(static_cast<opmath_t<T>>(row[l]));
+        int64_t l = 0;
+        for (; l + 8 <= L; l += 8)
+          for (int k = 0; k < 8; ++k) s8[k] += static_cast<double>(static_cast<opmath_t<T>>(row[l + k]));
+        for (; l < L; ++l) s8[l % 8] += static_cast<double>(static_cast<opmath_t<T>>(row[l]));
       }
+      double s = ((s8[0] + s8[1]) + (s8[2] + s8[3])) + ((s8[4] + s8[5]) + (s8[6] + s8[7]));
+      if (accumulate) s += static_cast<double>(static_cast<opmath_t<T>>(op[c]));
       op[c] = static_cast<T>(static_cast<opmath_t<T>>(s));
     }
   });

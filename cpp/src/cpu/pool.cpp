@@ -18,9 +18,32 @@ void max_pool_typed(const Tensor& x, const Tensor& out, const Tensor& idx, const
   const T* xp = x.data<T>();
   T* op = out.data<T>();
   int64_t* ip = idx.data<int64_t>();
+  bool k2s2 = p.kh == 2 && p.kw == 2 && p.sh == 2 && p.sw == 2 && p.ph == 0 && p.pw == 0 && p.dh == 1 &&
+              p.dw == 1 && 2 * Ho <= H && 2 * Wo <= W;  // every window inside: no bounds checks
   parallel_for(0, P, plane_grain(Ho * Wo * p.kh * p.kw), [&](int64_t p0, int64_t p1) {
     for (int64_t pl = p0; pl < p1; ++pl) {
       const T* xs = xp + pl * H * W;
+      if (k2s2) {
+        for (int64_t oh = 0; oh < Ho; ++oh) {
+          const T* r0 = xs + 2 * oh * W;
+          T* o = op + (pl * Ho + oh) * Wo;
+          int64_t* ix = ip + (pl * Ho + oh) * Wo;
+          for (int64_t ow = 0; ow < Wo; ++ow) {
+            // candidates in scan order; a later one wins if larger or NaN (NaN stops the scan)
+            int64_t pos[4] = {2 * oh * W + 2 * ow, 2 * oh * W + 2 * ow + 1, (2 * oh + 1) * W + 2 * ow,
+                              (2 * oh + 1) * W + 2 * ow + 1};
+            A best = static_cast<A>(r0[2 * ow]);
+            int64_t bi = pos[0];
+            for (int q = 1; q < 4 && !std::isnan(best); ++q) {
+              A v = static_cast<A>(xs[pos[q]]);
+              if (v > best || std::isnan(v)) best = v, bi = pos[q];
+            }
+            o[ow] = static_cast<T>(best);
+            ix[ow] = bi;
+          }
+        }
+        continue;
+      }
       for (int64_t oh = 0; oh < Ho; ++oh)
         for (int64_t ow = 0; ow < Wo; ++ow) {
           A best = -std::numeric_limits<A>::infinity();

@@ -1,9 +1,12 @@
 // conv2d forward/backward: argument checks, then im2col -> gemm (forward, grad_weight) and
 // gemm -> col2im (grad_input) over chunks of the batch. 16-bit floats compute in float32.
+// On CPU the threads split the batch, each with its own L2-sized col buffer, and the kernels
+// they call run single-threaded inside (one parallel region per op, not two per chunk).
 #include "tinytorch/ops/conv.h"
 #include <algorithm>
 #include "tinytorch/kernels/elementwise.h"
 #include "tinytorch/kernels/linalg.h"
+#include "tinytorch/parallel.h"
 
 namespace tt {
 
@@ -13,8 +16,11 @@ TT_DEFINE_KERNEL(channel_sum)
 
 namespace {
 
-// Elements of im2col buffer allowed per chunk of the batch (~64 MB of float32).
+// Elements of im2col buffer allowed per chunk of the batch (1 MiB of float32: stays in L2).
 constexpr int64_t kColBudget = int64_t(1) << 18;
+// CPU grad_weight: items per partial sum. Fixed, so the sums (and the result) do not depend on
+// the thread count: partials are summed over their items in order, then over groups in double.
+constexpr int64_t kWeightGroup = 8;
 
 struct ConvGeom {
   int64_t B, C, H, W, O, Cg, Og, Ho, Wo, K, groups;
@@ -73,6 +79,14 @@ int64_t chunk_items(const ConvGeom& g) {
   return std::clamp<int64_t>(kColBudget / per, 1, std::max<int64_t>(g.B, 1));
 }
 
+// Runs f(b0, b1) over chunks of [0, B): on CPU split over the threads (f's kernels then run
+// inline, single-threaded), elsewhere one call for the whole range.
+template <class F>
+void over_items(Device dev, int64_t B, const F& f) {
+  if (dev.is_cpu()) parallel_for(0, B, 1, f);
+  else f(0, B);
+}
+
 }  // namespace
 
 Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias, Pair stride, Pair padding, Pair dilation,
@@ -91,28 +105,33 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias, Pair s
              bias.describe());
     TT_CHECK(bias.dtype() == x_in.dtype(), "conv2d: bias dtype ", dtype_name(bias.dtype()),
              " does not match input dtype ", dtype_name(x_in.dtype()));
-    out.copy_(bias.view({1, g.O, 1, 1}));  // the GEMMs accumulate onto the broadcast bias
-    beta = 1.0;
+    beta = 1.0;  // each chunk of out starts as the broadcast bias; the GEMMs accumulate onto it
   }
   int64_t L = g.L(), CgK = g.Cg * g.K;
-  if (out.numel() > 0 && CgK == 0 && !bias.defined()) fill_kernel[dev](out, 0.0);
+  if (out.numel() > 0 && CgK == 0) {  // empty sums: out is the bias (or zero)
+    if (bias.defined()) out.copy_(bias.view({1, g.O, 1, 1}));
+    else fill_kernel[dev](out, 0.0);
+  }
   if (out.numel() > 0 && CgK > 0) {
     int64_t nb = chunk_items(g);
-    Tensor col = g.pointwise ? Tensor() : Tensor::empty({nb, g.C * g.K, L}, cd, dev);
-    for (int64_t b0 = 0; b0 < g.B; b0 += nb) {
-      int64_t cur = std::min(nb, g.B - b0);
-      Tensor cb = g.pointwise ? x.narrow(0, b0, cur) : col.narrow(0, 0, cur);
-      if (!g.pointwise) im2col_kernel[dev](x.narrow(0, b0, cur), cb, g.p, g.Ho, g.Wo);
-      Tensor ob = out.narrow(0, b0, cur);
-      for (int64_t gi = 0; gi < groups; ++gi) {
-        // out[b, group] (Og, L) = w[group] (Og, CgK) @ col[b, group] (CgK, L), batched over b.
-        GemmArgs a;
-        a.a = base_at(w, gi * g.Og * CgK), a.b = base_at(cb, gi * CgK * L), a.c = base_at(ob, gi * g.Og * L);
-        a.m = g.Og, a.n = L, a.k = CgK, a.lda = CgK, a.ldb = L, a.ldc = L;
-        a.batch = cur, a.stride_a = 0, a.stride_b = g.C * g.K * L, a.stride_c = g.O * L, a.beta = beta;
-        if (g.Og > 0) gemm_kernel[dev](a);
+    over_items(dev, g.B, [&](int64_t i0, int64_t i1) {
+      Tensor col = g.pointwise ? Tensor() : Tensor::empty({std::min(nb, i1 - i0), g.C * g.K, L}, cd, dev);
+      for (int64_t b0 = i0; b0 < i1; b0 += nb) {
+        int64_t cur = std::min(nb, i1 - b0);
+        Tensor cb = g.pointwise ? x.narrow(0, b0, cur) : col.narrow(0, 0, cur);
+        if (!g.pointwise) im2col_kernel[dev](x.narrow(0, b0, cur), cb, g.p, g.Ho, g.Wo);
+        Tensor ob = out.narrow(0, b0, cur);
+        if (beta != 0) ob.copy_(bias.view({1, g.O, 1, 1}));  // here, so it is in cache for the GEMM
+        for (int64_t gi = 0; gi < groups; ++gi) {
+          // out[b, group] (Og, L) = w[group] (Og, CgK) @ col[b, group] (CgK, L), batched over b.
+          GemmArgs a;
+          a.a = base_at(w, gi * g.Og * CgK), a.b = base_at(cb, gi * CgK * L), a.c = base_at(ob, gi * g.Og * L);
+          a.m = g.Og, a.n = L, a.k = CgK, a.lda = CgK, a.ldb = L, a.ldc = L;
+          a.batch = cur, a.stride_a = 0, a.stride_b = g.C * g.K * L, a.stride_c = g.O * L, a.beta = beta;
+          if (g.Og > 0) gemm_kernel[dev](a);
+        }
       }
-    }
+    });
   }
   Tensor r = out.to(x_in.dtype());
   return g.unbatched ? r.squeeze({0}) : r;
@@ -144,7 +163,40 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad_out, const
     gw = Tensor::empty(w.shape(), cd, dev);
     if (!work) fill_kernel[dev](gw, 0.0);
   }
-  if (needs[1] && work) {
+  if (needs[1] && work && dev.is_cpu()) {
+    // part[grp] = sum over the items b of group grp, in order, of (per conv group)
+    //   colA: col[b] (CgK, L) @ go[b]^T (L, Og) -> (CgK, Og)   (the gemm packs go's Og x L)
+    //   else: go[b] (Og, L) @ col[b]^T (L, CgK) -> (Og, CgK)   (the gemm packs col's CgK x L)
+    // The gemm transposes the smaller operand (conv1: CgK = 9 < Og = 32).
+    bool colA = CgK >= g.Og;
+    int64_t G = (g.B + kWeightGroup - 1) / kWeightGroup, nbw = std::min(nb, kWeightGroup);
+    Tensor part = Tensor::empty({G, g.O * CgK, 1}, cd, dev);
+    parallel_for(0, G, 1, [&](int64_t g0, int64_t g1) {
+      Tensor col = g.pointwise ? Tensor() : Tensor::empty({nbw, CK, L}, cd, dev);
+      for (int64_t grp = g0; grp < g1; ++grp) {
+        int64_t e = std::min(g.B, (grp + 1) * kWeightGroup);
+        for (int64_t b0 = grp * kWeightGroup; b0 < e; b0 += nbw) {
+          int64_t cur = std::min(nbw, e - b0);
+          Tensor cb = g.pointwise ? x.narrow(0, b0, cur) : col.narrow(0, 0, cur);
+          if (!g.pointwise) im2col_kernel[dev](x.narrow(0, b0, cur), cb, g.p, g.Ho, g.Wo);
+          for (int64_t i = 0; i < cur; ++i)
+            for (int64_t gi = 0; gi < groups; ++gi) {
+              Tensor c = base_at(cb, i * CK * L + gi * CgK * L), o = base_at(go, (b0 + i) * g.O * L + gi * g.Og * L);
+              GemmArgs a;
+              a.a = colA ? c : o, a.b = colA ? o : c, a.c = base_at(part, grp * g.O * CgK + gi * CgK * g.Og);
+              a.trans_b = true;
+              a.m = colA ? CgK : g.Og, a.n = colA ? g.Og : CgK, a.k = L, a.lda = L, a.ldb = L, a.ldc = a.n;
+              a.beta = b0 + i == grp * kWeightGroup ? 0.0 : 1.0;
+              gemm_kernel[dev](a);
+            }
+        }
+      }
+    });
+    // gw[group] (Og, CgK) = (sum over groups of part)[group], transposed back when colA
+    Tensor sum = Tensor::empty({groups, colA ? CgK : g.Og, colA ? g.Og : CgK}, cd, dev);
+    channel_sum_kernel[dev](part, sum.view({g.O * CgK}), false);
+    gw.view({groups, g.Og, CgK}).copy_(colA ? sum.transpose(1, 2) : sum);
+  } else if (needs[1] && work) {
     // Per-item partial grads part[b] (O, CgK) in parallel, then a fixed-order sum over b.
     Tensor col = g.pointwise ? Tensor() : Tensor::empty({nb, CK, L}, cd, dev);
     Tensor part = Tensor::empty({nb, g.O * CgK, 1}, cd, dev);
@@ -170,22 +222,24 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad_out, const
     if (!work) fill_kernel[dev](gx, 0.0);
   }
   if (needs[0] && work) {
-    Tensor gcol = g.pointwise ? Tensor() : Tensor::empty({nb, CK, L}, cd, dev);
-    for (int64_t b0 = 0; b0 < g.B; b0 += nb) {
-      int64_t cur = std::min(nb, g.B - b0);
-      Tensor cb = g.pointwise ? gx.narrow(0, b0, cur) : gcol.narrow(0, 0, cur);
-      Tensor gob = go.narrow(0, b0, cur);
-      for (int64_t gi = 0; gi < groups; ++gi) {
-        // gcol[b, group] (CgK, L) = w[group]^T (CgK, Og) @ go[b, group] (Og, L)
-        GemmArgs a;
-        a.a = base_at(w, gi * g.Og * CgK), a.b = base_at(gob, gi * g.Og * L), a.c = base_at(cb, gi * CgK * L);
-        a.trans_a = true;
-        a.m = CgK, a.n = L, a.k = g.Og, a.lda = CgK, a.ldb = L, a.ldc = L;
-        a.batch = cur, a.stride_a = 0, a.stride_b = g.O * L, a.stride_c = CK * L;
-        gemm_kernel[dev](a);
+    over_items(dev, g.B, [&](int64_t i0, int64_t i1) {
+      Tensor gcol = g.pointwise ? Tensor() : Tensor::empty({std::min(nb, i1 - i0), CK, L}, cd, dev);
+      for (int64_t b0 = i0; b0 < i1; b0 += nb) {
+        int64_t cur = std::min(nb, i1 - b0);
+        Tensor cb = g.pointwise ? gx.narrow(0, b0, cur) : gcol.narrow(0, 0, cur);
+        Tensor gob = go.narrow(0, b0, cur);
+        for (int64_t gi = 0; gi < groups; ++gi) {
+          // gcol[b, group] (CgK, L) = w[group]^T (CgK, Og) @ go[b, group] (Og, L)
+          GemmArgs a;
+          a.a = base_at(w, gi * g.Og * CgK), a.b = base_at(gob, gi * g.Og * L), a.c = base_at(cb, gi * CgK * L);
+          a.trans_a = true;
+          a.m = CgK, a.n = L, a.k = g.Og, a.lda = CgK, a.ldb = L, a.ldc = L;
+          a.batch = cur, a.stride_a = 0, a.stride_b = g.O * L, a.stride_c = CK * L;
+          gemm_kernel[dev](a);
+        }
+        if (!g.pointwise) col2im_kernel[dev](cb, gx.narrow(0, b0, cur), g.p, g.Ho, g.Wo);
       }
-      if (!g.pointwise) col2im_kernel[dev](cb, gx.narrow(0, b0, cur), g.p, g.Ho, g.Wo);
-    }
+    });
   }
   if (gx.defined()) {
     gx = gx.to(dt);
