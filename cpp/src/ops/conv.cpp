@@ -16,8 +16,11 @@ TT_DEFINE_KERNEL(channel_sum)
 
 namespace {
 
-// Elements of im2col buffer allowed per chunk of the batch (1 MiB of float32: stays in L2).
-constexpr int64_t kColBudget = int64_t(1) << 18;
+// Elements of im2col buffer allowed per chunk of the batch. CPU: 1 MiB of float32, so it stays
+// in L2 between im2col and the GEMM. GPU: 256 MiB, so a chunk is one large batched GEMM launch
+// rather than one launch per item.
+constexpr int64_t kColBudgetCache = int64_t(1) << 18;
+constexpr int64_t kColBudgetDevice = int64_t(64) << 20;
 // CPU grad_weight: items per partial sum. Fixed, so the sums (and the result) do not depend on
 // the thread count: partials are summed over their items in order, then over groups in double.
 constexpr int64_t kWeightGroup = 8;
@@ -74,9 +77,10 @@ ConvGeom check_conv(const char* op, const Tensor& x, const Tensor& w, Pair strid
 
 DType compute_dtype(DType d) { return d == DType::Float64 ? d : DType::Float32; }
 
-int64_t chunk_items(const ConvGeom& g) {
+int64_t chunk_items(const ConvGeom& g, Device dev) {
   int64_t per = std::max<int64_t>(1, g.C * g.K * g.L());
-  return std::clamp<int64_t>(kColBudget / per, 1, std::max<int64_t>(g.B, 1));
+  int64_t budget = dev.is_cpu() ? kColBudgetCache : kColBudgetDevice;
+  return std::clamp<int64_t>(budget / per, 1, std::max<int64_t>(g.B, 1));
 }
 
 // Runs f(b0, b1) over chunks of [0, B): on CPU split over the threads (f's kernels then run
@@ -113,7 +117,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias, Pair s
     else fill_kernel[dev](out, 0.0);
   }
   if (out.numel() > 0 && CgK > 0) {
-    int64_t nb = chunk_items(g);
+    int64_t nb = chunk_items(g, dev);
     over_items(dev, g.B, [&](int64_t i0, int64_t i1) {
       Tensor col = g.pointwise ? Tensor() : Tensor::empty({std::min(nb, i1 - i0), g.C * g.K, L}, cd, dev);
       for (int64_t b0 = i0; b0 < i1; b0 += nb) {
@@ -158,7 +162,7 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad_out, const
     channel_sum_kernel[dev](go.view({g.B, g.O, L}), gb, false);
   }
   bool work = g.B > 0 && L > 0 && CgK > 0 && g.Og > 0;
-  int64_t nb = chunk_items(g);
+  int64_t nb = chunk_items(g, dev);
   if (needs[1]) {
     gw = Tensor::empty(w.shape(), cd, dev);
     if (!work) fill_kernel[dev](gw, 0.0);
