@@ -177,30 +177,6 @@ void cuda_softmax_backward(bool is_log, const Tensor& g, const Tensor& out, cons
 
 // x: (N, D), w/b: (D) or null -> y: (N, D), mean (null for rms) / rstd: (N) in M.
 // Two passes as the CPU: the mean, then squared deviations (no cancellation).
-template <class T, int V>
-struct alignas(sizeof(T) * V) NormVec {
-  T v[V];
-};
-
-// Calls f(j, value) for the D elements of row xr handled by this lane: V-wide 16-byte loads when
-// `vec` (D % V == 0 and 16-byte aligned rows), else one element at a time.
-template <int G, int V, class T, class F>
-__device__ __forceinline__ void for_row(const T* xr, int64_t D, bool vec, F f) {
-  using Grp = RowGroup<G>;
-  if (vec) {
-    const NormVec<T, V>* xv = reinterpret_cast<const NormVec<T, V>*>(xr);
-    for (int64_t k = Grp::lane(); k < D / V; k += G) {
-      NormVec<T, V> chunk = xv[k];
-#pragma unroll
-      for (int i = 0; i < V; ++i) f(k * V + i, chunk.v[i]);
-    }
-  } else {
-    for (int64_t j = Grp::lane(); j < D; j += G) f(j, xr[j]);
-  }
-}
-
-// x: (N, D), w/b: (D) or null -> y: (N, D), mean (null for rms) / rstd: (N) in M.
-// Two passes as the CPU: the mean, then squared deviations (no cancellation).
 template <class T, int G>
 __global__ void __launch_bounds__(RowGroup<G>::kThreads) layer_norm_kernel(
     const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y,
@@ -208,20 +184,17 @@ __global__ void __launch_bounds__(RowGroup<G>::kThreads) layer_norm_kernel(
     bool rms) {
   using M = opmath_t<T>;
   using Grp = RowGroup<G>;
-  constexpr int V = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
   __shared__ M smem[Grp::kThreads / 32];
-  const bool vec = D % V == 0 && (reinterpret_cast<uintptr_t>(x) & 15) == 0 &&
-                   (reinterpret_cast<uintptr_t>(y) & 15) == 0;
   for (int64_t row = Grp::first_row(); row < N; row += Grp::row_stride()) {
     const T* xr = x + row * D;
     M mu = 0, var = 0;
     if (rms) {
-      for_row<G, V>(xr, D, vec, [&](int64_t, T t) { const M v = M(t); var += v * v; });
+      for (int64_t j = Grp::lane(); j < D; j += G) { const M v = M(xr[j]); var += v * v; }
       var = Grp::allreduce(var, AddOp(), smem) / M(D);
     } else {
-      for_row<G, V>(xr, D, vec, [&](int64_t, T t) { mu += M(t); });
+      for (int64_t j = Grp::lane(); j < D; j += G) mu += M(xr[j]);
       mu = Grp::allreduce(mu, AddOp(), smem) / M(D);
-      for_row<G, V>(xr, D, vec, [&](int64_t, T t) { const M d = M(t) - mu; var += d * d; });
+      for (int64_t j = Grp::lane(); j < D; j += G) { const M d = M(xr[j]) - mu; var += d * d; }
       var = Grp::allreduce(var, AddOp(), smem) / M(D);
     }
     const M rstd = M(1) / std::sqrt(var + eps);
@@ -230,28 +203,11 @@ __global__ void __launch_bounds__(RowGroup<G>::kThreads) layer_norm_kernel(
       rstd_out[row] = rstd;
     }
     T* yr = y + row * D;
-    if (vec) {
-      const NormVec<T, V>* xv = reinterpret_cast<const NormVec<T, V>*>(xr);
-      NormVec<T, V>* yv = reinterpret_cast<NormVec<T, V>*>(yr);
-      for (int64_t k = Grp::lane(); k < D / V; k += G) {
-        NormVec<T, V> in = xv[k], out;
-#pragma unroll
-        for (int i = 0; i < V; ++i) {
-          const int64_t j = k * V + i;
-          M v = (M(in.v[i]) - mu) * rstd;
-          if (w) v *= M(w[j]);
-          if (b) v += M(b[j]);
-          out.v[i] = T(v);
-        }
-        yv[k] = out;
-      }
-    } else {
-      for (int64_t j = Grp::lane(); j < D; j += G) {
-        M v = (M(xr[j]) - mu) * rstd;
-        if (w) v *= M(w[j]);
-        if (b) v += M(b[j]);
-        yr[j] = T(v);
-      }
+    for (int64_t j = Grp::lane(); j < D; j += G) {
+      M v = (M(xr[j]) - mu) * rstd;
+      if (w) v *= M(w[j]);
+      if (b) v += M(b[j]);
+      yr[j] = T(v);
     }
   }
 }
