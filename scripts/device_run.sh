@@ -63,3 +63,18 @@ if [[ " $stages " == *" bench "* ]]; then
   done
   cat "$OUT/gpu_bench.log" | tee -a "$OUT/summary.log"
 fi
+if [[ " $stages " == *" ddp "* ]]; then
+  log "pytest -m 'cuda and dist' tests/distributed"
+  (cd tests && timeout 400 python3 -m pytest -q -p no:cacheprovider -m "cuda and dist" -rf distributed) \
+    > "$OUT/pytest_dist.log" 2>&1
+  grep -E "^FAILED|^ERROR|passed|failed" "$OUT/pytest_dist.log" | tail -20 | tee -a "$OUT/summary.log"
+  log "DDP MNIST demo on 2 GPUs"
+  timeout 300 python3 -m tinytorch.distributed.run --nproc-per-node 2 demo/ddp_mnist.py > "$OUT/ddp_demo.log" 2>&1
+  grep -E "Accuracy|epoch\(s\)|Error" "$OUT/ddp_demo.log" | tail -5 | tee -a "$OUT/summary.log"
+  log "DDP bench: 1 and 2 GPUs, tinytorch and torch"
+  for n in 1 2; do
+    timeout 300 python3 -m tinytorch.distributed.run --nproc-per-node $n bench/ddp_bench.py --torch --batch 512 \
+      >> "$OUT/ddp_bench.log" 2>&1
+  done
+  cat "$OUT/ddp_bench.log" | tee -a "$OUT/summary.log"
+fi
