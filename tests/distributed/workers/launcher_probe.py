@@ -21,5 +21,5 @@ elif mode == "hang":
     dist.init_process_group(timeout=timedelta(seconds=2))
     if rank == 1:
         time.sleep(60)
-    dist.all_reduce(tt.ones(4))
+    dist.all_reduce(tt.ones(4, device="cuda" if dist.get_backend() == "nccl" else "cpu"))
     print("unreachable", flush=True)
