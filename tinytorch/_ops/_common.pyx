@@ -79,3 +79,17 @@ cdef Tensor rebase_inplace(Tensor self, Tensor result):
         self._grad_fn = result._grad_fn
         self._output_nr = result._output_nr
     return self
+
+
+cdef Tensor record(str name, object backward, tuple inputs, object impl, dict attrs, tuple saved=()):
+    """Wraps an op's output and, when grad is needed, records its node: attributes the formula
+    reads (dim, stride, ...) and the tensors it saves."""
+    cdef Tensor out = wrap(impl)
+    cdef Node n = make_node(name, backward, inputs)
+    if n is not None:
+        for k, v in attrs.items():
+            setattr(n, k, v)
+        if saved:
+            n.save(*saved)
+        set_history(out, n, 0)
+    return out

@@ -3,20 +3,10 @@
 from tinytorch import _C
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
 from tinytorch._autograd cimport Node, make_node, set_history, is_grad_enabled_c
-from tinytorch._ops._common cimport operand, check_inplace, rebase_inplace
+from tinytorch._ops._common cimport record as _record, operand, check_inplace, rebase_inplace
 from tinytorch._ops import shape as S
 
 
-cdef Tensor _record(str name, object backward, tuple inputs, object impl, dict attrs, tuple saved=()):
-    cdef Tensor out = wrap(impl)
-    cdef Node n = make_node(name, backward, inputs)
-    if n is not None:
-        for k, v in attrs.items():
-            setattr(n, k, v)
-        if saved:
-            n.save(*saved)
-        set_history(out, n, 0)
-    return out
 
 
 def _zeros(shape, Tensor like):

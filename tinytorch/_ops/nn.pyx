@@ -5,7 +5,7 @@ fused backward kernels elsewhere."""
 from tinytorch import _C
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
 from tinytorch._autograd cimport Node, make_node, set_history, is_grad_enabled_c
-from tinytorch._ops._common cimport fused_result
+from tinytorch._ops._common cimport record as _record, fused_result
 from tinytorch._ops import shape as S
 
 _REDUCTION = {"none": 0, "mean": 1, "sum": 2}
@@ -18,16 +18,6 @@ def _reduction_code(reduction):
         raise ValueError(f"{reduction} is not a valid value for reduction") from None
 
 
-cdef Tensor _record(str name, object backward, tuple inputs, object impl, dict attrs, tuple saved=()):
-    cdef Tensor out = wrap(impl)
-    cdef Node n = make_node(name, backward, inputs)
-    if n is not None:
-        for k, v in attrs.items():
-            setattr(n, k, v)
-        if saved:
-            n.save(*saved)
-        set_history(out, n, 0)
-    return out
 
 
 def _impl(t):
