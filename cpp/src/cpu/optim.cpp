@@ -8,6 +8,7 @@
 #include "tinytorch/dtype.h"
 #include "tinytorch/kernels/optim.h"
 #include "tinytorch/parallel.h"
+#include "reduce_simd.h"  // TT_SIMD_CLONES
 
 namespace tt::cpu {
 namespace {
@@ -100,8 +101,37 @@ void cpu_adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_av
   });
 }
 
+// float32 Adadelta over [s, e): AVX-512/AVX2 clones, since two square roots and a division per
+// element make this loop compute-bound with SSE2 alone.
+TT_SIMD_CLONES void adadelta_f32(float* __restrict p, const float* __restrict g, float* __restrict sq,
+                                 float* __restrict acc, int64_t s, int64_t e, float lr, float rho, float omr,
+                                 float eps, float wd, float sign) {
+  for (int64_t i = s; i < e; ++i) {
+    const float pv = p[i];
+    float gv = sign * g[i];
+    if (wd != 0.f) gv += wd * pv;
+    const float sv = rho * sq[i] + omr * gv * gv;
+    sq[i] = sv;
+    const float a = acc[i];
+    const float delta = std::sqrt(a + eps) / std::sqrt(sv + eps) * gv;
+    acc[i] = rho * a + omr * delta * delta;
+    p[i] = pv - lr * delta;
+  }
+}
+
 void cpu_adadelta_step(const Tensor& param, const Tensor& grad, const Tensor& square_avg, const Tensor& acc_delta,
                        const AdadeltaCoeffs& c) {
+  if (param.dtype() == DType::Float32) {
+    float* p = param.data<float>();
+    const float* g = grad.data<float>();
+    float* sq = square_avg.data<float>();
+    float* acc = acc_delta.data<float>();
+    for_range(param.numel(), [&](int64_t s, int64_t e) {
+      adadelta_f32(p, g, sq, acc, s, e, float(c.lr), float(c.rho), float(1.0 - c.rho), float(c.eps),
+                   float(c.weight_decay), c.maximize ? -1.f : 1.f);
+    });
+    return;
+  }
   TT_DISPATCH_FLOATING(param.dtype(), "adadelta_step_", [&] {
     using T = scalar_t;
     using M = opmath_t<T>;
