@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from tinytorch import _C
 from tinytorch.optim.optimizer import (
-    Optimizer, _as_float, _check_eps, _check_lr, _check_not_differentiable, _check_weight_decay, _zeros_like,
-    scalar_state,
+    Optimizer, _as_float, _check_eps, _check_lr, _check_not_differentiable, _check_weight_decay,
 )
 
 __all__ = ["Adadelta"]
@@ -32,23 +31,8 @@ class Adadelta(Optimizer):
     def step(self, closure=None):
         """Performs a single optimization step; ``closure`` re-evaluates the model and returns the loss."""
         loss = self._eval_closure(closure)
-        state = self.state
         for group in self.param_groups:
-            params, grads, square_avgs, acc_deltas, steps = [], [], [], [], []
-            for p in group["params"]:
-                g = p._grad
-                if g is None:
-                    continue
-                st = state[p]
-                if not st:
-                    st["step"] = scalar_state(0.0)
-                    st["square_avg"] = _zeros_like(p)
-                    st["acc_delta"] = _zeros_like(p)
-                params.append(p._impl)
-                grads.append(g._impl)
-                square_avgs.append(st["square_avg"]._impl)
-                acc_deltas.append(st["acc_delta"]._impl)
-                steps.append(st["step"]._impl)
+            params, grads, square_avgs, acc_deltas, steps = self._collect(group, ("square_avg", "acc_delta"))
             if params:
                 _C.adadelta_step_multi_(params, grads, square_avgs, acc_deltas, steps, _as_float(group["lr"]),
                                         float(group["rho"]), float(group["eps"]), float(group["weight_decay"]),

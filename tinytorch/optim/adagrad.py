@@ -40,21 +40,9 @@ class Adagrad(Optimizer):
     def step(self, closure=None):
         """Performs a single optimization step; ``closure`` re-evaluates the model and returns the loss."""
         loss = self._eval_closure(closure)
-        state = self.state
         for group in self.param_groups:
-            params, grads, sums, steps = [], [], [], []
-            for p in group["params"]:
-                g = p._grad
-                if g is None:
-                    continue
-                st = state[p]
-                if not st:  # a group added after construction
-                    st["step"] = scalar_state(0.0)
-                    st["sum"] = _full_like(p, group["initial_accumulator_value"])
-                params.append(p._impl)
-                grads.append(g._impl)
-                sums.append(st["sum"]._impl)
-                steps.append(st["step"]._impl)
+            # state is normally created in the constructor; this covers a group added after it
+            params, grads, sums, steps = self._collect(group, ("sum",), fill=group["initial_accumulator_value"])
             if params:
                 _C.adagrad_step_multi_(params, grads, sums, steps, _as_float(group["lr"]), float(group["lr_decay"]),
                                        float(group["weight_decay"]), float(group["eps"]), bool(group["maximize"]))

@@ -4,7 +4,6 @@ from __future__ import annotations
 from tinytorch import _C
 from tinytorch.optim.optimizer import (
     Optimizer, _as_float, _check_betas, _check_eps, _check_lr, _check_not_differentiable, _check_weight_decay,
-    _zeros_like, scalar_state,
 )
 
 __all__ = ["Adamax"]
@@ -31,23 +30,8 @@ class Adamax(Optimizer):
     def step(self, closure=None):
         """Performs a single optimization step; ``closure`` re-evaluates the model and returns the loss."""
         loss = self._eval_closure(closure)
-        state = self.state
         for group in self.param_groups:
-            params, grads, exp_avgs, exp_infs, steps = [], [], [], [], []
-            for p in group["params"]:
-                g = p._grad
-                if g is None:
-                    continue
-                st = state[p]
-                if not st:
-                    st["step"] = scalar_state(0.0)
-                    st["exp_avg"] = _zeros_like(p)
-                    st["exp_inf"] = _zeros_like(p)
-                params.append(p._impl)
-                grads.append(g._impl)
-                exp_avgs.append(st["exp_avg"]._impl)
-                exp_infs.append(st["exp_inf"]._impl)
-                steps.append(st["step"]._impl)
+            params, grads, exp_avgs, exp_infs, steps = self._collect(group, ("exp_avg", "exp_inf"))
             if params:
                 beta1, beta2 = group["betas"]
                 _C.adamax_step_multi_(params, grads, exp_avgs, exp_infs, steps, _as_float(group["lr"]),

@@ -219,6 +219,46 @@ class Optimizer:
         finally:
             _set_grad_enabled(prev)
 
+    def _collect(self, group: dict[str, Any], buffers: tuple[str, ...] = (), *, fill: Any = 0.0,
+                 optional: dict[str, bool] | None = None, scalars: dict[str, float] | None = None) -> tuple:
+        """Gathers one param group's arguments for a fused ``_C.<name>_step_multi_`` call.
+
+        Parameters without a gradient are skipped. On a parameter's first step its state is
+        created: ``step`` (a one-element tensor at 0), each key of ``scalars`` (one-element
+        tensors at the given value), then each key of ``buffers`` (tensors like the parameter,
+        filled with ``fill``). ``optional`` maps further buffer keys to whether they are in use
+        (e.g. amsgrad's ``max_exp_avg_sq``): one in use is created zero-filled when missing, one
+        not in use gets an empty list.
+
+        Returns ``(params, grads, *lists, steps)`` of ``_impl`` handles, with one list per key of
+        ``buffers``, then of ``optional``, then of ``scalars``.
+        """
+        optional = optional or {}
+        scalars = scalars or {}
+        keys = [*buffers, *(k for k, used in optional.items() if used), *scalars]
+        lists = {k: [] for k in (*buffers, *optional, *scalars)}
+        params, grads, steps = [], [], []
+        for p in group["params"]:
+            g = p._grad
+            if g is None:
+                continue
+            st = self.state[p]
+            if not st:
+                st["step"] = scalar_state(0.0)
+                for key, value in scalars.items():
+                    st[key] = scalar_state(value)
+                for key in buffers:
+                    st[key] = _full_like(p, fill)
+            for key, used in optional.items():
+                if used and key not in st:
+                    st[key] = _zeros_like(p)
+            params.append(p._impl)
+            grads.append(g._impl)
+            for key in keys:
+                lists[key].append(st[key]._impl)
+            steps.append(st["step"]._impl)
+        return (params, grads, *lists.values(), steps)
+
     def register_step_pre_hook(self, hook: Callable) -> _RemovableHandle:
         """``hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs)``, run before each step."""
         handle = _RemovableHandle(self._step_pre_hooks)

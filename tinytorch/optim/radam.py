@@ -4,7 +4,6 @@ from __future__ import annotations
 from tinytorch import _C
 from tinytorch.optim.optimizer import (
     Optimizer, _as_float, _check_betas, _check_eps, _check_lr, _check_not_differentiable, _check_weight_decay,
-    _zeros_like, scalar_state,
 )
 
 __all__ = ["RAdam"]
@@ -33,23 +32,8 @@ class RAdam(Optimizer):
     def step(self, closure=None):
         """Performs a single optimization step; ``closure`` re-evaluates the model and returns the loss."""
         loss = self._eval_closure(closure)
-        state = self.state
         for group in self.param_groups:
-            params, grads, exp_avgs, exp_avg_sqs, steps = [], [], [], [], []
-            for p in group["params"]:
-                g = p._grad
-                if g is None:
-                    continue
-                st = state[p]
-                if not st:
-                    st["step"] = scalar_state(0.0)
-                    st["exp_avg"] = _zeros_like(p)
-                    st["exp_avg_sq"] = _zeros_like(p)
-                params.append(p._impl)
-                grads.append(g._impl)
-                exp_avgs.append(st["exp_avg"]._impl)
-                exp_avg_sqs.append(st["exp_avg_sq"]._impl)
-                steps.append(st["step"]._impl)
+            params, grads, exp_avgs, exp_avg_sqs, steps = self._collect(group, ("exp_avg", "exp_avg_sq"))
             if params:
                 beta1, beta2 = group["betas"]
                 _C.radam_step_multi_(params, grads, exp_avgs, exp_avg_sqs, steps, _as_float(group["lr"]),

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from tinytorch import _C
 from tinytorch.optim.optimizer import (
-    Optimizer, _as_float, _check_eps, _check_lr, _check_not_differentiable, _check_weight_decay, _zeros_like,
-    scalar_state,
+    Optimizer, _as_float, _check_eps, _check_lr, _check_not_differentiable, _check_weight_decay,
 )
 
 __all__ = ["RMSprop"]
@@ -37,31 +36,11 @@ class RMSprop(Optimizer):
     def step(self, closure=None):
         """Performs a single optimization step; ``closure`` re-evaluates the model and returns the loss."""
         loss = self._eval_closure(closure)
-        state = self.state
         for group in self.param_groups:
             momentum = float(group["momentum"])
             centered = bool(group["centered"])
-            params, grads, square_avgs, bufs, grad_avgs, steps = [], [], [], [], [], []
-            for p in group["params"]:
-                g = p._grad
-                if g is None:
-                    continue
-                st = state[p]
-                if not st:
-                    st["step"] = scalar_state(0.0)
-                    st["square_avg"] = _zeros_like(p)
-                if momentum > 0:
-                    if "momentum_buffer" not in st:
-                        st["momentum_buffer"] = _zeros_like(p)
-                    bufs.append(st["momentum_buffer"]._impl)
-                if centered:
-                    if "grad_avg" not in st:
-                        st["grad_avg"] = _zeros_like(p)
-                    grad_avgs.append(st["grad_avg"]._impl)
-                params.append(p._impl)
-                grads.append(g._impl)
-                square_avgs.append(st["square_avg"]._impl)
-                steps.append(st["step"]._impl)
+            params, grads, square_avgs, bufs, grad_avgs, steps = self._collect(
+                group, ("square_avg",), optional={"momentum_buffer": momentum > 0, "grad_avg": centered})
             if params:
                 _C.rmsprop_step_multi_(params, grads, square_avgs, bufs, grad_avgs, steps, _as_float(group["lr"]),
                                        float(group["alpha"]), float(group["eps"]), float(group["weight_decay"]),
