@@ -13,8 +13,9 @@ namespace tt {
 namespace {
 
 // 64-byte aligned host memory: whole cache lines, AVX-512 friendly.
-// Large buffers (>= 4 MiB) are 2 MiB-aligned and backed by transparent huge pages where the
-// kernel allows (as numpy does), and are kept in a small cache when freed: a training step
+// Buffers >= 4 MiB are 2 MiB-aligned and backed by transparent huge pages where the kernel
+// allows (as numpy does). Buffers >= 128 KiB (which glibc would mmap and unmap each time) are
+// kept in a small cache when freed: a training step
 // allocates the same activation sizes every iteration, and fresh pages cost a page fault per
 // 4 KiB (or a huge-page clear) on first touch, more than most kernels spend writing them.
 class CpuAllocator final : public Allocator {
@@ -23,8 +24,10 @@ class CpuAllocator final : public Allocator {
     if (nbytes == 0) return nullptr;
     size_t rounded = (nbytes + 63) / 64 * 64;
 #ifdef __linux__
-    if (rounded >= 2 * kHuge) {
-      rounded = (rounded + kHuge - 1) / kHuge * kHuge;
+    if (rounded >= kCacheMin) {
+      const bool huge = rounded >= 2 * kHuge;
+      const size_t align = huge ? kHuge : 4096;
+      rounded = (rounded + align - 1) / align * align;
       {
         std::lock_guard<std::mutex> lock(mutex_);
         auto it = cache_.find(rounded);
@@ -36,9 +39,9 @@ class CpuAllocator final : public Allocator {
           return p;
         }
       }
-      void* p = std::aligned_alloc(kHuge, rounded);
+      void* p = std::aligned_alloc(align, rounded);
       if (!p) throw std::runtime_error(str_cat("cpu: out of memory allocating ", nbytes, " bytes"));
-      madvise(p, rounded, MADV_HUGEPAGE);  // advisory: failure is harmless
+      if (huge) madvise(p, rounded, MADV_HUGEPAGE);  // advisory: failure is harmless
       std::lock_guard<std::mutex> lock(mutex_);
       large_[p] = rounded;
       return p;
@@ -68,6 +71,7 @@ class CpuAllocator final : public Allocator {
 
  private:
   static constexpr size_t kHuge = size_t(2) << 20;
+  static constexpr size_t kCacheMin = size_t(128) << 10;  // glibc mmaps blocks this large
   static constexpr size_t kCacheLimit = size_t(512) << 20;
   std::mutex mutex_;
   std::unordered_map<void*, size_t> large_;   // live large blocks and their rounded sizes
