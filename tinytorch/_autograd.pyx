@@ -142,7 +142,8 @@ cdef class AccumulateGrad(Node):
 
 cdef Node _new_node(type cls, str name, object backward, int num_inputs, int num_outputs):
     global _next_seq
-    cdef Node n = cls.__new__(cls)
+    # Node.__new__(Node) compiles to a direct tp_new call; the generic form is a Python call
+    cdef Node n = Node.__new__(Node) if cls is Node else cls.__new__(cls)
     n._name = name
     n._backward = backward
     n._saved = []

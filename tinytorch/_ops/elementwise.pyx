@@ -226,8 +226,9 @@ cdef Tensor _binary(str name, a, b, double s0=1.0, double s1=0.0):
     cdef Node n = make_node(spec[0], _binary_backward, (ta, tb))
     if n is not None:
         n.op, n.alpha = name, s0
-        n.a_val = a if ta is None else None
-        n.b_val = b if tb is None else None
+        if ta is None or tb is None:   # a Python number: the formula needs its value
+            n.a_val = a if ta is None else None
+            n.b_val = b if tb is None else None
         saves = spec[2]
         if saves:
             n.save(ta if "a" in saves else None, tb if "b" in saves else None, out if "y" in saves else None)
@@ -238,9 +239,9 @@ cdef Tensor _binary(str name, a, b, double s0=1.0, double s1=0.0):
 def _binary_backward(Node n, g):
     a, b, y = n.saved_tensors if n._saved else (None, None, None)
     if a is None:
-        a = n.a_val
+        a = getattr(n, "a_val", None)
     if b is None:
-        b = n.b_val
+        b = getattr(n, "b_val", None)
     ga, gb = _BINARY_GRAD[n.op][1](n, g, a, b, y)
     return (ga if n.needs_input_grad[0] else None, gb if n.needs_input_grad[1] else None)
 
