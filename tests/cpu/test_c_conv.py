@@ -2,22 +2,12 @@
 import numpy as np
 import pytest
 
-try:
-    from tinytorch import _C
-except ImportError:  # pragma: no cover
-    _C = pytest.importorskip("tinytorch._C")
+from tinytorch import _C
+from c_helpers import make
 
 F16, BF16, F32, F64 = 4, 5, 6, 7
 FLOATS = [F32, F16, BF16, F64]
 TOL = {F64: 1e-10, F32: 2e-5, F16: 2e-3, BF16: 1.6e-2}
-
-
-def make(shape, code, seed, transform=None):
-    a = np.random.default_rng(seed).uniform(-1, 1, shape)
-    t = _C.from_numpy(a).to_dtype(code)
-    if transform:
-        t = transform(t)
-    return t, t.to_dtype(F64, True).numpy()
 
 
 def check(got, want, code, scale=4.0):

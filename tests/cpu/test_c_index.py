@@ -2,10 +2,7 @@
 import numpy as np
 import pytest
 
-try:
-    from tinytorch import _C
-except ImportError:  # pragma: no cover
-    pytest.skip("tinytorch._C not built", allow_module_level=True)
+from tinytorch import _C
 
 BOOL, U8, I32, I64, F16, BF16, F32, F64 = range(8)
 FLOATS = [F32, F16, BF16, F64]

@@ -2,23 +2,12 @@
 import numpy as np
 import pytest
 
-try:
-    from tinytorch import _C
-except ImportError:  # pragma: no cover
-    _C = pytest.importorskip("tinytorch._C")
+from tinytorch import _C
+from c_helpers import make
 
 F16, BF16, F32, F64 = 4, 5, 6, 7
 FLOATS = [F32, F16, BF16, F64]
 TOL = {F64: 1e-10, F32: 1e-5, F16: 2e-3, BF16: 1.6e-2}
-
-
-def make(shape, code, seed, transform=None):
-    """A random tensor of dtype `code` and the float64 numpy copy of its (rounded) values."""
-    a = np.random.default_rng(seed).uniform(-1, 1, shape)
-    t = _C.from_numpy(a).to_dtype(code)
-    if transform:
-        t = transform(t)
-    return t, t.to_dtype(F64, True).numpy()
 
 
 def check(got, want, code, scale=3.0):
