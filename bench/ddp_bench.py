@@ -1,40 +1,60 @@
-"""Distributed benchmarks: all-reduce bus bandwidth (1 MiB .. 1 GiB) and DDP MNIST CNN samples/s.
+"""Distributed benchmarks: all-reduce bus bandwidth (1 MiB .. 1 GiB) and DDP MNIST CNN samples/s,
+tinytorch against PyTorch, alternating launches (tinytorch, torch, tinytorch, ...) for --rounds rounds.
 
-    python -m tinytorch.distributed.run --nproc-per-node 2 bench/ddp_bench.py            # NCCL, 2 GPUs
-    python -m tinytorch.distributed.run --nproc-per-node 1 bench/ddp_bench.py            # 1 GPU baseline
-    python -m tinytorch.distributed.run --nproc-per-node 2 --backend mpi bench/ddp_bench.py --max-mib 64
+    python bench/ddp_bench.py                                  # NCCL: 1 and 2 GPUs, batch 512 per rank
+    python bench/ddp_bench.py --backend mpi --max-mib 64       # CPU: MPI (tinytorch) vs gloo (torch)
 
-With --torch (and PyTorch importable) the same measurements run through torch.distributed in the
-same processes after tinytorch's (separate process group, same ranks, MASTER_PORT + 1).
-Bus bandwidth as nccl-tests: algbw = bytes / time, busbw = algbw * 2 (n - 1) / n.
+Each launch is ``python -m tinytorch.distributed.run --nproc-per-node N bench/ddp_bench.py --worker
+LIB``; rank 0 prints one ``RESULT {json}`` line. Medians over rounds are reported with ratios
+(tinytorch / torch, higher is better for both bandwidth and samples/s). Bus bandwidth as
+nccl-tests: algbw = bytes / time, busbw = algbw * 2 (n - 1) / n.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import statistics
+import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "demo"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "demo"))
 
 
+# ---------------------------------------------------------------------------- worker (one library)
 def bench_allreduce(lib, dist, device, sizes, iters, sync):
-    rank, n = dist.get_rank(), dist.get_world_size()
-    rows = []
+    n = dist.get_world_size()
+    rows = {}
     for nbytes in sizes:
         x = lib.ones(nbytes // 4, dtype=lib.float32, device=device)
         for _ in range(3):
             dist.all_reduce(x)
         sync()
-        it = max(2, iters if nbytes <= (64 << 20) else iters // 4)
+        it = iters * 10 if nbytes <= (16 << 20) else iters if nbytes <= (64 << 20) else max(2, iters // 4)
         t0 = time.perf_counter()
         for _ in range(it):
             dist.all_reduce(x)
         sync()
         dt = (time.perf_counter() - t0) / it
         algbw = nbytes / dt / 1e9
-        rows.append((nbytes, dt * 1e6, algbw, algbw * 2 * (n - 1) / n if n > 1 else algbw))
+        rows[nbytes] = algbw * 2 * (n - 1) / n if n > 1 else algbw
     return rows
+
+
+def host_us_per_allreduce(lib, dist, device, sync, calls=300):
+    """Host time to issue one all_reduce of 1 KiB (no waiting for the GPU)."""
+    x = lib.ones(256, device=device)
+    for _ in range(10):
+        dist.all_reduce(x)
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        dist.all_reduce(x)
+    host = (time.perf_counter() - t0) / calls
+    sync()
+    return host * 1e6
 
 
 def bench_ddp(lib, dist, device, steps, batch, ddp_cls, net_cls, F, sync):
@@ -43,8 +63,8 @@ def bench_ddp(lib, dist, device, steps, batch, ddp_cls, net_cls, F, sync):
     opt = lib.optim.SGD(model.parameters(), lr=0.01)
     x = lib.randn(batch, 1, 28, 28, device=device)
     y = lib.randint(0, 10, (batch,), device=device)
-    for i in range(steps + 3):
-        if i == 3:
+    for i in range(steps + 5):
+        if i == 5:
             sync()
             t0 = time.perf_counter()
         opt.zero_grad()
@@ -54,7 +74,7 @@ def bench_ddp(lib, dist, device, steps, batch, ddp_cls, net_cls, F, sync):
     return batch * dist.get_world_size() * steps / (time.perf_counter() - t0)
 
 
-def run(libname, args):
+def worker(libname: str, args) -> None:
     if libname == "tinytorch":
         import tinytorch as lib
         import tinytorch.distributed as dist
@@ -79,45 +99,111 @@ def run(libname, args):
                 x = F.max_pool2d(F.relu(self.conv2(F.relu(self.conv1(x)))), 2)
                 x = F.relu(self.fc1(lib.flatten(self.dropout1(x), 1)))
                 return F.log_softmax(self.fc2(self.dropout2(x)), dim=1)
-        os.environ["MASTER_PORT"] = str(int(os.environ["MASTER_PORT"]) + 1)
-    cuda = lib.cuda.is_available() and os.environ.get("TINYTORCH_BACKEND", "nccl") == "nccl"
+    cuda = args.backend == "nccl"
     local = int(os.environ.get("LOCAL_RANK", "0"))
     if cuda:
         lib.cuda.set_device(local)
         device = lib.device("cuda", local)
     else:
         device = lib.device("cpu")
-    backend = "nccl" if cuda else ("mpi" if libname == "tinytorch" else "gloo")
+    backend = args.backend if (cuda or libname == "tinytorch") else "gloo"
     dist.init_process_group(backend)
     sync = (lambda: lib.cuda.synchronize()) if cuda else (lambda: None)
     sizes = [1 << s for s in range(20, 31) if (1 << s) <= args.max_mib << 20]
-    rows = bench_allreduce(lib, dist, device, sizes, args.iters, sync)
+    host = host_us_per_allreduce(lib, dist, device, sync)
+    busbw = bench_allreduce(lib, dist, device, sizes, args.iters, sync)
     sps = bench_ddp(lib, dist, device, args.steps, args.batch, DDP, Net, F, sync)
     if dist.get_rank() == 0:
-        print(f"\n== {libname}: {dist.get_world_size()} rank(s), backend {backend}, device {device.type}")
-        print(f"{'size':>10} {'time (us)':>12} {'algbw GB/s':>11} {'busbw GB/s':>11}")
-        for nbytes, us, alg, bus in rows:
-            print(f"{nbytes / 2**20:>8.0f}Mi {us:>12.1f} {alg:>11.2f} {bus:>11.2f}")
-        print(f"DDP MNIST CNN: {sps:.0f} samples/s (batch {args.batch} per rank)", flush=True)
+        print("RESULT " + json.dumps({"busbw": busbw, "sps": sps, "host_us": host}), flush=True)
     dist.destroy_process_group()
 
 
-def main():
+# ---------------------------------------------------------------------------- driver
+def launch(libname: str, nproc: int, args) -> dict | None:
+    cmd = [sys.executable, "-m", "tinytorch.distributed.run", "--nproc-per-node", str(nproc), "--backend",
+           args.backend, os.path.abspath(__file__), "--worker", libname, "--backend", args.backend,
+           "--max-mib", str(args.max_mib), "--iters", str(args.iters), "--steps", str(args.steps),
+           "--batch", str(args.batch)]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(HERE, ".."), env.get("PYTHONPATH", "")])
+    try:
+        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=args.timeout)
+    except subprocess.TimeoutExpired as e:
+        print(f"{libname} x{nproc}: timed out after {args.timeout} s\n{(e.output or b'').decode()[-2000:]}", flush=True)
+        return None
+    out = p.stdout.decode(errors="replace")
+    for line in out.splitlines():
+        if line.startswith("RESULT "):
+            r = json.loads(line[7:])
+            r["busbw"] = {int(k): v for k, v in r["busbw"].items()}
+            return r
+    print(f"{libname} x{nproc}: exit {p.returncode}, no result\n{out[-3000:]}", flush=True)
+    return None
+
+
+def main() -> None:
     p = argparse.ArgumentParser()
+    p.add_argument("--worker", choices=["tinytorch", "torch"], help=argparse.SUPPRESS)
+    p.add_argument("--backend", default="nccl", choices=["nccl", "mpi"])
+    p.add_argument("--nprocs", default="1,2", help="world sizes to run, e.g. 1,2")
+    p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--max-mib", type=int, default=1024)
     p.add_argument("--iters", type=int, default=20)
-    p.add_argument("--steps", type=int, default=30)
-    p.add_argument("--batch", type=int, default=128)
-    p.add_argument("--torch", action="store_true", help="also run PyTorch DDP when importable")
+    p.add_argument("--steps", type=int, default=50)
+    p.add_argument("--batch", type=int, default=512, help="per rank")
+    p.add_argument("--timeout", type=float, default=240)
+    p.add_argument("--no-torch", action="store_true")
     args = p.parse_args()
-    run("tinytorch", args)
-    if args.torch:
+    if args.worker:
+        return worker(args.worker, args)
+
+    libs = ["tinytorch"]
+    if not args.no_torch:
         try:
             import torch  # noqa: F401
+            libs.append("torch")
         except ImportError:
-            print("PyTorch not importable: skipped")
-            return
-        run("torch", args)
+            print("PyTorch not importable: tinytorch only")
+    nprocs = [int(n) for n in args.nprocs.split(",")]
+    res: dict = {(lib, n): [] for lib in libs for n in nprocs}
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        def tqdm(x, **_):
+            return x
+    for _ in tqdm(range(args.rounds), desc="rounds"):
+        for n in nprocs:
+            for lib in libs:                      # alternating: tinytorch, torch, tinytorch, ...
+                r = launch(lib, n, args)
+                if r is not None:
+                    res[(lib, n)].append(r)
+
+    def med_sps(lib, n):
+        v = [r["sps"] for r in res[(lib, n)]]
+        return statistics.median(v) if v else float("nan")
+
+    def med_bw(lib, n, size):
+        v = [r["busbw"][size] for r in res[(lib, n)] if size in r["busbw"]]
+        return statistics.median(v) if v else float("nan")
+
+    print(f"\nbackend {args.backend}, batch {args.batch} per rank, medians of {args.rounds} alternating rounds")
+    big = max(nprocs)
+    if big > 1:
+        print(f"\nall-reduce float32, {big} ranks: bus bandwidth GB/s")
+        print(f"{'size':>8} " + " ".join(f"{lib:>10}" for lib in libs) + ("     ratio" if len(libs) > 1 else ""))
+        for s in sorted({s for rs in res.values() for r in rs for s in r["busbw"]}):
+            bws = [med_bw(lib, big, s) for lib in libs]
+            ratio = f"  {bws[0] / bws[1]:>7.2f}x" if len(libs) > 1 else ""
+            print(f"{s / 2**20:>6.0f}Mi " + " ".join(f"{b:>10.1f}" for b in bws) + ratio)
+        hosts = [statistics.median([r["host_us"] for r in res[(lib, big)]] or [float("nan")]) for lib in libs]
+        print("host us per 1 KiB all_reduce call: " + "  ".join(f"{lib} {h:.1f}" for lib, h in zip(libs, hosts)))
+    print("\nDDP MNIST CNN samples/s")
+    for n in nprocs:
+        sps = [med_sps(lib, n) for lib in libs]
+        ratio = f"   ratio {sps[0] / sps[1]:.2f}x" if len(libs) > 1 else ""
+        print(f"{n} rank(s): " + "  ".join(f"{lib} {s:>9.0f}" for lib, s in zip(libs, sps)) + ratio)
+    if 1 in nprocs and big > 1:
+        print(f"scaling 1 -> {big}: " + "  ".join(f"{lib} {med_sps(lib, big) / med_sps(lib, 1):.2f}x" for lib in libs))
 
 
 if __name__ == "__main__":

@@ -35,6 +35,15 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _exact_float32_convolutions():
+    """GPU float32 results are compared with CPU float32 results: convolutions without TF32, as
+    PyTorch's own test suite runs (tests/cuda/test_cuda_linalg.py tests the switch itself)."""
+    if tt.cuda.is_available():
+        tt.backends.cudnn.allow_tf32 = False
+    yield
+
+
 def to_numpy(t: tt.Tensor) -> np.ndarray:
     """float64 numpy copy of any tensor (bfloat16 included)."""
     if t.dtype.is_floating_point:

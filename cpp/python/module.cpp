@@ -3,6 +3,7 @@
 #include <tuple>
 #include <vector>
 #include "bind.h"
+#include "tinytorch/host_wait.h"
 #include "tinytorch/parallel.h"
 
 namespace tt::python {
@@ -27,6 +28,9 @@ PYBIND11_MODULE(_C, m) {
   std::stable_sort(list.begin(), list.end(),
                    [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
   for (auto& [order, name, fn] : list) fn(m);
+  // Blocking waits in the C++ layers (tinytorch/host_wait.h) let other Python threads run.
+  tt::set_host_wait_hooks({[]() -> void* { return PyGILState_Check() ? PyEval_SaveThread() : nullptr; },
+                           [](void* s) { PyEval_RestoreThread(static_cast<PyThreadState*>(s)); }});
   m.def("get_num_threads", &tt::get_num_threads);
   m.def("set_num_threads", &tt::set_num_threads);
 }

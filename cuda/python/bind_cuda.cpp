@@ -101,6 +101,9 @@ PYBIND11_MODULE(_cuda, m) {
   // tinytorch.backends.cuda.matmul.allow_tf32 (float32 GEMMs on TF32 tensor cores; default off).
   m.def("set_allow_tf32", &set_allow_tf32, py::arg("allow"));
   m.def("get_allow_tf32", &get_allow_tf32);
+  // tinytorch.backends.cudnn.allow_tf32 (convolutions' float32 GEMMs on TF32; default on, as PyTorch).
+  m.def("set_conv_allow_tf32", &set_conv_allow_tf32, py::arg("allow"));
+  m.def("get_conv_allow_tf32", &get_conv_allow_tf32);
 
   py::class_<Stream>(m, "Stream")
       .def(py::init<int, int>(), py::arg("device"), py::arg("priority") = 0)

@@ -1,6 +1,7 @@
 // The CUDA caching allocator (see tinytorch/cuda/allocator.h).
 #include "tinytorch/cuda/allocator.h"
 #include <algorithm>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -30,6 +31,11 @@ struct Block {
   std::vector<cudaStream_t> other_streams;  // record_stream: used there too
 };
 
+struct PendingFree {  // a freed block waiting for work on other streams
+  Block* block;       // still marked allocated, so neighbours don't merge into it
+  std::vector<cudaEvent_t> events;
+};
+
 struct BlockLess {  // best fit: by stream, size, then address
   bool operator()(const Block* a, const Block* b) const {
     if (a->stream != b->stream) return a->stream < b->stream;
@@ -49,6 +55,7 @@ class CachingAllocator final : public Allocator {
     if (nbytes == 0) return nullptr;
     check_device_index(device.index, "cuda allocate");
     std::lock_guard<std::mutex> lock(mutex_);
+    if (!pending_.empty()) process_pending(false);
     DeviceState& st = state(device.index);
     cudaStream_t stream = current_stream(device.index);
     size_t size = round_size(nbytes);
@@ -92,42 +99,40 @@ class CachingAllocator final : public Allocator {
     active_.erase(it);
     DeviceState& st = state(block->device);
     st.stats.allocated -= static_cast<int64_t>(block->size);
-    if (!block->other_streams.empty()) {
-      // Used on other streams too: wait for them before the memory is reused on its own stream.
-      DeviceGuard guard(block->device);
-      for (cudaStream_t s : block->other_streams) cudaStreamSynchronize(s);
-      block->other_streams.clear();
+    if (block->other_streams.empty()) {
+      free_block(block);
+      return;
     }
-    block->allocated = false;
-    auto& pool = block->small ? st.small_free : st.large_free;
-    for (Block* nb : {block->prev, block->next}) {  // merge with free neighbours
-      if (nb && !nb->allocated && nb->stream == block->stream) {
-        pool.erase(nb);
-        if (nb == block->prev) {
-          nb->size += block->size;
-          nb->next = block->next;
-          if (block->next) block->next->prev = nb;
-          blocks_.erase(block);
-          block = nb;
-        } else {
-          block->size += nb->size;
-          block->next = nb->next;
-          if (nb->next) nb->next->prev = block;
-          blocks_.erase(nb);
-        }
+    // Used on other streams too (e.g. an NCCL stream): the memory may be reused only once that
+    // work is done. Record an event on each stream and keep the block out of the pools until the
+    // events complete, rather than blocking the host here (which could wait on a peer process).
+    DeviceGuard guard(block->device);
+    PendingFree pf{block, {}};
+    for (cudaStream_t s : block->other_streams) {  // called from destructors: never throw
+      cudaEvent_t e = nullptr;
+      if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess && cudaEventRecord(e, s) == cudaSuccess) {
+        pf.events.push_back(e);
+      } else {
+        cudaGetLastError();
+        if (e) cudaEventDestroy(e);
+        cudaStreamSynchronize(s);
       }
     }
-    pool.insert(block);
+    block->other_streams.clear();
+    pending_.push_back(std::move(pf));
   }
 
   void record_stream(void* ptr, cudaStream_t stream) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = active_.find(ptr);
-    if (it != active_.end() && it->second->stream != stream) it->second->other_streams.push_back(stream);
+    if (it == active_.end() || it->second->stream == stream) return;
+    auto& others = it->second->other_streams;   // a long-lived buffer is recorded every step: keep one entry
+    if (std::find(others.begin(), others.end(), stream) == others.end()) others.push_back(stream);
   }
 
   void empty_cache() {
     std::lock_guard<std::mutex> lock(mutex_);
+    process_pending(true);
     for (auto& [dev, st] : states_) release_free_segments(dev, *st);
   }
 
@@ -152,6 +157,53 @@ class CachingAllocator final : public Allocator {
     return *p;
   }
 
+  // Returns a block to its pool, merged with free neighbours of the same stream.
+  void free_block(Block* block) {
+    DeviceState& st = state(block->device);
+    block->allocated = false;
+    auto& pool = block->small ? st.small_free : st.large_free;
+    for (Block* nb : {block->prev, block->next}) {
+      if (nb && !nb->allocated && nb->stream == block->stream) {
+        pool.erase(nb);
+        if (nb == block->prev) {
+          nb->size += block->size;
+          nb->next = block->next;
+          if (block->next) block->next->prev = nb;
+          blocks_.erase(block);
+          block = nb;
+        } else {
+          block->size += nb->size;
+          block->next = nb->next;
+          if (nb->next) nb->next->prev = block;
+          blocks_.erase(nb);
+        }
+      }
+    }
+    pool.insert(block);
+  }
+
+  // Frees the deferred blocks whose other-stream work has finished (all of them if `wait`).
+  void process_pending(bool wait) {
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      bool done = true;
+      for (cudaEvent_t e : it->events) {
+        cudaError_t r = wait ? cudaEventSynchronize(e) : cudaEventQuery(e);
+        if (r == cudaErrorNotReady) {
+          cudaGetLastError();
+          done = false;
+          break;
+        }
+      }
+      if (!done) {
+        ++it;
+        continue;
+      }
+      for (cudaEvent_t e : it->events) cudaEventDestroy(e);
+      free_block(it->block);
+      it = pending_.erase(it);
+    }
+  }
+
   Block* new_block(int device, cudaStream_t stream, size_t size, void* ptr, bool small) {
     auto b = std::make_unique<Block>(Block{device, stream, size, ptr});
     b->small = small;
@@ -166,6 +218,7 @@ class CachingAllocator final : public Allocator {
     cudaError_t err = cudaMalloc(&ptr, size);
     if (err == cudaErrorMemoryAllocation) {  // free what the cache holds and retry once
       cudaGetLastError();
+      process_pending(true);
       release_free_segments(device, st);
       err = cudaMalloc(&ptr, size);
     }
@@ -211,6 +264,7 @@ class CachingAllocator final : public Allocator {
   std::mutex mutex_;
   std::unordered_map<int, std::unique_ptr<DeviceState>> states_;
   std::unordered_map<void*, Block*> active_;
+  std::list<PendingFree> pending_;
   std::unordered_map<Block*, std::unique_ptr<Block>> blocks_;
 };
 

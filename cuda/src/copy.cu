@@ -2,7 +2,9 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cstring>
+#include <optional>
 #include "tinytorch/cuda/loops.cuh"
+#include "tinytorch/host_wait.h"
 #include "tinytorch/kernels/elementwise.h"
 
 namespace tt::cuda {
@@ -62,15 +64,19 @@ void cuda_copy_across_devices(const Tensor& src, const Tensor& dst, bool non_blo
   cudaMemcpyKind kind = src.device().is_cpu() ? cudaMemcpyHostToDevice
                         : dst.device().is_cpu() ? cudaMemcpyDeviceToHost
                                                 : cudaMemcpyDeviceToDevice;
+  // Pageable host memory may be freed or reused right after we return: wait unless the caller
+  // asked for an asynchronous copy (which is only safe from pinned memory). The wait may be
+  // behind a collective that needs a peer, so it must not hold the GIL (tinytorch/host_wait.h).
+  const bool wait = !non_blocking || kind == cudaMemcpyDeviceToHost;
+  std::optional<HostWait> nogil;
+  if (wait) nogil.emplace();
   if (kind == cudaMemcpyDeviceToDevice && src.device() != dst.device()) {
     TT_CUDA_CHECK(cudaMemcpyPeerAsync(dst.data_ptr(), dst.device().index, src.data_ptr(), src.device().index, bytes,
                                       stream));
   } else {
     TT_CUDA_CHECK(cudaMemcpyAsync(dst.data_ptr(), src.data_ptr(), bytes, kind, stream));
   }
-  // Pageable host memory may be freed or reused right after we return: wait unless the caller
-  // asked for an asynchronous copy (which is only safe from pinned memory).
-  if (!non_blocking || kind == cudaMemcpyDeviceToHost) TT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (wait) TT_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 }  // namespace

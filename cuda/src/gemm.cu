@@ -15,9 +15,12 @@ namespace tt::cuda {
 
 namespace {
 std::atomic<bool> g_allow_tf32{false};
+std::atomic<bool> g_conv_allow_tf32{true};
 }
 void set_allow_tf32(bool allow) { g_allow_tf32.store(allow); }
 bool get_allow_tf32() { return g_allow_tf32.load(); }
+void set_conv_allow_tf32(bool allow) { g_conv_allow_tf32.store(allow); }
+bool get_conv_allow_tf32() { return g_conv_allow_tf32.load(); }
 
 namespace {
 
@@ -144,9 +147,8 @@ void cublas_gemm(const GemmArgs& g) {
   T* c = g.c.data<T>();
   constexpr cudaDataType_t dt = CudaType<T>::value;
   constexpr bool is_double = std::is_same_v<T, double>;
-  cublasComputeType_t compute = is_double ? CUBLAS_COMPUTE_64F
-                                : (std::is_same_v<T, float> && get_allow_tf32()) ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                                                                 : CUBLAS_COMPUTE_32F;
+  const bool tf32 = std::is_same_v<T, float> && (g.conv ? get_conv_allow_tf32() : get_allow_tf32());
+  cublasComputeType_t compute = is_double ? CUBLAS_COMPUTE_64F : tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   // Scalars match the compute type: double for 64F, float otherwise.
   double alpha_d = g.alpha, beta_d = g.beta;
   float alpha_f = static_cast<float>(g.alpha), beta_f = static_cast<float>(g.beta);

@@ -10,6 +10,7 @@
 #include <cub/cub.cuh>
 #include "tinytorch/cuda/device_assert.cuh"
 #include "tinytorch/cuda/loops.cuh"
+#include "tinytorch/host_wait.h"
 #include "tinytorch/kernels/index.h"
 
 namespace tt::cuda {
@@ -321,6 +322,7 @@ void cuda_count_nonzero(const Tensor& x, int64_t& count) {
   // The count sizes the output of nonzero/boolean indexing on the host, so this one
   // device-to-host copy and stream sync are unavoidable.
   int64_t host = 0;
+  HostWait wait;   // may wait behind a collective (tinytorch/host_wait.h)
   TT_CUDA_CHECK(cudaMemcpyAsync(&host, c.data_ptr(), sizeof(int64_t), cudaMemcpyDeviceToHost, stream));
   TT_CUDA_CHECK(cudaStreamSynchronize(stream));
   count = host;

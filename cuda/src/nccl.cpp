@@ -104,6 +104,7 @@ NcclComm::NcclComm(const std::string& unique_id, int nranks, int rank, int devic
   int lo = 0, hi = 0;
   TT_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
   TT_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, hi));
+  TT_CUDA_CHECK(cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming));
 }
 
 NcclComm::~NcclComm() {
@@ -111,6 +112,7 @@ NcclComm::~NcclComm() {
     destroy();
   } catch (...) {
   }
+  if (ready_) cudaEventDestroy(ready_);
   if (stream_) cudaStreamDestroy(stream_);
 }
 
@@ -150,12 +152,9 @@ cudaStream_t NcclComm::begin(const Tensor& t, const char* what) {
   TT_CHECK_VALUE(t.device().is_cuda() && t.device().index == device_, "NCCL ", what,
                  ": the tensor must be on cuda:", device_, ", got ", t.device().str());
   TT_CHECK_VALUE(t.is_contiguous(), "NCCL ", what, ": tensors must be contiguous");
-  cudaStream_t compute = current_stream(device_);
-  cudaEvent_t ready;
-  TT_CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
-  TT_CUDA_CHECK(cudaEventRecord(ready, compute));
-  TT_CUDA_CHECK(cudaStreamWaitEvent(stream_, ready, 0));
-  cudaEventDestroy(ready);   // safe: destruction is deferred until the event completes
+  // One event serves every launch: cudaStreamWaitEvent takes the event's state when called.
+  TT_CUDA_CHECK(cudaEventRecord(ready_, current_stream(device_)));
+  TT_CUDA_CHECK(cudaStreamWaitEvent(stream_, ready_, 0));
   return stream_;
 }
 

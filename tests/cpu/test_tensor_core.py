@@ -170,3 +170,17 @@ def test_negative_numpy_strides_rejected():
 def test_unknown_device_string():
     with pytest.raises(RuntimeError, match="device"):
         tt.ones(2, device="tpu")
+
+
+def test_backend_switches_have_pytorchs_defaults():
+    # A fresh interpreter: the suite's conftest turns TF32 convolutions off on GPU machines.
+    import subprocess
+    import sys
+    code = ("import tinytorch as tt; b = tt.backends; "
+            "print(b.cuda.matmul.allow_tf32, b.cudnn.allow_tf32, b.cudnn.is_available()); "
+            "b.cudnn.benchmark = True; b.cudnn.deterministic = True; b.cudnn.allow_tf32 = False; "
+            "print(b.cudnn.benchmark, b.cudnn.deterministic, b.cudnn.allow_tf32)")
+    import os
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(tt.__file__)))   # this tinytorch
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout.split()
+    assert out == ["False", "True", "False", "True", "True", "False"], out

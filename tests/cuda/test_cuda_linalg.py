@@ -191,6 +191,25 @@ def test_conv2d_noncontiguous_input(layout):
     close(F.conv2d(xg, wg, None, 1, 1), F.conv2d(xc, wc, None, 1, 1), "float32")
 
 
+def test_conv2d_tf32_switch():
+    # tinytorch.backends.cudnn.allow_tf32 (PyTorch's default: on) lets float32 convolutions use TF32;
+    # the suite runs with it off (tests/conftest.py) so float32 compares exactly with the CPU.
+    xc, xg = pair((4, 16, 12, 12), "float32", seed=29)
+    wc, wg = pair((8, 16, 3, 3), "float32", seed=30)
+    want = to_numpy(F.conv2d(xc, wc, None, 1, 1))
+    assert tt.backends.cudnn.allow_tf32 is False and tt._cuda.get_conv_allow_tf32() is False
+    try:
+        tt.backends.cudnn.allow_tf32 = True
+        assert tt._cuda.get_conv_allow_tf32() is True
+        got = to_numpy(F.conv2d(xg, wg, None, 1, 1))
+        np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2)
+        assert np.abs(got - want).max() > 1e-5, "TF32 on should round the operands to 10 mantissa bits"
+    finally:
+        tt.backends.cudnn.allow_tf32 = False
+    close(F.conv2d(xg, wg, None, 1, 1), F.conv2d(xc, wc, None, 1, 1), "float32")
+    assert tt._cuda.get_allow_tf32() is False      # matmuls have their own switch
+
+
 def test_conv2d_backward_is_deterministic():
     xc, xg = pair((4, 8, 16, 16), "float32", seed=26, requires_grad=True)
     wc, wg = pair((8, 8, 3, 3), "float32", seed=27, requires_grad=True)

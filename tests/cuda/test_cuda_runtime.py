@@ -1,5 +1,8 @@
 """CUDA runtime: device queries, copies between devices, pinned memory, streams and events, the
 caching allocator (stats, reuse, OOM), and device-mixing errors."""
+import threading
+import time
+
 import numpy as np
 import pytest
 
@@ -92,6 +95,63 @@ def test_allocator_reuses_blocks_and_reports_stats():
     assert tt.cuda.max_memory_allocated() == tt.cuda.memory_allocated()
     tt.cuda.empty_cache()
     assert tt.cuda.memory_reserved() <= tt.cuda.memory_stats()["reserved_bytes.all.peak"]
+
+
+def test_memory_recorded_on_another_stream_is_reused_only_after_that_work():
+    side = tt.cuda.Stream()
+    a = tt.randn(2048, 2048, device="cuda")
+    x = tt.empty(1 << 22, device="cuda")
+    ptr = x.data_ptr()
+    with tt.cuda.stream(side):
+        side.wait_stream(tt.cuda.current_stream())
+        for _ in range(30):
+            a = a @ a * 1e-3            # keep the side stream busy for a while
+        x.fill_(7.0)                   # the last work on x, on the side stream
+    x.record_stream(side)
+    del x                              # freed while the side stream may still write it
+    y = tt.zeros(1 << 22, device="cuda")   # must not get x's memory until the side work is done
+    side.synchronize()
+    tt.cuda.synchronize()
+    if y.data_ptr() == ptr:
+        pytest.fail("a block recorded on another stream was reused before that stream's work finished")
+    assert float(y.abs().sum().item()) == 0.0
+    y_ptr = y.data_ptr()
+    del y
+    mallocs = tt.cuda.memory_stats()["num_device_alloc"]
+    z1 = tt.empty(1 << 22, device="cuda")  # once done, the deferred block is back in the pool
+    z2 = tt.empty(1 << 22, device="cuda")
+    assert {z1.data_ptr(), z2.data_ptr()} == {ptr, y_ptr}
+    assert tt.cuda.memory_stats()["num_device_alloc"] == mallocs
+
+
+def test_blocking_copy_lets_other_python_threads_run():
+    # A device-to-host copy may wait behind a collective that waits for another process, which may
+    # first need this process's Python threads (the TCPStore server): it must not hold the GIL.
+    a = tt.randn(4096, 4096, device="cuda")
+    (a @ a).sum().item()
+    ticks: list[float] = []
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+    t = threading.Thread(target=spin)
+    t.start()
+    try:
+        time.sleep(0.02)
+        b = a
+        for _ in range(200):                # ~0.5 s of float32 GEMMs queued on the GPU
+            b = (a @ b) * 1e-3
+        t0 = time.perf_counter()
+        b.sum().item()
+        t1 = time.perf_counter()
+    finally:
+        stop.set()
+        t.join()
+    assert t1 - t0 > 0.1, f"the copy waited only {t1 - t0:.3f} s: the test needs a longer queue"
+    inside = [x for x in ticks if t0 + 0.02 < x < t1 - 0.02]
+    assert inside, f"no other thread ran during a {t1 - t0:.2f} s blocking copy: the GIL was held"
 
 
 def test_out_of_memory_is_a_python_error_and_recoverable():

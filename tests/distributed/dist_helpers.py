@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -36,5 +37,17 @@ def launch(script: str, *args: str, nproc: int = 2, backend: str = "mpi", timeou
     cmd = [sys.executable, "-m", "tinytorch.distributed.run", "--nproc-per-node", str(nproc), "--backend", backend,
            *launcher_args, os.path.join(WORKERS, script) if not os.path.isabs(script) else script, *args]
     t0 = time.monotonic()
-    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
-    return p.returncode, p.stdout.decode(errors="replace"), time.monotonic() - t0
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        # SIGTERM lets the launcher stop its workers; then make sure nothing of the group survives.
+        p.terminate()
+        try:
+            out, _ = p.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, _ = p.communicate()
+        pytest.fail(f"{' '.join(cmd[2:])} did not finish in {timeout:g} s; its output:\n"
+                    f"{out.decode(errors='replace')[-6000:]}")
+    return p.returncode, out.decode(errors="replace"), time.monotonic() - t0

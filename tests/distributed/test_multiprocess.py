@@ -108,7 +108,7 @@ needs_2_gpus = pytest.mark.skipif(_gpus() < 2, reason="needs 2 CUDA GPUs")
 @pytest.mark.cuda
 @needs_2_gpus
 def test_collectives_nccl_2_gpus():
-    rc, out, _ = launch("collectives.py", "cuda", nproc=2, backend="nccl", timeout=300)
+    rc, out, _ = launch("collectives.py", "cuda", nproc=2, backend="nccl", timeout=150)
     assert rc == 0, out
     assert out.count("collectives OK") == 2, out
 
@@ -116,7 +116,7 @@ def test_collectives_nccl_2_gpus():
 @pytest.mark.cuda
 @needs_2_gpus
 def test_ddp_nccl_2_gpus():
-    rc, out, _ = launch("ddp.py", "cuda", nproc=2, backend="nccl", timeout=300)
+    rc, out, _ = launch("ddp.py", "cuda", nproc=2, backend="nccl", timeout=150)
     assert rc == 0, out
     assert out.count("DDP OK") == 2, out
 

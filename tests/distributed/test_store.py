@@ -127,3 +127,31 @@ def test_init_errors(monkeypatch):
     assert not dist.is_initialized()
     with pytest.raises(RuntimeError, match="init_process_group"):
         dist.get_rank()
+
+
+def test_tcpstore_server_is_a_process_that_never_outlives_its_master():
+    # The master's table is served by a child process (so a rank holding the GIL in a blocking
+    # CUDA call can still answer its peers); it must exit when the master dies, even by SIGKILL.
+    import signal
+    import subprocess
+    import sys
+    code = ("import time; from tinytorch.distributed import TCPStore; s = TCPStore('127.0.0.1', 0, 1, True); "
+            "s.set('k', 'v'); print(s._server.pid, s.port, flush=True); time.sleep(60)")
+    master = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        server_pid, port = map(int, master.stdout.readline().split())
+        assert TCPStore("127.0.0.1", port, timeout=timedelta(seconds=5)).get("k") == b"v"
+        os.kill(master.pid, signal.SIGKILL)
+        master.wait()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                os.kill(server_pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            os.kill(server_pid, signal.SIGKILL)
+            pytest.fail("the store server outlived its master")
+    finally:
+        master.kill()

@@ -1,2 +1,2 @@
 """``tinytorch.backends``: switches of the compute backends (as torch.backends)."""
-from tinytorch.backends import cuda  # noqa: F401
+from tinytorch.backends import cuda, cudnn  # noqa: F401

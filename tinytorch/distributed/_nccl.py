@@ -15,6 +15,7 @@ import os
 import sys
 import threading
 import time
+from collections import deque
 from datetime import timedelta
 
 from tinytorch.distributed.store import DistBackendError, PrefixStore
@@ -77,7 +78,7 @@ class NCCLBackend:
         self.comm = C.NcclComm(uid, size, rank, idx)
         self.seq = 0
         self.broken = None
-        self._pending: list[tuple[_NCCLWork, float]] = []
+        self._pending: deque[tuple[_NCCLWork, float]] = deque()
         self._lock = threading.Lock()
         self._stop = False
         self._meta_seq = 0
@@ -85,13 +86,12 @@ class NCCLBackend:
 
     # ------------------------------------------------------------ watchdog
     def _watchdog(self) -> None:
+        # Collectives of one communicator run in order on its stream: only the oldest pending one
+        # can be the first to time out, and completed ones leave from the front.
         while not self._stop:
             time.sleep(0.1)
-            with self._lock:
-                pending = list(self._pending)
-            if not pending:
+            if not self._pending:
                 continue
-            now = time.monotonic()
             reason = None
             try:
                 err = self.comm.async_error()
@@ -99,21 +99,23 @@ class NCCLBackend:
                 err = str(e)
             if err:
                 reason = f"asynchronous NCCL error: {err}"
-            keep = []
-            for w, deadline in pending:
+            while reason is None:
+                with self._lock:
+                    if not self._pending:
+                        break
+                    w, deadline = self._pending[0]
                 try:
                     done = w.handle.query()
                 except Exception as e:  # noqa: BLE001
-                    reason = reason or f"{w.what} failed: {e}"
-                    done = True
-                if done:
-                    continue
-                if now > deadline and reason is None:
-                    reason = (f"{w.what} (seq {w.seq}) timed out after {self.timeout:g} s: a peer is stuck, died, or "
-                              "called a different collective")
-                keep.append((w, deadline))
-            with self._lock:
-                self._pending = keep + [p for p in self._pending if p not in pending]
+                    reason = f"{w.what} failed: {e}"
+                    break
+                if not done:
+                    if time.monotonic() > deadline:
+                        reason = (f"{w.what} (seq {w.seq}) timed out after {self.timeout:g} s: a peer is stuck, "
+                                  "died, or called a different collective")
+                    break
+                with self._lock:
+                    self._pending.popleft()
             if reason is not None:
                 self._fail(reason)
                 return

@@ -129,6 +129,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias, Pair s
         for (int64_t gi = 0; gi < groups; ++gi) {
           // out[b, group] (Og, L) = w[group] (Og, CgK) @ col[b, group] (CgK, L), batched over b.
           GemmArgs a;
+          a.conv = true;
           a.a = base_at(w, gi * g.Og * CgK), a.b = base_at(cb, gi * CgK * L), a.c = base_at(ob, gi * g.Og * L);
           a.m = g.Og, a.n = L, a.k = CgK, a.lda = CgK, a.ldb = L, a.ldc = L;
           a.batch = cur, a.stride_a = 0, a.stride_b = g.C * g.K * L, a.stride_c = g.O * L, a.beta = beta;
@@ -187,6 +188,7 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad_out, const
             for (int64_t gi = 0; gi < groups; ++gi) {
               Tensor c = base_at(cb, i * CK * L + gi * CgK * L), o = base_at(go, (b0 + i) * g.O * L + gi * g.Og * L);
               GemmArgs a;
+              a.conv = true;
               a.a = colA ? c : o, a.b = colA ? o : c, a.c = base_at(part, grp * g.O * CgK + gi * CgK * g.Og);
               a.trans_b = true;
               a.m = colA ? CgK : g.Og, a.n = colA ? g.Og : CgK, a.k = L, a.lda = L, a.ldb = L, a.ldc = a.n;
@@ -212,6 +214,7 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad_out, const
       for (int64_t gi = 0; gi < groups; ++gi) {
         // part[b, group] (Og, CgK) = go[b, group] (Og, L) @ col[b, group]^T (L, CgK)
         GemmArgs a;
+        a.conv = true;
         a.a = base_at(gob, gi * g.Og * L), a.b = base_at(cb, gi * CgK * L), a.c = base_at(part, gi * g.Og * CgK);
         a.trans_b = true;
         a.m = g.Og, a.n = CgK, a.k = L, a.lda = L, a.ldb = L, a.ldc = CgK;
@@ -235,6 +238,7 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad_out, const
         for (int64_t gi = 0; gi < groups; ++gi) {
           // gcol[b, group] (CgK, L) = w[group]^T (CgK, Og) @ go[b, group] (Og, L)
           GemmArgs a;
+          a.conv = true;
           a.a = base_at(w, gi * g.Og * CgK), a.b = base_at(gob, gi * g.Og * L), a.c = base_at(cb, gi * CgK * L);
           a.trans_a = true;
           a.m = CgK, a.n = L, a.k = g.Og, a.lda = CgK, a.ldb = L, a.ldc = L;

@@ -1,4 +1,5 @@
 """Every collective and reduce op against numpy, on CPU (mpi) or GPU (nccl, argv[1] == 'cuda')."""
+import faulthandler
 import sys
 
 import numpy as np
@@ -7,6 +8,7 @@ import tinytorch as tt
 import tinytorch.distributed as dist
 from tinytorch.distributed import ReduceOp
 
+faulthandler.dump_traceback_later(100, exit=True)   # a hang shows where, well inside the test's timeout
 device = sys.argv[1] if len(sys.argv) > 1 else "cpu"
 if device == "cuda":
     import os

@@ -13,6 +13,7 @@ from tinytorch.nn.parallel import DistributedDataParallel as DDP
 
 device = sys.argv[1] if len(sys.argv) > 1 else "cpu"
 if device == "cuda":
+    tt.backends.cudnn.allow_tf32 = False        # compared with single-process training at float32 tolerance
     tt.cuda.set_device(int(os.environ["LOCAL_RANK"]))
     dev = tt.device("cuda", int(os.environ["LOCAL_RANK"]))
 else:

@@ -20,6 +20,7 @@ struct GemmArgs {
   int64_t lda = 1, ldb = 1, ldc = 1;
   int64_t batch = 1, stride_a = 0, stride_b = 0, stride_c = 0;
   double alpha = 1.0, beta = 0.0;
+  bool conv = false;  // a convolution's GEMM: float32 may use TF32 per backends.cudnn.allow_tf32
 };
 
 TT_DECLARE_KERNEL(gemm, const GemmArgs& args)

@@ -7,5 +7,8 @@ namespace tt::cuda {
 // what tinytorch.backends.cuda.matmul.allow_tf32 sets.
 void set_allow_tf32(bool allow);
 bool get_allow_tf32();
+// what tinytorch.backends.cudnn.allow_tf32 sets: TF32 in convolutions' GEMMs (default on, as PyTorch).
+void set_conv_allow_tf32(bool allow);
+bool get_conv_allow_tf32();
 
 }  // namespace tt::cuda

@@ -62,6 +62,7 @@ class NcclComm {
   std::mutex mu_;
   bool aborted_ = false;
   cudaStream_t stream_ = nullptr;
+  cudaEvent_t ready_ = nullptr;   // compute stream -> NCCL stream ordering, re-recorded per launch
   cudaStream_t begin(const Tensor& t, const char* what);       // checks, orders after compute
   std::shared_ptr<NcclWork> end(cudaStream_t s, std::initializer_list<const Tensor*> ts);
 };
