@@ -1,6 +1,7 @@
 // CUDA im2col / col2im / channel_sum for the conv2d op layer (which does the GEMMs).
 // col2im gathers (one thread per input element summing, in the CPU's (i, j) order, the col
 // entries that read it) instead of scattering with atomics: deterministic and race-free.
+#include <algorithm>
 #include <climits>
 #include "nn_reduce.cuh"
 #include "tinytorch/kernels/conv.h"
@@ -8,53 +9,78 @@
 namespace tt::cuda {
 namespace {
 
+// Spatial sizes and the conv parameters fit int32: index math inside the kernels is 32-bit
+// (64-bit division is many times slower on the GPU); only memory offsets are 64-bit.
 struct ConvDims {
-  int64_t C, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw, dh, dw;
+  int C, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw, dh, dw;
+  int64_t nb, item_stride, row_stride;  // col's strides of its item and (c, i, j) row dims; L's is 1
 };
 
-ConvDims dims_of(const Tensor& x, const Conv2dParams& p, int64_t Ho, int64_t Wo) {
-  return {x.size(1), x.size(2), x.size(3), Ho, Wo, p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, p.dh, p.dw};
+ConvDims dims_of(const Tensor& x, const Tensor& col, const Conv2dParams& p, int64_t Ho, int64_t Wo) {
+  TT_CHECK(col.stride(2) == 1 || col.size(2) <= 1, "im2col/col2im: col's last dim must be dense");
+  for (int64_t v : {x.size(1), x.size(2) * x.size(3), Ho * Wo, col.size(1), p.kh * p.kw, p.ph + p.dh * p.kh,
+                    p.pw + p.dw * p.kw, p.sh * Ho, p.sw * Wo})
+    TT_CHECK(v < INT_MAX, "conv2d (CUDA): a size or parameter exceeds the 32-bit range");
+  auto i32 = [](int64_t v) { return static_cast<int>(v); };
+  return {i32(x.size(1)), i32(x.size(2)), i32(x.size(3)), i32(Ho), i32(Wo), i32(p.kh), i32(p.kw), i32(p.sh),
+          i32(p.sw), i32(p.ph), i32(p.pw), i32(p.dh), i32(p.dw), x.size(0), col.stride(0), col.stride(1)};
 }
 
-// x: (nb, C, H, W) -> col: (nb, C*kh*kw, Ho*Wo). One thread per col element: consecutive threads
-// write consecutive output positions (coalesced) and read along a row of x.
-template <class T>
-__global__ void im2col_kernel(const T* __restrict__ x, T* __restrict__ col, int64_t total, ConvDims d) {
-  const int64_t L = d.Ho * d.Wo, K = d.kh * d.kw;
-  TT_GRID_STRIDE(idx, total) {
-    int64_t l = idx % L, r = idx / L;
-    int64_t k = r % K, bc = r / K;  // bc = b*C + c: col rows of item b start at b*C*K
-    int64_t ow = l % d.Wo, oh = l / d.Wo, j = k % d.kw, i = k / d.kw;
-    int64_t ih = oh * d.sh - d.ph + i * d.dh, iw = ow * d.sw - d.pw + j * d.dw;
-    col[idx] = (ih >= 0 && ih < d.H && iw >= 0 && iw < d.W) ? x[(bc * d.H + ih) * d.W + iw] : T(0);
-  }
+dim3 conv_grid(int64_t inner, int64_t rows, int64_t items) {
+  auto cap = [](int64_t v) { return static_cast<unsigned>(std::min<int64_t>(std::max<int64_t>(v, 1), 65535)); };
+  return dim3(static_cast<unsigned>(std::min<int64_t>((inner + kThreads - 1) / kThreads, 1 << 16)), cap(rows),
+              cap(items));
 }
 
-// col: (nb, C*kh*kw, Ho*Wo) -> x: (nb, C, H, W). Thread per x element: for each kernel tap (i, j)
-// at most one output position (oh, ow) read it, found by inverting ih = oh*sh - ph + i*dh.
+// x: (nb, C, H, W) -> col: (nb, C*kh*kw, Ho*Wo), any item/row strides (the op layer lays it out
+// batch-inner). Grid: x over output positions l, y over col rows (c, i, j), z over items; so
+// consecutive threads write consecutive positions (coalesced) and read along a row of x.
 template <class T>
-__global__ void col2im_kernel(const T* __restrict__ col, T* __restrict__ x, int64_t total, ConvDims d) {
-  using A = opmath_t<T>;
-  const int64_t L = d.Ho * d.Wo, K = d.kh * d.kw;
-  TT_GRID_STRIDE(idx, total) {
-    int64_t w = idx % d.W, h = (idx / d.W) % d.H, bc = idx / (d.W * d.H);
-    const T* cs = col + bc * K * L;
-    A acc = 0;
-    for (int64_t i = 0; i < d.kh; ++i) {
-      int64_t th = h + d.ph - i * d.dh;
-      if (th < 0 || th % d.sh) continue;
-      int64_t oh = th / d.sh;
-      if (oh >= d.Ho) continue;
-      for (int64_t j = 0; j < d.kw; ++j) {
-        int64_t tw = w + d.pw - j * d.dw;
-        if (tw < 0 || tw % d.sw) continue;
-        int64_t ow = tw / d.sw;
-        if (ow >= d.Wo) continue;
-        acc += static_cast<A>(cs[(i * d.kw + j) * L + oh * d.Wo + ow]);
+__global__ void im2col_kernel(const T* __restrict__ x, T* __restrict__ col, ConvDims d) {
+  const int K = d.kh * d.kw, CK = d.C * K, L = d.Ho * d.Wo;
+  for (int64_t b = blockIdx.z; b < d.nb; b += gridDim.z)
+    for (int row = blockIdx.y; row < CK; row += gridDim.y) {
+      const int c = row / K, k = row - c * K, i = k / d.kw, j = k - i * d.kw;
+      const T* xs = x + (b * d.C + c) * int64_t(d.H) * d.W;
+      T* dst = col + b * d.item_stride + row * d.row_stride;
+      for (int l = blockIdx.x * blockDim.x + threadIdx.x; l < L; l += gridDim.x * blockDim.x) {
+        const int oh = l / d.Wo, ow = l - oh * d.Wo;
+        const int ih = oh * d.sh - d.ph + i * d.dh, iw = ow * d.sw - d.pw + j * d.dw;
+        dst[l] = (ih >= 0 && ih < d.H && iw >= 0 && iw < d.W) ? xs[ih * d.W + iw] : T(0);
       }
     }
-    x[idx] = static_cast<T>(acc);
-  }
+}
+
+// col: (nb, C*kh*kw, Ho*Wo) -> x: (nb, C, H, W). Thread per x element (grid: x over positions, y
+// over channels, z over items): for each kernel tap (i, j) at most one output position (oh, ow)
+// read it, found by inverting ih = oh*sh - ph + i*dh.
+template <class T>
+__global__ void col2im_kernel(const T* __restrict__ col, T* __restrict__ x, ConvDims d) {
+  using A = opmath_t<T>;
+  const int K = d.kh * d.kw, HW = d.H * d.W;
+  for (int64_t b = blockIdx.z; b < d.nb; b += gridDim.z)
+    for (int c = blockIdx.y; c < d.C; c += gridDim.y) {
+      const T* cs = col + b * d.item_stride + int64_t(c) * K * d.row_stride;
+      T* xs = x + (b * d.C + c) * int64_t(HW);
+      for (int hw = blockIdx.x * blockDim.x + threadIdx.x; hw < HW; hw += gridDim.x * blockDim.x) {
+        const int h = hw / d.W, w = hw - h * d.W;
+        A acc = 0;
+        for (int i = 0; i < d.kh; ++i) {
+          const int th = h + d.ph - i * d.dh;
+          if (th < 0 || th % d.sh) continue;
+          const int oh = th / d.sh;
+          if (oh >= d.Ho) continue;
+          for (int j = 0; j < d.kw; ++j) {
+            const int tw = w + d.pw - j * d.dw;
+            if (tw < 0 || tw % d.sw) continue;
+            const int ow = tw / d.sw;
+            if (ow >= d.Wo) continue;
+            acc += static_cast<A>(cs[(i * d.kw + j) * d.row_stride + oh * d.Wo + ow]);
+          }
+        }
+        xs[hw] = static_cast<T>(acc);
+      }
+    }
 }
 
 // g: (B, C, L) -> part: (C, S) partial sums in double. Block (c, s) sums the flat range
@@ -65,9 +91,13 @@ __global__ void channel_sum_partial(const T* __restrict__ g, double* part, int64
   int64_t c = blockIdx.x, s = blockIdx.y;
   int64_t n = B * L, lo = s * chunk, hi = min(n, lo + chunk);
   double acc = 0;
+  // walk (b, l) incrementally: no division per element
+  int64_t b = (lo + threadIdx.x) / L, l = (lo + threadIdx.x) - b * L;
+  const int64_t db = blockDim.x / L, dl = blockDim.x - db * L;
   for (int64_t q = lo + threadIdx.x; q < hi; q += blockDim.x) {
-    int64_t b = q / L, l = q - b * L;
     acc += static_cast<double>(static_cast<opmath_t<T>>(g[(b * C + c) * L + l]));
+    b += db, l += dl;
+    if (l >= L) l -= L, ++b;
   }
   acc = nn::block_sum(acc);
   if (threadIdx.x == 0) part[c * S + s] = acc;
@@ -93,9 +123,10 @@ void cuda_im2col(const Tensor& x, const Tensor& col, const Conv2dParams& p, int6
   if (total == 0) return;
   DeviceGuard guard(x.device());
   cudaStream_t stream = current_stream(x.device().index);
+  ConvDims d = dims_of(x, col, p, Ho, Wo);
   TT_DISPATCH_FLOATING(x.dtype(), "im2col", [&] {
-    im2col_kernel<scalar_t><<<grid_for(total), kThreads, 0, stream>>>(x.data<scalar_t>(), col.data<scalar_t>(),
-                                                                      total, dims_of(x, p, Ho, Wo));
+    im2col_kernel<scalar_t><<<conv_grid(Ho * Wo, col.size(1), d.nb), kThreads, 0, stream>>>(
+        x.data<scalar_t>(), col.data<scalar_t>(), d);
     TT_CUDA_KERNEL_CHECK();
   });
 }
@@ -105,9 +136,10 @@ void cuda_col2im(const Tensor& col, const Tensor& x, const Conv2dParams& p, int6
   if (total == 0) return;
   DeviceGuard guard(x.device());
   cudaStream_t stream = current_stream(x.device().index);
+  ConvDims d = dims_of(x, col, p, Ho, Wo);
   TT_DISPATCH_FLOATING(x.dtype(), "col2im", [&] {
-    col2im_kernel<scalar_t><<<grid_for(total), kThreads, 0, stream>>>(col.data<scalar_t>(), x.data<scalar_t>(),
-                                                                      total, dims_of(x, p, Ho, Wo));
+    col2im_kernel<scalar_t><<<conv_grid(x.size(2) * x.size(3), d.C, d.nb), kThreads, 0, stream>>>(
+        col.data<scalar_t>(), x.data<scalar_t>(), d);
     TT_CUDA_KERNEL_CHECK();
   });
 }

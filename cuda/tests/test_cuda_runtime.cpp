@@ -1,7 +1,9 @@
 // CUDA runtime and caching allocator. Skips where no GPU is present.
 #include <gtest/gtest.h>
+#include <vector>
 #include "tinytorch/cuda/allocator.h"
 #include "tinytorch/cuda/common.h"
+#include "tinytorch/cuda/int_divider.h"
 #include "tinytorch/ops/elementwise.h"
 
 using namespace tt;
@@ -54,4 +56,26 @@ TEST(CudaCopy, RoundTripThroughDevice) {
   Tensor y = x.to(Device(DeviceType::CUDA, 0)).to(DType::Float16).to(Device());
   EXPECT_EQ(y.dtype(), DType::Float16);
   for (int64_t i = 0; i < 15; ++i) EXPECT_EQ(float(y.data<Half>()[i]), 2.5f);
+}
+
+// Host side of the same arithmetic the strided GPU loops use: needs no GPU.
+TEST(IntDivider, MatchesIntegerDivision) {
+  uint64_t state = 12345;
+  auto next = [&] {  // xorshift: a spread of dividends and divisors below 2^31
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    return static_cast<uint32_t>(state >> 33);
+  };
+  std::vector<uint32_t> divisors = {1, 2, 3, 5, 7, 24, 26, 576, 1000, 65535, 65536, (1u << 31) - 1};
+  for (int i = 0; i < 200; ++i) divisors.push_back(next() % 5000 + 1), divisors.push_back(next() | 1);
+  for (uint32_t d : divisors) {
+    cuda::IntDivider div(d);
+    for (uint32_t n : {0u, 1u, d - 1, d, d + 1, 2 * d - 1, (1u << 31) - 1}) {
+      if (n >= (1u << 31)) continue;
+      ASSERT_EQ(div.div(n), n / d) << n << " / " << d;
+    }
+    for (int k = 0; k < 200; ++k) {
+      uint32_t n = next();
+      ASSERT_EQ(div.div(n), n / d) << n << " / " << d;
+    }
+  }
 }

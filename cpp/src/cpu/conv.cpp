@@ -20,10 +20,11 @@ __attribute__((target("avx512f"))) void copy_row_avx512(const float* src, float*
   }
 }
 
-// x: (nb, C, H, W) -> col: (nb, C*kh*kw, Ho*Wo); one task per (b, c) plane.
+// x: (nb, C, H, W) -> col: (nb, C*kh*kw, Ho*Wo), any item/row strides; one task per (b, c) plane.
 template <class T>
 void im2col_typed(const Tensor& x, const Tensor& col, const Conv2dParams& p, int64_t Ho, int64_t Wo) {
   int64_t nb = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3), K = p.kh * p.kw, L = Ho * Wo;
+  int64_t sb = col.stride(0), sr = col.stride(1);  // item and row strides (any layout; L is dense)
   const T* xp = x.data<T>();
   T* cp = col.data<T>();
   static const bool avx512 = __builtin_cpu_supports("avx512f");
@@ -31,10 +32,10 @@ void im2col_typed(const Tensor& x, const Tensor& col, const Conv2dParams& p, int
   parallel_for(0, nb * C, grain, [&](int64_t b0, int64_t b1) {
     for (int64_t bc = b0; bc < b1; ++bc) {
       const T* xs = xp + bc * H * W;
-      T* cs = cp + bc * K * L;  // rows (c*kh + i)*kw + j of item b start at ((b*C + c)*K) * L
+      T* cs = cp + (bc / C) * sb + (bc % C) * K * sr;  // rows (c*kh + i)*kw + j of item b
       for (int64_t i = 0; i < p.kh; ++i)
         for (int64_t j = 0; j < p.kw; ++j) {
-          T* row = cs + (i * p.kw + j) * L;
+          T* row = cs + (i * p.kw + j) * sr;
           for (int64_t oh = 0; oh < Ho; ++oh) {
             T* dst = row + oh * Wo;
             int64_t ih = oh * p.sh - p.ph + i * p.dh;
@@ -72,6 +73,7 @@ void im2col_typed(const Tensor& x, const Tensor& col, const Conv2dParams& p, int
 template <class T>
 void col2im_typed(const Tensor& col, const Tensor& x, const Conv2dParams& p, int64_t Ho, int64_t Wo) {
   int64_t nb = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3), K = p.kh * p.kw, L = Ho * Wo;
+  int64_t sb = col.stride(0), sr = col.stride(1);  // item and row strides (any layout; L is dense)
   const T* cp = col.data<T>();
   T* xp = x.data<T>();
   using A = opmath_t<T>;
@@ -80,10 +82,10 @@ void col2im_typed(const Tensor& col, const Tensor& x, const Conv2dParams& p, int
     std::vector<A> acc(static_cast<size_t>(H * W));
     for (int64_t bc = b0; bc < b1; ++bc) {
       std::fill(acc.begin(), acc.end(), A(0));
-      const T* cs = cp + bc * K * L;
+      const T* cs = cp + (bc / C) * sb + (bc % C) * K * sr;
       for (int64_t i = 0; i < p.kh; ++i)
         for (int64_t j = 0; j < p.kw; ++j) {
-          const T* row = cs + (i * p.kw + j) * L;
+          const T* row = cs + (i * p.kw + j) * sr;
           for (int64_t oh = 0; oh < Ho; ++oh) {
             int64_t ih = oh * p.sh - p.ph + i * p.dh;
             if (ih < 0 || ih >= H) continue;

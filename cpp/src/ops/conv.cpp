@@ -1,7 +1,9 @@
 // conv2d forward/backward: argument checks, then im2col -> gemm (forward, grad_weight) and
 // gemm -> col2im (grad_input) over chunks of the batch. 16-bit floats compute in float32.
-// On CPU the threads split the batch, each with its own L2-sized col buffer, and the kernels
+// CPU: the threads split the batch, each with its own L2-sized col buffer, and the kernels
 // they call run single-threaded inside (one parallel region per op, not two per chunk).
+// GPU: the col buffer is laid out batch-inner, (C*K, items, L), so each conv group is one large
+// GEMM over a whole chunk of items (n or k = items*L) rather than a batch of small ones.
 #include "tinytorch/ops/conv.h"
 #include <algorithm>
 #include "tinytorch/kernels/elementwise.h"
@@ -17,10 +19,10 @@ TT_DEFINE_KERNEL(channel_sum)
 namespace {
 
 // Elements of im2col buffer allowed per chunk of the batch. CPU: 1 MiB of float32, so it stays
-// in L2 between im2col and the GEMM. GPU: 256 MiB, so a chunk is one large batched GEMM launch
-// rather than one launch per item.
+// in L2 between im2col and the GEMM. GPU: 512 MiB, so a chunk is a whole training batch of a
+// small CNN (MNIST's conv2 at batch 512 needs 340 MiB).
 constexpr int64_t kColBudgetCache = int64_t(1) << 18;
-constexpr int64_t kColBudgetDevice = int64_t(64) << 20;
+constexpr int64_t kColBudgetDevice = int64_t(128) << 20;
 // CPU grad_weight: items per partial sum. Fixed, so the sums (and the result) do not depend on
 // the thread count: partials are summed over their items in order, then over groups in double.
 constexpr int64_t kWeightGroup = 8;
@@ -83,12 +85,74 @@ int64_t chunk_items(const ConvGeom& g, Device dev) {
   return std::clamp<int64_t>(budget / per, 1, std::max<int64_t>(g.B, 1));
 }
 
-// Runs f(b0, b1) over chunks of [0, B): on CPU split over the threads (f's kernels then run
-// inline, single-threaded), elsewhere one call for the whole range.
-template <class F>
-void over_items(Device dev, int64_t B, const F& f) {
-  if (dev.is_cpu()) parallel_for(0, B, 1, f);
-  else f(0, B);
+// ---------------------------------------------------------------------------- GPU path
+// colp: (C*K, nb, L), batch-inner. Items [0, cur) as the (cur, C*K, L) view im2col/col2im take.
+Tensor items_of(const Tensor& colp, int64_t cur) { return colp.narrow(1, 0, cur).permute({1, 0, 2}); }
+
+GemmArgs conv_gemm() {
+  GemmArgs a;
+  a.conv = true;  // TF32 per backends.cudnn.allow_tf32
+  return a;
+}
+
+// x: (B, C, H, W), w: (O, Cg, kh, kw), bias: (O) or undefined -> out: (B, O, Ho, Wo)
+void conv2d_forward_device(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& bias,
+                           const Tensor& out) {
+  Device dev = x.device();
+  int64_t L = g.L(), CgK = g.Cg * g.K, nb = chunk_items(g, dev);
+  Tensor colp = Tensor::empty({g.C * g.K, nb, L}, x.dtype(), dev);
+  Tensor ot = Tensor::empty({g.O, nb, L}, x.dtype(), dev);  // GEMM output, channels outer
+  for (int64_t b0 = 0; b0 < g.B; b0 += nb) {
+    int64_t cur = std::min(nb, g.B - b0);
+    im2col_kernel[dev](x.narrow(0, b0, cur), items_of(colp, cur), g.p, g.Ho, g.Wo);
+    for (int64_t gi = 0; gi < g.groups; ++gi) {
+      // ot[group] (Og, cur*L) = w[group] (Og, CgK) @ colp[group] (CgK, cur*L)
+      GemmArgs a = conv_gemm();
+      a.a = base_at(w, gi * g.Og * CgK), a.b = base_at(colp, gi * CgK * nb * L), a.c = base_at(ot, gi * g.Og * nb * L);
+      a.m = g.Og, a.n = cur * L, a.k = CgK, a.lda = CgK, a.ldb = nb * L, a.ldc = nb * L;
+      gemm_kernel[dev](a);
+    }
+    // out[b0 : b0+cur] (cur, O, L) = ot (O, cur, L) permuted, plus the bias
+    Tensor src = ot.narrow(1, 0, cur).permute({1, 0, 2}), dst = out.narrow(0, b0, cur).view({cur, g.O, L});
+    if (bias.defined()) binary_kernel[dev](BinaryOp::Add, src, bias.view({1, g.O, 1}), dst, OpScalars{1.0, 0.0});  // alpha 1
+    else copy_kernel[dev](src, dst);
+  }
+}
+
+// go: (B, O, Ho, Wo) contiguous -> gx: (B, C, H, W) and/or gw: (O, Cg, kh, kw) where defined.
+void conv2d_backward_device(const ConvGeom& g, const Tensor& go, const Tensor& x, const Tensor& w, const Tensor& gx,
+                            const Tensor& gw) {
+  Device dev = x.device();
+  int64_t L = g.L(), CgK = g.Cg * g.K, nb = chunk_items(g, dev), BL = g.B * L;
+  Tensor got = go.view({g.B, g.O, L}).permute({1, 0, 2}).contiguous();  // (O, B, L): a chunk is a column block
+  Tensor colp = Tensor::empty({g.C * g.K, nb, L}, x.dtype(), dev);
+  for (int64_t b0 = 0; b0 < g.B; b0 += nb) {
+    int64_t cur = std::min(nb, g.B - b0);
+    if (gw.defined()) {
+      im2col_kernel[dev](x.narrow(0, b0, cur), items_of(colp, cur), g.p, g.Ho, g.Wo);
+      for (int64_t gi = 0; gi < g.groups; ++gi) {
+        // gw[group] (Og, CgK) (+)= got[group, chunk] (Og, cur*L) @ colp[group]^T (cur*L, CgK)
+        GemmArgs a = conv_gemm();
+        a.a = base_at(got, gi * g.Og * BL + b0 * L), a.b = base_at(colp, gi * CgK * nb * L);
+        a.c = base_at(gw, gi * g.Og * CgK);
+        a.trans_b = true;
+        a.m = g.Og, a.n = CgK, a.k = cur * L, a.lda = BL, a.ldb = nb * L, a.ldc = CgK, a.beta = b0 > 0 ? 1.0 : 0.0;
+        gemm_kernel[dev](a);
+      }
+    }
+    if (gx.defined()) {
+      for (int64_t gi = 0; gi < g.groups; ++gi) {
+        // colp[group] (CgK, cur*L) = w[group]^T (CgK, Og) @ got[group, chunk] (Og, cur*L)
+        GemmArgs a = conv_gemm();
+        a.a = base_at(w, gi * g.Og * CgK), a.b = base_at(got, gi * g.Og * BL + b0 * L);
+        a.c = base_at(colp, gi * CgK * nb * L);
+        a.trans_a = true;
+        a.m = CgK, a.n = cur * L, a.k = g.Og, a.lda = CgK, a.ldb = BL, a.ldc = nb * L;
+        gemm_kernel[dev](a);
+      }
+      col2im_kernel[dev](items_of(colp, cur), gx.narrow(0, b0, cur), g.p, g.Ho, g.Wo);
+    }
+  }
 }
 
 }  // namespace
@@ -116,9 +180,11 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias, Pair s
     if (bias.defined()) out.copy_(bias.view({1, g.O, 1, 1}));
     else fill_kernel[dev](out, 0.0);
   }
-  if (out.numel() > 0 && CgK > 0) {
+  if (out.numel() > 0 && CgK > 0 && !dev.is_cpu()) {
+    conv2d_forward_device(g, x, w, bias.defined() ? bias.to(cd) : bias, out);
+  } else if (out.numel() > 0 && CgK > 0) {
     int64_t nb = chunk_items(g, dev);
-    over_items(dev, g.B, [&](int64_t i0, int64_t i1) {
+    parallel_for(0, g.B, 1, [&](int64_t i0, int64_t i1) {
       Tensor col = g.pointwise ? Tensor() : Tensor::empty({std::min(nb, i1 - i0), g.C * g.K, L}, cd, dev);
       for (int64_t b0 = i0; b0 < i1; b0 += nb) {
         int64_t cur = std::min(nb, i1 - b0);
@@ -129,7 +195,6 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias, Pair s
         for (int64_t gi = 0; gi < groups; ++gi) {
           // out[b, group] (Og, L) = w[group] (Og, CgK) @ col[b, group] (CgK, L), batched over b.
           GemmArgs a;
-          a.conv = true;
           a.a = base_at(w, gi * g.Og * CgK), a.b = base_at(cb, gi * CgK * L), a.c = base_at(ob, gi * g.Og * L);
           a.m = g.Og, a.n = L, a.k = CgK, a.lda = CgK, a.ldb = L, a.ldc = L;
           a.batch = cur, a.stride_a = 0, a.stride_b = g.C * g.K * L, a.stride_c = g.O * L, a.beta = beta;
@@ -188,7 +253,6 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad_out, const
             for (int64_t gi = 0; gi < groups; ++gi) {
               Tensor c = base_at(cb, i * CK * L + gi * CgK * L), o = base_at(go, (b0 + i) * g.O * L + gi * g.Og * L);
               GemmArgs a;
-              a.conv = true;
               a.a = colA ? c : o, a.b = colA ? o : c, a.c = base_at(part, grp * g.O * CgK + gi * CgK * g.Og);
               a.trans_b = true;
               a.m = colA ? CgK : g.Og, a.n = colA ? g.Og : CgK, a.k = L, a.lda = L, a.ldb = L, a.ldc = a.n;
@@ -202,34 +266,15 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad_out, const
     Tensor sum = Tensor::empty({groups, colA ? CgK : g.Og, colA ? g.Og : CgK}, cd, dev);
     channel_sum_kernel[dev](part, sum.view({g.O * CgK}), false);
     gw.view({groups, g.Og, CgK}).copy_(colA ? sum.transpose(1, 2) : sum);
-  } else if (needs[1] && work) {
-    // Per-item partial grads part[b] (O, CgK) in parallel, then a fixed-order sum over b.
-    Tensor col = g.pointwise ? Tensor() : Tensor::empty({nb, CK, L}, cd, dev);
-    Tensor part = Tensor::empty({nb, g.O * CgK, 1}, cd, dev);
-    for (int64_t b0 = 0; b0 < g.B; b0 += nb) {
-      int64_t cur = std::min(nb, g.B - b0);
-      Tensor cb = g.pointwise ? x.narrow(0, b0, cur) : col.narrow(0, 0, cur);
-      if (!g.pointwise) im2col_kernel[dev](x.narrow(0, b0, cur), cb, g.p, g.Ho, g.Wo);
-      Tensor gob = go.narrow(0, b0, cur);
-      for (int64_t gi = 0; gi < groups; ++gi) {
-        // part[b, group] (Og, CgK) = go[b, group] (Og, L) @ col[b, group]^T (L, CgK)
-        GemmArgs a;
-        a.conv = true;
-        a.a = base_at(gob, gi * g.Og * L), a.b = base_at(cb, gi * CgK * L), a.c = base_at(part, gi * g.Og * CgK);
-        a.trans_b = true;
-        a.m = g.Og, a.n = CgK, a.k = L, a.lda = L, a.ldb = L, a.ldc = CgK;
-        a.batch = cur, a.stride_a = g.O * L, a.stride_b = CK * L, a.stride_c = g.O * CgK;
-        gemm_kernel[dev](a);
-      }
-      channel_sum_kernel[dev](part.narrow(0, 0, cur), gw.view({g.O * CgK}), b0 > 0);
-    }
   }
   if (needs[0]) {
     gx = Tensor::empty({g.B, g.C, g.H, g.W}, cd, dev);
     if (!work) fill_kernel[dev](gx, 0.0);
   }
-  if (needs[0] && work) {
-    over_items(dev, g.B, [&](int64_t i0, int64_t i1) {
+  if (work && !dev.is_cpu()) {
+    conv2d_backward_device(g, go, x, w, needs[0] ? gx : Tensor(), needs[1] ? gw : Tensor());
+  } else if (needs[0] && work) {
+    parallel_for(0, g.B, 1, [&](int64_t i0, int64_t i1) {
       Tensor gcol = g.pointwise ? Tensor() : Tensor::empty({std::min(nb, i1 - i0), CK, L}, cd, dev);
       for (int64_t b0 = i0; b0 < i1; b0 += nb) {
         int64_t cur = std::min(nb, i1 - b0);
@@ -238,7 +283,6 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad_out, const
         for (int64_t gi = 0; gi < groups; ++gi) {
           // gcol[b, group] (CgK, L) = w[group]^T (CgK, Og) @ go[b, group] (Og, L)
           GemmArgs a;
-          a.conv = true;
           a.a = base_at(w, gi * g.Og * CgK), a.b = base_at(gob, gi * g.Og * L), a.c = base_at(cb, gi * CgK * L);
           a.trans_a = true;
           a.m = CgK, a.n = L, a.k = g.Og, a.lda = CgK, a.ldb = L, a.ldc = L;

@@ -5,21 +5,27 @@
 // (convert to opmath inside), e.g.  gpu_binary<T, T>(a, b, out, [] __device__ (T x, T y) {...}).
 #include <cstdint>
 #include "tinytorch/cuda/common.h"
+#include "tinytorch/cuda/int_divider.h"
 #include "tinytorch/iter.h"
 
 namespace tt::cuda {
 
 constexpr int kThreads = 256;
 
+// Byte offset of each operand from a linear index. Below 2^31 elements the index math is 32-bit
+// with precomputed dividers (the common case); larger iterations fall back to 64-bit division.
 template <int N>
 struct OffsetCalc {
   int ndim;
+  bool small;
   int64_t shape[kMaxDims];
   int64_t strides[N][kMaxDims];
+  IntDivider div[kMaxDims];
 
-  explicit OffsetCalc(const IterGeometry<N>& g) : ndim(g.ndim) {
+  explicit OffsetCalc(const IterGeometry<N>& g) : ndim(g.ndim), small(g.numel < (int64_t(1) << 31)) {
     for (int d = 0; d < ndim; ++d) {
       shape[d] = g.shape[d];
+      if (small) div[d] = IntDivider(static_cast<uint32_t>(g.shape[d]));
       for (int k = 0; k < N; ++k) strides[k][d] = g.strides[k][d];
     }
   }
@@ -27,6 +33,17 @@ struct OffsetCalc {
   __device__ __forceinline__ void offsets(int64_t linear, int64_t (&off)[N]) const {
 #pragma unroll
     for (int k = 0; k < N; ++k) off[k] = 0;
+    if (small) {
+      uint32_t l = static_cast<uint32_t>(linear);
+      for (int d = ndim - 1; d >= 0; --d) {
+        uint32_t q = div[d].div(l);
+        int64_t idx = l - q * div[d].divisor;
+        l = q;
+#pragma unroll
+        for (int k = 0; k < N; ++k) off[k] += idx * strides[k][d];
+      }
+      return;
+    }
     for (int d = ndim - 1; d >= 0; --d) {
       int64_t idx = linear % shape[d];
       linear /= shape[d];
