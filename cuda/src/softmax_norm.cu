@@ -175,9 +175,25 @@ void cuda_softmax_backward(bool is_log, const Tensor& g, const Tensor& out, cons
 
 // ---------------------------------------------------------------- layer_norm / rms_norm
 
+// Calls f(v) on this lane's elements of a row, V at a time (one 16-byte load when V > 1).
+template <int G, int V, class T, class F>
+__device__ __forceinline__ void row_each(const T* __restrict__ r, int64_t D, F f) {
+  if constexpr (V == 1) {
+    for (int64_t j = RowGroup<G>::lane(); j < D; j += G) f(r[j]);
+  } else {
+    const Vec<T, V>* rv = reinterpret_cast<const Vec<T, V>*>(r);
+    for (int64_t q = RowGroup<G>::lane(); q < D / V; q += G) {
+      const Vec<T, V> v = rv[q];
+#pragma unroll
+      for (int k = 0; k < V; ++k) f(v.v[k]);
+    }
+  }
+}
+
 // x: (N, D), w/b: (D) or null -> y: (N, D), mean (null for rms) / rstd: (N) in M.
-// Two passes as the CPU: the mean, then squared deviations (no cancellation).
-template <class T, int G>
+// Two passes as the CPU: the mean, then squared deviations (no cancellation); then the write.
+// V = 8 for 16-bit types on 16-byte aligned rows (2-byte loads cannot keep up with the memory).
+template <class T, int G, int V>
 __global__ void __launch_bounds__(RowGroup<G>::kThreads) layer_norm_kernel(
     const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y,
     opmath_t<T>* __restrict__ mean_out, opmath_t<T>* __restrict__ rstd_out, int64_t N, int64_t D, opmath_t<T> eps,
@@ -189,12 +205,12 @@ __global__ void __launch_bounds__(RowGroup<G>::kThreads) layer_norm_kernel(
     const T* xr = x + row * D;
     M mu = 0, var = 0;
     if (rms) {
-      for (int64_t j = Grp::lane(); j < D; j += G) { const M v = M(xr[j]); var += v * v; }
+      row_each<G, V>(xr, D, [&](T t) { const M v = M(t); var += v * v; });
       var = Grp::allreduce(var, AddOp(), smem) / M(D);
     } else {
-      for (int64_t j = Grp::lane(); j < D; j += G) mu += M(xr[j]);
+      row_each<G, V>(xr, D, [&](T t) { mu += M(t); });
       mu = Grp::allreduce(mu, AddOp(), smem) / M(D);
-      for (int64_t j = Grp::lane(); j < D; j += G) { const M d = M(xr[j]) - mu; var += d * d; }
+      row_each<G, V>(xr, D, [&](T t) { const M d = M(t) - mu; var += d * d; });
       var = Grp::allreduce(var, AddOp(), smem) / M(D);
     }
     const M rstd = M(1) / std::sqrt(var + eps);
@@ -203,11 +219,18 @@ __global__ void __launch_bounds__(RowGroup<G>::kThreads) layer_norm_kernel(
       rstd_out[row] = rstd;
     }
     T* yr = y + row * D;
-    for (int64_t j = Grp::lane(); j < D; j += G) {
-      M v = (M(xr[j]) - mu) * rstd;
-      if (w) v *= M(w[j]);
-      if (b) v += M(b[j]);
-      yr[j] = T(v);
+    for (int64_t q = Grp::lane(); q < D / V; q += G) {
+      Vec<T, V> xv = reinterpret_cast<const Vec<T, V>*>(xr)[q], wv, bv, out;
+      if (w) wv = reinterpret_cast<const Vec<T, V>*>(w)[q];
+      if (b) bv = reinterpret_cast<const Vec<T, V>*>(b)[q];
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        M v = (M(xv.v[k]) - mu) * rstd;
+        if (w) v *= M(wv.v[k]);
+        if (b) v += M(bv.v[k]);
+        out.v[k] = T(v);
+      }
+      reinterpret_cast<Vec<T, V>*>(yr)[q] = out;
     }
   }
 }
@@ -223,10 +246,19 @@ void cuda_layer_norm(bool rms, const Tensor& x, const Tensor& w, const Tensor& b
     const T* wp = w.defined() ? w.data<T>() : nullptr;
     const T* bp = b.defined() ? b.data<T>() : nullptr;
     M* mp = mean.defined() ? mean.data<M>() : nullptr;
+    const bool vec = sizeof(T) == 2 && D % 8 == 0 && aligned16(x.data<T>()) && aligned16(y.data<T>()) &&
+                     (!wp || aligned16(wp)) && (!bp || aligned16(bp));
     launch_rows(N, D, stream, [&](auto grp, unsigned blocks, cudaStream_t s) {
       constexpr int G = decltype(grp)::value;
-      layer_norm_kernel<T, G><<<blocks, RowGroup<G>::kThreads, 0, s>>>(x.data<T>(), wp, bp, y.data<T>(), mp,
-                                                                      rstd.data<M>(), N, D, M(eps), rms);
+      if constexpr (sizeof(T) == 2) {
+        if (vec) {
+          layer_norm_kernel<T, G, 8><<<blocks, RowGroup<G>::kThreads, 0, s>>>(x.data<T>(), wp, bp, y.data<T>(), mp,
+                                                                             rstd.data<M>(), N, D, M(eps), rms);
+          return;
+        }
+      }
+      layer_norm_kernel<T, G, 1><<<blocks, RowGroup<G>::kThreads, 0, s>>>(x.data<T>(), wp, bp, y.data<T>(), mp,
+                                                                         rstd.data<M>(), N, D, M(eps), rms);
     });
   });
 }
