@@ -6,7 +6,7 @@ import math
 
 from tinytorch import _C
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
-from tinytorch._autograd cimport Node, make_node, set_history, is_grad_enabled_c
+from tinytorch._autograd cimport Node, make_node, set_history, save_tensors, is_grad_enabled_c
 from tinytorch._ops._common cimport operand, as_tensor_like, fused_result, check_inplace, rebase_inplace
 
 
@@ -20,7 +20,7 @@ cdef Tensor _unary(str name, Tensor x, double a=0.0, double b=0.0):
     cdef Node n = make_node(spec[0], _unary_backward, (x,))
     if n is not None:
         n.op, n.a, n.b = name, a, b
-        n.save(x, out)
+        save_tensors(n, (x, out))
         set_history(out, n, 0)
     return out
 
@@ -181,7 +181,7 @@ def _clamp_tensor(Tensor x, lo, hi):
     cdef Tensor out = wrap(_C.clamp(x._impl, None if lo_t is None else lo_t._impl, None if hi_t is None else hi_t._impl))
     cdef Node n = make_node("ClampBackward0", _clamp_tensor_backward, (x, lo_t, hi_t))
     if n is not None:
-        n.save(x, lo_t, hi_t)
+        save_tensors(n, (x, lo_t, hi_t))
         set_history(out, n, 0)
     return out
 
@@ -231,7 +231,7 @@ cdef Tensor _binary(str name, a, b, double s0=1.0, double s1=0.0):
             n.b_val = b if tb is None else None
         saves = spec[2]
         if saves:
-            n.save(ta if "a" in saves else None, tb if "b" in saves else None, out if "y" in saves else None)
+            save_tensors(n, (ta if "a" in saves else None, tb if "b" in saves else None, out if "y" in saves else None))
         set_history(out, n, 0)
     return out
 
@@ -335,7 +335,7 @@ def where(Tensor condition, a, b):
     cdef Tensor out = wrap(_C.where(condition._impl, operand(a), operand(b)))
     cdef Node n = make_node("WhereBackward0", _where_backward, (ta, tb))
     if n is not None:
-        n.save(condition)
+        save_tensors(n, (condition,))
         set_history(out, n, 0)
     return out
 
