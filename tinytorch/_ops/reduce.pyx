@@ -1,53 +1,56 @@
 # cython: language_level=3
 """Reductions, scans, softmax and normalization, with their derivatives."""
-import builtins
 from collections import namedtuple
 
 from tinytorch import _C
 from tinytorch._tensor cimport TensorBase as Tensor, wrap
-from tinytorch._autograd cimport Node, make_node, set_history, is_grad_enabled_c
+from tinytorch._autograd cimport Node, make_node, set_history, save_tensors, is_grad_enabled_c
 from tinytorch._ops._common cimport fused_result
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
 
 
-def _dims(dim, int ndim):
+cdef object _dims(object dim, int ndim):
     """None / int / sequence -> sorted list of non-negative dims (None = all)."""
     if dim is None:
         return None
     if isinstance(dim, int):
         dim = [dim]
     out = []
-    cdef int n = builtins.max(ndim, 1)
+    cdef int n = ndim if ndim > 1 else 1
     for d in dim:
         if d < -n or d >= n:
             raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
         out.append(d % ndim if ndim else 0)
-    return sorted(set(out))
+    return out if len(out) == 1 else sorted(set(out))
 
 
-def _code(dtype):
+cdef object _code(object dtype):
     if dtype is None:
         return None
     from tinytorch._dtype import to_dtype
     return to_dtype(dtype).code
 
 
-cdef Tensor _record(str name, object backward, Tensor x, object impl, dict attrs, tuple saved=()):
+cdef Tensor _record(str name, object backward, Tensor x, object impl, dict attrs, tuple saved=(),
+                    bint save_io=True):
+    """The reduction's output with its node: input shape, attributes, and (``save_io``) the
+    input and output, which all formulas but sum's and mean's read."""
     cdef Tensor out = wrap(impl)
     cdef Node n = make_node(name, backward, (x,))
     if n is not None:
         n.in_shape = x._impl.shape
         for k, v in attrs.items():
             setattr(n, k, v)
-        n.save(x, out, *saved)
+        save_tensors(n, (x, out) + saved if save_io else saved)
         set_history(out, n, 0)
     return out
 
 
 def _keep(Tensor g, n):
-    """g with the reduced dims put back as size-1 dims (so it broadcasts against the input)."""
-    if n.keepdim or n.dims is None and g._impl.ndim == len(n.in_shape):
+    """g with the reduced dims put back as size-1 dims (so it broadcasts against the input).
+    A full reduction's 0-dim result already broadcasts as is."""
+    if n.keepdim or n.dims is None:
         return g
     shape = list(n.in_shape)
     dims = range(len(shape)) if n.dims is None else n.dims
@@ -74,7 +77,8 @@ def sum(Tensor x, dim=None, keepdim=False, *, dtype=None):
     """Returns the sum of all elements, or over the given dimension(s)."""
     dims = _dims(dim, x._impl.ndim)
     return _record("SumBackward1" if dims is not None else "SumBackward0", _sum_back, x,
-                   _C.sum(x._impl, dims, keepdim, _code(dtype)), {"dims": dims, "keepdim": keepdim})
+                   _C.sum(x._impl, dims, keepdim, _code(dtype)), {"dims": dims, "keepdim": keepdim},
+                   (), False)   # (sum and mean save nothing)
 
 
 def _mean_back(Node n, g):
@@ -84,7 +88,8 @@ def _mean_back(Node n, g):
 def mean(Tensor x, dim=None, keepdim=False, *, dtype=None):
     dims = _dims(dim, x._impl.ndim)
     return _record("MeanBackward1" if dims is not None else "MeanBackward0", _mean_back, x,
-                   _C.mean(x._impl, dims, keepdim, _code(dtype)), {"dims": dims, "keepdim": keepdim})
+                   _C.mean(x._impl, dims, keepdim, _code(dtype)), {"dims": dims, "keepdim": keepdim},
+                   (), False)   # (sum and mean save nothing)
 
 
 def _prod_back(Node n, g):
@@ -300,7 +305,7 @@ def cumprod(Tensor x, int dim, *, dtype=None):
         n = make_node("CumprodBackward0", _cumprod_back, (x,))
         if n is not None:
             n.dim = d
-            n.save(x, out)
+            save_tensors(n, (x, out))
             set_history(out, n, 0)
     return out
 
@@ -353,7 +358,7 @@ def layer_norm(Tensor x, normalized_shape, weight=None, bias=None, eps=1e-5):
     cdef Node n = make_node("NativeLayerNormBackward0", _layer_norm_back, (x, weight, bias))
     if n is not None:
         n.has_bias = bias is not None
-        n.save(x, None, weight, wrap(mean_), wrap(rstd))
+        save_tensors(n, (x, None, weight, wrap(mean_), wrap(rstd)))
         set_history(out, n, 0)
     return out
 
@@ -374,7 +379,7 @@ def rms_norm(Tensor x, normalized_shape, weight=None, eps=None):
     cdef Tensor out = wrap(y)
     cdef Node n = make_node("RmsNormBackward0", _rms_norm_back, (x, weight))
     if n is not None:
-        n.save(x, weight, wrap(rstd))
+        save_tensors(n, (x, weight, wrap(rstd)))
         set_history(out, n, 0)
     return out
 
