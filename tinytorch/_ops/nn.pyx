@@ -20,8 +20,12 @@ def _reduction_code(reduction):
 
 
 
-def _impl(t):
+cdef object _impl(object t):
     return None if t is None else (<Tensor>t)._impl
+
+
+cdef object _wrap_opt(object impl):
+    return None if impl is None else wrap(impl)
 
 
 # ------------------------------------------------------------------ matmul / linear
@@ -69,6 +73,10 @@ def _linear_back(Node n, Tensor g):
     cdef Tensor x, w
     x, w = n.saved_tensors
     cdef tuple needs = n.needs_input_grad
+    if not is_grad_enabled_c():
+        # not recording (no create_graph): one fused call, no double backward needed
+        gx, gw, gb = _C.linear_backward(g._impl, x._impl, w._impl, needs)
+        return (_wrap_opt(gx), _wrap_opt(gw), _wrap_opt(gb))
     cdef int nd = g._impl.ndim
     gx = gw = gb = None
     if needs[0]:
