@@ -162,10 +162,9 @@ cdef void save_tensors(Node node, tuple tensors):
             node._saved.append((t, t._impl, t._impl.version, False))
 
 
-cdef Node _new_node(type cls, str name, object backward, int num_outputs):
+cdef Node _init_node(Node n, str name, object backward, int num_outputs):
+    """Fills a fresh node (allocated with X.__new__(X), which compiles to a direct tp_new call)."""
     global _next_seq
-    # Node.__new__(Node) compiles to a direct tp_new call; the generic form is a Python call
-    cdef Node n = Node.__new__(Node) if cls is Node else cls.__new__(cls)
     n._name = name
     n._backward = backward
     n._seq = _next_seq
@@ -179,7 +178,7 @@ cdef Node grad_accumulator(Tensor leaf):
     if leaf._grad_acc is not None:
         acc = leaf._grad_acc()
     if acc is None:
-        acc = <AccumulateGrad>_new_node(AccumulateGrad, "AccumulateGrad", None, 1)
+        acc = <AccumulateGrad>_init_node(AccumulateGrad.__new__(AccumulateGrad), "AccumulateGrad", None, 1)
         acc.variable = leaf
         acc.next_functions = ()
         acc.needs_input_grad = ()
@@ -206,7 +205,7 @@ cdef Node make_node(str name, object backward, tuple inputs, int num_outputs=1):
             break
     else:
         return None
-    cdef Node n = _new_node(Node, name, backward, num_outputs)
+    cdef Node n = _init_node(Node.__new__(Node), name, backward, num_outputs)
     cdef tuple edges = PyTuple_New(k)
     cdef tuple needs = PyTuple_New(k)
     for i in range(k):

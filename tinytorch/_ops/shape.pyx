@@ -24,7 +24,7 @@ def _reshape_back(Node n, g):
     return (reshape(g, n.in_shape),)
 
 
-def _as_shape(args):
+cdef list _as_shape(tuple args):
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         return list(args[0])
     return list(args)
