@@ -16,6 +16,8 @@ cdef class Node:
     cdef object __weakref__
     cdef dict __dict__                  # per-op attributes (dim, keepdim, ...) the formula needs
 
+cdef bint should_record(tuple inputs)
+cdef Node init_node(Node n, str name, object backward, tuple inputs, int num_outputs=*)
 cdef Node make_node(str name, object backward, tuple inputs, int num_outputs=*)
 cdef void set_history(Tensor out, Node node, int output_nr)
 cdef void save_tensors(Node node, tuple tensors)

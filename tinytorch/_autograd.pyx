@@ -194,18 +194,21 @@ cdef tuple edge_of(Tensor t):
     return _NO_EDGE
 
 
-cdef Node make_node(str name, object backward, tuple inputs, int num_outputs=1):
-    """A new Node if grad mode is on and any input requires grad, else None."""
+cdef bint should_record(tuple inputs):
+    """Grad mode is on and an input requires grad: the op gets a node."""
     if not tt_grad_enabled:
-        return None
-    cdef Py_ssize_t i, k = len(inputs)
-    for i in range(k):
-        x = inputs[i]
+        return False
+    for x in inputs:
         if x is not None and requires_grad(<Tensor>x):
-            break
-    else:
-        return None
-    cdef Node n = _init_node(Node.__new__(Node), name, backward, num_outputs)
+            return True
+    return False
+
+
+cdef Node init_node(Node n, str name, object backward, tuple inputs, int num_outputs=1):
+    """Fills a fresh node: its edges to the inputs' nodes. Ops whose formula needs attributes
+    allocate a typed Node subclass (X.__new__(X), a direct tp_new) and pass it here."""
+    _init_node(n, name, backward, num_outputs)
+    cdef Py_ssize_t i, k = len(inputs)
     cdef tuple edges = PyTuple_New(k)
     cdef tuple needs = PyTuple_New(k)
     for i in range(k):
@@ -219,6 +222,13 @@ cdef Node make_node(str name, object backward, tuple inputs, int num_outputs=1):
     n.next_functions = edges
     n.needs_input_grad = needs
     return n
+
+
+cdef Node make_node(str name, object backward, tuple inputs, int num_outputs=1):
+    """A new Node if grad mode is on and any input requires grad, else None."""
+    if not should_record(inputs):
+        return None
+    return init_node(Node.__new__(Node), name, backward, inputs, num_outputs)
 
 
 cdef void set_history(Tensor out, Node node, int output_nr):

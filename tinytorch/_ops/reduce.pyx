@@ -4,7 +4,8 @@ from collections import namedtuple
 
 from tinytorch import _C
 from tinytorch._tensor cimport TensorBase as Tensor, wrap
-from tinytorch._autograd cimport Node, make_node, set_history, save_tensors, is_grad_enabled_c
+from tinytorch._autograd cimport Node, make_node, init_node, should_record, set_history, save_tensors, \
+    is_grad_enabled_c
 from tinytorch._ops._common cimport fused_result
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
@@ -32,18 +33,30 @@ cdef object _code(object dtype):
     return to_dtype(dtype).code
 
 
-cdef Tensor _record(str name, object backward, Tensor x, object impl, dict attrs, tuple saved=(),
-                    bint save_io=True):
-    """The reduction's output with its node: input shape, attributes, and (``save_io``) the
-    input and output, which all formulas but sum's and mean's read."""
+cdef class ReduceNode(Node):
+    """Node of a reduction: the input's shape and the reduced dims (C fields; op-specific
+    extras such as the correction go to the attribute dict)."""
+    cdef public tuple in_shape
+    cdef public object dims         # sorted list of dims, None = all
+    cdef public bint keepdim
+
+
+cdef Tensor _record(str name, object backward, Tensor x, object impl, object dims, bint keepdim,
+                    dict attrs=None, tuple saved=(), bint save_io=True):
+    """The reduction's output with its node: input shape, dims, attributes, and (``save_io``)
+    the input and output, which all formulas but sum's and mean's read."""
     cdef Tensor out = wrap(impl)
-    cdef Node n = make_node(name, backward, (x,))
-    if n is not None:
-        n.in_shape = x._impl.shape
+    if not should_record((x,)):
+        return out
+    cdef ReduceNode n = <ReduceNode>init_node(ReduceNode.__new__(ReduceNode), name, backward, (x,))
+    n.in_shape = x._impl.shape
+    n.dims = dims
+    n.keepdim = keepdim
+    if attrs:
         for k, v in attrs.items():
             setattr(n, k, v)
-        save_tensors(n, (x, out) + saved if save_io else saved)
-        set_history(out, n, 0)
+    save_tensors(n, (x, out) + saved if save_io else saved)
+    set_history(out, n, 0)
     return out
 
 
@@ -77,8 +90,8 @@ def sum(Tensor x, dim=None, keepdim=False, *, dtype=None):
     """Returns the sum of all elements, or over the given dimension(s)."""
     dims = _dims(dim, x._impl.ndim)
     return _record("SumBackward1" if dims is not None else "SumBackward0", _sum_back, x,
-                   _C.sum(x._impl, dims, keepdim, _code(dtype)), {"dims": dims, "keepdim": keepdim},
-                   (), False)   # (sum and mean save nothing)
+                   _C.sum(x._impl, dims, keepdim, _code(dtype)), dims, keepdim,
+                   None, (), False)   # (sum and mean save nothing)
 
 
 def _mean_back(Node n, g):
@@ -88,8 +101,8 @@ def _mean_back(Node n, g):
 def mean(Tensor x, dim=None, keepdim=False, *, dtype=None):
     dims = _dims(dim, x._impl.ndim)
     return _record("MeanBackward1" if dims is not None else "MeanBackward0", _mean_back, x,
-                   _C.mean(x._impl, dims, keepdim, _code(dtype)), {"dims": dims, "keepdim": keepdim},
-                   (), False)   # (sum and mean save nothing)
+                   _C.mean(x._impl, dims, keepdim, _code(dtype)), dims, keepdim,
+                   None, (), False)   # (sum and mean save nothing)
 
 
 def _prod_back(Node n, g):
@@ -109,7 +122,7 @@ def _prod_back(Node n, g):
 def prod(Tensor x, dim=None, keepdim=False, *, dtype=None):
     dims = _dims(dim, x._impl.ndim)
     return _record("ProdBackward0", _prod_back, x, _C.prod(x._impl, dims, keepdim, _code(dtype)),
-                   {"dims": dims, "keepdim": keepdim})
+                   dims, keepdim)
 
 
 # ------------------------------------------------------------------ max / min
@@ -123,12 +136,12 @@ def _even_back(Node n, g):
 
 def amax(Tensor x, dim=(), keepdim=False):
     dims = _dims(dim, x._impl.ndim) if dim != () else None
-    return _record("AmaxBackward0", _even_back, x, _C.amax(x._impl, dims, keepdim), {"dims": dims, "keepdim": keepdim})
+    return _record("AmaxBackward0", _even_back, x, _C.amax(x._impl, dims, keepdim), dims, keepdim)
 
 
 def amin(Tensor x, dim=(), keepdim=False):
     dims = _dims(dim, x._impl.ndim) if dim != () else None
-    return _record("AminBackward0", _even_back, x, _C.amin(x._impl, dims, keepdim), {"dims": dims, "keepdim": keepdim})
+    return _record("AminBackward0", _even_back, x, _C.amin(x._impl, dims, keepdim), dims, keepdim)
 
 
 def _index_back(Node n, g):
@@ -151,13 +164,12 @@ def _max_min(str which, Tensor x, dim, keepdim, other):
         return E.maximum(x, other) if which == "max" else E.minimum(x, other)
     if dim is None:
         impl = (_C.max_all if which == "max" else _C.min_all)(x._impl)
-        return _record("MaxBackward1" if which == "max" else "MinBackward1", _even_back, x, impl,
-                       {"dims": None, "keepdim": False})
+        return _record("MaxBackward1" if which == "max" else "MinBackward1", _even_back, x, impl, None, False)
     d = _dims(dim, x._impl.ndim)[0]
     values, indices = (_C.max_dim if which == "max" else _C.min_dim)(x._impl, dim, keepdim)
     idx = wrap(indices)
-    out = _record("MaxBackward0" if which == "max" else "MinBackward0", _index_back, x, values,
-                  {"dims": [d], "dim": d, "keepdim": keepdim}, (idx,))
+    out = _record("MaxBackward0" if which == "max" else "MinBackward0", _index_back, x, values, [d], keepdim,
+                  {"dim": d}, (idx,))
     return values_indices(out, idx)
 
 
@@ -208,8 +220,8 @@ def var(Tensor x, dim=None, unbiased=None, keepdim=False, *, correction=None):
         unbiased, dim = dim, None
     c = _correction(unbiased, correction)
     dims = _dims(dim, x._impl.ndim)
-    return _record("VarBackward0", _var_back, x, _C.var(x._impl, dims, c, keepdim),
-                   {"dims": dims, "keepdim": keepdim, "correction": c})
+    return _record("VarBackward0", _var_back, x, _C.var(x._impl, dims, c, keepdim), dims, keepdim,
+                   {"correction": c})
 
 
 def _std_back(Node n, g):
@@ -226,8 +238,8 @@ def std(Tensor x, dim=None, unbiased=None, keepdim=False, *, correction=None):
         unbiased, dim = dim, None
     c = _correction(unbiased, correction)
     dims = _dims(dim, x._impl.ndim)
-    return _record("StdBackward0", _std_back, x, _C.std(x._impl, dims, c, keepdim),
-                   {"dims": dims, "keepdim": keepdim, "correction": c})
+    return _record("StdBackward0", _std_back, x, _C.std(x._impl, dims, c, keepdim), dims, keepdim,
+                   {"correction": c})
 
 
 def _lse_back(Node n, g):
@@ -237,8 +249,7 @@ def _lse_back(Node n, g):
 
 def logsumexp(Tensor x, dim, keepdim=False):
     dims = _dims(dim, x._impl.ndim)
-    return _record("LogsumexpBackward0", _lse_back, x, _C.logsumexp(x._impl, dims, keepdim),
-                   {"dims": dims, "keepdim": keepdim})
+    return _record("LogsumexpBackward0", _lse_back, x, _C.logsumexp(x._impl, dims, keepdim), dims, keepdim)
 
 
 def _norm_back(Node n, g):
@@ -269,8 +280,8 @@ def norm(Tensor x, p="fro", dim=None, keepdim=False, dtype=None):
     if dtype is not None:
         x = x.to(dtype)
     dims = _dims(dim, x._impl.ndim)
-    return _record("NormBackward1", _norm_back, x, _C.norm(x._impl, float(p), dims, keepdim),
-                   {"dims": dims, "keepdim": keepdim, "p": float(p)})
+    return _record("NormBackward1", _norm_back, x, _C.norm(x._impl, float(p), dims, keepdim), dims,
+                   keepdim, {"p": float(p)})
 
 
 # ------------------------------------------------------------------ scans
@@ -322,7 +333,8 @@ def _softmax_back(Node n, g):
 def softmax(Tensor x, int dim, dtype=None):
     """Softmax along dim, computed in float32 for half types."""
     d = _dims(dim, x._impl.ndim)[0]
-    return _record("SoftmaxBackward0", _softmax_back, x, _C.softmax(x._impl, dim, _code(dtype)), {"dim": d})
+    return _record("SoftmaxBackward0", _softmax_back, x, _C.softmax(x._impl, dim, _code(dtype)), None, False,
+                   {"dim": d})
 
 
 def _log_softmax_back(Node n, g):
@@ -334,7 +346,8 @@ def _log_softmax_back(Node n, g):
 
 def log_softmax(Tensor x, int dim, dtype=None):
     d = _dims(dim, x._impl.ndim)[0]
-    return _record("LogSoftmaxBackward0", _log_softmax_back, x, _C.log_softmax(x._impl, dim, _code(dtype)), {"dim": d})
+    return _record("LogSoftmaxBackward0", _log_softmax_back, x, _C.log_softmax(x._impl, dim, _code(dtype)),
+                   None, False, {"dim": d})
 
 
 # ------------------------------------------------------------------ normalization
