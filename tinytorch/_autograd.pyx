@@ -16,6 +16,7 @@ from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.weakref cimport PyWeakref_NewRef
 
 from tinytorch import _C
+from tinytorch._dtype import DTYPES
 
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
 
@@ -539,12 +540,14 @@ cdef tuple _as_tuple(object x):
 
 
 cdef Tensor _implicit_grad(Tensor t):
-    if t._impl.numel != 1:
-        raise RuntimeError("grad can be implicitly created only for scalar outputs")
-    if not t.dtype.is_floating_point:
-        raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {t.dtype}")
     impl = t._impl
-    return wrap(_C.full(impl.shape, 1.0, impl.dtype_code, impl.device))
+    shape, code = impl.meta     # (one call into _C for what numel/dtype/shape would take three)
+    for size in shape:
+        if size != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+    if not DTYPES[code].is_floating_point:
+        raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {t.dtype}")
+    return wrap(_C.full(shape, 1.0, code, impl.device))
 
 
 cdef tuple _root_grads(tuple tensors, tuple grad_tensors, bint create_graph):

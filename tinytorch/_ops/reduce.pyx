@@ -60,19 +60,18 @@ cdef Tensor _record(str name, object backward, Tensor x, object impl, object dim
     return out
 
 
-def _keep(Tensor g, n):
+cdef object _keep(Tensor g, ReduceNode n):
     """g with the reduced dims put back as size-1 dims (so it broadcasts against the input).
     A full reduction's 0-dim result already broadcasts as is."""
     if n.keepdim or n.dims is None:
         return g
     shape = list(n.in_shape)
-    dims = range(len(shape)) if n.dims is None else n.dims
-    for d in dims:
+    for d in n.dims:
         shape[d] = 1
     return g.reshape(shape)
 
 
-def _count(n):
+cdef object _count(ReduceNode n):
     c = 1
     dims = range(len(n.in_shape)) if n.dims is None else n.dims
     for d in dims:
@@ -82,7 +81,7 @@ def _count(n):
 
 # ------------------------------------------------------------------ sum / mean / prod
 
-def _sum_back(Node n, g):
+def _sum_back(ReduceNode n, g):
     return (_keep(g, n).expand(*n.in_shape),)
 
 
@@ -94,7 +93,7 @@ def sum(Tensor x, dim=None, keepdim=False, *, dtype=None):
                    None, (), False)   # (sum and mean save nothing)
 
 
-def _mean_back(Node n, g):
+def _mean_back(ReduceNode n, g):
     return (_keep(g, n).expand(*n.in_shape) / _count(n),)
 
 
@@ -105,7 +104,7 @@ def mean(Tensor x, dim=None, keepdim=False, *, dtype=None):
                    None, (), False)   # (sum and mean save nothing)
 
 
-def _prod_back(Node n, g):
+def _prod_back(ReduceNode n, g):
     x, y = n.saved_tensors
     from tinytorch._ops.elementwise import where
     gk, yk = _keep(g, n), _keep(y, n)
@@ -127,7 +126,7 @@ def prod(Tensor x, dim=None, keepdim=False, *, dtype=None):
 
 # ------------------------------------------------------------------ max / min
 
-def _even_back(Node n, g):
+def _even_back(ReduceNode n, g):
     """Gradient of amax/amin/max()/min(): shared evenly among the tied extremes."""
     x, y = n.saved_tensors
     mask = (x == _keep(y, n))
@@ -144,7 +143,7 @@ def amin(Tensor x, dim=(), keepdim=False):
     return _record("AminBackward0", _even_back, x, _C.amin(x._impl, dims, keepdim), dims, keepdim)
 
 
-def _index_back(Node n, g):
+def _index_back(ReduceNode n, g):
     """Gradient of max/min over one dim: g goes to the returned index."""
     x, y, idx = n.saved_tensors
     from tinytorch._creation import arange
@@ -208,7 +207,7 @@ def _correction(unbiased, correction):
     return 1.0 if unbiased else 0.0
 
 
-def _var_back(Node n, g):
+def _var_back(ReduceNode n, g):
     x, y = n.saved_tensors
     centered = x - mean(x, n.dims, keepdim=True)
     return (_keep(g, n) * centered * (2.0 / (_count(n) - n.correction)),)
@@ -224,7 +223,7 @@ def var(Tensor x, dim=None, unbiased=None, keepdim=False, *, correction=None):
                    {"correction": c})
 
 
-def _std_back(Node n, g):
+def _std_back(ReduceNode n, g):
     x, y = n.saved_tensors
     from tinytorch._ops.elementwise import where
     centered = x - mean(x, n.dims, keepdim=True)
@@ -242,7 +241,7 @@ def std(Tensor x, dim=None, unbiased=None, keepdim=False, *, correction=None):
                    {"correction": c})
 
 
-def _lse_back(Node n, g):
+def _lse_back(ReduceNode n, g):
     x, y = n.saved_tensors
     return (_keep(g, n) * (x - _keep(y, n)).exp(),)
 
@@ -252,7 +251,7 @@ def logsumexp(Tensor x, dim, keepdim=False):
     return _record("LogsumexpBackward0", _lse_back, x, _C.logsumexp(x._impl, dims, keepdim), dims, keepdim)
 
 
-def _norm_back(Node n, g):
+def _norm_back(ReduceNode n, g):
     x, y = n.saved_tensors
     from tinytorch._ops.elementwise import where
     p = n.p
