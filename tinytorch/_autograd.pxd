@@ -6,8 +6,8 @@ cdef class Node:
     cdef public str _name
     cdef public tuple next_functions    # ((Node or None, output_nr), ...) one per input
     cdef public object _backward        # backward(node, *grad_outputs) -> grad per input
-    cdef public tuple _input_meta       # (shape, dtype_code, device_str) per input, for checks
-    cdef public list _saved             # [(tensor or None, impl, version, is_output)]
+    cdef list _out_meta                 # (shape, dtype_code) per output, set by set_history, for checks
+    cdef public list _saved             # [(tensor or None, impl, version, is_output)], None if nothing saved
     cdef public bint _freed
     cdef public long long _seq
     cdef public int _num_outputs
@@ -16,5 +16,8 @@ cdef class Node:
     cdef object __weakref__
     cdef dict __dict__                  # per-op attributes (dim, keepdim, ...) the formula needs
 
+cdef bint should_record(tuple inputs)
+cdef Node init_node(Node n, str name, object backward, tuple inputs, int num_outputs=*)
 cdef Node make_node(str name, object backward, tuple inputs, int num_outputs=*)
 cdef void set_history(Tensor out, Node node, int output_nr)
+cdef void save_tensors(Node node, tuple tensors)

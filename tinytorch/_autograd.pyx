@@ -6,11 +6,17 @@ An op that takes inputs requiring grad records one ``Node``: the backward formul
 their version counters). ``backward()`` counts dependencies from the roots and runs each node
 once, in dependency order (highest sequence number first among the ready ones, as PyTorch),
 then frees what the nodes saved unless ``retain_graph=True``.
+
+Recording runs on every differentiable op, so it stays in C-level fields and C calls: edges and
+flags are built as tuples directly, the shape/dtype a gradient is checked against is read once
+per output (``set_history``), not once per consuming edge.
 """
-import heapq
-import weakref
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from cpython.weakref cimport PyWeakref_NewRef
 
 from tinytorch import _C
+from tinytorch._dtype import DTYPES
 
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
 
@@ -50,6 +56,15 @@ def _set_inference_mode(bint mode):
 
 # ------------------------------------------------------------------ nodes
 
+cdef tuple _NO_EDGE = (None, 0)
+
+
+cdef inline void _put(tuple t, Py_ssize_t i, object v):
+    """Fills slot i of a tuple fresh from PyTuple_New (which steals a reference)."""
+    Py_INCREF(v)
+    PyTuple_SET_ITEM(t, i, v)
+
+
 cdef class Node:
     """One recorded differentiable call (``grad_fn``)."""
 
@@ -65,19 +80,7 @@ cdef class Node:
     # -- saving tensors for the backward formula
     def save(self, *tensors):
         """Save inputs/outputs the formula needs; in-place changes to them are detected."""
-        cdef Tensor t
-        for obj in tensors:
-            if obj is None:
-                self._saved.append((None, None, 0, False))
-                continue
-            t = <Tensor>obj
-            if t._grad_fn is self:
-                # An output of this node: keep only its storage, not the Python tensor, so the
-                # graph does not reference itself (no cycle, freed by refcounting alone).
-                # (Outputs saved before set_history are converted there.) is_output = output_nr + 1.
-                self._saved.append((None, t._impl, t._impl.version, t._output_nr + 1))
-            else:
-                self._saved.append((t, t._impl, t._impl.version, False))
+        save_tensors(self, tensors)
 
     @property
     def saved_tensors(self):
@@ -87,6 +90,8 @@ cdef class Node:
                 "they have already been freed). Saved intermediate values of the graph are freed when you call "
                 ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
                 "graph a second time or if you need to access saved tensors after calling backward.")
+        if self._saved is None:
+            return ()
         out = []
         cdef Tensor t
         for i, (tensor, impl, version, is_output) in enumerate(self._saved):
@@ -109,7 +114,7 @@ cdef class Node:
         return tuple(out)
 
     def _release(self):
-        self._saved = []
+        self._saved = None
         self._freed = True
 
     def register_hook(self, hook):
@@ -140,18 +145,32 @@ cdef class AccumulateGrad(Node):
     cdef public Tensor variable
 
 
-cdef Node _new_node(type cls, str name, object backward, int num_inputs, int num_outputs):
+cdef void save_tensors(Node node, tuple tensors):
+    cdef Tensor t
+    if node._saved is None:
+        node._saved = []
+    for obj in tensors:
+        if obj is None:
+            node._saved.append((None, None, 0, False))
+            continue
+        t = <Tensor>obj
+        if t._grad_fn is node:
+            # An output of this node: keep only its storage, not the Python tensor, so the
+            # graph does not reference itself (no cycle, freed by refcounting alone).
+            # (Outputs saved before set_history are converted there.) is_output = output_nr + 1.
+            node._saved.append((None, t._impl, t._impl.version, t._output_nr + 1))
+        else:
+            node._saved.append((t, t._impl, t._impl.version, False))
+
+
+cdef Node _init_node(Node n, str name, object backward, int num_outputs):
+    """Fills a fresh node (allocated with X.__new__(X), which compiles to a direct tp_new call)."""
     global _next_seq
-    # Node.__new__(Node) compiles to a direct tp_new call; the generic form is a Python call
-    cdef Node n = Node.__new__(Node) if cls is Node else cls.__new__(cls)
     n._name = name
     n._backward = backward
-    n._saved = []
-    n._freed = False
     n._seq = _next_seq
     _next_seq += 1
     n._num_outputs = num_outputs
-    n._output_hooks = None
     return n
 
 
@@ -160,12 +179,11 @@ cdef Node grad_accumulator(Tensor leaf):
     if leaf._grad_acc is not None:
         acc = leaf._grad_acc()
     if acc is None:
-        acc = <AccumulateGrad>_new_node(AccumulateGrad, "AccumulateGrad", None, 0, 1)
+        acc = <AccumulateGrad>_init_node(AccumulateGrad.__new__(AccumulateGrad), "AccumulateGrad", None, 1)
         acc.variable = leaf
         acc.next_functions = ()
-        acc._input_meta = ()
         acc.needs_input_grad = ()
-        leaf._grad_acc = weakref.ref(acc)
+        leaf._grad_acc = PyWeakref_NewRef(acc, None)
     return acc
 
 
@@ -174,49 +192,59 @@ cdef tuple edge_of(Tensor t):
         return (t._grad_fn, t._output_nr)
     if t._requires_grad:
         return (grad_accumulator(t), 0)
-    return (None, 0)
+    return _NO_EDGE
+
+
+cdef bint should_record(tuple inputs):
+    """Grad mode is on and an input requires grad: the op gets a node."""
+    if not tt_grad_enabled:
+        return False
+    for x in inputs:
+        if x is not None and requires_grad(<Tensor>x):
+            return True
+    return False
+
+
+cdef Node init_node(Node n, str name, object backward, tuple inputs, int num_outputs=1):
+    """Fills a fresh node: its edges to the inputs' nodes. Ops whose formula needs attributes
+    allocate a typed Node subclass (X.__new__(X), a direct tp_new) and pass it here."""
+    _init_node(n, name, backward, num_outputs)
+    cdef Py_ssize_t i, k = len(inputs)
+    cdef tuple edges = PyTuple_New(k)
+    cdef tuple needs = PyTuple_New(k)
+    for i in range(k):
+        x = inputs[i]
+        if x is not None and requires_grad(<Tensor>x):
+            _put(edges, i, edge_of(<Tensor>x))
+            _put(needs, i, True)
+        else:
+            _put(edges, i, _NO_EDGE)
+            _put(needs, i, False)
+    n.next_functions = edges
+    n.needs_input_grad = needs
+    return n
 
 
 cdef Node make_node(str name, object backward, tuple inputs, int num_outputs=1):
     """A new Node if grad mode is on and any input requires grad, else None."""
-    if not tt_grad_enabled:
+    if not should_record(inputs):
         return None
-    cdef bint any_grad = False
-    cdef Tensor t
-    for x in inputs:
-        if x is not None and requires_grad(<Tensor>x):
-            any_grad = True
-            break
-    if not any_grad:
-        return None
-    cdef Node n = _new_node(Node, name, backward, len(inputs), num_outputs)
-    edges, meta, needs = [], [], []
-    for x in inputs:
-        if x is None:
-            edges.append((None, 0)); meta.append(None); needs.append(False)
-            continue
-        t = <Tensor>x
-        if requires_grad(t):
-            edges.append(edge_of(t))
-            needs.append(True)
-            meta.append(t._impl.meta)   # only inputs that receive a gradient are checked
-        else:
-            edges.append((None, 0))
-            needs.append(False)
-            meta.append(None)
-    n.next_functions = tuple(edges)
-    n._input_meta = tuple(meta)
-    n.needs_input_grad = tuple(needs)
-    return n
+    return init_node(Node.__new__(Node), name, backward, inputs, num_outputs)
 
 
 cdef void set_history(Tensor out, Node node, int output_nr):
     out._grad_fn = node
     out._output_nr = output_nr
+    # what gradients flowing into this output are checked against (PyTorch's input_metadata)
+    if node._out_meta is None:
+        node._out_meta = [None] * node._num_outputs
+    node._out_meta[output_nr] = out._impl.meta
     # ops save their output before attaching it (n.save(x, out); set_history(out, n, 0)): keep
     # only its storage, else node -> saved out -> out._grad_fn -> node is a reference cycle
     # that only the cycle collector frees.
     cdef list saved = node._saved
+    if saved is None:
+        return
     for i in range(len(saved)):
         if saved[i][0] is out:
             saved[i] = (None, saved[i][1], saved[i][2], output_nr + 1)
@@ -233,10 +261,18 @@ def _set_history(Tensor out, Node node, int output_nr):
 
 # ------------------------------------------------------------------ engine
 
-cdef object _checked_grad(Node node, int i, object g):
+cdef object _meta_of(Node fn, int output_nr):
+    """The (shape, dtype_code) a gradient for output ``output_nr`` of ``fn`` must have."""
+    if isinstance(fn, AccumulateGrad):
+        return (<AccumulateGrad>fn).variable._impl.meta   # the leaf as it is now
+    return fn._out_meta[output_nr] if fn._out_meta is not None else None
+
+
+cdef object _checked_grad(Node node, int i, object g, object meta):
     """PyTorch's validate_outputs: reduce broadcast grads to the input's shape, cast dtype."""
-    meta = node._input_meta[i]
     cdef Tensor gt = <Tensor>g
+    if meta is None:
+        return gt
     gmeta = gt._impl.meta
     if gmeta == meta:
         return gt
@@ -284,129 +320,193 @@ cdef _accumulate(AccumulateGrad acc, object g, bint create_graph):
             hook(leaf)
 
 
-def run_backward(tuple roots, tuple root_grads, bint keep_graph, bint create_graph,
-                 tuple inputs=None, bint accumulate=True, bint allow_unused=False):
-    """Runs the graph from ``roots``. With ``accumulate`` grads go into leaves' ``.grad``;
-    otherwise (autograd.grad) the gradients w.r.t. ``inputs`` are returned."""
+cdef class _Pending:
+    """A reachable node's state during one backward run."""
+    cdef Node node
+    cdef long long seq        # node._seq: the ready queue's priority
+    cdef int deps             # incoming edges not yet processed
+    cdef list grads           # gradient per output, summed; None until one arrives
+
+    cdef void add_grad(self, Py_ssize_t output_nr, object g):
+        if self.grads is None:
+            self.grads = [None] * self.node._num_outputs
+        old = self.grads[output_nr]
+        self.grads[output_nr] = g if old is None else old + g
+
+
+cdef _Pending _pending(Node node):
+    cdef _Pending p = _Pending.__new__(_Pending)
+    p.node = node
+    p.seq = node._seq
+    return p
+
+
+# The ready queue: a binary max-heap on the sequence number kept in a list (C comparisons).
+
+cdef void _push_ready(list heap, _Pending p):
+    heap.append(p)
+    cdef Py_ssize_t i = len(heap) - 1, parent
+    while i > 0:
+        parent = (i - 1) >> 1
+        if (<_Pending>heap[parent]).seq >= p.seq:
+            break
+        heap[i] = heap[parent]
+        i = parent
+    heap[i] = p
+
+
+cdef _Pending _pop_ready(list heap):
+    cdef _Pending top = <_Pending>heap[0]
+    cdef _Pending last = <_Pending>heap.pop()
+    cdef Py_ssize_t n = len(heap), i = 0, child
+    if n == 0:
+        return top
+    while True:
+        child = 2 * i + 1
+        if child >= n:
+            break
+        if child + 1 < n and (<_Pending>heap[child + 1]).seq > (<_Pending>heap[child]).seq:
+            child += 1
+        if (<_Pending>heap[child]).seq <= last.seq:
+            break
+        heap[i] = heap[child]
+        i = child
+    heap[i] = last
+    return top
+
+
+cdef set _needed_nodes(list start, dict targets):
+    """With targets (autograd.grad), only nodes on a path to a target need to run."""
+    target_nodes = {k[0] for k in targets}
+    cdef set needed = set(), seen = set()
+    cdef Node node
+    stack = [(fn, False) for fn, _, _ in start]
+    while stack:
+        node_obj, done = stack.pop()
+        node = <Node>node_obj
+        if done:
+            if node in target_nodes or any(nx is not None and nx in needed for nx, _ in node.next_functions):
+                needed.add(node)
+            continue
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.append((node, True))
+        for nx, _ in node.next_functions:
+            if nx is not None and nx not in seen:
+                stack.append((nx, False))
+    return needed
+
+
+cdef tuple _run_backward(tuple roots, tuple root_grads, bint keep_graph, bint create_graph,
+                         tuple inputs, bint accumulate, bint allow_unused):
+    global tt_grad_enabled
     cdef Tensor t
-    cdef Node node, nxt
+    cdef Node node
+    cdef Py_ssize_t i, nr
     # 1. roots -> (node, output_nr, grad)
-    start = []
-    for t, g in zip(roots, root_grads):
+    cdef list start = []
+    for i in range(len(roots)):
+        t = roots[i]
         if not requires_grad(t):
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
-        fn, nr = edge_of(t)
-        start.append((fn, nr, g))
-    # 2. what we capture (autograd.grad / backward(inputs=...))
-    targets = None
+        fn, nr_obj = edge_of(t)
+        start.append((fn, nr_obj, root_grads[i]))
+    # 2. what we capture (autograd.grad / backward(inputs=...)): (node, output_nr) -> [input index]
+    cdef dict targets = None
     if inputs is not None:
         targets = {}
-        for i, x in enumerate(inputs):
-            t = <Tensor>x
+        for i in range(len(inputs)):
+            t = inputs[i]
             if not requires_grad(t):
                 raise RuntimeError(f"One of the differentiated Tensors does not require grad")
-            fn, nr = edge_of(t)
-            targets.setdefault((id(fn), nr), []).append(i)
-    # 3. dependency counts over the reachable graph
-    deps = {}
-    nodes = {}
-    stack = [fn for fn, _, _ in start]
-    for fn in stack:
-        nodes[id(fn)] = fn
+            targets.setdefault(edge_of(t), []).append(i)
+    # 3. dependency counts (incoming edges) over the reachable graph; Nodes hash by identity
+    cdef dict pending = {}      # Node -> _Pending
+    cdef _Pending p, q
+    cdef list stack = []
+    for fn, _, _ in start:
+        if fn not in pending:
+            pending[fn] = p = _pending(<Node>fn)
+            stack.append(p)
     while stack:
-        node = stack.pop()
-        for nxt_obj, _ in node.next_functions:
+        p = <_Pending>stack.pop()
+        for nxt_obj, _ in p.node.next_functions:
             if nxt_obj is None:
                 continue
-            k = id(nxt_obj)
-            deps[k] = deps.get(k, 0) + 1
-            if k not in nodes:
-                nodes[k] = nxt_obj
-                stack.append(nxt_obj)
-    # With targets, only nodes on a path to a target need to run.
-    needed = None
-    if targets is not None:
-        target_nodes = {k[0] for k in targets}
-        needed = set()
-        order = []
-        seen = set()
-        stack = [(fn, False) for fn, _, _ in start]
-        while stack:
-            node, done = stack.pop()
-            k = id(node)
-            if done:
-                if k in target_nodes or any(nx is not None and id(nx) in needed for nx, _ in node.next_functions):
-                    needed.add(k)
-                continue
-            if k in seen:
-                continue
-            seen.add(k)
-            stack.append((node, True))
-            for nx, _ in node.next_functions:
-                if nx is not None and id(nx) not in seen:
-                    stack.append((nx, False))
+            q = pending.get(nxt_obj)
+            if q is None:
+                pending[nxt_obj] = q = _pending(<Node>nxt_obj)
+                stack.append(q)
+            q.deps += 1
+    cdef set needed = _needed_nodes(start, targets) if targets is not None else None
     results = [None] * (len(inputs) if inputs is not None else 0)
-    # 4. buffers and the ready queue (max sequence number first)
-    buffers = {}
-    for fn, nr, g in start:
-        buf = buffers.setdefault(id(fn), [None] * (<Node>fn)._num_outputs)
-        buf[nr] = g if buf[nr] is None else buf[nr] + g
-    ready = []
-    queued = set()
+    # 4. the roots' gradients and the ready queue
+    cdef list ready = []
+    for fn, nr_obj, g in start:
+        (<_Pending>pending[fn]).add_grad(nr_obj, g)
     for fn, _, _ in start:
-        if deps.get(id(fn), 0) == 0 and id(fn) not in queued:
-            heapq.heappush(ready, (-(<Node>fn)._seq, id(fn)))
-            queued.add(id(fn))
-    prev = tt_grad_enabled
-    _set_grad_enabled(create_graph)
+        p = pending[fn]
+        if p.deps == 0 and p not in ready:
+            _push_ready(ready, p)
+    cdef bint run
+    cdef tuple edges
+    cdef list buf
+    cdef int prev = tt_grad_enabled
+    tt_grad_enabled = create_graph
     try:
         while ready:
-            _, k = heapq.heappop(ready)
-            node = nodes[k]
-            grads = buffers.pop(k, None)
-            if grads is None:
-                grads = [None] * node._num_outputs
+            p = _pop_ready(ready)
+            node = p.node
+            buf = p.grads if p.grads is not None else [None] * node._num_outputs
+            p.grads = None
             if node._output_hooks:
-                for nr, hooks in node._output_hooks.items():
-                    if grads[nr] is not None:
-                        grads[nr] = _run_hooks(hooks, grads[nr], node._name)
+                for nr_obj, hooks in node._output_hooks.items():
+                    if buf[nr_obj] is not None:
+                        buf[nr_obj] = _run_hooks(hooks, buf[nr_obj], node._name)
             if targets is not None:
                 for nr in range(node._num_outputs):
-                    for i in targets.get((k, nr), ()):
-                        results[i] = grads[nr]
-            run = any(g is not None for g in grads) and (needed is None or k in needed)
+                    for i in targets.get((node, nr), ()):
+                        results[i] = buf[nr]
+            run = needed is None or node in needed
+            if run:
+                run = False
+                for g in buf:
+                    if g is not None:
+                        run = True
+                        break
             if isinstance(node, AccumulateGrad):
-                if run and accumulate and (targets is None or (k, 0) in targets):
-                    _accumulate(<AccumulateGrad>node, grads[0], create_graph)
+                if run and accumulate and (targets is None or (node, 0) in targets):
+                    _accumulate(<AccumulateGrad>node, buf[0], create_graph)
                 continue
             in_grads = None
+            edges = node.next_functions
             if run:
                 if node._freed:
                     node.saved_tensors  # raises the "backward through the graph a second time" error
-                in_grads = node._backward(node, *grads)
+                in_grads = node._backward(node, buf[0]) if len(buf) == 1 else node._backward(node, *buf)
                 if not isinstance(in_grads, tuple):
                     in_grads = (in_grads,)
-                if len(in_grads) != len(node.next_functions):
+                if len(<tuple>in_grads) != len(edges):
                     raise RuntimeError(f"function {node._name} returned an incorrect number of gradients "
-                                       f"(expected {len(node.next_functions)}, got {len(in_grads)})")
+                                       f"(expected {len(edges)}, got {len(<tuple>in_grads)})")
                 if not keep_graph:
-                    node._release()
-            for i, (nxt_obj, nr) in enumerate(node.next_functions):
+                    node._saved = None
+                    node._freed = True
+            for i in range(len(edges)):
+                nxt_obj, nr_obj = <tuple>edges[i]
                 if nxt_obj is None:
                     continue
-                nk = id(nxt_obj)
-                g = in_grads[i] if in_grads is not None else None
+                q = pending[nxt_obj]
+                g = (<tuple>in_grads)[i] if in_grads is not None else None
                 if g is not None:
-                    g = _checked_grad(node, i, g)
-                    buf = buffers.get(nk)
-                    if buf is None:
-                        buf = buffers[nk] = [None] * (<Node>nxt_obj)._num_outputs
-                    buf[nr] = g if buf[nr] is None else buf[nr] + g
-                deps[nk] -= 1
-                if deps[nk] == 0:
-                    heapq.heappush(ready, (-(<Node>nxt_obj)._seq, nk))
+                    nr = nr_obj
+                    q.add_grad(nr, _checked_grad(node, i, g, _meta_of(q.node, nr)))
+                q.deps -= 1
+                if q.deps == 0:
+                    _push_ready(ready, q)
     finally:
-        _set_grad_enabled(prev)
+        tt_grad_enabled = prev
     if inputs is not None and accumulate:
         # backward(inputs=[...]) with a non-leaf: its .grad is populated too (as PyTorch)
         for x, r in zip(inputs, results):
@@ -422,3 +522,69 @@ def run_backward(tuple roots, tuple root_grads, bint keep_graph, bint create_gra
                 raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
                                    "Set allow_unused=True if this is the desired behavior.")
     return tuple(results)
+
+
+def run_backward(tuple roots, tuple root_grads, bint keep_graph, bint create_graph,
+                 tuple inputs=None, bint accumulate=True, bint allow_unused=False):
+    """Runs the graph from ``roots``. With ``accumulate`` grads go into leaves' ``.grad``;
+    otherwise (autograd.grad) the gradients w.r.t. ``inputs`` are returned."""
+    return _run_backward(roots, root_grads, keep_graph, create_graph, inputs, accumulate, allow_unused)
+
+
+# ------------------------------------------------------------------ entry points
+
+cdef tuple _as_tuple(object x):
+    if x is None:
+        return None
+    return tuple(x) if isinstance(x, (list, tuple)) else (x,)
+
+
+cdef Tensor _implicit_grad(Tensor t):
+    impl = t._impl
+    shape, code = impl.meta     # (one call into _C for what numel/dtype/shape would take three)
+    for size in shape:
+        if size != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+    if not DTYPES[code].is_floating_point:
+        raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {t.dtype}")
+    return wrap(_C.full(shape, 1.0, code, impl.device))
+
+
+cdef tuple _root_grads(tuple tensors, tuple grad_tensors, bint create_graph):
+    """The gradients backward starts from: given ones (checked, detached) or implicit ones."""
+    cdef Tensor t
+    cdef list grads = []
+    for i in range(len(tensors)):
+        t = tensors[i]
+        g = grad_tensors[i] if grad_tensors is not None and i < len(grad_tensors) else None
+        if g is None:
+            g = _implicit_grad(t)
+        else:
+            if not isinstance(g, Tensor):
+                import tinytorch
+                g = tinytorch.tensor(g, dtype=t.dtype, device=t.device)
+            if tuple(g.shape) != tuple(t.shape):
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and "
+                                   f"output[{i}] has a shape of {tuple(t.shape)}.")
+            if not create_graph:
+                g = g.detach()
+        grads.append(g)
+    return tuple(grads)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, bint create_graph=False, inputs=None):
+    """autograd.backward: accumulates the gradients of ``tensors`` into the graph leaves."""
+    roots = _as_tuple(tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    _run_backward(roots, _root_grads(roots, _as_tuple(grad_tensors), create_graph), bool(retain_graph),
+                  create_graph, _as_tuple(inputs), True, True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, bint create_graph=False, bint allow_unused=False):
+    """autograd.grad: the gradients of ``outputs`` w.r.t. ``inputs``, returned (None if unused)."""
+    roots = _as_tuple(outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    return _run_backward(roots, _root_grads(roots, _as_tuple(grad_outputs), create_graph), bool(retain_graph),
+                         create_graph, _as_tuple(inputs), False, allow_unused)

@@ -10,6 +10,7 @@ from tinytorch import _C
 from tinytorch._size import Size
 
 cdef object _tensor_cls = None     # tinytorch.Tensor, set by tinytorch/tensor.py
+cdef object _engine_backward = None   # tinytorch._autograd.backward
 
 
 cdef tuple _DTYPES = ()           # tinytorch dtype objects by code, set with the tensor class
@@ -208,8 +209,10 @@ cdef class TensorBase:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Computes the gradient of current tensor w.r.t. graph leaves."""
-        from tinytorch.autograd import backward
-        backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs=inputs)
+        global _engine_backward
+        if _engine_backward is None:   # (_autograd imports this module: bind on first use)
+            from tinytorch._autograd import backward as _engine_backward
+        _engine_backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
 
     # ---------------------------------------------------------------- python protocol
     def __len__(self):

@@ -1,8 +1,12 @@
-// Matrix products: _C.matmul / mm / bmm / linear / addmm.
+// Matrix products: _C.matmul / mm / bmm / linear (and its backward) / addmm.
 #include "bind.h"
 #include "tinytorch/ops/linalg.h"
 
 namespace tt::python {
+
+namespace {
+py::object tensor_or_none(const Tensor& t) { return t.defined() ? py::cast(t) : py::none(); }
+}  // namespace
 
 TT_BIND(10, linalg) {
   m.def("matmul", &matmul, py::arg("a"), py::arg("b"));
@@ -11,6 +15,10 @@ TT_BIND(10, linalg) {
   m.def("linear", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b) {
     return linear(x, w, b.value_or(Tensor()));
   }, py::arg("x"), py::arg("w"), py::arg("b") = py::none());
+  m.def("linear_backward", [](const Tensor& g, const Tensor& x, const Tensor& w, std::array<bool, 3> needs) {
+    auto [gx, gw, gb] = linear_backward(g, x, w, needs);
+    return py::make_tuple(tensor_or_none(gx), tensor_or_none(gw), tensor_or_none(gb));
+  }, py::arg("grad_out"), py::arg("x"), py::arg("w"), py::arg("needs"));
   m.def("addmm", &addmm, py::arg("input"), py::arg("m1"), py::arg("m2"), py::arg("beta") = 1.0,
         py::arg("alpha") = 1.0);
 }

@@ -2,6 +2,7 @@
 counters, custom Functions, autograd.grad (incl. double backward), bad input, and memory."""
 import gc
 import os
+import sys
 import threading
 import weakref
 
@@ -302,6 +303,47 @@ def test_grad_mode_is_thread_local():
         assert out["g"] is True
 
 
+def test_backward_inside_a_hook_on_a_graph_sharing_the_leaf():
+    # a run started from a hook must not disturb the state of the run that called the hook
+    x = leaf([1.0, 2.0])
+    inner = {}
+
+    def hook(g):
+        with tt.enable_grad():   # (backward runs hooks with grad mode off, as PyTorch)
+            inner["grad"], = tt.autograd.grad((x * x * 5.0).sum(), x)
+        return g
+    y = x * 3.0
+    y.register_hook(hook)
+    ((y * x).sum() + (x * 7.0).sum()).backward()
+    np.testing.assert_array_equal(to_numpy(x.grad), [2 * 3 * 1 + 7, 2 * 3 * 2 + 7])
+    np.testing.assert_array_equal(to_numpy(inner["grad"]), [10, 20])
+
+
+def test_concurrent_backward_from_threads_sharing_a_leaf():
+    x = leaf([1.0, 2.0])
+    errors = []
+
+    def worker(k):
+        try:
+            for _ in range(200):
+                g, = tt.autograd.grad(((x * float(k)).exp() * x).sum(), x)
+                want = np.exp(k * np.array([1.0, 2.0])) * (1 + k * np.array([1.0, 2.0]))
+                np.testing.assert_allclose(to_numpy(g), want, rtol=1e-12)
+        except Exception as e:  # noqa: BLE001  (reported by the main thread)
+            errors.append(e)
+    threads = [threading.Thread(target=worker, args=(k,)) for k in (1, 2, 3)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)   # switch threads inside the engine's runs, not between them
+    try:
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors, errors[0]
+
+
 # ------------------------------------------------------------------ version counter
 
 def test_modified_saved_output_raises_with_node_and_versions():
@@ -596,6 +638,9 @@ DOUBLE_BACKWARD = {
     "gather_cat": lambda x: (tt.cat([x, x.gather(0, tt.tensor([2, 1]))]) ** 3).sum(),
     "amax": lambda x: x.amax() ** 2 + x.max(0).values ** 3,
     "where_clamp": lambda x: (tt.where(x > 0, x ** 2, x ** 3).clamp(-5, 5) ** 2).sum(),
+    # composite linear formula (the fused backward kernel is used only without create_graph)
+    "linear": lambda x: (tt.nn.functional.linear(x.view(2, 2), x.view(2, 2).t(), x[:2]) ** 2).sum()
+    + (tt.nn.functional.linear(x.view(1, 2, 2), x.view(2, 2)) ** 3).sum(),
 }
 
 

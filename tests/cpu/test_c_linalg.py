@@ -1,4 +1,4 @@
-"""tinytorch._C matmul / mm / bmm / linear / addmm against float64 numpy."""
+"""tinytorch._C matmul / mm / bmm / linear (and its backward) / addmm against float64 numpy."""
 import numpy as np
 import pytest
 
@@ -65,6 +65,20 @@ def test_linear_addmm(code):
     a3, a3n = make((2, 4, 5), code, 8)
     b3, b3n = make((2, 5, 3), code, 9)
     check(_C.bmm(a3, b3), a3n @ b3n, code)
+
+
+@pytest.mark.parametrize("code", [F32, F64])
+@pytest.mark.parametrize("xshape", [(5,), (3, 5), (2, 3, 5)])
+def test_linear_backward(code, xshape):
+    x, xn = make(xshape, code, 3)
+    w, wn = make((4, 5), code, 4)
+    g, gn = make(xshape[:-1] + (4,), code, 5)
+    gx, gw, gb = _C.linear_backward(g, x, w, (True, True, True))
+    check(gx, gn @ wn, code)
+    check(gw, gn.reshape(-1, 4).T @ xn.reshape(-1, 5), code)
+    check(gb, gn.reshape(-1, 4).sum(0), code)
+    assert _C.linear_backward(g, x, w, (False, True, False))[::2] == (None, None)
+    assert _C.linear_backward(g, x, w, (True, False, False))[1:] == (None, None)
 
 
 def test_errors():

@@ -3,7 +3,7 @@
 and results of fused backward kernels."""
 from tinytorch import _C
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
-from tinytorch._autograd cimport Node, make_node, set_history, is_grad_enabled_c
+from tinytorch._autograd cimport Node, make_node, set_history, save_tensors, is_grad_enabled_c
 
 cdef dict _scalar_cache = {}
 
@@ -68,16 +68,15 @@ cdef Tensor rebase_inplace(Tensor self, Tensor result):
     # always fail the saved-tensor version check.
     cdef Node n = result._grad_fn
     original = None
-    if n is not None:
+    if n is not None and n._saved is not None:
         for i, entry in enumerate(n._saved):
             if entry[0] is self:
                 if original is None:
                     original = self.clone()
                 n._saved[i] = (original, (<Tensor>original)._impl, (<Tensor>original)._impl.version, False)
     self._impl.copy_(result._impl)
-    if result._grad_fn is not None:
-        self._grad_fn = result._grad_fn
-        self._output_nr = result._output_nr
+    if n is not None:
+        set_history(self, n, result._output_nr)   # gradients are checked against self's dtype
     return self
 
 
@@ -90,6 +89,6 @@ cdef Tensor record(str name, object backward, tuple inputs, object impl, dict at
         for k, v in attrs.items():
             setattr(n, k, v)
         if saved:
-            n.save(*saved)
+            save_tensors(n, saved)
         set_history(out, n, 0)
     return out

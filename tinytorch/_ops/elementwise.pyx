@@ -6,26 +6,32 @@ import math
 
 from tinytorch import _C
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
-from tinytorch._autograd cimport Node, make_node, set_history, is_grad_enabled_c
+from tinytorch._autograd cimport Node, make_node, init_node, should_record, set_history, save_tensors, \
+    is_grad_enabled_c
 from tinytorch._ops._common cimport operand, as_tensor_like, fused_result, check_inplace, rebase_inplace
 
 
 # ------------------------------------------------------------------ unary
 
+cdef class UnaryNode(Node):
+    """Node of a unary op: which op and its scalar parameters (C fields, no attribute dict)."""
+    cdef public str op
+    cdef public double a, b
+
+
 cdef Tensor _unary(str name, Tensor x, double a=0.0, double b=0.0):
     cdef Tensor out = wrap(getattr(_C, name)(x._impl, a, b))
     spec = _UNARY_GRAD.get(name)
-    if spec is None:
+    if spec is None or not should_record((x,)):
         return out
-    cdef Node n = make_node(spec[0], _unary_backward, (x,))
-    if n is not None:
-        n.op, n.a, n.b = name, a, b
-        n.save(x, out)
-        set_history(out, n, 0)
+    cdef UnaryNode n = <UnaryNode>init_node(UnaryNode.__new__(UnaryNode), spec[0], _unary_backward, (x,))
+    n.op, n.a, n.b = name, a, b
+    save_tensors(n, (x, out))
+    set_history(out, n, 0)
     return out
 
 
-def _unary_backward(Node n, g):
+def _unary_backward(UnaryNode n, g):
     x, y = n.saved_tensors
     return (_UNARY_GRAD[n.op][1](n, g, x, y),)
 
@@ -181,7 +187,7 @@ def _clamp_tensor(Tensor x, lo, hi):
     cdef Tensor out = wrap(_C.clamp(x._impl, None if lo_t is None else lo_t._impl, None if hi_t is None else hi_t._impl))
     cdef Node n = make_node("ClampBackward0", _clamp_tensor_backward, (x, lo_t, hi_t))
     if n is not None:
-        n.save(x, lo_t, hi_t)
+        save_tensors(n, (x, lo_t, hi_t))
         set_history(out, n, 0)
     return out
 
@@ -216,6 +222,13 @@ def pow(a, b):
 
 # ------------------------------------------------------------------ binary
 
+cdef class BinaryNode(Node):
+    """Node of a binary op: which op, its alpha, and the value of a Python-number operand."""
+    cdef public str op
+    cdef public double alpha
+    cdef public object a_val, b_val
+
+
 cdef Tensor _binary(str name, a, b, double s0=1.0, double s1=0.0):
     cdef Tensor out = wrap(getattr(_C, name)(operand(a), operand(b), s0, s1))
     spec = _BINARY_GRAD.get(name)
@@ -223,25 +236,28 @@ cdef Tensor _binary(str name, a, b, double s0=1.0, double s1=0.0):
         return out
     ta = a if isinstance(a, Tensor) else None
     tb = b if isinstance(b, Tensor) else None
-    cdef Node n = make_node(spec[0], _binary_backward, (ta, tb))
-    if n is not None:
-        n.op, n.alpha = name, s0
-        if ta is None or tb is None:   # a Python number: the formula needs its value
-            n.a_val = a if ta is None else None
-            n.b_val = b if tb is None else None
-        saves = spec[2]
-        if saves:
-            n.save(ta if "a" in saves else None, tb if "b" in saves else None, out if "y" in saves else None)
-        set_history(out, n, 0)
+    cdef tuple inputs = (ta, tb)
+    if not should_record(inputs):
+        return out
+    cdef BinaryNode n = <BinaryNode>init_node(BinaryNode.__new__(BinaryNode), spec[0], _binary_backward, inputs)
+    n.op, n.alpha = name, s0
+    if ta is None:   # a Python number: the formula needs its value
+        n.a_val = a
+    if tb is None:
+        n.b_val = b
+    saves = spec[2]
+    if saves:
+        save_tensors(n, (ta if "a" in saves else None, tb if "b" in saves else None, out if "y" in saves else None))
+    set_history(out, n, 0)
     return out
 
 
-def _binary_backward(Node n, g):
+def _binary_backward(BinaryNode n, g):
     a, b, y = n.saved_tensors if n._saved else (None, None, None)
     if a is None:
-        a = getattr(n, "a_val", None)
+        a = n.a_val
     if b is None:
-        b = getattr(n, "b_val", None)
+        b = n.b_val
     ga, gb = _BINARY_GRAD[n.op][1](n, g, a, b, y)
     return (ga if n.needs_input_grad[0] else None, gb if n.needs_input_grad[1] else None)
 
@@ -335,7 +351,7 @@ def where(Tensor condition, a, b):
     cdef Tensor out = wrap(_C.where(condition._impl, operand(a), operand(b)))
     cdef Node n = make_node("WhereBackward0", _where_backward, (ta, tb))
     if n is not None:
-        n.save(condition)
+        save_tensors(n, (condition,))
         set_history(out, n, 0)
     return out
 

@@ -20,8 +20,12 @@ def _reduction_code(reduction):
 
 
 
-def _impl(t):
+cdef object _impl(object t):
     return None if t is None else (<Tensor>t)._impl
+
+
+cdef object _wrap_opt(object impl):
+    return None if impl is None else wrap(impl)
 
 
 # ------------------------------------------------------------------ matmul / linear
@@ -65,18 +69,25 @@ def bmm(Tensor a, Tensor b):
     return _record("BmmBackward0", _matmul_back, (a, b), _C.bmm(a._impl, b._impl), {}, (a, b))
 
 
-def _linear_back(Node n, g):
+def _linear_back(Node n, Tensor g):
+    cdef Tensor x, w
     x, w = n.saved_tensors
+    cdef tuple needs = n.needs_input_grad
+    if not is_grad_enabled_c():
+        # not recording (no create_graph): one fused call, no double backward needed
+        gx, gw, gb = _C.linear_backward(g._impl, x._impl, w._impl, needs)
+        return (_wrap_opt(gx), _wrap_opt(gw), _wrap_opt(gb))
+    cdef int nd = g._impl.ndim
     gx = gw = gb = None
-    if n.needs_input_grad[0]:
+    if needs[0]:
         gx = matmul(g, w)
-    if n.needs_input_grad[1]:
-        out_f = g._impl.shape[-1] if g._impl.ndim else 1
-        g2 = S.reshape(g, -1, out_f)
-        x2 = S.reshape(x, -1, x._impl.shape[-1])
+    if needs[1]:
+        # batch dims flattened: (N, out)^T @ (N, in); a (batch, features) input already is
+        g2 = g if nd == 2 else S.reshape(g, -1, g._impl.shape[-1] if nd else 1)
+        x2 = x if x._impl.ndim == 2 else S.reshape(x, -1, x._impl.shape[-1])
         gw = matmul(S.t(g2), x2)
-    if n.needs_input_grad[2]:
-        gb = g.sum(list(range(g._impl.ndim - 1))) if g._impl.ndim > 1 else g
+    if needs[2]:
+        gb = g.sum(0) if nd == 2 else g.sum(list(range(nd - 1))) if nd > 1 else g
     return (gx, gw, gb)
 
 

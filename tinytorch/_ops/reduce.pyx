@@ -1,62 +1,77 @@
 # cython: language_level=3
 """Reductions, scans, softmax and normalization, with their derivatives."""
-import builtins
 from collections import namedtuple
 
 from tinytorch import _C
 from tinytorch._tensor cimport TensorBase as Tensor, wrap
-from tinytorch._autograd cimport Node, make_node, set_history, is_grad_enabled_c
+from tinytorch._autograd cimport Node, make_node, init_node, should_record, set_history, save_tensors, \
+    is_grad_enabled_c
 from tinytorch._ops._common cimport fused_result
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
 
 
-def _dims(dim, int ndim):
+cdef object _dims(object dim, int ndim):
     """None / int / sequence -> sorted list of non-negative dims (None = all)."""
     if dim is None:
         return None
     if isinstance(dim, int):
         dim = [dim]
     out = []
-    cdef int n = builtins.max(ndim, 1)
+    cdef int n = ndim if ndim > 1 else 1
     for d in dim:
         if d < -n or d >= n:
             raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
         out.append(d % ndim if ndim else 0)
-    return sorted(set(out))
+    return out if len(out) == 1 else sorted(set(out))
 
 
-def _code(dtype):
+cdef object _code(object dtype):
     if dtype is None:
         return None
     from tinytorch._dtype import to_dtype
     return to_dtype(dtype).code
 
 
-cdef Tensor _record(str name, object backward, Tensor x, object impl, dict attrs, tuple saved=()):
+cdef class ReduceNode(Node):
+    """Node of a reduction: the input's shape and the reduced dims (C fields; op-specific
+    extras such as the correction go to the attribute dict)."""
+    cdef public tuple in_shape
+    cdef public object dims         # sorted list of dims, None = all
+    cdef public bint keepdim
+
+
+cdef Tensor _record(str name, object backward, Tensor x, object impl, object dims, bint keepdim,
+                    dict attrs=None, tuple saved=(), bint save_io=True):
+    """The reduction's output with its node: input shape, dims, attributes, and (``save_io``)
+    the input and output, which all formulas but sum's and mean's read."""
     cdef Tensor out = wrap(impl)
-    cdef Node n = make_node(name, backward, (x,))
-    if n is not None:
-        n.in_shape = x._impl.shape
+    if not should_record((x,)):
+        return out
+    cdef ReduceNode n = <ReduceNode>init_node(ReduceNode.__new__(ReduceNode), name, backward, (x,))
+    n.in_shape = x._impl.shape
+    n.dims = dims
+    n.keepdim = keepdim
+    if attrs:
         for k, v in attrs.items():
             setattr(n, k, v)
-        n.save(x, out, *saved)
-        set_history(out, n, 0)
+    save_tensors(n, (x, out) + saved if save_io else saved)
+    set_history(out, n, 0)
     return out
 
 
-def _keep(Tensor g, n):
-    """g with the reduced dims put back as size-1 dims (so it broadcasts against the input)."""
-    if n.keepdim or n.dims is None and g._impl.ndim == len(n.in_shape):
+cdef object _keep(Tensor g, ReduceNode n):
+    """g with the reduced dims put back as size-1 dims (so it broadcasts against the input).
+    A full reduction's 0-dim result already broadcasts as is."""
+    if n.keepdim or n.dims is None:
         return g
     shape = list(n.in_shape)
-    dims = range(len(shape)) if n.dims is None else n.dims
-    for d in dims:
+    for d in n.dims:
         shape[d] = 1
     return g.reshape(shape)
 
 
-def _count(n):
+cdef object _count(ReduceNode n):
     c = 1
     dims = range(len(n.in_shape)) if n.dims is None else n.dims
     for d in dims:
@@ -66,7 +81,7 @@ def _count(n):
 
 # ------------------------------------------------------------------ sum / mean / prod
 
-def _sum_back(Node n, g):
+def _sum_back(ReduceNode n, g):
     return (_keep(g, n).expand(*n.in_shape),)
 
 
@@ -74,20 +89,22 @@ def sum(Tensor x, dim=None, keepdim=False, *, dtype=None):
     """Returns the sum of all elements, or over the given dimension(s)."""
     dims = _dims(dim, x._impl.ndim)
     return _record("SumBackward1" if dims is not None else "SumBackward0", _sum_back, x,
-                   _C.sum(x._impl, dims, keepdim, _code(dtype)), {"dims": dims, "keepdim": keepdim})
+                   _C.sum(x._impl, dims, keepdim, _code(dtype)), dims, keepdim,
+                   None, (), False)   # (sum and mean save nothing)
 
 
-def _mean_back(Node n, g):
+def _mean_back(ReduceNode n, g):
     return (_keep(g, n).expand(*n.in_shape) / _count(n),)
 
 
 def mean(Tensor x, dim=None, keepdim=False, *, dtype=None):
     dims = _dims(dim, x._impl.ndim)
     return _record("MeanBackward1" if dims is not None else "MeanBackward0", _mean_back, x,
-                   _C.mean(x._impl, dims, keepdim, _code(dtype)), {"dims": dims, "keepdim": keepdim})
+                   _C.mean(x._impl, dims, keepdim, _code(dtype)), dims, keepdim,
+                   None, (), False)   # (sum and mean save nothing)
 
 
-def _prod_back(Node n, g):
+def _prod_back(ReduceNode n, g):
     x, y = n.saved_tensors
     from tinytorch._ops.elementwise import where
     gk, yk = _keep(g, n), _keep(y, n)
@@ -104,12 +121,12 @@ def _prod_back(Node n, g):
 def prod(Tensor x, dim=None, keepdim=False, *, dtype=None):
     dims = _dims(dim, x._impl.ndim)
     return _record("ProdBackward0", _prod_back, x, _C.prod(x._impl, dims, keepdim, _code(dtype)),
-                   {"dims": dims, "keepdim": keepdim})
+                   dims, keepdim)
 
 
 # ------------------------------------------------------------------ max / min
 
-def _even_back(Node n, g):
+def _even_back(ReduceNode n, g):
     """Gradient of amax/amin/max()/min(): shared evenly among the tied extremes."""
     x, y = n.saved_tensors
     mask = (x == _keep(y, n))
@@ -118,15 +135,15 @@ def _even_back(Node n, g):
 
 def amax(Tensor x, dim=(), keepdim=False):
     dims = _dims(dim, x._impl.ndim) if dim != () else None
-    return _record("AmaxBackward0", _even_back, x, _C.amax(x._impl, dims, keepdim), {"dims": dims, "keepdim": keepdim})
+    return _record("AmaxBackward0", _even_back, x, _C.amax(x._impl, dims, keepdim), dims, keepdim)
 
 
 def amin(Tensor x, dim=(), keepdim=False):
     dims = _dims(dim, x._impl.ndim) if dim != () else None
-    return _record("AminBackward0", _even_back, x, _C.amin(x._impl, dims, keepdim), {"dims": dims, "keepdim": keepdim})
+    return _record("AminBackward0", _even_back, x, _C.amin(x._impl, dims, keepdim), dims, keepdim)
 
 
-def _index_back(Node n, g):
+def _index_back(ReduceNode n, g):
     """Gradient of max/min over one dim: g goes to the returned index."""
     x, y, idx = n.saved_tensors
     from tinytorch._creation import arange
@@ -146,13 +163,12 @@ def _max_min(str which, Tensor x, dim, keepdim, other):
         return E.maximum(x, other) if which == "max" else E.minimum(x, other)
     if dim is None:
         impl = (_C.max_all if which == "max" else _C.min_all)(x._impl)
-        return _record("MaxBackward1" if which == "max" else "MinBackward1", _even_back, x, impl,
-                       {"dims": None, "keepdim": False})
+        return _record("MaxBackward1" if which == "max" else "MinBackward1", _even_back, x, impl, None, False)
     d = _dims(dim, x._impl.ndim)[0]
     values, indices = (_C.max_dim if which == "max" else _C.min_dim)(x._impl, dim, keepdim)
     idx = wrap(indices)
-    out = _record("MaxBackward0" if which == "max" else "MinBackward0", _index_back, x, values,
-                  {"dims": [d], "dim": d, "keepdim": keepdim}, (idx,))
+    out = _record("MaxBackward0" if which == "max" else "MinBackward0", _index_back, x, values, [d], keepdim,
+                  {"dim": d}, (idx,))
     return values_indices(out, idx)
 
 
@@ -191,7 +207,7 @@ def _correction(unbiased, correction):
     return 1.0 if unbiased else 0.0
 
 
-def _var_back(Node n, g):
+def _var_back(ReduceNode n, g):
     x, y = n.saved_tensors
     centered = x - mean(x, n.dims, keepdim=True)
     return (_keep(g, n) * centered * (2.0 / (_count(n) - n.correction)),)
@@ -203,11 +219,11 @@ def var(Tensor x, dim=None, unbiased=None, keepdim=False, *, correction=None):
         unbiased, dim = dim, None
     c = _correction(unbiased, correction)
     dims = _dims(dim, x._impl.ndim)
-    return _record("VarBackward0", _var_back, x, _C.var(x._impl, dims, c, keepdim),
-                   {"dims": dims, "keepdim": keepdim, "correction": c})
+    return _record("VarBackward0", _var_back, x, _C.var(x._impl, dims, c, keepdim), dims, keepdim,
+                   {"correction": c})
 
 
-def _std_back(Node n, g):
+def _std_back(ReduceNode n, g):
     x, y = n.saved_tensors
     from tinytorch._ops.elementwise import where
     centered = x - mean(x, n.dims, keepdim=True)
@@ -221,22 +237,21 @@ def std(Tensor x, dim=None, unbiased=None, keepdim=False, *, correction=None):
         unbiased, dim = dim, None
     c = _correction(unbiased, correction)
     dims = _dims(dim, x._impl.ndim)
-    return _record("StdBackward0", _std_back, x, _C.std(x._impl, dims, c, keepdim),
-                   {"dims": dims, "keepdim": keepdim, "correction": c})
+    return _record("StdBackward0", _std_back, x, _C.std(x._impl, dims, c, keepdim), dims, keepdim,
+                   {"correction": c})
 
 
-def _lse_back(Node n, g):
+def _lse_back(ReduceNode n, g):
     x, y = n.saved_tensors
     return (_keep(g, n) * (x - _keep(y, n)).exp(),)
 
 
 def logsumexp(Tensor x, dim, keepdim=False):
     dims = _dims(dim, x._impl.ndim)
-    return _record("LogsumexpBackward0", _lse_back, x, _C.logsumexp(x._impl, dims, keepdim),
-                   {"dims": dims, "keepdim": keepdim})
+    return _record("LogsumexpBackward0", _lse_back, x, _C.logsumexp(x._impl, dims, keepdim), dims, keepdim)
 
 
-def _norm_back(Node n, g):
+def _norm_back(ReduceNode n, g):
     x, y = n.saved_tensors
     from tinytorch._ops.elementwise import where
     p = n.p
@@ -264,8 +279,8 @@ def norm(Tensor x, p="fro", dim=None, keepdim=False, dtype=None):
     if dtype is not None:
         x = x.to(dtype)
     dims = _dims(dim, x._impl.ndim)
-    return _record("NormBackward1", _norm_back, x, _C.norm(x._impl, float(p), dims, keepdim),
-                   {"dims": dims, "keepdim": keepdim, "p": float(p)})
+    return _record("NormBackward1", _norm_back, x, _C.norm(x._impl, float(p), dims, keepdim), dims,
+                   keepdim, {"p": float(p)})
 
 
 # ------------------------------------------------------------------ scans
@@ -300,7 +315,7 @@ def cumprod(Tensor x, int dim, *, dtype=None):
         n = make_node("CumprodBackward0", _cumprod_back, (x,))
         if n is not None:
             n.dim = d
-            n.save(x, out)
+            save_tensors(n, (x, out))
             set_history(out, n, 0)
     return out
 
@@ -317,7 +332,8 @@ def _softmax_back(Node n, g):
 def softmax(Tensor x, int dim, dtype=None):
     """Softmax along dim, computed in float32 for half types."""
     d = _dims(dim, x._impl.ndim)[0]
-    return _record("SoftmaxBackward0", _softmax_back, x, _C.softmax(x._impl, dim, _code(dtype)), {"dim": d})
+    return _record("SoftmaxBackward0", _softmax_back, x, _C.softmax(x._impl, dim, _code(dtype)), None, False,
+                   {"dim": d})
 
 
 def _log_softmax_back(Node n, g):
@@ -329,7 +345,8 @@ def _log_softmax_back(Node n, g):
 
 def log_softmax(Tensor x, int dim, dtype=None):
     d = _dims(dim, x._impl.ndim)[0]
-    return _record("LogSoftmaxBackward0", _log_softmax_back, x, _C.log_softmax(x._impl, dim, _code(dtype)), {"dim": d})
+    return _record("LogSoftmaxBackward0", _log_softmax_back, x, _C.log_softmax(x._impl, dim, _code(dtype)),
+                   None, False, {"dim": d})
 
 
 # ------------------------------------------------------------------ normalization
@@ -353,7 +370,7 @@ def layer_norm(Tensor x, normalized_shape, weight=None, bias=None, eps=1e-5):
     cdef Node n = make_node("NativeLayerNormBackward0", _layer_norm_back, (x, weight, bias))
     if n is not None:
         n.has_bias = bias is not None
-        n.save(x, None, weight, wrap(mean_), wrap(rstd))
+        save_tensors(n, (x, None, weight, wrap(mean_), wrap(rstd)))
         set_history(out, n, 0)
     return out
 
@@ -374,7 +391,7 @@ def rms_norm(Tensor x, normalized_shape, weight=None, eps=None):
     cdef Tensor out = wrap(y)
     cdef Node n = make_node("RmsNormBackward0", _rms_norm_back, (x, weight))
     if n is not None:
-        n.save(x, weight, wrap(rstd))
+        save_tensors(n, (x, weight, wrap(rstd)))
         set_history(out, n, 0)
     return out
 

@@ -5,18 +5,26 @@ Views alias their input's storage (the C++ core makes them); their backward form
 gradient back to the input's shape."""
 from tinytorch import _C
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
-from tinytorch._autograd cimport Node, make_node, set_history
+from tinytorch._autograd cimport Node, make_node, init_node, should_record, set_history
 
 
-cdef Tensor _record_view(str name, Tensor x, object impl, object backward, dict attrs):
+cdef class ViewNode(Node):
+    """Node of a view op: the input's shape as a C field (extras such as dims go to the
+    attribute dict). In-place ops refuse to write through views (no CopySlices)."""
+    _is_view = True
+    cdef public tuple in_shape
+
+
+cdef Tensor _record_view(str name, Tensor x, object impl, object backward, dict attrs=None):
     cdef Tensor out = wrap(impl)
-    cdef Node n = make_node(name, backward, (x,))
-    if n is not None:
-        n._is_view = True
-        n.in_shape = x._impl.shape
+    if not should_record((x,)):
+        return out
+    cdef ViewNode n = <ViewNode>init_node(ViewNode.__new__(ViewNode), name, backward, (x,))
+    n.in_shape = x._impl.shape
+    if attrs:
         for k, v in attrs.items():
             setattr(n, k, v)
-        set_history(out, n, 0)
+    set_history(out, n, 0)
     return out
 
 
@@ -24,7 +32,7 @@ def _reshape_back(Node n, g):
     return (reshape(g, n.in_shape),)
 
 
-def _as_shape(args):
+cdef list _as_shape(tuple args):
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         return list(args[0])
     return list(args)
@@ -34,7 +42,7 @@ def view(Tensor x, *shape):
     """Returns a new tensor with the same data as the self tensor but of a different shape."""
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
         return x.to(shape[0]) if shape[0] is not None else x   # view(dtype) of same itemsize
-    return _record_view("ViewBackward0", x, x._impl.view(_as_shape(shape)), _reshape_back, {})
+    return _record_view("ViewBackward0", x, x._impl.view(_as_shape(shape)), _reshape_back)
 
 
 def reshape(Tensor x, *shape):
@@ -42,7 +50,7 @@ def reshape(Tensor x, *shape):
     specified shape: a view when possible, otherwise a copy."""
     impl = x._impl.reshape(_as_shape(shape))
     return _record_view("ReshapeAliasBackward0" if impl.storage_ptr == x._impl.storage_ptr else "ViewBackward0",
-                        x, impl, _reshape_back, {})
+                        x, impl, _reshape_back)
 
 
 def _transpose_back(Node n, g):
@@ -95,7 +103,7 @@ def _expand_back(Node n, g):
 
 
 def expand(Tensor x, *shape):
-    return _record_view("ExpandBackward0", x, x._impl.expand(_as_shape(shape)), _expand_back, {})
+    return _record_view("ExpandBackward0", x, x._impl.expand(_as_shape(shape)), _expand_back)
 
 
 def expand_as(Tensor x, Tensor other):
@@ -111,16 +119,16 @@ def squeeze(Tensor x, dim=None):
         impl = x._impl.squeeze()
     else:
         impl = x._impl.squeeze([dim] if isinstance(dim, int) else list(dim))
-    return _record_view("SqueezeBackward0", x, impl, _reshape_back, {})
+    return _record_view("SqueezeBackward0", x, impl, _reshape_back)
 
 
 def unsqueeze(Tensor x, int dim):
-    return _record_view("UnsqueezeBackward0", x, x._impl.unsqueeze(dim), _reshape_back, {})
+    return _record_view("UnsqueezeBackward0", x, x._impl.unsqueeze(dim), _reshape_back)
 
 
 def flatten(Tensor x, int start_dim=0, int end_dim=-1):
     impl = x._impl.flatten(start_dim, end_dim)
-    return _record_view("ViewBackward0", x, impl, _reshape_back, {})
+    return _record_view("ViewBackward0", x, impl, _reshape_back)
 
 
 def unflatten(Tensor x, int dim, sizes):

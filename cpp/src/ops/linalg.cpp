@@ -3,6 +3,7 @@
 #include "tinytorch/ops/linalg.h"
 #include <algorithm>
 #include "tinytorch/kernels/elementwise.h"
+#include "tinytorch/ops/reduce.h"
 
 namespace tt {
 
@@ -210,6 +211,18 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
   Shape shape(x.shape().begin(), x.shape().end() - 1);
   shape.push_back(out_f);
   return out.view(shape);
+}
+
+std::tuple<Tensor, Tensor, Tensor> linear_backward(const Tensor& g, const Tensor& x, const Tensor& w,
+                                                   std::array<bool, 3> needs) {
+  Tensor gx, gw, gb;
+  if (needs[0]) gx = matmul(g, w);
+  if (!needs[1] && !needs[2]) return {gx, gw, gb};
+  // batch dims flattened: g (N, out), x (N, in)
+  Tensor g2 = g.dim() == 2 ? g : g.reshape({-1, w.size(0)});
+  if (needs[1]) gw = mm(g2.transpose(0, 1), x.dim() == 2 ? x : x.reshape({-1, w.size(1)}));
+  if (needs[2]) gb = sum(g2, Shape{0});
+  return {gx, gw, gb};
 }
 
 Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, double beta, double alpha) {

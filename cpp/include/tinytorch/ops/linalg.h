@@ -1,5 +1,7 @@
 #pragma once
 // Matrix products with PyTorch semantics, built on the gemm kernel table.
+#include <array>
+#include <tuple>
 #include "tinytorch/kernels/linalg.h"
 
 namespace tt {
@@ -11,6 +13,10 @@ Tensor mm(const Tensor& a, const Tensor& b);
 Tensor bmm(const Tensor& a, const Tensor& b);
 // x @ w.T + b, x: (..., in), w: (out, in), b: (out) or undefined -> (..., out).
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias);
+// Gradients of linear(x, w, b) for the output gradient g: (gx, gw, gb), each computed only
+// where needs[i] (else undefined); gb is g summed over its batch dims.
+std::tuple<Tensor, Tensor, Tensor> linear_backward(const Tensor& g, const Tensor& x, const Tensor& w,
+                                                   std::array<bool, 3> needs);
 // beta * input + alpha * (m1 @ m2); input broadcastable to (n, p).
 Tensor addmm(const Tensor& input, const Tensor& m1, const Tensor& m2, double beta = 1.0, double alpha = 1.0);
 
