@@ -30,10 +30,10 @@ struct RowGroup {
 
 constexpr int kLongRowThreads = 512;
 
-// Launches kernel<G> with G = 32 for rows of at most 1024 elements, else 512-thread blocks.
+// Launches kernel<G> with G = 32 for rows of at most warp_max elements, else 512-thread blocks.
 template <class Launch>
-void launch_rows(int64_t rows, int64_t len, cudaStream_t stream, const Launch& launch) {
-  if (len <= 1024) {
+void launch_rows(int64_t rows, int64_t len, cudaStream_t stream, const Launch& launch, int64_t warp_max = 1024) {
+  if (len <= warp_max) {
     const int64_t blocks = std::min<int64_t>((rows + 7) / 8, 65535LL * 8);
     launch(std::integral_constant<int, 32>(), unsigned(blocks), stream);
   } else {
@@ -235,6 +235,10 @@ __global__ void __launch_bounds__(RowGroup<G>::kThreads) layer_norm_kernel(
   }
 }
 
+// Rows up to this long get a warp each (shuffle all-reduces, 8 rows per block): with one 512-thread
+// block per 4096-element row the two block all-reduces per row, not the memory, set the pace.
+constexpr int64_t kNormWarpMaxLen = 4096;
+
 void cuda_layer_norm(bool rms, const Tensor& x, const Tensor& w, const Tensor& b, double eps, const Tensor& y,
                      const Tensor& mean, const Tensor& rstd) {
   const int64_t N = x.size(0), D = x.size(1);
@@ -259,7 +263,7 @@ void cuda_layer_norm(bool rms, const Tensor& x, const Tensor& w, const Tensor& b
       }
       layer_norm_kernel<T, G, 1><<<blocks, RowGroup<G>::kThreads, 0, s>>>(x.data<T>(), wp, bp, y.data<T>(), mp,
                                                                          rstd.data<M>(), N, D, M(eps), rms);
-    });
+    }, kNormWarpMaxLen);
   });
 }
 
