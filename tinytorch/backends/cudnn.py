@@ -1,11 +1,12 @@
-"""``tinytorch.backends.cudnn``: PyTorch's convolution switches, kept for code that sets them.
+"""``tinytorch.backends.cudnn``: PyTorch's convolution switches.
 
-tinytorch has no cuDNN (convolutions are im2col + cuBLAS), but the switches keep PyTorch's meaning:
+Where the build found cuDNN (``is_available()``), conv2d on the GPU goes through it; otherwise it
+is im2col + cuBLAS. Either way the switches keep PyTorch's meaning:
 
 * ``allow_tf32`` (default True, as PyTorch): float32 convolutions on the GPU may use TF32 tensor
   cores (~10 mantissa bits). Matmuls follow ``backends.cuda.matmul.allow_tf32`` instead.
-* ``deterministic``: accepted; tinytorch's convolution kernels are always deterministic.
-* ``benchmark``: accepted, no effect (there is no algorithm search).
+* ``deterministic``: accepted; tinytorch picks deterministic convolution algorithms always.
+* ``benchmark``: accepted, no effect (algorithms come from cuDNN's heuristics, no search).
 * ``enabled``: accepted, no effect.
 """
 from __future__ import annotations
@@ -33,11 +34,15 @@ class _CudnnModule(types.ModuleType):
             backend.set_conv_allow_tf32(bool(value))
 
     def is_available(self) -> bool:
-        """False: tinytorch does not use cuDNN."""
-        return False
+        """Whether conv2d on the GPU goes through cuDNN (this build found it)."""
+        return self.version() is not None
 
     def version(self):
-        return None
+        """cuDNN's version number (e.g. 92801), or None without it."""
+        from tinytorch import _cuda_backend
+        backend = _cuda_backend()
+        v = backend.cudnn_version() if backend is not None else 0
+        return v or None
 
 
 sys.modules[__name__].__class__ = _CudnnModule

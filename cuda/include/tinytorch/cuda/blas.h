@@ -10,5 +10,7 @@ bool get_allow_tf32();
 // what tinytorch.backends.cudnn.allow_tf32 sets: TF32 in convolutions' GEMMs (default on, as PyTorch).
 void set_conv_allow_tf32(bool allow);
 bool get_conv_allow_tf32();
+// cuDNN's version where conv2d goes through it (tinytorch.backends.cudnn), else 0.
+int cudnn_version();
 
 }  // namespace tt::cuda
