@@ -15,7 +15,9 @@ fi
 # wheels so the distributed backend and the cuDNN convolution compile as well.
 cuda_defs=()
 if command -v nvcc >/dev/null; then
-  python3 -m pip install -q "nvidia-cublas==13.0.*" "nvidia-nccl-cu13" "nvidia-cudnn-cu13==9.*"
+  python3 -m pip install -q "nvidia-cublas==13.0.*"
+  # optional: where the package index lacks them, those parts are left out of the build (CMake says so)
+  python3 -m pip install -q "nvidia-nccl-cu13" "nvidia-cudnn-cu13==9.*" || echo "== NCCL/cuDNN wheels not available"
   nv=$(python3 -c "import nvidia; print(list(nvidia.__path__)[0])")
   cuda_defs=(-DTINYTORCH_CUDA=ON -DTINYTORCH_CUBLAS_ROOT="$nv/cu13" -DTINYTORCH_NCCL_ROOT="$nv/nccl"
              -DTINYTORCH_CUDNN_ROOT="$nv/cudnn")
