@@ -329,6 +329,9 @@ def _cuda_available() -> bool:
         return False
 
 
+_serving_until_exit: list = []   # master stores of destroyed groups (their server process ends with us)
+
+
 def destroy_process_group(group: Optional[ProcessGroup] = None) -> None:
     """Destroys a group (the default one and every group with it, when ``group`` is None)."""
     if group is GroupMember.NON_GROUP_MEMBER:
@@ -341,7 +344,9 @@ def destroy_process_group(group: Optional[ProcessGroup] = None) -> None:
         GroupMember.WORLD = None
         if isinstance(st, TCPStore) and st._server is None:
             st.close()
-        # (rank 0 keeps serving the store until exit: others may still be reading from it)
+        elif isinstance(st, TCPStore):
+            # rank 0 keeps serving the store until it exits: others may still be reading from it
+            _serving_until_exit.append(st)
     else:
         pg._impl.shutdown()
 
