@@ -20,7 +20,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "demo"))
+sys.path.insert(0, HERE)
 
 
 # ---------------------------------------------------------------------------- worker (one library)
@@ -57,9 +57,9 @@ def host_us_per_allreduce(lib, dist, device, sync, calls=300):
     return host * 1e6
 
 
-def bench_ddp(lib, dist, device, steps, batch, ddp_cls, net_cls, F, sync):
+def bench_ddp(lib, dist, device, steps, batch, ddp_cls, make_net, F, sync):
     lib.manual_seed(0)
-    model = ddp_cls(net_cls().to(device), device_ids=[device] if device.type == "cuda" else None)
+    model = ddp_cls(make_net().to(device), device_ids=[device] if device.type == "cuda" else None)
     opt = lib.optim.SGD(model.parameters(), lr=0.01)
     x = lib.randn(batch, 1, 28, 28, device=device)
     y = lib.randint(0, 10, (batch,), device=device)
@@ -78,27 +78,13 @@ def worker(libname: str, args) -> None:
     if libname == "tinytorch":
         import tinytorch as lib
         import tinytorch.distributed as dist
-        import tinytorch.nn.functional as F
         from tinytorch.nn.parallel import DistributedDataParallel as DDP
-        from mnist import Net
     else:
         import torch as lib
         import torch.distributed as dist
-        import torch.nn as tnn
-        import torch.nn.functional as F
         from torch.nn.parallel import DistributedDataParallel as DDP
-
-        class Net(tnn.Module):     # demo/mnist.py's Net
-            def __init__(self):
-                super().__init__()
-                self.conv1, self.conv2 = tnn.Conv2d(1, 32, 3, 1), tnn.Conv2d(32, 64, 3, 1)
-                self.dropout1, self.dropout2 = tnn.Dropout(0.25), tnn.Dropout(0.5)
-                self.fc1, self.fc2 = tnn.Linear(9216, 128), tnn.Linear(128, 10)
-
-            def forward(self, x):
-                x = F.max_pool2d(F.relu(self.conv2(F.relu(self.conv1(x)))), 2)
-                x = F.relu(self.fc1(lib.flatten(self.dropout1(x), 1)))
-                return F.log_softmax(self.fc2(self.dropout2(x)), dim=1)
+    from mnist_bench import cnn      # demo/mnist.py's Net, built from either library
+    F = lib.nn.functional
     cuda = args.backend == "nccl"
     local = int(os.environ.get("LOCAL_RANK", "0"))
     if cuda:
@@ -112,7 +98,7 @@ def worker(libname: str, args) -> None:
     sizes = [1 << s for s in range(20, 31) if (1 << s) <= args.max_mib << 20]
     host = host_us_per_allreduce(lib, dist, device, sync)
     busbw = bench_allreduce(lib, dist, device, sizes, args.iters, sync)
-    sps = bench_ddp(lib, dist, device, args.steps, args.batch, DDP, Net, F, sync)
+    sps = bench_ddp(lib, dist, device, args.steps, args.batch, DDP, lambda: cnn(lib.nn, F, lib.flatten), F, sync)
     if dist.get_rank() == 0:
         print("RESULT " + json.dumps({"busbw": busbw, "sps": sps, "host_us": host}), flush=True)
     dist.destroy_process_group()

@@ -13,7 +13,6 @@ import pytest
 
 import tinytorch as tt
 import tinytorch.optim as optim
-from tinytorch import _C
 
 SHAPES = [(4, 5), (7,)]
 N_STEPS = 6
@@ -511,62 +510,6 @@ def test_steps_allocate_nothing(cls, kw):
     assert _live_tensors() == live
 
 
-# ---------------------------------------------------------------------------- LBFGS
-
-def _rosenbrock(xy):
-    x, y = xy[0], xy[1]
-    return (1 - x) ** 2 + 100 * (y - x * x) ** 2
-
-
-@pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
-def test_lbfgs_quadratic(line_search_fn):
-    rng = np.random.default_rng(0)
-    m = rng.normal(size=(6, 6))
-    a_np = m @ m.T + 6 * np.eye(6)
-    b_np = rng.normal(size=6)
-    a = tt.tensor(a_np, dtype=tt.float64)
-    b = tt.tensor(b_np, dtype=tt.float64)
-    x = tt.zeros(6, dtype=tt.float64, requires_grad=True)
-    opt = optim.LBFGS([x], lr=1, max_iter=100, line_search_fn=line_search_fn)
-
-    def closure():
-        opt.zero_grad()
-        loss = 0.5 * (x * (a @ x)).sum() - (b * x).sum()
-        loss.backward()
-        return loss
-
-    for _ in range(3):
-        opt.step(closure)
-    np.testing.assert_allclose(np64(x), np.linalg.solve(a_np, b_np), rtol=1e-5, atol=1e-6)
-
-
-@pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
-def test_lbfgs_rosenbrock(line_search_fn):
-    xy = tt.tensor([-1.5, 2.0], dtype=tt.float64, requires_grad=True)
-    opt = optim.LBFGS([xy], lr=1 if line_search_fn else 0.1, max_iter=200, history_size=10,
-                      line_search_fn=line_search_fn, tolerance_grad=1e-10, tolerance_change=1e-14)
-
-    def closure():
-        opt.zero_grad()
-        loss = _rosenbrock(xy)
-        loss.backward()
-        return loss
-
-    for _ in range(10):
-        opt.step(closure)
-    np.testing.assert_allclose(np64(xy), [1.0, 1.0], atol=1e-3)
-    assert opt.state[xy]["func_evals"] > 0 and opt.state[xy]["n_iter"] > 0
-
-
-def test_lbfgs_errors():
-    w = tt.tensor([1.0], requires_grad=True)
-    with pytest.raises(ValueError, match="strong_wolfe"):
-        optim.LBFGS([w], line_search_fn="backtracking")
-    with pytest.raises(TypeError, match="closure"):  # as PyTorch: step(closure) is required
-        optim.LBFGS([w]).step()
-    assert optim.LBFGS([w], max_iter=8).defaults["max_eval"] == 10
-
-
 # ---------------------------------------------------------------------------- training smoke test
 
 @pytest.mark.parametrize("cls,kw", [(optim.SGD, dict(lr=0.1, momentum=0.9)), (optim.Adam, dict(lr=0.05)),
@@ -647,82 +590,3 @@ def test_grad_of_another_shape():
                 optim.RAdam):
         with pytest.raises(RuntimeError, match=r"grad of tensor 0 has shape \[3\] but its param has shape \[2, 3\]"):
             cls([w], lr=0.1).step()
-
-
-# ---------------------------------------------------------------------------- the _C kernels directly
-
-def _impl(a, dtype=np.float32):
-    return _C.from_numpy(np.array(a, dtype=dtype))  # a copy: the kernels write in place
-
-
-def test_c_sgd_step_single():
-    rng = np.random.default_rng(7)
-    p0, g = rng.normal(size=100), rng.normal(size=100)
-    p, gi, buf = _impl(p0, np.float64), _impl(g, np.float64), _impl(np.zeros(100), np.float64)
-    v = p.version
-    _C.sgd_step_(p, gi, buf, 0.1, 0.9, 0.0, 0.01, True, False, True)
-    st = {}
-    want = ref_sgd(p0, g, st, lr=0.1, momentum=0.9, weight_decay=0.01, nesterov=True)
-    np.testing.assert_allclose(p.numpy(), want, rtol=1e-14)
-    np.testing.assert_allclose(buf.numpy(), st["buf"], rtol=1e-14)
-    assert p.version > v
-    _C.sgd_step_(p, gi, None, 0.1, 0.0, 0.0, 0.0, False, False, False)
-    np.testing.assert_allclose(p.numpy(), want - 0.1 * g, rtol=1e-14)
-
-
-def test_c_adam_step_single_large_threaded():
-    n = 300_000  # several parallel_for chunks
-    rng = np.random.default_rng(8)
-    p0 = rng.normal(size=n)
-    grads = [rng.normal(size=n) for _ in range(3)]
-    p, m, v, vmax = (_impl(p0), _impl(np.zeros(n)), _impl(np.zeros(n)), _impl(np.zeros(n)))
-    st = {}
-    want = p0
-    for t, g in enumerate(grads, 1):
-        _C.adam_step_(p, _impl(g), m, v, vmax, t, 1e-2, 0.9, 0.999, 1e-8, 0.1, True, False, True)
-        want = ref_adam(want, g, st, lr=1e-2, weight_decay=0.1, amsgrad=True, decoupled=True)
-    np.testing.assert_allclose(p.numpy(), want, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(m.numpy(), st["m"], rtol=1e-5, atol=1e-7)
-
-
-def test_c_adadelta_step_single():
-    rng = np.random.default_rng(9)
-    p0, g = rng.normal(size=50), rng.normal(size=50)
-    p, sq, acc = _impl(p0, np.float64), _impl(np.zeros(50), np.float64), _impl(np.zeros(50), np.float64)
-    _C.adadelta_step_(p, _impl(g, np.float64), sq, acc, 1.0, 0.9, 1e-6, 0.0, False)
-    np.testing.assert_allclose(p.numpy(), ref_adadelta(p0, g, {}), rtol=1e-13)
-
-
-def test_c_multi_increments_steps():
-    p = [_impl(np.ones(4)), _impl(np.ones(3))]
-    g = [_impl(np.ones(4)), _impl(np.ones(3))]
-    m = [_impl(np.zeros(4)), _impl(np.zeros(3))]
-    v = [_impl(np.zeros(4)), _impl(np.zeros(3))]
-    steps = [_impl(np.array(0.0)), _impl(np.array(5.0))]
-    _C.adam_step_multi_(p, g, m, v, [], steps, 0.1, 0.9, 0.999, 1e-8, 0.0, False, False, False)
-    assert [float(s.item()) for s in steps] == [1.0, 6.0]
-
-
-def test_c_errors():
-    p, g = _impl(np.ones((2, 3))), _impl(np.ones((2, 3)))
-    m, v = _impl(np.zeros((2, 3))), _impl(np.zeros((2, 3)))
-    with pytest.raises(RuntimeError, match=r"adam_step_: grad has shape \[3, 2\] but its param has shape \[2, 3\]"):
-        _C.adam_step_(p, _impl(np.ones((3, 2))), m, v, None, 1, 0.1, 0.9, 0.999, 1e-8, 0, False, False, False)
-    with pytest.raises(RuntimeError, match="adam_step_: exp_avg has dtype float64 but its param has dtype float32"):
-        _C.adam_step_(p, g, _impl(np.zeros((2, 3)), np.float64), v, None, 1, 0.1, 0.9, 0.999, 1e-8, 0, False, False,
-                      False)
-    with pytest.raises(RuntimeError, match="adam_step_: max_exp_avg_sq is missing"):
-        _C.adam_step_(p, g, m, v, None, 1, 0.1, 0.9, 0.999, 1e-8, 0, True, False, False)
-    with pytest.raises(RuntimeError, match="sgd_step_: param must be contiguous"):
-        _C.sgd_step_(_impl(np.ones((3, 2))).transpose(0, 1), g, None, 0.1, 0, 0, 0, False, False, False)
-    with pytest.raises(ValueError, match="Invalid learning rate"):
-        _C.sgd_step_(p, g, None, -0.1, 0, 0, 0, False, False, False)
-    with pytest.raises(RuntimeError, match="expected 2 grads"):
-        _C.sgd_step_multi_([p, m], [g], [], 0.1, 0, 0, 0, False, False, False)
-    with pytest.raises(TypeError, match="floating point"):
-        _C.sgd_step_(_impl(np.ones(3), np.int64), _impl(np.ones(3), np.int64), None, 0.1, 0, 0, 0, False, False,
-                     False)
-    # a non-contiguous grad is accepted (copied), the param is updated in place
-    gt = _impl(np.arange(6.0).reshape(3, 2)).transpose(0, 1)
-    _C.sgd_step_(p, gt, None, 1.0, 0, 0, 0, False, False, False)
-    np.testing.assert_allclose(p.numpy(), 1.0 - np.arange(6.0).reshape(3, 2).T)

@@ -107,18 +107,11 @@ needs_2_gpus = pytest.mark.skipif(_gpus() < 2, reason="needs 2 CUDA GPUs")
 
 @pytest.mark.cuda
 @needs_2_gpus
-def test_collectives_nccl_2_gpus():
-    rc, out, _ = launch("collectives.py", "cuda", nproc=2, backend="nccl", timeout=150)
+@pytest.mark.parametrize("script,ok", [("collectives.py", "collectives OK"), ("ddp.py", "DDP OK")])
+def test_worker_nccl_2_gpus(script, ok):
+    rc, out, _ = launch(script, "cuda", nproc=2, backend="nccl", timeout=150)
     assert rc == 0, out
-    assert out.count("collectives OK") == 2, out
-
-
-@pytest.mark.cuda
-@needs_2_gpus
-def test_ddp_nccl_2_gpus():
-    rc, out, _ = launch("ddp.py", "cuda", nproc=2, backend="nccl", timeout=150)
-    assert rc == 0, out
-    assert out.count("DDP OK") == 2, out
+    assert out.count(ok) == 2, out
 
 
 @pytest.mark.cuda

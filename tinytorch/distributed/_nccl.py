@@ -16,7 +16,6 @@ import sys
 import threading
 import time
 from collections import deque
-from datetime import timedelta
 
 from tinytorch.distributed.store import DistBackendError, PrefixStore
 

@@ -12,7 +12,6 @@ through the NCCL bindings in ``tinytorch._cuda``; see ``_nccl.py``). How each fo
 from __future__ import annotations
 
 import enum
-import json
 import os
 import threading
 import uuid
@@ -557,75 +556,9 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks: bool = False):
     barrier(group)
 
 
-# ---------------------------------------------------------------------------- objects (JSON)
-def _object_device(pg: ProcessGroup):
-    import tinytorch
-    return tinytorch.device("cpu") if pg.name() == "mpi" else pg._impl.device
-
-
-def _encode(obj) -> bytes:
-    try:
-        return json.dumps(obj, separators=(",", ":")).encode()
-    except TypeError as e:
-        raise TypeError(f"tinytorch.distributed object collectives send JSON (never pickle): {e}") from None
-
-
-def all_gather_object(object_list: list, obj, group=None) -> None:
-    """Gathers JSON-serializable ``obj`` from every rank into ``object_list`` (tuples come back as lists)."""
-    import numpy as np
-    import tinytorch
-    if group is GroupMember.NON_GROUP_MEMBER:
-        return None
-    pg = _pg(group)
-    dev = _object_device(pg)
-    data = _encode(obj)
-    n = pg.size()
-    sizes = tinytorch.zeros(n, dtype=tinytorch.int64, device=dev)
-    mine = tinytorch.tensor([len(data)], dtype=tinytorch.int64, device=dev)
-    all_gather_into_tensor(sizes, mine, group)
-    lens = [int(v) for v in sizes.cpu().tolist()]
-    m = max(max(lens), 1)
-    buf = np.zeros(m, dtype=np.uint8)
-    buf[:len(data)] = np.frombuffer(data, dtype=np.uint8)
-    inp = tinytorch.tensor(buf, dtype=tinytorch.uint8, device=dev)
-    out = tinytorch.zeros(n * m, dtype=tinytorch.uint8, device=dev)
-    all_gather_into_tensor(out, inp, group)
-    raw = out.cpu().numpy().tobytes()
-    if len(object_list) != n:
-        raise ValueError(f"all_gather_object: object_list must have {n} entries, got {len(object_list)}")
-    for i in range(n):
-        object_list[i] = json.loads(raw[i * m:i * m + lens[i]].decode())
-
-
-def broadcast_object_list(object_list: list, src: int = 0, group=None, device=None) -> None:
-    """Broadcasts the JSON-serializable entries of ``object_list`` from ``src``, in place."""
-    import numpy as np
-    import tinytorch
-    if group is GroupMember.NON_GROUP_MEMBER:
-        return None
-    pg = _pg(group)
-    dev = _object_device(pg) if device is None else tinytorch.device(device)
-    me = get_rank()
-    data = _encode(list(object_list)) if me == src else b""
-    size = tinytorch.tensor([len(data)], dtype=tinytorch.int64, device=dev)
-    broadcast(size, src, group)
-    n = int(size.cpu().tolist()[0])
-    buf = tinytorch.tensor(np.frombuffer(data, dtype=np.uint8).copy() if me == src else np.zeros(n, np.uint8),
-                           dtype=tinytorch.uint8, device=dev)
-    if n:
-        broadcast(buf, src, group)
-    if me != src:
-        vals = json.loads(buf.cpu().numpy().tobytes().decode())
-        if len(vals) != len(object_list):
-            raise ValueError(f"broadcast_object_list: src sent {len(vals)} objects, this rank's list has "
-                             f"{len(object_list)}")
-        object_list[:] = vals
-
-
 __all__ = ["ReduceOp", "Backend", "Work", "ProcessGroup", "GroupMember", "group", "is_available",
            "is_mpi_available", "is_nccl_available", "is_initialized", "is_torchelastic_launched",
            "init_process_group", "destroy_process_group", "new_group", "get_rank", "get_world_size",
            "get_backend", "get_process_group_ranks", "get_global_rank", "get_group_rank", "all_reduce",
            "broadcast", "reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter_tensor", "send",
-           "recv", "isend", "irecv", "barrier", "monitored_barrier", "all_gather_object",
-           "broadcast_object_list", "DistError", "DistStoreError", "DistNetworkError", "DistBackendError"]
+           "recv", "isend", "irecv", "barrier", "monitored_barrier", "DistError", "DistStoreError", "DistNetworkError", "DistBackendError"]

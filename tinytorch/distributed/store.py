@@ -74,28 +74,28 @@ class Store:
         self._timeout = _seconds(timeout)
 
     def set(self, key: str, value) -> None:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement set() (Store is abstract)")
 
     def get(self, key: str) -> bytes:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement get() (Store is abstract)")
 
     def add(self, key: str, amount: int) -> int:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement add() (Store is abstract)")
 
     def compare_set(self, key: str, expected_value, desired_value) -> bytes:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement compare_set() (Store is abstract)")
 
     def wait(self, keys: Iterable[str], timeout=None) -> None:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement wait() (Store is abstract)")
 
     def check(self, keys: Iterable[str]) -> bool:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement check() (Store is abstract)")
 
     def delete_key(self, key: str) -> bool:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement delete_key() (Store is abstract)")
 
     def num_keys(self) -> int:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement num_keys() (Store is abstract)")
 
 
 def _timeout_error(kind: str, keys, seconds: float) -> DistStoreError:

@@ -1,0 +1,259 @@
+"""The autograd API beyond backward(): custom ``autograd.Function``, ``autograd.grad`` and double
+backward (create_graph=True) checked against finite differences."""
+import numpy as np
+import pytest
+
+import tinytorch as tt
+from tinytorch.autograd import Function, gradcheck
+from conftest import to_numpy
+
+
+def leaf(values, dtype=tt.float64):
+    return tt.tensor(values, dtype=dtype, requires_grad=True)
+
+
+# ------------------------------------------------------------------ custom Function
+
+class MulAdd(Function):
+    """(x * y + 1, x - y) with x, y tensors and a scalar ``k`` scaling the first output."""
+
+    @staticmethod
+    def forward(ctx, x, y, k):
+        ctx.save_for_backward(x, y)
+        ctx.k = k
+        ctx.seen_needs = ctx.needs_input_grad
+        assert not tt.is_grad_enabled()       # forward runs without recording
+        return (x * y + 1.0) * k, x - y
+
+    @staticmethod
+    def backward(ctx, g0, g1):
+        x, y = ctx.saved_tensors
+        return g0 * y * ctx.k + g1, g0 * x * ctx.k - g1, None
+
+
+def test_custom_function_multiple_outputs():
+    x = leaf([1.0, 2.0])
+    y = leaf([3.0, -1.0])
+    a, b = MulAdd.apply(x, y, 2.0)
+    assert a.grad_fn.name() == "MulAddBackward" and b.grad_fn is a.grad_fn
+    np.testing.assert_array_equal(to_numpy(a), [8, -2])
+    (a.sum() + (b * 3.0).sum()).backward()
+    np.testing.assert_array_equal(to_numpy(x.grad), [2 * 3 + 3, 2 * -1 + 3])
+    np.testing.assert_array_equal(to_numpy(y.grad), [2 * 1 - 3, 2 * 2 - 3])
+    # one output unused: its gradient is materialized as zeros
+    x.grad = y.grad = None
+    a, b = MulAdd.apply(x, y, 1.0)
+    b.sum().backward()
+    np.testing.assert_array_equal(to_numpy(x.grad), [1, 1])
+    assert gradcheck(lambda p, q: MulAdd.apply(p, q, 0.5), (leaf([0.3, -0.7]), leaf([1.1, 0.2])))
+
+
+def test_custom_function_needs_input_grad():
+    x = leaf([1.0])
+    c = tt.tensor([2.0], dtype=tt.float64)
+    captured = {}
+
+    class Probe(Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            captured["fwd"] = ctx.needs_input_grad
+            return a * b
+
+        @staticmethod
+        def backward(ctx, g):
+            captured["bwd"] = ctx.needs_input_grad
+            return g * 2.0, g * 100.0     # second is dropped: c doesn't need grad
+
+    out = Probe.apply(x, c)
+    out.backward()
+    assert captured["fwd"] == (True, False) and captured["bwd"] == (True, False)
+    assert c.grad is None and to_numpy(x.grad).tolist() == [2.0]
+    # no input requires grad: no node, output doesn't require grad
+    assert not Probe.apply(c, c).requires_grad
+
+
+def test_custom_function_mark_non_differentiable():
+    class SortWithIndex(Function):
+        @staticmethod
+        def forward(ctx, x):
+            v, i = x.sort()
+            ctx.mark_non_differentiable(i)
+            ctx.save_for_backward(i)
+            return v, i
+
+        @staticmethod
+        def backward(ctx, gv, gi):
+            i, = ctx.saved_tensors
+            return tt.zeros_like(gv).scatter(0, i, gv)
+
+    x = leaf([3.0, 1.0, 2.0])
+    v, i = SortWithIndex.apply(x)
+    assert v.requires_grad and not i.requires_grad
+    (v * tt.tensor([1.0, 2.0, 3.0], dtype=tt.float64)).sum().backward()
+    np.testing.assert_array_equal(to_numpy(x.grad), [3, 1, 2])
+
+
+def test_custom_function_wrong_gradient_count_and_gradcheck_catches_bad_backward():
+    class TooMany(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g, g
+
+    with pytest.raises(RuntimeError, match="incorrect number of gradients"):
+        TooMany.apply(leaf([1.0])).backward()
+
+    class Wrong(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * x                         # should be 2 * g * x
+
+    with pytest.raises(RuntimeError, match="Jacobian mismatch"):
+        gradcheck(Wrong.apply, (leaf([0.5, 1.5]),))
+    assert gradcheck(Wrong.apply, (leaf([0.5, 1.5]),), raise_exception=False) is False
+
+
+def test_custom_function_returning_its_input():
+    class Ident(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3.0
+
+    x = leaf([1.0, 2.0])
+    y = Ident.apply(x)
+    assert y is not x and x.is_leaf and not y.is_leaf
+    y.sum().backward()
+    np.testing.assert_array_equal(to_numpy(x.grad), [3, 3])
+
+
+# ------------------------------------------------------------------ autograd.grad
+
+def test_autograd_grad_allow_unused():
+    x, y, z = leaf([1.0, 2.0]), leaf([3.0]), leaf([5.0])
+    out = (x * y).sum()
+    gx, gz = tt.autograd.grad(out, [x, z], retain_graph=True, allow_unused=True)
+    np.testing.assert_array_equal(to_numpy(gx), [3, 3])
+    assert gz is None
+    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+        tt.autograd.grad(out, [x, z], retain_graph=True)
+    gz, = tt.autograd.grad(out, [z], materialize_grads=True)
+    np.testing.assert_array_equal(to_numpy(gz), [0])
+    assert x.grad is None and y.grad is None   # grad() doesn't accumulate
+
+
+def test_autograd_grad_with_grad_outputs_and_multiple_outputs():
+    x = leaf([1.0, 2.0, 3.0])
+    a, b = x * 2.0, x.sum()
+    go = tt.tensor([1.0, 0.0, -1.0], dtype=tt.float64)
+    g, = tt.autograd.grad([a, b], [x], grad_outputs=[go, tt.tensor(10.0, dtype=tt.float64)])
+    np.testing.assert_array_equal(to_numpy(g), [12, 10, 8])
+
+
+def test_autograd_grad_of_non_leaf_intermediate():
+    x = leaf([1.0, 2.0])
+    h = x * 3.0
+    out = (h * h).sum()
+    gh, gx = tt.autograd.grad(out, [h, x])
+    np.testing.assert_array_equal(to_numpy(gh), [6, 12])
+    np.testing.assert_array_equal(to_numpy(gx), [18, 36])
+
+
+def test_autograd_grad_input_not_requiring_grad_raises():
+    x = leaf([1.0])
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        tt.autograd.grad((x * 2).sum(), [tt.ones(1)])
+
+
+def _hvp_check(f, x0, seed=0):
+    """Hessian-vector product by double backward vs central differences of the gradient."""
+    rng = np.random.default_rng(seed)
+    v = rng.uniform(-1, 1, np.shape(x0))
+    x = leaf(x0)
+    g, = tt.autograd.grad(f(x), [x], create_graph=True)
+    assert g.requires_grad, "create_graph=True must give a differentiable gradient"
+    hv, = tt.autograd.grad((g * tt.tensor(v, dtype=tt.float64)).sum(), [x])
+    eps = 1e-6
+
+    def grad_at(xv):
+        xx = leaf(xv)
+        gg, = tt.autograd.grad(f(xx), [xx])
+        return to_numpy(gg)
+    numeric = (grad_at(np.asarray(x0) + eps * v) - grad_at(np.asarray(x0) - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(to_numpy(hv), numeric, rtol=1e-5, atol=1e-7)
+    return to_numpy(hv)
+
+
+def test_double_backward_cube_exact():
+    x = leaf([1.0, -2.0, 0.5])
+    y = (x ** 3).sum()
+    g, = tt.autograd.grad(y, x, create_graph=True)
+    np.testing.assert_allclose(to_numpy(g), 3 * np.array([1.0, -2.0, 0.5]) ** 2)
+    g2, = tt.autograd.grad(g.sum(), x, create_graph=True)
+    np.testing.assert_allclose(to_numpy(g2), 6 * np.array([1.0, -2.0, 0.5]))
+    g3, = tt.autograd.grad(g2.sum(), x)
+    np.testing.assert_allclose(to_numpy(g3), [6, 6, 6])
+
+
+DOUBLE_BACKWARD = {
+    "cube": lambda x: (x ** 3).sum(),
+    "sin_exp": lambda x: (x.sin() * x.exp()).sum(),
+    "tanh_sigmoid": lambda x: (x.tanh() + x.sigmoid() * x).sum(),
+    "relu_sq": lambda x: (x.relu() * x).sum(),
+    "div_log": lambda x: (x.abs().log() / (x * x + 1.0)).sum(),
+    "sqrt_rsqrt": lambda x: ((x * x + 1.0).sqrt() + (x * x + 2.0).rsqrt()).sum(),
+    "pow_tensor": lambda x: ((x * x + 1.0) ** x).sum(),
+    "mul_broadcast": lambda x: (x.view(2, 2) * x.view(2, 2).t()).sum(),
+    "max_min": lambda x: tt.maximum(x, x * 0.5).sum() * tt.minimum(x, -x).sum(),
+    "sum_sq": lambda x: x.sum() ** 2,
+    "mean_var": lambda x: x.view(2, 2).var(1).sum() + x.mean() ** 2,
+    "std": lambda x: x.std(),
+    "prod": lambda x: x.prod(),
+    "logsumexp": lambda x: x.view(2, 2).logsumexp(1).sum() * x.sum(),
+    "softmax": lambda x: (x.view(2, 2).softmax(-1) * tt.tensor([[1.0, 2.0], [3.0, -1.0]], dtype=tt.float64)).sum() ** 2,
+    "log_softmax": lambda x: (x.log_softmax(0) ** 2).sum(),
+    "norm": lambda x: x.norm() ** 3,
+    "cumsum_cumprod": lambda x: (x.cumsum(0) ** 2).sum() + x.cumprod(0).sum(),
+    "index": lambda x: (x[tt.tensor([0, 0, 3])] ** 3).sum() + (x.view(2, 2)[:, 1] ** 2).prod(),
+    "gather_cat": lambda x: (tt.cat([x, x.gather(0, tt.tensor([2, 1]))]) ** 3).sum(),
+    "amax": lambda x: x.amax() ** 2 + x.max(0).values ** 3,
+    "where_clamp": lambda x: (tt.where(x > 0, x ** 2, x ** 3).clamp(-5, 5) ** 2).sum(),
+    # composite linear formula (the fused backward kernel is used only without create_graph)
+    "linear": lambda x: (tt.nn.functional.linear(x.view(2, 2), x.view(2, 2).t(), x[:2]) ** 2).sum()
+    + (tt.nn.functional.linear(x.view(1, 2, 2), x.view(2, 2)) ** 3).sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DOUBLE_BACKWARD))
+def test_double_backward_matches_finite_differences(name):
+    _hvp_check(DOUBLE_BACKWARD[name], [0.7, -1.3, 0.4, 1.1], seed=len(name))
+
+
+def test_double_backward_through_fused_kernel_raises():
+    x = leaf([0.5, -0.3])
+    g, = tt.autograd.grad(tt.gelu(x).sum(), x, create_graph=True)
+    with pytest.raises(NotImplementedError, match="double backward through"):
+        tt.autograd.grad(g.sum(), x)
+
+
+def test_backward_create_graph_populates_differentiable_grad():
+    x = leaf([2.0])
+    (x ** 3).backward(create_graph=True)
+    assert x.grad.requires_grad
+    np.testing.assert_allclose(to_numpy(x.grad), [12.0])
+    g = x.grad
+    x.grad = None
+    g.backward()
+    np.testing.assert_allclose(to_numpy(x.grad), [12.0])   # d(3x^2)/dx = 6x
