@@ -4,7 +4,17 @@
 // Algorithms come from cuDNN's heuristics (no benchmarking), cached per problem; backward ones
 // must be deterministic, as the rest of tinytorch. float32 may use TF32 per
 // tinytorch.backends.cudnn.allow_tf32; 16-bit types accumulate in float32.
+#include <atomic>
 #include "tinytorch/cuda/blas.h"
+
+namespace tt::cuda {
+namespace {
+std::atomic<bool> g_cudnn_enabled{true};  // tinytorch.backends.cudnn.enabled
+}
+void set_cudnn_enabled(bool enabled) { g_cudnn_enabled.store(enabled); }
+bool get_cudnn_enabled() { return g_cudnn_enabled.load(); }
+}  // namespace tt::cuda
+
 #ifdef TINYTORCH_WITH_CUDNN
 #include <cudnn.h>
 #include <climits>
@@ -155,7 +165,7 @@ bool fits_int(std::initializer_list<int64_t> vs) {
 void cudnn_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p, int64_t groups,
                   const Tensor& out, bool& handled) {
   handled = false;
-  if (!fits_int({x.numel(), out.numel(), w.numel()})) return;
+  if (!get_cudnn_enabled() || !fits_int({x.numel(), out.numel(), w.numel()})) return;
   const Device dev = x.device();
   DeviceGuard guard(dev);
   cudnnHandle_t h = handle_for(dev.index);
@@ -184,7 +194,7 @@ void cudnn_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Co
 void cudnn_conv2d_backward(const Tensor& go, const Tensor& x, const Tensor& w, const Conv2dParams& p,
                            int64_t groups, const Tensor& gx, const Tensor& gw, bool& handled) {
   handled = false;
-  if (!fits_int({x.numel(), go.numel(), w.numel()})) return;
+  if (!get_cudnn_enabled() || !fits_int({x.numel(), go.numel(), w.numel()})) return;
   const Device dev = x.device();
   DeviceGuard guard(dev);
   cudnnHandle_t h = handle_for(dev.index);

@@ -7,7 +7,8 @@ is im2col + cuBLAS. Either way the switches keep PyTorch's meaning:
   cores (~10 mantissa bits). Matmuls follow ``backends.cuda.matmul.allow_tf32`` instead.
 * ``deterministic``: accepted; tinytorch picks deterministic convolution algorithms always.
 * ``benchmark``: accepted, no effect (algorithms come from cuDNN's heuristics, no search).
-* ``enabled``: accepted, no effect.
+* ``enabled`` (default True): False sends GPU convolutions to im2col + cuBLAS even where cuDNN
+  is built in.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ class _CudnnModule(types.ModuleType):
     _allow_tf32 = True
     deterministic = False
     benchmark = False
-    enabled = True
+    _enabled = True
 
     @property
     def allow_tf32(self) -> bool:
@@ -32,6 +33,18 @@ class _CudnnModule(types.ModuleType):
         backend = _cuda_backend()
         if backend is not None:
             backend.set_conv_allow_tf32(bool(value))
+
+    @property
+    def enabled(self) -> bool:
+        return self._enabled
+
+    @enabled.setter
+    def enabled(self, value: bool) -> None:
+        from tinytorch import _cuda_backend
+        type(self)._enabled = bool(value)
+        backend = _cuda_backend()
+        if backend is not None:
+            backend.set_cudnn_enabled(bool(value))
 
     def is_available(self) -> bool:
         """Whether conv2d on the GPU goes through cuDNN (this build found it)."""

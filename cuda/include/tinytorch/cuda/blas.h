@@ -12,5 +12,8 @@ void set_conv_allow_tf32(bool allow);
 bool get_conv_allow_tf32();
 // cuDNN's version where conv2d goes through it (tinytorch.backends.cudnn), else 0.
 int cudnn_version();
+// tinytorch.backends.cudnn.enabled: off sends conv2d to im2col + cuBLAS even where cuDNN is built in.
+void set_cudnn_enabled(bool enabled);
+bool get_cudnn_enabled();
 
 }  // namespace tt::cuda
