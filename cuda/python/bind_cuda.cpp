@@ -107,6 +107,8 @@ PYBIND11_MODULE(_cuda, m) {
   m.def("cudnn_version", &cudnn_version);
   m.def("set_cudnn_enabled", &set_cudnn_enabled, py::arg("enabled"));
   m.def("get_cudnn_enabled", &get_cudnn_enabled);
+  m.def("set_cudnn_deterministic", &set_cudnn_deterministic, py::arg("deterministic"));
+  m.def("get_cudnn_deterministic", &get_cudnn_deterministic);
 
   py::class_<Stream>(m, "Stream")
       .def(py::init<int, int>(), py::arg("device"), py::arg("priority") = 0)

@@ -1,18 +1,21 @@
 // conv2d forward/backward through cuDNN where the build found it (TINYTORCH_WITH_CUDNN); the op
 // layer falls back to im2col + cuBLAS otherwise. Registers conv2d_direct(_backward) for CUDA.
 //   x: (B, C, H, W), w: (O, C/groups, kh, kw), out/go: (B, O, Ho, Wo), all contiguous, one dtype.
-// Algorithms come from cuDNN's heuristics (no benchmarking), cached per problem; backward ones
-// must be deterministic, as the rest of tinytorch. float32 may use TF32 per
+// Algorithms come from cuDNN's heuristics (no benchmarking), cached per problem; as PyTorch's,
+// backward ones may use atomics unless tinytorch.backends.cudnn.deterministic. float32 may use TF32 per
 // tinytorch.backends.cudnn.allow_tf32; 16-bit types accumulate in float32.
 #include <atomic>
 #include "tinytorch/cuda/blas.h"
 
 namespace tt::cuda {
 namespace {
-std::atomic<bool> g_cudnn_enabled{true};  // tinytorch.backends.cudnn.enabled
-}
+std::atomic<bool> g_cudnn_enabled{true};         // tinytorch.backends.cudnn.enabled
+std::atomic<bool> g_cudnn_deterministic{false};  // tinytorch.backends.cudnn.deterministic
+}  // namespace
 void set_cudnn_enabled(bool enabled) { g_cudnn_enabled.store(enabled); }
 bool get_cudnn_enabled() { return g_cudnn_enabled.load(); }
+void set_cudnn_deterministic(bool deterministic) { g_cudnn_deterministic.store(deterministic); }
+bool get_cudnn_deterministic() { return g_cudnn_deterministic.load(); }
 }  // namespace tt::cuda
 
 #ifdef TINYTORCH_WITH_CUDNN
@@ -110,7 +113,7 @@ struct Problem {
 
 // Algorithm cache: the problem's sizes, dtype, parameters, math mode and which pass.
 using Key = std::tuple<int, int, std::array<int64_t, 8>, std::array<int64_t, 8>, std::array<int64_t, 8>, int64_t,
-                       bool>;
+                       bool, bool>;
 
 Key key_of(int pass, const Tensor& x, const Tensor& w, const Conv2dParams& p, int64_t groups) {
   return {pass,
@@ -119,14 +122,15 @@ Key key_of(int pass, const Tensor& x, const Tensor& w, const Conv2dParams& p, in
           {p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, p.dh, p.dw},
           {x.device().index, 0, 0, 0, 0, 0, 0, 0},
           groups,
-          get_conv_allow_tf32()};
+          get_conv_allow_tf32(),
+          pass > 0 && get_cudnn_deterministic()};
 }
 
 std::mutex g_cache_mu;
 std::map<Key, int> g_algo_cache;  // the algorithm enum value
 
-// Picks the first heuristic algorithm that is supported, fits the memory we allow and (for the
-// backward passes) is deterministic; caches it.
+// Picks the first heuristic algorithm that is supported, fits the memory we allow and, where
+// asked, is deterministic; caches it.
 template <class Perf, class Query>
 int pick_algo(const Key& key, bool need_deterministic, const Query& query) {
   {
@@ -206,7 +210,7 @@ void cudnn_conv2d_backward(const Tensor& go, const Tensor& x, const Tensor& w, c
   const void* zero = dbl ? static_cast<const void*>(&zero_d) : static_cast<const void*>(&zero_f);
   if (gx.defined()) {
     int algo = pick_algo<cudnnConvolutionBwdDataAlgoPerf_t>(
-        key_of(1, x, w, p, groups), true, [&](int mx, int* n, cudnnConvolutionBwdDataAlgoPerf_t* perf) {
+        key_of(1, x, w, p, groups), get_cudnn_deterministic(), [&](int mx, int* n, cudnnConvolutionBwdDataAlgoPerf_t* perf) {
           TT_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, pr.w, pr.y, pr.conv, pr.x, mx, n, perf));
         });
     auto a = static_cast<cudnnConvolutionBwdDataAlgo_t>(algo);
@@ -218,7 +222,7 @@ void cudnn_conv2d_backward(const Tensor& go, const Tensor& x, const Tensor& w, c
   }
   if (gw.defined()) {
     int algo = pick_algo<cudnnConvolutionBwdFilterAlgoPerf_t>(
-        key_of(2, x, w, p, groups), true, [&](int mx, int* n, cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
+        key_of(2, x, w, p, groups), get_cudnn_deterministic(), [&](int mx, int* n, cudnnConvolutionBwdFilterAlgoPerf_t* perf) {
           TT_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, pr.x, pr.y, pr.conv, pr.w, mx, n, perf));
         });
     auto a = static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo);

@@ -192,7 +192,7 @@ __device__ __forceinline__ void row_each(const T* __restrict__ r, int64_t D, F f
 
 // x: (N, D), w/b: (D) or null -> y: (N, D), mean (null for rms) / rstd: (N) in M.
 // Two passes as the CPU: the mean, then squared deviations (no cancellation); then the write.
-// V = 8 for 16-bit types on 16-byte aligned rows (2-byte loads cannot keep up with the memory).
+// V = 16 / sizeof(T) on 16-byte aligned rows (one 16-byte load per lane; narrower ones can't keep up).
 template <class T, int G, int V>
 __global__ void __launch_bounds__(RowGroup<G>::kThreads) layer_norm_kernel(
     const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y,
@@ -235,8 +235,10 @@ __global__ void __launch_bounds__(RowGroup<G>::kThreads) layer_norm_kernel(
   }
 }
 
-// Rows up to this long get a warp each (shuffle all-reduces, 8 rows per block): with one 512-thread
-// block per 4096-element row the two block all-reduces per row, not the memory, set the pace.
+// Rows up to this long get a warp each (shuffle all-reduces, 8 rows per block) when they take
+// 16-byte loads: with one 512-thread block per 4096-element row the two block all-reduces per row,
+// not the memory, set the pace. Scalar loads keep blocks above 1024 (a warp can't keep enough
+// loads in flight with them).
 constexpr int64_t kNormWarpMaxLen = 4096;
 
 void cuda_layer_norm(bool rms, const Tensor& x, const Tensor& w, const Tensor& b, double eps, const Tensor& y,
@@ -247,23 +249,21 @@ void cuda_layer_norm(bool rms, const Tensor& x, const Tensor& w, const Tensor& b
   TT_DISPATCH_FLOATING(x.dtype(), rms ? "rms_norm" : "layer_norm", [&] {
     using T = scalar_t;
     using M = opmath_t<T>;
+    constexpr int V = 16 / sizeof(T);  // elements per 16-byte load
     const T* wp = w.defined() ? w.data<T>() : nullptr;
     const T* bp = b.defined() ? b.data<T>() : nullptr;
     M* mp = mean.defined() ? mean.data<M>() : nullptr;
-    const bool vec = sizeof(T) == 2 && D % 8 == 0 && aligned16(x.data<T>()) && aligned16(y.data<T>()) &&
-                     (!wp || aligned16(wp)) && (!bp || aligned16(bp));
+    const bool vec = D % V == 0 && aligned16(x.data<T>()) && aligned16(y.data<T>()) && (!wp || aligned16(wp)) &&
+                     (!bp || aligned16(bp));
     launch_rows(N, D, stream, [&](auto grp, unsigned blocks, cudaStream_t s) {
       constexpr int G = decltype(grp)::value;
-      if constexpr (sizeof(T) == 2) {
-        if (vec) {
-          layer_norm_kernel<T, G, 8><<<blocks, RowGroup<G>::kThreads, 0, s>>>(x.data<T>(), wp, bp, y.data<T>(), mp,
-                                                                             rstd.data<M>(), N, D, M(eps), rms);
-          return;
-        }
-      }
-      layer_norm_kernel<T, G, 1><<<blocks, RowGroup<G>::kThreads, 0, s>>>(x.data<T>(), wp, bp, y.data<T>(), mp,
-                                                                         rstd.data<M>(), N, D, M(eps), rms);
-    }, kNormWarpMaxLen);
+      if (vec)
+        layer_norm_kernel<T, G, V><<<blocks, RowGroup<G>::kThreads, 0, s>>>(x.data<T>(), wp, bp, y.data<T>(), mp,
+                                                                           rstd.data<M>(), N, D, M(eps), rms);
+      else
+        layer_norm_kernel<T, G, 1><<<blocks, RowGroup<G>::kThreads, 0, s>>>(x.data<T>(), wp, bp, y.data<T>(), mp,
+                                                                           rstd.data<M>(), N, D, M(eps), rms);
+    }, vec ? kNormWarpMaxLen : 1024);
   });
 }
 

@@ -5,7 +5,9 @@ is im2col + cuBLAS. Either way the switches keep PyTorch's meaning:
 
 * ``allow_tf32`` (default True, as PyTorch): float32 convolutions on the GPU may use TF32 tensor
   cores (~10 mantissa bits). Matmuls follow ``backends.cuda.matmul.allow_tf32`` instead.
-* ``deterministic``: accepted; tinytorch picks deterministic convolution algorithms always.
+* ``deterministic`` (default False): True restricts cuDNN's backward passes to deterministic
+  algorithms (the default heuristics may pick ones that accumulate with atomics). im2col + cuBLAS
+  is deterministic either way.
 * ``benchmark``: accepted, no effect (algorithms come from cuDNN's heuristics, no search).
 * ``enabled`` (default True): False sends GPU convolutions to im2col + cuBLAS even where cuDNN
   is built in.
@@ -16,35 +18,27 @@ import sys
 import types
 
 
+def _switch(name: str, default: bool, setter: str) -> property:
+    """A bool module attribute mirrored into the CUDA library by ``_cuda.<setter>``."""
+    attr = "_" + name
+
+    def get(self) -> bool:
+        return getattr(type(self), attr, default)
+
+    def set_(self, value: bool) -> None:
+        from tinytorch import _cuda_backend
+        setattr(type(self), attr, bool(value))
+        backend = _cuda_backend()
+        if backend is not None:
+            getattr(backend, setter)(bool(value))
+    return property(get, set_, doc=f"tinytorch.backends.cudnn.{name} (default {default})")
+
+
 class _CudnnModule(types.ModuleType):
-    _allow_tf32 = True
-    deterministic = False
+    allow_tf32 = _switch("allow_tf32", True, "set_conv_allow_tf32")
+    deterministic = _switch("deterministic", False, "set_cudnn_deterministic")
+    enabled = _switch("enabled", True, "set_cudnn_enabled")
     benchmark = False
-    _enabled = True
-
-    @property
-    def allow_tf32(self) -> bool:
-        return self._allow_tf32
-
-    @allow_tf32.setter
-    def allow_tf32(self, value: bool) -> None:
-        from tinytorch import _cuda_backend
-        type(self)._allow_tf32 = bool(value)
-        backend = _cuda_backend()
-        if backend is not None:
-            backend.set_conv_allow_tf32(bool(value))
-
-    @property
-    def enabled(self) -> bool:
-        return self._enabled
-
-    @enabled.setter
-    def enabled(self, value: bool) -> None:
-        from tinytorch import _cuda_backend
-        type(self)._enabled = bool(value)
-        backend = _cuda_backend()
-        if backend is not None:
-            backend.set_cudnn_enabled(bool(value))
 
     def is_available(self) -> bool:
         """Whether conv2d on the GPU goes through cuDNN (this build found it)."""

@@ -15,5 +15,8 @@ int cudnn_version();
 // tinytorch.backends.cudnn.enabled: off sends conv2d to im2col + cuBLAS even where cuDNN is built in.
 void set_cudnn_enabled(bool enabled);
 bool get_cudnn_enabled();
+// tinytorch.backends.cudnn.deterministic: cuDNN's backward passes only with deterministic algorithms.
+void set_cudnn_deterministic(bool deterministic);
+bool get_cudnn_deterministic();
 
 }  // namespace tt::cuda
