@@ -190,9 +190,13 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias, Pair s
     // A backend's own convolution (cuDNN), in the input dtype.
     Tensor out = Tensor::empty({g.B, g.O, g.Ho, g.Wo}, x_in.dtype(), dev);
     bool handled = false;
-    conv2d_direct_kernel[dev]((g.unbatched ? x_in.unsqueeze(0) : x_in).contiguous(), w_in.contiguous(),
-                              bias.defined() ? bias.contiguous() : bias, g.p, groups, out, handled);
-    if (handled) return g.unbatched ? out.squeeze({0}) : out;
+    conv2d_direct_kernel[dev]((g.unbatched ? x_in.unsqueeze(0) : x_in).contiguous(), w_in.contiguous(), g.p, groups,
+                              out, handled);
+    if (handled) {
+      if (bias.defined())
+        binary_kernel[dev](BinaryOp::Add, out, bias.contiguous().view({1, g.O, 1, 1}), out, OpScalars{1.0, 0.0});
+      return g.unbatched ? out.squeeze({0}) : out;
+    }
   }
   // x: (B, C, H, W), w: (O, Cg, kh, kw) -> out: (B, O, Ho, Wo)
   Tensor x = (g.unbatched ? x_in.unsqueeze(0) : x_in).to(cd).contiguous();
