@@ -192,7 +192,7 @@ __device__ __forceinline__ void row_each(const T* __restrict__ r, int64_t D, F f
 
 // x: (N, D), w/b: (D) or null -> y: (N, D), mean (null for rms) / rstd: (N) in M.
 // Two passes as the CPU: the mean, then squared deviations (no cancellation); then the write.
-// V = 16 / sizeof(T) on 16-byte aligned rows (one 16-byte load per lane; narrower ones can't keep up).
+// V = 8 for 16-bit types on 16-byte aligned rows (one 16-byte load per lane).
 template <class T, int G, int V>
 __global__ void __launch_bounds__(RowGroup<G>::kThreads) layer_norm_kernel(
     const T* __restrict__ x, const T* __restrict__ w, const T* __restrict__ b, T* __restrict__ y,
@@ -237,8 +237,8 @@ __global__ void __launch_bounds__(RowGroup<G>::kThreads) layer_norm_kernel(
 
 // Rows of up to 8 KiB get a warp each (shuffle all-reduces, 8 rows per block) when they take
 // 16-byte loads: with one 512-thread block per 4096-element bf16 row the two block all-reduces
-// per row, not the memory, set the pace (H200: 0.54x torch -> 0.96x). Longer rows (float32 at
-// 4096: 0.67x with a warp) and scalar loads above 1024 elements keep 512-thread blocks.
+// per row, not the memory, set the pace (H200: 0.54x torch -> 0.96x). Longer rows and scalar
+// loads above 1024 elements keep 512-thread blocks (float32 at 4096 with a warp: 0.59x).
 constexpr int64_t kNormWarpMaxBytes = 8192;
 
 void cuda_layer_norm(bool rms, const Tensor& x, const Tensor& w, const Tensor& b, double eps, const Tensor& y,
@@ -249,12 +249,14 @@ void cuda_layer_norm(bool rms, const Tensor& x, const Tensor& w, const Tensor& b
   TT_DISPATCH_FLOATING(x.dtype(), rms ? "rms_norm" : "layer_norm", [&] {
     using T = scalar_t;
     using M = opmath_t<T>;
-    constexpr int V = 16 / sizeof(T);  // elements per 16-byte load
+    // 16-bit types take 16-byte loads (2-byte ones can't keep up with the memory). float32 keeps
+    // scalar loads: on H200 its (16384, 4096) forward ran at 0.93x torch so, 0.67-0.69x with float4.
+    constexpr int V = sizeof(T) == 2 ? 8 : 1;
     const T* wp = w.defined() ? w.data<T>() : nullptr;
     const T* bp = b.defined() ? b.data<T>() : nullptr;
     M* mp = mean.defined() ? mean.data<M>() : nullptr;
-    const bool vec = D % V == 0 && aligned16(x.data<T>()) && aligned16(y.data<T>()) && (!wp || aligned16(wp)) &&
-                     (!bp || aligned16(bp));
+    const bool vec = V > 1 && D % V == 0 && aligned16(x.data<T>()) && aligned16(y.data<T>()) &&
+                     (!wp || aligned16(wp)) && (!bp || aligned16(bp));
     launch_rows(N, D, stream, [&](auto grp, unsigned blocks, cudaStream_t s) {
       constexpr int G = decltype(grp)::value;
       if (vec)
