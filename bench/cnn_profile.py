@@ -62,7 +62,10 @@ def main() -> None:
     p.add_argument("--batch", type=int, default=512)
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--no-cudnn", action="store_true",
+                   help="tinytorch's GPU convolutions through im2col + cuBLAS (torch keeps cuDNN)")
     args = p.parse_args()
+    tt.backends.cudnn.enabled = not args.no_cudnn
     torch = try_import_torch()
     if torch is None or not tt.cuda.is_available():
         print("needs a GPU and PyTorch")

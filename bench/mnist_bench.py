@@ -88,7 +88,10 @@ def main() -> None:
     p.add_argument("--device", default="cpu")
     p.add_argument("--batch", type=int, default=None, help="override both batch sizes")
     p.add_argument("--only", choices=["cnn", "mlp"], default=None)
+    p.add_argument("--no-cudnn", action="store_true",
+                   help="tinytorch's GPU convolutions through im2col + cuBLAS (torch keeps cuDNN)")
     args = p.parse_args()
+    tt.backends.cudnn.enabled = not args.no_cudnn
     torch = try_import_torch()
     tt.set_num_threads(args.threads)
     if torch is not None:

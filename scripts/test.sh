@@ -11,13 +11,17 @@ if [ ! -f /usr/include/gtest/gtest.h ] && command -v apt-get >/dev/null && [ "$(
 fi
 
 # Where nvcc exists, compile the CUDA backend too (so CUDA code that doesn't build can't land),
-# with cuBLAS from the nvidia-cublas wheel when the toolkit has none.
+# with cuBLAS from the nvidia-cublas wheel when the toolkit has none, and NCCL and cuDNN from their
+# wheels so the distributed backend and the cuDNN convolution compile as well.
 cuda_defs=()
 if command -v nvcc >/dev/null; then
   python3 -m pip install -q "nvidia-cublas==13.0.*"
-  cublas_root=$(python3 -c "import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], 'cu13'))")
-  cuda_defs=(-DTINYTORCH_CUDA=ON -DTINYTORCH_CUBLAS_ROOT="$cublas_root")
-  echo "== CUDA backend will be compiled (nvcc $(nvcc --version | grep -o 'release [0-9.]*'), cuBLAS in $cublas_root)"
+  # optional: where the package index lacks them, those parts are left out of the build (CMake says so)
+  python3 -m pip install -q "nvidia-nccl-cu13" "nvidia-cudnn-cu13==9.*" || echo "== NCCL/cuDNN wheels not available"
+  nv=$(python3 -c "import nvidia; print(list(nvidia.__path__)[0])")
+  cuda_defs=(-DTINYTORCH_CUDA=ON -DTINYTORCH_CUBLAS_ROOT="$nv/cu13" -DTINYTORCH_NCCL_ROOT="$nv/nccl"
+             -DTINYTORCH_CUDNN_ROOT="$nv/cudnn")
+  echo "== CUDA backend will be compiled (nvcc $(nvcc --version | grep -o 'release [0-9.]*'), cuBLAS/NCCL/cuDNN in $nv)"
 fi
 
 echo "== pip install .[test]"

@@ -104,6 +104,11 @@ PYBIND11_MODULE(_cuda, m) {
   // tinytorch.backends.cudnn.allow_tf32 (convolutions' float32 GEMMs on TF32; default on, as PyTorch).
   m.def("set_conv_allow_tf32", &set_conv_allow_tf32, py::arg("allow"));
   m.def("get_conv_allow_tf32", &get_conv_allow_tf32);
+  m.def("cudnn_version", &cudnn_version);
+  m.def("set_cudnn_enabled", &set_cudnn_enabled, py::arg("enabled"));
+  m.def("get_cudnn_enabled", &get_cudnn_enabled);
+  m.def("set_cudnn_deterministic", &set_cudnn_deterministic, py::arg("deterministic"));
+  m.def("get_cudnn_deterministic", &get_cudnn_deterministic);
 
   py::class_<Stream>(m, "Stream")
       .def(py::init<int, int>(), py::arg("device"), py::arg("priority") = 0)

@@ -1,12 +1,16 @@
-"""``tinytorch.backends.cudnn``: PyTorch's convolution switches, kept for code that sets them.
+"""``tinytorch.backends.cudnn``: PyTorch's convolution switches.
 
-tinytorch has no cuDNN (convolutions are im2col + cuBLAS), but the switches keep PyTorch's meaning:
+Where the build found cuDNN (``is_available()``), conv2d on the GPU goes through it; otherwise it
+is im2col + cuBLAS. Either way the switches keep PyTorch's meaning:
 
 * ``allow_tf32`` (default True, as PyTorch): float32 convolutions on the GPU may use TF32 tensor
   cores (~10 mantissa bits). Matmuls follow ``backends.cuda.matmul.allow_tf32`` instead.
-* ``deterministic``: accepted; tinytorch's convolution kernels are always deterministic.
-* ``benchmark``: accepted, no effect (there is no algorithm search).
-* ``enabled``: accepted, no effect.
+* ``deterministic`` (default False): True restricts cuDNN's backward passes to deterministic
+  algorithms (the default heuristics may pick ones that accumulate with atomics). im2col + cuBLAS
+  is deterministic either way.
+* ``benchmark``: accepted, no effect (algorithms come from cuDNN's heuristics, no search).
+* ``enabled`` (default True): False sends GPU convolutions to im2col + cuBLAS even where cuDNN
+  is built in.
 """
 from __future__ import annotations
 
@@ -14,30 +18,38 @@ import sys
 import types
 
 
-class _CudnnModule(types.ModuleType):
-    _allow_tf32 = True
-    deterministic = False
-    benchmark = False
-    enabled = True
+def _switch(name: str, default: bool, setter: str) -> property:
+    """A bool module attribute mirrored into the CUDA library by ``_cuda.<setter>``."""
+    attr = "_" + name
 
-    @property
-    def allow_tf32(self) -> bool:
-        return self._allow_tf32
+    def get(self) -> bool:
+        return getattr(type(self), attr, default)
 
-    @allow_tf32.setter
-    def allow_tf32(self, value: bool) -> None:
+    def set_(self, value: bool) -> None:
         from tinytorch import _cuda_backend
-        type(self)._allow_tf32 = bool(value)
+        setattr(type(self), attr, bool(value))
         backend = _cuda_backend()
         if backend is not None:
-            backend.set_conv_allow_tf32(bool(value))
+            getattr(backend, setter)(bool(value))
+    return property(get, set_, doc=f"tinytorch.backends.cudnn.{name} (default {default})")
+
+
+class _CudnnModule(types.ModuleType):
+    allow_tf32 = _switch("allow_tf32", True, "set_conv_allow_tf32")
+    deterministic = _switch("deterministic", False, "set_cudnn_deterministic")
+    enabled = _switch("enabled", True, "set_cudnn_enabled")
+    benchmark = False
 
     def is_available(self) -> bool:
-        """False: tinytorch does not use cuDNN."""
-        return False
+        """Whether conv2d on the GPU goes through cuDNN (this build found it)."""
+        return self.version() is not None
 
     def version(self):
-        return None
+        """cuDNN's version number (e.g. 92801), or None without it."""
+        from tinytorch import _cuda_backend
+        backend = _cuda_backend()
+        v = backend.cudnn_version() if backend is not None else 0
+        return v or None
 
 
 sys.modules[__name__].__class__ = _CudnnModule

@@ -6,6 +6,7 @@
 // GEMM over a whole chunk of items (n or k = items*L) rather than a batch of small ones.
 #include "tinytorch/ops/conv.h"
 #include <algorithm>
+#include <cstdlib>
 #include "tinytorch/kernels/elementwise.h"
 #include "tinytorch/kernels/linalg.h"
 #include "tinytorch/parallel.h"
@@ -14,6 +15,8 @@ namespace tt {
 
 TT_DEFINE_KERNEL(im2col)
 TT_DEFINE_KERNEL(col2im)
+TT_DEFINE_KERNEL(conv2d_direct)
+TT_DEFINE_KERNEL(conv2d_direct_backward)
 TT_DEFINE_KERNEL(channel_sum)
 
 namespace {
@@ -79,9 +82,20 @@ ConvGeom check_conv(const char* op, const Tensor& x, const Tensor& w, Pair strid
 
 DType compute_dtype(DType d) { return d == DType::Float64 ? d : DType::Float32; }
 
+// GPU col budget in elements; TINYTORCH_CONV_COL_MB (float32 MiB) overrides it, for measuring
+// whether L2-sized chunks (e.g. 32 MiB on H100/H200's 50 MiB L2) beat one chunk per batch.
+int64_t device_col_budget() {
+  static const int64_t budget = [] {
+    const char* env = std::getenv("TINYTORCH_CONV_COL_MB");
+    int64_t mb = env ? std::atoll(env) : 0;
+    return mb > 0 ? mb * (int64_t(1) << 20) / 4 : kColBudgetDevice;
+  }();
+  return budget;
+}
+
 int64_t chunk_items(const ConvGeom& g, Device dev) {
   int64_t per = std::max<int64_t>(1, g.C * g.K * g.L());
-  int64_t budget = dev.is_cpu() ? kColBudgetCache : kColBudgetDevice;
+  int64_t budget = dev.is_cpu() ? kColBudgetCache : device_col_budget();
   return std::clamp<int64_t>(budget / per, 1, std::max<int64_t>(g.B, 1));
 }
 
@@ -162,10 +176,6 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias, Pair s
   ConvGeom g = check_conv("conv2d", x_in, w_in, stride, padding, dilation, groups);
   DType cd = compute_dtype(x_in.dtype());
   Device dev = x_in.device();
-  // x: (B, C, H, W), w: (O, Cg, kh, kw) -> out: (B, O, Ho, Wo)
-  Tensor x = (g.unbatched ? x_in.unsqueeze(0) : x_in).to(cd).contiguous();
-  Tensor w = w_in.to(cd).contiguous();
-  Tensor out = Tensor::empty({g.B, g.O, g.Ho, g.Wo}, cd, dev);
   double beta = 0.0;
   if (bias.defined()) {
     check_same_device("conv2d", x_in, bias);
@@ -176,6 +186,22 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias, Pair s
     beta = 1.0;  // each chunk of out starts as the broadcast bias; the GEMMs accumulate onto it
   }
   int64_t L = g.L(), CgK = g.Cg * g.K;
+  if (g.B > 0 && g.O > 0 && L > 0 && CgK > 0 && conv2d_direct_kernel.has(dev.type)) {
+    // A backend's own convolution (cuDNN), in the input dtype.
+    Tensor out = Tensor::empty({g.B, g.O, g.Ho, g.Wo}, x_in.dtype(), dev);
+    bool handled = false;
+    conv2d_direct_kernel[dev]((g.unbatched ? x_in.unsqueeze(0) : x_in).contiguous(), w_in.contiguous(), g.p, groups,
+                              out, handled);
+    if (handled) {
+      if (bias.defined())
+        binary_kernel[dev](BinaryOp::Add, out, bias.contiguous().view({1, g.O, 1, 1}), out, OpScalars{1.0, 0.0});
+      return g.unbatched ? out.squeeze({0}) : out;
+    }
+  }
+  // x: (B, C, H, W), w: (O, Cg, kh, kw) -> out: (B, O, Ho, Wo)
+  Tensor x = (g.unbatched ? x_in.unsqueeze(0) : x_in).to(cd).contiguous();
+  Tensor w = w_in.to(cd).contiguous();
+  Tensor out = Tensor::empty({g.B, g.O, g.Ho, g.Wo}, cd, dev);
   if (out.numel() > 0 && CgK == 0) {  // empty sums: out is the bias (or zero)
     if (bias.defined()) out.copy_(bias.view({1, g.O, 1, 1}));
     else fill_kernel[dev](out, 0.0);
@@ -219,6 +245,25 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad_out, const
   DType dt = x_in.dtype(), cd = compute_dtype(dt);
   Device dev = x_in.device();
   int64_t L = g.L(), CgK = g.Cg * g.K, CK = g.C * g.K;
+  if (g.B > 0 && L > 0 && CgK > 0 && g.Og > 0 && (needs[0] || needs[1]) &&
+      conv2d_direct_backward_kernel.has(dev.type)) {
+    // A backend's own convolution (cuDNN), in the input dtype; the bias gradient as below.
+    Tensor god = (g.unbatched ? grad_out.unsqueeze(0) : grad_out).contiguous();
+    Tensor gxd = needs[0] ? Tensor::empty({g.B, g.C, g.H, g.W}, dt, dev) : Tensor();
+    Tensor gwd = needs[1] ? Tensor::empty(w_in.shape(), dt, dev) : Tensor();
+    bool handled = false;
+    conv2d_direct_backward_kernel[dev](god, (g.unbatched ? x_in.unsqueeze(0) : x_in).contiguous(), w_in.contiguous(),
+                                       g.p, groups, gxd, gwd, handled);
+    if (handled) {
+      Tensor gbd;
+      if (needs[2]) {
+        gbd = Tensor::empty({g.O}, dt, dev);
+        channel_sum_kernel[dev](god.view({g.B, g.O, L}), gbd, false);
+      }
+      if (gxd.defined() && g.unbatched) gxd = gxd.squeeze({0});
+      return {gxd, gwd, gbd};
+    }
+  }
   Tensor go = (g.unbatched ? grad_out.unsqueeze(0) : grad_out).to(cd).contiguous();  // (B, O, Ho, Wo)
   Tensor x = (g.unbatched ? x_in.unsqueeze(0) : x_in).to(cd).contiguous();
   Tensor w = w_in.to(cd).contiguous();

@@ -16,6 +16,14 @@ TT_DECLARE_KERNEL(im2col, const Tensor& x, const Tensor& col, const Conv2dParams
 // The adjoint: col: (nb, C*kh*kw, Ho*Wo) -> x: (nb, C, H, W), x overwritten with the sum of
 // every col entry that im2col would have read from each position.
 TT_DECLARE_KERNEL(col2im, const Tensor& col, const Tensor& x, const Conv2dParams& p, int64_t Ho, int64_t Wo)
+// A backend's own convolution (CUDA: cuDNN, where the build has it), used before im2col + GEMM.
+// x: (B, C, H, W), w: (O, C/groups, kh, kw), out: (B, O, Ho, Wo) (no bias: the op layer adds it);
+// all contiguous, one floating dtype. Sets handled = false (touching nothing) for a problem it can't take.
+TT_DECLARE_KERNEL(conv2d_direct, const Tensor& x, const Tensor& w, const Conv2dParams& p, int64_t groups,
+                  const Tensor& out, bool& handled)
+// Its gradients: gx (B, C, H, W) and gw (w's shape), each only where defined; go: (B, O, Ho, Wo).
+TT_DECLARE_KERNEL(conv2d_direct_backward, const Tensor& go, const Tensor& x, const Tensor& w, const Conv2dParams& p,
+                  int64_t groups, const Tensor& gx, const Tensor& gw, bool& handled)
 // g: (B, C, L) contiguous -> out: (C) contiguous, out[c] (+)= sum_{b,l} g[b, c, l].
 TT_DECLARE_KERNEL(channel_sum, const Tensor& g, const Tensor& out, bool accumulate)
 

@@ -10,5 +10,13 @@ bool get_allow_tf32();
 // what tinytorch.backends.cudnn.allow_tf32 sets: TF32 in convolutions' GEMMs (default on, as PyTorch).
 void set_conv_allow_tf32(bool allow);
 bool get_conv_allow_tf32();
+// cuDNN's version where conv2d goes through it (tinytorch.backends.cudnn), else 0.
+int cudnn_version();
+// tinytorch.backends.cudnn.enabled: off sends conv2d to im2col + cuBLAS even where cuDNN is built in.
+void set_cudnn_enabled(bool enabled);
+bool get_cudnn_enabled();
+// tinytorch.backends.cudnn.deterministic: cuDNN's backward passes only with deterministic algorithms.
+void set_cudnn_deterministic(bool deterministic);
+bool get_cudnn_deterministic();
 
 }  // namespace tt::cuda

@@ -1,0 +1,340 @@
+// conv2d forward/backward through cuDNN where the build found it (TINYTORCH_WITH_CUDNN); the op
+// layer falls back to im2col + cuBLAS otherwise. Registers conv2d_direct(_backward) for CUDA.
+//   x: (B, C, H, W), w: (O, C/groups, kh, kw), y/dy: (B, O, Ho, Wo), all contiguous, one dtype.
+// Uses cuDNN's graph (backend) API, as PyTorch does: the legacy cudnnConvolution* calls rebuild
+// an execution plan on every call in cuDNN 9 (~50-90 us of host time each), so here each problem's
+// plan is built once from the heuristics' ranking and cached; a call only binds pointers and runs.
+// As PyTorch's filters: no engine that down-converts inputs or reduces in reduced precision;
+// float32 takes TF32 tensor cores only if tinytorch.backends.cudnn.allow_tf32; backward engines may
+// be non-deterministic unless tinytorch.backends.cudnn.deterministic.
+#include <atomic>
+#include "tinytorch/cuda/blas.h"
+
+namespace tt::cuda {
+namespace {
+std::atomic<bool> g_cudnn_enabled{true};         // tinytorch.backends.cudnn.enabled
+std::atomic<bool> g_cudnn_deterministic{false};  // tinytorch.backends.cudnn.deterministic
+}  // namespace
+void set_cudnn_enabled(bool enabled) { g_cudnn_enabled.store(enabled); }
+bool get_cudnn_enabled() { return g_cudnn_enabled.load(); }
+void set_cudnn_deterministic(bool deterministic) { g_cudnn_deterministic.store(deterministic); }
+bool get_cudnn_deterministic() { return g_cudnn_deterministic.load(); }
+}  // namespace tt::cuda
+
+#ifdef TINYTORCH_WITH_CUDNN
+#include <cudnn.h>
+#include <array>
+#include <climits>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+#include "tinytorch/cuda/common.h"
+#include "tinytorch/kernels/conv.h"
+
+// The plan's and the operation graph's HANDLE attributes are deprecated in newer cuDNN 9 headers
+// but required by the cuDNN 9 libraries before them.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+namespace tt::cuda {
+namespace {
+
+#define TT_CUDNN_CHECK(EXPR)                                                                       \
+  do {                                                                                             \
+    cudnnStatus_t tt_s_ = (EXPR);                                                                  \
+    if (tt_s_ != CUDNN_STATUS_SUCCESS)                                                             \
+      throw std::runtime_error(str_cat("cuDNN error in ", #EXPR, ": ", cudnnGetErrorString(tt_s_))); \
+  } while (0)
+
+// One handle per (thread, device), destroyed with the thread.
+struct Handles {
+  std::unordered_map<int, cudnnHandle_t> by_device;
+  ~Handles() {
+    for (auto& [d, h] : by_device) cudnnDestroy(h);
+  }
+};
+
+cudnnHandle_t handle_for(int device) {
+  thread_local Handles handles;
+  auto it = handles.by_device.find(device);
+  if (it == handles.by_device.end()) {
+    cudnnHandle_t h = nullptr;
+    TT_CUDNN_CHECK(cudnnCreate(&h));
+    it = handles.by_device.emplace(device, h).first;
+  }
+  TT_CUDNN_CHECK(cudnnSetStream(it->second, current_stream(device)));
+  return it->second;
+}
+
+// A backend descriptor (RAII). set() takes one value or an array; finalize() may be tried.
+class Desc {
+ public:
+  explicit Desc(cudnnBackendDescriptorType_t type) { TT_CUDNN_CHECK(cudnnBackendCreateDescriptor(type, &d_)); }
+  ~Desc() {
+    if (d_) cudnnBackendDestroyDescriptor(d_);
+  }
+  Desc(const Desc&) = delete;
+  Desc& operator=(const Desc&) = delete;
+  cudnnBackendDescriptor_t get() const { return d_; }
+
+  template <class V>
+  Desc& set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, const V* values, int64_t n = 1) {
+    TT_CUDNN_CHECK(cudnnBackendSetAttribute(d_, name, type, n, values));
+    return *this;
+  }
+  Desc& set_desc(cudnnBackendAttributeName_t name, const Desc& other) {
+    cudnnBackendDescriptor_t o = other.get();
+    return set(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, &o);
+  }
+  void finalize() { TT_CUDNN_CHECK(cudnnBackendFinalize(d_)); }
+  bool try_finalize() { return cudnnBackendFinalize(d_) == CUDNN_STATUS_SUCCESS; }
+
+ private:
+  cudnnBackendDescriptor_t d_ = nullptr;
+};
+
+cudnnDataType_t cudnn_dtype(DType d) {
+  switch (d) {
+    case DType::Float32: return CUDNN_DATA_FLOAT;
+    case DType::Float64: return CUDNN_DATA_DOUBLE;
+    case DType::Float16: return CUDNN_DATA_HALF;
+    case DType::BFloat16: return CUDNN_DATA_BFLOAT16;
+    default: throw_unsupported_dtype("conv2d (cuDNN)", d);
+  }
+}
+
+int64_t alignment(const Tensor& t) {
+  const auto p = reinterpret_cast<uintptr_t>(t.data_ptr());
+  for (int64_t a : {16, 8, 4, 2})
+    if (p % a == 0) return a;
+  return 1;
+}
+
+// A contiguous NCHW tensor descriptor.
+using DescPtr = std::shared_ptr<Desc>;
+DescPtr make_desc(cudnnBackendDescriptorType_t type) { return std::make_shared<Desc>(type); }
+
+DescPtr tensor_desc(int64_t uid, const Tensor& t) {
+  DescPtr d = make_desc(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  const cudnnDataType_t dt = cudnn_dtype(t.dtype());
+  const int64_t dims[4] = {t.size(0), t.size(1), t.size(2), t.size(3)};
+  const int64_t strides[4] = {dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1};
+  const int64_t align = alignment(t);
+  d->set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, &dt)
+      .set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, dims, 4)
+      .set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, strides, 4)
+      .set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, &uid)
+      .set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, &align)
+      .finalize();
+  return d;
+}
+
+enum Pass { kForward = 0, kBackwardData = 1, kBackwardFilter = 2 };
+constexpr int64_t kUidX = 'x', kUidW = 'w', kUidY = 'y';
+
+// A finalized execution plan, the workspace it needs, and the descriptors it was built from
+// (kept alive with it, as cudnn-frontend does).
+struct Plan {
+  DescPtr plan;
+  int64_t workspace = 0;
+  std::vector<DescPtr> parts;
+};
+
+// The numerical notes of an engine config's engine.
+std::vector<cudnnBackendNumericalNote_t> notes_of(const Desc& cfg) {
+  Desc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  cudnnBackendDescriptor_t e = engine.get();
+  int64_t n = 0;
+  TT_CUDNN_CHECK(cudnnBackendGetAttribute(cfg.get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                          &n, &e));
+  std::array<cudnnBackendNumericalNote_t, CUDNN_NUMERICAL_NOTE_TYPE_COUNT> notes{};
+  TT_CUDNN_CHECK(cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                                          notes.size(), &n, notes.data()));
+  return {notes.begin(), notes.begin() + n};
+}
+
+bool acceptable(const Desc& cfg, cudnnDataType_t dt, bool tf32, bool deterministic) {
+  for (auto note : notes_of(cfg)) {
+    if (note == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) return false;
+    if (note == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION) return false;
+    if (note == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC && deterministic) return false;
+    if (note == CUDNN_NUMERICAL_NOTE_TENSOR_CORE && dt == CUDNN_DATA_FLOAT && !tf32) return false;
+  }
+  return true;
+}
+
+// Builds the plan for one pass of one problem: the first engine config, in the heuristics'
+// order (then the fallback list's), that passes the filters, finalizes and needs at most 2 GiB
+// of workspace. No plan (empty) means cuDNN can't take the problem.
+Plan build_plan(cudnnHandle_t h, Pass pass, const Tensor& x, const Tensor& w, const Tensor& y,
+                const Conv2dParams& p) {
+  const cudnnDataType_t dt = cudnn_dtype(x.dtype());
+  const cudnnDataType_t compute = dt == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  const bool tf32 = get_conv_allow_tf32(), deterministic = pass != kForward && get_cudnn_deterministic();
+  DescPtr xd = tensor_desc(kUidX, x), wd = tensor_desc(kUidW, w), yd = tensor_desc(kUidY, y);
+  DescPtr conv_p = make_desc(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR), op_p, graph_p;
+  Desc& conv = *conv_p;
+  const int64_t spatial = 2, pads[2] = {p.ph, p.pw}, strides[2] = {p.sh, p.sw}, dil[2] = {p.dh, p.dw};
+  const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  conv.set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, &compute)
+      .set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, &mode)
+      .set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, &spatial)
+      .set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, pads, 2)
+      .set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, pads, 2)
+      .set(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, strides, 2)
+      .set(CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, dil, 2)
+      .finalize();
+
+  // Groups are implied by w's second dimension (C / groups).
+  static constexpr struct {
+    cudnnBackendDescriptorType_t op;
+    cudnnBackendAttributeName_t x, w, y, conv, alpha, beta;
+  } kOps[3] = {
+      {CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+       CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+       CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+       CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA},
+      {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
+       CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+       CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+       CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA},
+      {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
+       CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
+       CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA,
+       CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA},
+  };
+  const auto& k = kOps[pass];
+  op_p = make_desc(k.op);
+  Desc& op = *op_p;
+  op.set_desc(k.x, *xd).set_desc(k.w, *wd).set_desc(k.y, *yd).set_desc(k.conv, conv);
+  if (dt == CUDNN_DATA_DOUBLE) {
+    const double one = 1, zero = 0;
+    op.set(k.alpha, CUDNN_TYPE_DOUBLE, &one).set(k.beta, CUDNN_TYPE_DOUBLE, &zero);
+  } else {
+    const float one = 1, zero = 0;
+    op.set(k.alpha, CUDNN_TYPE_FLOAT, &one).set(k.beta, CUDNN_TYPE_FLOAT, &zero);
+  }
+  op.finalize();
+
+  graph_p = make_desc(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  Desc& graph = *graph_p;
+  cudnnBackendDescriptor_t ops[1] = {op.get()};
+  graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, ops, 1)
+      .set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &h);
+  if (!graph.try_finalize()) return {};
+
+  for (cudnnBackendHeurMode_t heur_mode : {CUDNN_HEUR_MODE_INSTANT, CUDNN_HEUR_MODE_FALLBACK}) {
+    Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph)
+        .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &heur_mode);
+    if (!heur.try_finalize()) continue;
+    int64_t count = 0;
+    if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
+                                 nullptr) != CUDNN_STATUS_SUCCESS || count <= 0)
+      continue;
+    std::vector<DescPtr> cfgs;
+    std::vector<cudnnBackendDescriptor_t> raw;
+    for (int64_t i = 0; i < count; ++i) {
+      cfgs.push_back(make_desc(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
+      raw.push_back(cfgs.back()->get());
+    }
+    TT_CUDNN_CHECK(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                                            count, &count, raw.data()));
+    for (int64_t i = 0; i < count; ++i) {
+      if (!acceptable(*cfgs[i], dt, tf32, deterministic)) continue;
+      DescPtr plan = make_desc(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+      plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, &h).set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                                                                                  *cfgs[i]);
+      if (!plan->try_finalize()) continue;
+      int64_t ws = 0, n = 0;
+      TT_CUDNN_CHECK(cudnnBackendGetAttribute(plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64,
+                                              1, &n, &ws));
+      if (ws > (int64_t(1) << 31)) continue;  // 2 GiB of workspace at most
+      return {plan, ws, {xd, wd, yd, conv_p, op_p, graph_p, cfgs[i]}};
+    }
+  }
+  return {};
+}
+
+// Plans per problem: pass, dtype, sizes, parameters, alignments and switches. Per thread, as the
+// handles the plans were built with.
+using Key = std::tuple<int, int, std::array<int64_t, 8>, std::array<int64_t, 8>, std::array<int64_t, 4>, bool, bool>;
+
+const Plan& plan_for(cudnnHandle_t h, Pass pass, const Tensor& x, const Tensor& w, const Tensor& y,
+                     const Conv2dParams& p) {
+  thread_local std::map<Key, Plan> plans;
+  const Key key{pass,
+                static_cast<int>(x.dtype()),
+                {x.size(0), x.size(1), x.size(2), x.size(3), w.size(0), w.size(1), w.size(2), w.size(3)},
+                {p.kh, p.kw, p.sh, p.sw, p.ph, p.pw, p.dh, p.dw},
+                {x.device().index, alignment(x), alignment(w), alignment(y)},
+                get_conv_allow_tf32(),
+                pass != kForward && get_cudnn_deterministic()};
+  auto it = plans.find(key);
+  if (it == plans.end()) it = plans.emplace(key, build_plan(h, pass, x, w, y, p)).first;
+  return it->second;
+}
+
+// Runs a plan on x, w, y (one of them written); false where there is no plan.
+bool run(Pass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dParams& p) {
+  const Device dev = x.device();
+  cudnnHandle_t h = handle_for(dev.index);
+  const Plan& plan = plan_for(h, pass, x, w, y, p);
+  if (!plan.plan) return false;
+  Tensor ws = Tensor::empty({std::max<int64_t>(plan.workspace, 1)}, DType::UInt8, dev);
+  void* ptrs[3] = {x.data_ptr(), w.data_ptr(), y.data_ptr()};
+  const int64_t uids[3] = {kUidX, kUidW, kUidY};
+  void* wsp = ws.data_ptr();
+  Desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, ptrs, 3)
+      .set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids, 3)
+      .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &wsp)
+      .finalize();
+  TT_CUDNN_CHECK(cudnnBackendExecute(h, plan.plan->get(), pack.get()));
+  return true;
+}
+
+bool fits_int(std::initializer_list<int64_t> vs) {
+  for (int64_t v : vs)
+    if (v > INT_MAX) return false;
+  return true;
+}
+
+// out = conv(x, w). Sets handled = false (and does nothing) where cuDNN can't take it.
+void cudnn_conv2d(const Tensor& x, const Tensor& w, const Conv2dParams& p, int64_t /*groups: w.size(1)*/,
+                  const Tensor& out, bool& handled) {
+  handled = false;
+  if (!get_cudnn_enabled() || !fits_int({x.numel(), out.numel(), w.numel()})) return;
+  DeviceGuard guard(x.device());
+  handled = run(kForward, x, w, out, p);
+}
+
+// gx = conv2d's input gradient, gw = its weight gradient, each only where defined.
+void cudnn_conv2d_backward(const Tensor& go, const Tensor& x, const Tensor& w, const Conv2dParams& p,
+                           int64_t /*groups*/, const Tensor& gx, const Tensor& gw, bool& handled) {
+  handled = false;
+  if (!get_cudnn_enabled() || !fits_int({x.numel(), go.numel(), w.numel()})) return;
+  DeviceGuard guard(x.device());
+  // Both plans first, so that an unsupported pass leaves everything to the fallback.
+  cudnnHandle_t h = handle_for(x.device().index);
+  if (gx.defined() && !plan_for(h, kBackwardData, gx, w, go, p).plan) return;
+  if (gw.defined() && !plan_for(h, kBackwardFilter, x, gw, go, p).plan) return;
+  if (gx.defined()) run(kBackwardData, gx, w, go, p);
+  if (gw.defined()) run(kBackwardFilter, x, gw, go, p);
+  handled = true;
+}
+
+}  // namespace
+
+TT_REGISTER_KERNEL(conv2d_direct, CUDA, cudnn_conv2d)
+TT_REGISTER_KERNEL(conv2d_direct_backward, CUDA, cudnn_conv2d_backward)
+
+int cudnn_version() { return static_cast<int>(cudnnGetVersion()); }
+
+}  // namespace tt::cuda
+#else
+namespace tt::cuda {
+int cudnn_version() { return 0; }
+}  // namespace tt::cuda
+#endif  // TINYTORCH_WITH_CUDNN
