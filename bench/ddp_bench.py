@@ -99,8 +99,11 @@ def worker(libname: str, args) -> None:
     host = host_us_per_allreduce(lib, dist, device, sync)
     busbw = bench_allreduce(lib, dist, device, sizes, args.iters, sync)
     sps = bench_ddp(lib, dist, device, args.steps, args.batch, DDP, lambda: cnn(lib.nn, F, lib.flatten), F, sync)
+    nccl = None
+    if cuda:
+        nccl = lib._cuda_backend().nccl_version() if libname == "tinytorch" else lib.cuda.nccl.version()
     if dist.get_rank() == 0:
-        print("RESULT " + json.dumps({"busbw": busbw, "sps": sps, "host_us": host}), flush=True)
+        print("RESULT " + json.dumps({"busbw": busbw, "sps": sps, "host_us": host, "nccl": str(nccl)}), flush=True)
     dist.destroy_process_group()
 
 
@@ -173,6 +176,8 @@ def main() -> None:
         return statistics.median(v) if v else float("nan")
 
     print(f"\nbackend {args.backend}, batch {args.batch} per rank, medians of {args.rounds} alternating rounds")
+    if args.backend == "nccl":
+        print("NCCL versions: " + ", ".join(f"{lib} {rs[0]['nccl']}" for (lib, n), rs in res.items() if rs and n == 1))
     big = max(nprocs)
     if big > 1:
         print(f"\nall-reduce float32, {big} ranks: bus bandwidth GB/s")
@@ -180,7 +185,8 @@ def main() -> None:
         for s in sorted({s for rs in res.values() for r in rs for s in r["busbw"]}):
             bws = [med_bw(lib, big, s) for lib in libs]
             ratio = f"  {bws[0] / bws[1]:>7.2f}x" if len(libs) > 1 else ""
-            print(f"{s / 2**20:>6.0f}Mi " + " ".join(f"{b:>10.1f}" for b in bws) + ratio)
+            every = "  ".join("/".join(f"{r['busbw'][s]:.0f}" for r in res[(lib, big)]) for lib in libs)
+            print(f"{s / 2**20:>6.0f}Mi " + " ".join(f"{b:>10.1f}" for b in bws) + ratio + f"   rounds: {every}")
         hosts = [statistics.median([r["host_us"] for r in res[(lib, big)]] or [float("nan")]) for lib in libs]
         print("host us per 1 KiB all_reduce call: " + "  ".join(f"{lib} {h:.1f}" for lib, h in zip(libs, hosts)))
     print("\nDDP MNIST CNN samples/s")

@@ -11,13 +11,28 @@ communicator (``ncclCommAbort``) and, as PyTorch's default async error handling,
 next collective or ``wait()`` raises DistBackendError."""
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import threading
 import time
+import weakref
 from collections import deque
 
 from tinytorch.distributed.store import DistBackendError, PrefixStore
+
+
+_live: "weakref.WeakSet[NCCLBackend]" = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_watchdogs() -> None:
+    # A watchdog polling a communicator while the interpreter tears the communicator down crashes
+    # the process at exit: stop them first (groups that were never destroyed).
+    for b in list(_live):
+        b._stop.set()
+    for b in list(_live):
+        b._watchdog_thread.join(timeout=1)
 
 
 def _cuda():
@@ -79,16 +94,17 @@ class NCCLBackend:
         self.broken = None
         self._pending: deque[tuple[_NCCLWork, float]] = deque()
         self._lock = threading.Lock()
-        self._stop = False
+        self._stop = threading.Event()
         self._meta_seq = 0
-        threading.Thread(target=self._watchdog, name=f"nccl-watchdog-{rank}", daemon=True).start()
+        self._watchdog_thread = threading.Thread(target=self._watchdog, name=f"nccl-watchdog-{rank}", daemon=True)
+        self._watchdog_thread.start()
+        _live.add(self)
 
     # ------------------------------------------------------------ watchdog
     def _watchdog(self) -> None:
         # Collectives of one communicator run in order on its stream: only the oldest pending one
         # can be the first to time out, and completed ones leave from the front.
-        while not self._stop:
-            time.sleep(0.1)
+        while not self._stop.wait(0.1):
             if not self._pending:
                 continue
             reason = None
@@ -217,7 +233,10 @@ class NCCLBackend:
         return NCCLBackend(store, ranks.index(self.rank), len(ranks), timeout, self.device_index, ranks)
 
     def shutdown(self) -> None:
-        self._stop = True
+        # The watchdog polls the communicator: it must be gone before the communicator is.
+        self._stop.set()
+        if threading.current_thread() is not self._watchdog_thread:
+            self._watchdog_thread.join(timeout=10)
         try:
             self.comm.destroy()
         except Exception:

@@ -124,7 +124,7 @@ class GroupMember:
 group = GroupMember   # dist.group.WORLD
 
 _state_lock = threading.Lock()
-_world: dict[str, Any] = {"pg": None, "store": None, "groups": 0, "debug": None}
+_world: dict[str, Any] = {"pg": None, "store": None, "groups": 0, "debug": None, "subgroups": []}
 
 
 def _debug_detail() -> bool:
@@ -170,6 +170,8 @@ def _pg(group_: Optional[ProcessGroup]) -> ProcessGroup:
         return _world["pg"]
     if group_ is GroupMember.NON_GROUP_MEMBER:
         raise ValueError("this rank is not a member of the group")
+    if group_ not in _world["subgroups"]:
+        raise ValueError(f"{group_} was destroyed (destroy_process_group)")
     return group_
 
 
@@ -317,6 +319,7 @@ def init_process_group(backend: Optional[str] = None, init_method: Optional[str]
         _world["store"] = store
     _world["pg"] = pg
     _world["groups"] = 0
+    _world["subgroups"] = []
     GroupMember.WORLD = pg
 
 
@@ -337,6 +340,9 @@ def destroy_process_group(group: Optional[ProcessGroup] = None) -> None:
         return
     pg = _pg(group)
     if group is None or pg is _world["pg"]:
+        for sub in _world["subgroups"]:   # as PyTorch: every group goes with the default one
+            sub._impl.shutdown()
+        _world["subgroups"] = []
         pg._impl.shutdown()
         st = _world["store"]
         _world.update(pg=None, store=None, groups=0)
@@ -347,7 +353,9 @@ def destroy_process_group(group: Optional[ProcessGroup] = None) -> None:
             # rank 0 keeps serving the store until it exits: others may still be reading from it
             _serving_until_exit.append(st)
     else:
-        pg._impl.shutdown()
+        if pg in _world["subgroups"]:
+            _world["subgroups"].remove(pg)
+            pg._impl.shutdown()
 
 
 def new_group(ranks: Optional[list[int]] = None, timeout: Optional[timedelta] = None, backend=None,
@@ -368,7 +376,9 @@ def new_group(ranks: Optional[list[int]] = None, timeout: Optional[timedelta] = 
     impl = world._impl.new_group(ranks, gid, secs)
     if me not in ranks:
         return GroupMember.NON_GROUP_MEMBER
-    return ProcessGroup(world.name(), ranks.index(me), len(ranks), ranks, impl, secs, str(gid))
+    pg = ProcessGroup(world.name(), ranks.index(me), len(ranks), ranks, impl, secs, str(gid))
+    _world["subgroups"].append(pg)
+    return pg
 
 
 # ---------------------------------------------------------------------------- checks

@@ -133,6 +133,12 @@ try:
 except ValueError as e:
     assert "differ across ranks" in str(e) and "rank 1 has" in str(e), e
 dist.barrier()
-dist.destroy_process_group()
+dist.destroy_process_group(g2)          # one group alone; using it afterwards is an error
+try:
+    dist.all_reduce(T(np.zeros(2)), group=g2)
+    raise AssertionError("expected an error for a destroyed group")
+except ValueError as e:
+    assert "destroyed" in str(e), e
+dist.destroy_process_group()            # the default group and every group left with it
 assert not dist.is_initialized()
 print(f"rank {rank}: collectives OK", flush=True)
