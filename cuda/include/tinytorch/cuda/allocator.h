@@ -22,6 +22,8 @@ MemoryStats memory_stats(int device);
 void reset_peak_memory_stats(int device);
 void empty_cache();                                  // returns unused segments to the driver
 void record_stream(void* ptr, cudaStream_t stream);  // ptr is also used on `stream`
+// Before destroying a stream that record_stream named: its work must be done (synchronized).
+void forget_stream(cudaStream_t stream);
 void install_caching_allocator();                    // registers it for DeviceType::CUDA
 
 }  // namespace tt::cuda
