@@ -75,5 +75,5 @@ fi
 if [[ " $stages " == *" ddpbench "* ]]; then
   log "bench/ddp_bench.py: 1 and 2 GPUs, tinytorch and torch alternating"
   timeout ${DDP_BENCH_TIMEOUT:-500} python3 bench/ddp_bench.py ${DDP_BENCH_ARGS:-} > "$OUT/ddp_bench.log" 2>&1
-  grep -v "rounds:" "$OUT/ddp_bench.log" | tail -40 | tee -a "$OUT/summary.log"
+  grep -av "^rounds:" "$OUT/ddp_bench.log" | tail -40 | tee -a "$OUT/summary.log"
 fi
