@@ -26,7 +26,7 @@ struct Stream {
   }
   Stream(cudaStream_t s, int dev) : stream(s), device(dev) {}
   ~Stream() {
-    if (owned && stream) cudaStreamDestroy(stream);
+    if (owned) destroy_stream(stream);  // tensors may still be recorded on it
   }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;

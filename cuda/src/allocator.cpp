@@ -130,8 +130,8 @@ class CachingAllocator final : public Allocator {
     if (std::find(others.begin(), others.end(), stream) == others.end()) others.push_back(stream);
   }
 
-  // `stream` is about to be destroyed and its work is done (the caller synchronized it): no block
-  // may wait on it any more (an event recorded on a destroyed stream is undefined behaviour).
+  // `stream` is about to be destroyed and its work is done: no block may wait on it any more (an
+  // event recorded on a destroyed stream is undefined behaviour).
   void forget_stream(cudaStream_t stream) {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto& [ptr, block] : active_) {
@@ -289,7 +289,12 @@ MemoryStats memory_stats(int device) { return allocator().stats(device); }
 void reset_peak_memory_stats(int device) { allocator().reset_peak(device); }
 void empty_cache() { allocator().empty_cache(); }
 void record_stream(void* ptr, cudaStream_t stream) { allocator().record_stream(ptr, stream); }
-void forget_stream(cudaStream_t stream) { allocator().forget_stream(stream); }
+void destroy_stream(cudaStream_t stream, bool wait) {
+  if (!stream) return;
+  if (wait) cudaStreamSynchronize(stream);
+  allocator().forget_stream(stream);
+  cudaStreamDestroy(stream);
+}
 void install_caching_allocator() { set_allocator(DeviceType::CUDA, &allocator()); }
 
 }  // namespace tt::cuda

@@ -113,13 +113,9 @@ NcclComm::~NcclComm() {
   } catch (...) {
   }
   if (ready_) cudaEventDestroy(ready_);
-  if (stream_) {
-    // Tensors the collectives used may outlive the communicator; the allocator must not record
-    // events on this stream when they are freed (a rank crashed at exit doing so).
-    if (!aborted_) cudaStreamSynchronize(stream_);
-    forget_stream(stream_);
-    cudaStreamDestroy(stream_);
-  }
+  // Tensors the collectives used may outlive the communicator (a rank crashed at exit when their
+  // free recorded an event on the destroyed stream).
+  destroy_stream(stream_, !aborted_);
 }
 
 void NcclComm::destroy() {

@@ -1,5 +1,6 @@
 """CUDA runtime: device queries, copies between devices, pinned memory, streams and events, the
 caching allocator (stats, reuse, OOM), and device-mixing errors."""
+import gc
 import threading
 import time
 
@@ -122,6 +123,25 @@ def test_memory_recorded_on_another_stream_is_reused_only_after_that_work():
     z2 = tt.empty(1 << 22, device="cuda")
     assert {z1.data_ptr(), z2.data_ptr()} == {ptr, y_ptr}
     assert tt.cuda.memory_stats()["num_device_alloc"] == mallocs
+
+
+def test_tensor_recorded_on_a_stream_outlives_the_stream():
+    # Freeing a tensor recorded on a stream that was destroyed meanwhile must not touch that stream
+    # (an NCCL communicator's stream crashed ranks at exit that way); its memory is reusable.
+    side = tt.cuda.Stream()
+    x = tt.ones(1 << 20, device="cuda")
+    with tt.cuda.stream(side):
+        side.wait_stream(tt.cuda.current_stream())
+        x.mul_(3.0)
+    x.record_stream(side)
+    del side                           # waits for its work, then the allocator forgets it
+    gc.collect()
+    assert float(x.sum().item()) == 3.0 * (1 << 20)
+    before = tt.cuda.memory_allocated()
+    del x                              # must not record an event on the destroyed stream
+    assert tt.cuda.memory_allocated() == before - 4 * (1 << 20)
+    y = tt.full((1 << 20,), 2.0, device="cuda")
+    assert float(y.sum().item()) == 2.0 * (1 << 20)
 
 
 def test_blocking_copy_lets_other_python_threads_run():

@@ -22,8 +22,10 @@ MemoryStats memory_stats(int device);
 void reset_peak_memory_stats(int device);
 void empty_cache();                                  // returns unused segments to the driver
 void record_stream(void* ptr, cudaStream_t stream);  // ptr is also used on `stream`
-// Before destroying a stream that record_stream named: its work must be done (synchronized).
-void forget_stream(cudaStream_t stream);
+// Destroys a stream that tensors may still be recorded on (record_stream) or allocated on: waits
+// for its work (unless `wait` is false: an aborted NCCL stream), makes the allocator forget it
+// (a later free must not record an event on a destroyed stream), then destroys it. Never throws.
+void destroy_stream(cudaStream_t stream, bool wait = true);
 void install_caching_allocator();                    // registers it for DeviceType::CUDA
 
 }  // namespace tt::cuda
