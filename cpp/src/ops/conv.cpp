@@ -6,7 +6,6 @@
 // GEMM over a whole chunk of items (n or k = items*L) rather than a batch of small ones.
 #include "tinytorch/ops/conv.h"
 #include <algorithm>
-#include <cstdlib>
 #include "tinytorch/kernels/elementwise.h"
 #include "tinytorch/kernels/linalg.h"
 #include "tinytorch/parallel.h"
@@ -82,20 +81,9 @@ ConvGeom check_conv(const char* op, const Tensor& x, const Tensor& w, Pair strid
 
 DType compute_dtype(DType d) { return d == DType::Float64 ? d : DType::Float32; }
 
-// GPU col budget in elements; TINYTORCH_CONV_COL_MB (float32 MiB) overrides it, for measuring
-// whether L2-sized chunks (e.g. 32 MiB on H100/H200's 50 MiB L2) beat one chunk per batch.
-int64_t device_col_budget() {
-  static const int64_t budget = [] {
-    const char* env = std::getenv("TINYTORCH_CONV_COL_MB");
-    int64_t mb = env ? std::atoll(env) : 0;
-    return mb > 0 ? mb * (int64_t(1) << 20) / 4 : kColBudgetDevice;
-  }();
-  return budget;
-}
-
 int64_t chunk_items(const ConvGeom& g, Device dev) {
   int64_t per = std::max<int64_t>(1, g.C * g.K * g.L());
-  int64_t budget = dev.is_cpu() ? kColBudgetCache : device_col_budget();
+  int64_t budget = dev.is_cpu() ? kColBudgetCache : kColBudgetDevice;
   return std::clamp<int64_t>(budget / per, 1, std::max<int64_t>(g.B, 1));
 }
 
