@@ -276,13 +276,9 @@ const Plan& plan_for(cudnnHandle_t h, Pass pass, const Tensor& x, const Tensor& 
   return it->second;
 }
 
-// Runs a plan on x, w, y (one of them written); false where there is no plan.
-bool run(Pass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dParams& p) {
-  const Device dev = x.device();
-  cudnnHandle_t h = handle_for(dev.index);
-  const Plan& plan = plan_for(h, pass, x, w, y, p);
-  if (!plan.plan) return false;
-  Tensor ws = Tensor::empty({std::max<int64_t>(plan.workspace, 1)}, DType::UInt8, dev);
+// Runs a plan on x, w, y (one of them written).
+void execute(cudnnHandle_t h, const Plan& plan, const Tensor& x, const Tensor& w, const Tensor& y) {
+  Tensor ws = Tensor::empty({std::max<int64_t>(plan.workspace, 1)}, DType::UInt8, x.device());
   void* ptrs[3] = {x.data_ptr(), w.data_ptr(), y.data_ptr()};
   const int64_t uids[3] = {kUidX, kUidW, kUidY};
   void* wsp = ws.data_ptr();
@@ -292,7 +288,6 @@ bool run(Pass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Con
       .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &wsp)
       .finalize();
   TT_CUDNN_CHECK(cudnnBackendExecute(h, plan.plan->get(), pack.get()));
-  return true;
 }
 
 bool fits_int(std::initializer_list<int64_t> vs) {
@@ -307,7 +302,11 @@ void cudnn_conv2d(const Tensor& x, const Tensor& w, const Conv2dParams& p, int64
   handled = false;
   if (!get_cudnn_enabled() || !fits_int({x.numel(), out.numel(), w.numel()})) return;
   DeviceGuard guard(x.device());
-  handled = run(kForward, x, w, out, p);
+  cudnnHandle_t h = handle_for(x.device().index);
+  const Plan& plan = plan_for(h, kForward, x, w, out, p);
+  if (!plan.plan) return;
+  execute(h, plan, x, w, out);
+  handled = true;
 }
 
 // gx = conv2d's input gradient, gw = its weight gradient, each only where defined.
@@ -318,10 +317,11 @@ void cudnn_conv2d_backward(const Tensor& go, const Tensor& x, const Tensor& w, c
   DeviceGuard guard(x.device());
   // Both plans first, so that an unsupported pass leaves everything to the fallback.
   cudnnHandle_t h = handle_for(x.device().index);
-  if (gx.defined() && !plan_for(h, kBackwardData, gx, w, go, p).plan) return;
-  if (gw.defined() && !plan_for(h, kBackwardFilter, x, gw, go, p).plan) return;
-  if (gx.defined()) run(kBackwardData, gx, w, go, p);
-  if (gw.defined()) run(kBackwardFilter, x, gw, go, p);
+  const Plan* data = gx.defined() ? &plan_for(h, kBackwardData, gx, w, go, p) : nullptr;
+  const Plan* filter = gw.defined() ? &plan_for(h, kBackwardFilter, x, gw, go, p) : nullptr;
+  if ((data && !data->plan) || (filter && !filter->plan)) return;
+  if (data) execute(h, *data, gx, w, go);
+  if (filter) execute(h, *filter, x, gw, go);
   handled = true;
 }
 

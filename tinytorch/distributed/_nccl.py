@@ -29,10 +29,11 @@ _live: "weakref.WeakSet[NCCLBackend]" = weakref.WeakSet()
 def _stop_watchdogs() -> None:
     # A watchdog polling a communicator while the interpreter tears the communicator down crashes
     # the process at exit: stop them first (groups that were never destroyed).
-    for b in list(_live):
+    backends = list(_live)
+    for b in backends:
         b._stop.set()
-    for b in list(_live):
-        b._watchdog_thread.join(timeout=1)
+    for b in backends:
+        b._stop_watchdog(timeout=1)
 
 
 def _cuda():
@@ -243,11 +244,13 @@ class NCCLBackend:
         store = PrefixStore(f"group{gid}", self.store.underlying_store if isinstance(self.store, PrefixStore) else self.store)
         return NCCLBackend(store, ranks.index(self.rank), len(ranks), timeout, self.device_index, ranks)
 
-    def shutdown(self) -> None:
-        # The watchdog polls the communicator: it must be gone before the communicator is.
+    def _stop_watchdog(self, timeout: float) -> None:
         self._stop.set()
         if threading.current_thread() is not self._watchdog_thread:
-            self._watchdog_thread.join(timeout=10)
+            self._watchdog_thread.join(timeout=timeout)
+
+    def shutdown(self) -> None:
+        self._stop_watchdog(timeout=10)  # it polls the communicator: gone before the communicator is
         try:
             self.comm.destroy()
         except Exception:
