@@ -164,7 +164,7 @@ PYBIND11_MODULE(_cuda, m) {
   m.def("nccl_unique_id", [] { return py::bytes(nccl_unique_id()); });
   m.def("nccl_version", &nccl_version);
   py::class_<NcclWork, std::shared_ptr<NcclWork>>(m, "NcclWork")
-      .def("query", &NcclWork::query).def("wait", &NcclWork::wait).def("synchronize", &NcclWork::synchronize, nogil());
+      .def("query", &NcclWork::query, nogil()).def("wait", &NcclWork::wait).def("synchronize", &NcclWork::synchronize, nogil());
   py::class_<NcclComm, std::shared_ptr<NcclComm>>(m, "NcclComm")
       .def(py::init([](py::bytes id, int n, int r, int d) { std::string s = id; py::gil_scoped_release g;
                       return std::make_shared<NcclComm>(s, n, r, d); }))
@@ -172,6 +172,6 @@ PYBIND11_MODULE(_cuda, m) {
       .def("reduce", &NcclComm::reduce, nogil()).def("all_gather", &NcclComm::all_gather, nogil())
       .def("reduce_scatter", &NcclComm::reduce_scatter, nogil()).def("send", &NcclComm::send, nogil())
       .def("recv", &NcclComm::recv, nogil()).def("abort", &NcclComm::abort, nogil())
-      .def("destroy", &NcclComm::destroy, nogil()).def("async_error", &NcclComm::async_error);
+      .def("destroy", &NcclComm::destroy, nogil()).def("async_error", &NcclComm::async_error, nogil());
 #endif
 }

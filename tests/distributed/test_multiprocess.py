@@ -57,6 +57,14 @@ def test_launcher_failing_worker_stops_the_others(backend):
 
 
 @needs_mpi
+def test_rank_raising_with_a_live_process_group_ends_the_job():
+    rc, out, secs = launch("launcher_probe.py", "raise", nproc=2, backend="mpi", timeout=50)
+    assert rc == 1, out
+    assert secs < 20, f"took {secs:.1f} s"
+    assert "worker rank 1" in out and "rank 1 fails on purpose" in out, out
+
+
+@needs_mpi
 def test_launcher_hung_collective_is_aborted_after_timeout():
     rc, out, secs = launch("launcher_probe.py", "hang", nproc=2, backend="mpi", timeout=50)
     assert rc != 0, out
@@ -128,3 +136,14 @@ def test_nccl_hung_collective_is_aborted_after_timeout():
 def test_nccl_failing_worker():
     rc, out, secs = launch("launcher_probe.py", "fail", nproc=2, backend="nccl", timeout=60)
     assert rc == 3, out
+
+
+@pytest.mark.cuda
+@needs_2_gpus
+def test_nccl_rank_raising_with_a_live_communicator_ends_the_job():
+    # The raising rank exits at once (its communicator is aborted at exit, not destroyed: a destroy
+    # would wait for the peer stuck in the all_reduce); the launcher then stops the other.
+    rc, out, secs = launch("launcher_probe.py", "raise", nproc=2, backend="nccl", timeout=90)
+    assert rc == 1, out
+    assert secs < 30, f"took {secs:.1f} s"
+    assert "worker rank 1" in out and "rank 1 fails on purpose" in out, out

@@ -26,14 +26,20 @@ _live: "weakref.WeakSet[NCCLBackend]" = weakref.WeakSet()
 
 
 @atexit.register
-def _stop_watchdogs() -> None:
-    # A watchdog polling a communicator while the interpreter tears the communicator down crashes
-    # the process at exit: stop them first (groups that were never destroyed).
+def _abort_at_exit() -> None:
+    """Groups never destroyed (the script ended, or raised): stop their watchdogs, which would crash
+    the process polling a communicator torn down under them, then abort (not destroy) their
+    communicators, as PyTorch does at exit: a destroy waits for peers that may never come (a rank
+    that raised would hang at exit while the others wait in a collective)."""
     backends = list(_live)
     for b in backends:
         b._stop.set()
     for b in backends:
         b._stop_watchdog(timeout=1)
+        try:
+            b.comm.abort()
+        except Exception:
+            pass
 
 
 def _cuda():
@@ -103,6 +109,9 @@ class NCCLBackend:
 
     # ------------------------------------------------------------ watchdog
     def _watchdog(self) -> None:
+        # A new thread's current device is cuda:0. Its first CUDA call would create a context on
+        # GPU 0 from every rank (~165 ms, blocking this rank's training, and GPU 0 memory).
+        self.C.set_device(self.device_index)
         while not self._stop.wait(0.1):
             if not self._pending:
                 continue

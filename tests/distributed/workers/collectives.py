@@ -120,6 +120,22 @@ if rank in (0, ws - 1):
 else:
     assert g is dist.GroupMember.NON_GROUP_MEMBER
 
+# Each rank touches only its own GPU: no thread of ours (the NCCL watchdog) creates a context on
+# another one (it would stall this rank and take that GPU's memory). Let the watchdog poll first.
+if device == "cuda":
+    import ctypes
+    import time
+    dist.all_reduce(T(np.ones(4)))
+    time.sleep(0.35)
+    cu = ctypes.CDLL("libcuda.so.1")
+    n = ctypes.c_int()
+    assert cu.cuDeviceGetCount(ctypes.byref(n)) == 0
+    for i in range(n.value):
+        d, flags, active = ctypes.c_int(), ctypes.c_uint(), ctypes.c_int()
+        assert cu.cuDeviceGet(ctypes.byref(d), i) == 0
+        assert cu.cuDevicePrimaryCtxGetState(d, ctypes.byref(flags), ctypes.byref(active)) == 0
+        assert bool(active.value) == (i == dev.index), f"rank {rank} (cuda:{dev.index}) has a context on GPU {i}"
+
 # errors: wrong device, shapes differing across ranks (checked on first use of reduce via a new op name)
 try:
     dist.all_reduce(tt.zeros(2, device="cpu") if device == "cuda" else tt.zeros(2, 3).T)
