@@ -1,10 +1,10 @@
 """GPU benchmarks against the machine's PyTorch, in one process, alternating (issue: CUDA).
 
 GEMM 8192^3 (bf16, fp16, tf32, fp32) in TFLOP/s; elementwise add (fp32, bf16), softmax and
-layer_norm bandwidth in GB/s; host overhead of a tiny op in us; MNIST CNN training samples/s
-with the data on the GPU (batch 64 and 512).
+layer_norm bandwidth in GB/s; host overhead of a tiny op in us; pinning and copying a batch
+(DataLoader(pin_memory=True)) in us.
 
-    python bench/gpu_bench.py [--quick]
+    python bench/gpu_bench.py [--quick] [--only gemm bandwidth host pin]
 """
 from __future__ import annotations
 
@@ -49,7 +49,9 @@ def alternate(name, ours, ref, reps, rounds, metric, unit):
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--only", nargs="+", choices=["gemm", "bandwidth", "host", "pin"], help="run only these parts")
     args = p.parse_args()
+    want = lambda part: args.only is None or part in args.only  # noqa: E731
     torch = try_import_torch()
     dev = "cuda"
     print(f"device: {tt.cuda.get_device_name()}  torch {torch.__version__ if torch else '-'}")
@@ -57,7 +59,8 @@ def main() -> None:
 
     # GEMM
     n = 4096 if args.quick else 8192
-    for dname, tf32 in (("bfloat16", False), ("float16", False), ("float32", True), ("float32", False)):
+    gemms = (("bfloat16", False), ("float16", False), ("float32", True), ("float32", False))
+    for dname, tf32 in gemms if want("gemm") else ():
         label = "tf32" if tf32 else dname
         tt.backends.cuda.matmul.allow_tf32 = tf32
         a = tt.randn(n, n, device=dev, dtype=getattr(tt, dname))
@@ -74,7 +77,7 @@ def main() -> None:
 
     # bandwidth-bound ops
     numel = 1 << 28 if not args.quick else 1 << 26
-    for dname in ("float32", "bfloat16"):
+    for dname in ("float32", "bfloat16") if want("bandwidth") else ():
         x = tt.randn(numel, device=dev, dtype=getattr(tt, dname))
         y = tt.randn(numel, device=dev, dtype=getattr(tt, dname))
         nbytes = 3 * numel * x.element_size()
@@ -85,7 +88,7 @@ def main() -> None:
             ref = lambda r: gpu_time(torch, lambda: tx + ty, r)
         alternate(f"add {numel} {dname}", lambda r: gpu_time(tt, lambda: x + y, r), ref, 20, rounds,
                   lambda s: nbytes / s / 1e9, "GB/s")
-    for dname in ("float32", "bfloat16"):
+    for dname in ("float32", "bfloat16") if want("bandwidth") else ():
         x = tt.randn(4096 * 4, 4096, device=dev, dtype=getattr(tt, dname))
         nbytes = 2 * x.numel() * x.element_size()
         w, bias = tt.ones(4096, device=dev, dtype=x.dtype), tt.zeros(4096, device=dev, dtype=x.dtype)
@@ -113,8 +116,25 @@ def main() -> None:
     if torch:
         ta1, tb1 = torch.ones(1, device=dev), torch.ones(1, device=dev)
         ref = lambda r: host(torch, ta1, tb1, r)
-    alternate("tiny op host overhead (a + b, 1 element)", lambda r: host(tt, a1, b1, r), ref, 5000, rounds,
-              lambda s: s * 1e6, "us")
+    if want("host"):
+        alternate("tiny op host overhead (a + b, 1 element)", lambda r: host(tt, a1, b1, r), ref, 5000, rounds,
+                  lambda s: s * 1e6, "us")
+
+    # A DataLoader batch with pin_memory=True: pinned (a cached block), then copied asynchronously.
+    def pin_h2d(lib, x, reps):
+        t = time.perf_counter()
+        for _ in range(reps):
+            x.pin_memory().to(dev, non_blocking=True)
+        lib.cuda.synchronize()
+        return (time.perf_counter() - t) / reps
+    xb = tt.randn(512, 1, 28, 28)
+    ref = None
+    if torch:
+        txb = torch.randn(512, 1, 28, 28)
+        ref = lambda r: pin_h2d(torch, txb, r)
+    if want("pin"):
+        alternate("pin_memory + to(cuda, non_blocking), 1.6 MB", lambda r: pin_h2d(tt, xb, r), ref, 500, rounds,
+                  lambda s: s * 1e6, "us")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <optional>
 #include "tinytorch/cuda/loops.cuh"
+#include "tinytorch/cuda/pinned.h"
 #include "tinytorch/host_wait.h"
 #include "tinytorch/kernels/elementwise.h"
 
@@ -76,6 +77,7 @@ void cuda_copy_across_devices(const Tensor& src, const Tensor& dst, bool non_blo
   } else {
     TT_CUDA_CHECK(cudaMemcpyAsync(dst.data_ptr(), src.data_ptr(), bytes, kind, stream));
   }
+  if (!wait && kind == cudaMemcpyHostToDevice) record_host_use(src, stream);  // src may be freed now
   if (wait) TT_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 

@@ -196,6 +196,34 @@ def test_loader_len_and_order():
         DataLoader(Squares(3), persistent_workers=True)
 
 
+@pytest.mark.skipif(tt.cuda.is_available(), reason="checks the no-GPU path; tests/cuda checks pinning")
+def test_pin_memory_without_a_gpu_warns_and_is_ignored():
+    with pytest.warns(UserWarning, match="pin_memory"):
+        dl = DataLoader(Squares(7), batch_size=3, pin_memory=True)
+    assert dl.pin_memory is False
+    assert [b[1].tolist() for b in dl] == [[0, 1, 4], [9, 16, 25], [36]]
+
+
+def test_pin_memory_walks_nested_batches():
+    from tinytorch.utils.data.pin_memory import pin_memory
+
+    class Pinnable:                     # a custom batch type with its own pin_memory(), as PyTorch allows
+        def __init__(self, v):
+            self.v, self.pinned = v, False
+
+        def pin_memory(self):
+            out = Pinnable(self.v)
+            out.pinned = True
+            return out
+
+    Pair = collections.namedtuple("Pair", "a b")
+    out = pin_memory({"x": [Pinnable(1), (Pinnable(2), "s")], "p": Pair(Pinnable(3), 4), "n": None})
+    assert isinstance(out["p"], Pair) and out["p"].b == 4 and out["n"] is None
+    assert isinstance(out["x"], list) and isinstance(out["x"][1], tuple) and out["x"][1][1] == "s"
+    assert [o.pinned for o in (out["x"][0], out["x"][1][0], out["p"].a)] == [True, True, True]
+    assert [o.v for o in (out["x"][0], out["x"][1][0], out["p"].a)] == [1, 2, 3]
+
+
 def test_shuffle_every_sample_once_and_seeded():
     dl = DataLoader(Squares(37), batch_size=4, shuffle=True, generator=gen(123))
     e1 = [int(np.sqrt(v)) for v in ids(dl)]

@@ -1,5 +1,6 @@
 """CUDA runtime: device queries, copies between devices, pinned memory, streams and events, the
 caching allocator (stats, reuse, OOM), and device-mixing errors."""
+import collections
 import gc
 import threading
 import time
@@ -57,6 +58,64 @@ def test_pinned_memory_and_non_blocking():
     back.copy_(g, non_blocking=True)
     tt.cuda.synchronize()
     np.testing.assert_array_equal(back.numpy(), x.numpy())
+
+
+def test_pinned_blocks_are_cached_and_reused():
+    a = tt.empty(1000).pin_memory()
+    ptr = a.data_ptr()
+    del a
+    b = tt.empty(900).pin_memory()             # the same size class (4 KiB): the cached block
+    assert b.data_ptr() == ptr and b.is_pinned()
+
+
+def test_pinned_block_is_not_reused_while_an_async_copy_reads_it():
+    n = 1 << 24
+    src = tt.full((n,), 1.0).pin_memory()
+    ptr = src.data_ptr()
+    a = tt.randn(2048, 2048, device="cuda")
+    b = a
+    for _ in range(100):                       # tens of ms of GEMMs ahead of the copy on the stream
+        b = (a @ b) * 1e-3
+    g = src.to("cuda", non_blocking=True)
+    del src                                    # freed while the copy has not run yet
+    other = tt.full((n,), 2.0).pin_memory()
+    assert other.data_ptr() != ptr, "a pinned block was handed out again before its copy ran"
+    assert g.sum().item() == n
+    other_ptr = other.data_ptr()
+    del other
+    again = tt.empty(n).pin_memory()           # a cached block: no new cudaHostAlloc
+    assert again.data_ptr() in (ptr, other_ptr)
+    del again
+    c, d = tt.empty(n).pin_memory(), tt.empty(n).pin_memory()
+    assert {c.data_ptr(), d.data_ptr()} == {ptr, other_ptr}, "the block the copy read was never reused"
+
+
+_Pair = collections.namedtuple("_Pair", "x y")      # module level: worker processes pickle it
+
+
+class _Records:
+    """Samples as a dict holding a namedtuple, a tensor and a string (nested, as real datasets)."""
+    Pair = _Pair
+
+    def __len__(self):
+        return 10
+
+    def __getitem__(self, i):
+        return {"pair": self.Pair(tt.full((3,), float(i)), tt.tensor(i)), "img": tt.ones(2, 2) * i, "id": f"s{i}"}
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_dataloader_pin_memory_pins_every_tensor(num_workers):
+    from tinytorch.utils.data import DataLoader
+    plain = list(DataLoader(_Records(), batch_size=4, num_workers=num_workers))
+    pinned = list(DataLoader(_Records(), batch_size=4, num_workers=num_workers, pin_memory=True))
+    assert len(pinned) == len(plain) == 3
+    for p, q in zip(pinned, plain):
+        tensors = [p["pair"].x, p["pair"].y, p["img"]]
+        assert isinstance(p["pair"], _Records.Pair) and p["id"] == q["id"]
+        assert all(t.is_pinned() for t in tensors) and not q["img"].is_pinned()
+        for t, u in zip(tensors, [q["pair"].x, q["pair"].y, q["img"]]):
+            np.testing.assert_array_equal(t.to("cuda", non_blocking=True).cpu().numpy(), u.numpy())
 
 
 def test_streams_and_events_order_work():

@@ -6,11 +6,14 @@ import itertools
 import multiprocessing as python_multiprocessing
 import pickle
 import queue
+import warnings
 from typing import Any, Callable, Iterable, List, Optional, Sequence, Union
 
+import tinytorch
 from tinytorch.utils.data import _random, _worker
 from tinytorch.utils.data.collate import default_collate, default_convert
 from tinytorch.utils.data.dataset import Dataset, IterableDataset
+from tinytorch.utils.data.pin_memory import pin_memory
 from tinytorch.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 _collate_fn_t = Callable[[List[Any]], Any]
@@ -51,8 +54,9 @@ class DataLoader:
         num_workers (int, optional): how many subprocesses to use for data loading. ``0`` means that
             the data will be loaded in the main process. (default: ``0``)
         collate_fn (Callable, optional): merges a list of samples to form a mini-batch of Tensor(s).
-        pin_memory (bool, optional): accepted for compatibility; tinytorch has no pinned memory yet,
-            so it has no effect.
+        pin_memory (bool, optional): if ``True``, the data loader will copy Tensors into device/CUDA
+            pinned memory before returning them. Without a CUDA GPU it warns and has no effect, as
+            PyTorch. (default: ``False``)
         drop_last (bool, optional): set to ``True`` to drop the last incomplete batch, if the dataset
             size is not divisible by the batch size. (default: ``False``)
         timeout (numeric, optional): if positive, the timeout value for collecting a batch from
@@ -106,6 +110,10 @@ class DataLoader:
         self.dataset = dataset
         self.num_workers = num_workers
         self.prefetch_factor = prefetch_factor
+        if pin_memory and not tinytorch.cuda.is_available():
+            warnings.warn("DataLoader: 'pin_memory' is True but no CUDA GPU is available, so pinned memory "
+                          "won't be used", stacklevel=2)
+            pin_memory = False
         self.pin_memory = pin_memory
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
@@ -197,6 +205,7 @@ class _BaseDataLoaderIter:
         self._prefetch_factor = loader.prefetch_factor
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
+        self._pin_memory = loader.pin_memory
         self._persistent_workers = loader.persistent_workers
         self._generator = loader.generator
         self._sampler_iter = iter(self._index_sampler)
@@ -218,6 +227,8 @@ class _BaseDataLoaderIter:
 
     def __next__(self) -> Any:
         data = self._next_data()
+        if self._pin_memory:
+            data = pin_memory(data)
         self._num_yielded += 1
         return data
 
