@@ -1,4 +1,4 @@
-"""CUDA pooling, embedding and loss kernels against the CPU kernels.
+"""CUDA pooling, embedding, loss kernels and padding against the CPU kernels.
 
 Same values on both devices, forward and backward (through autograd); the GPU backward kernels
 are deterministic (gathers, a stable sort for embedding, warp-ordered sums for max pooling), so
@@ -267,6 +267,24 @@ def test_loss_reduction_is_deterministic():
     b = to_numpy(F.cross_entropy(xg, tg, reduction="sum"))
     np.testing.assert_array_equal(a, b)
     close(F.cross_entropy(xg, tg, reduction="sum"), F.cross_entropy(xc, tc, reduction="sum"), "float32", scale=10)
+
+
+# ------------------------------------------------------- padding (composed of index_select, narrow)
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_pad_modes(mode, dtype):
+    xc, xg = pair((2, 3, 5, 6), dtype, "transposed", requires_grad=True)
+    fwd_bwd(lambda t: F.pad(t, (2, -1, 1, 3), mode=mode), xc, xg, dtype, what=mode)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_conv2d_same_padding_with_an_even_kernel(dtype):
+    wc, wg = pair((3, 2, 2, 4), dtype, seed=1)
+    xc, xg = pair((2, 2, 7, 8), dtype, "sliced", requires_grad=True)
+    conv = lambda t: F.conv2d(t, wg if t.device.type == "cuda" else wc, None, padding="same", dilation=(1, 2))  # noqa: E731
+    y, _ = fwd_bwd(conv, xc, xg, dtype, scale=4, what="same, kernel (2, 4), dilation (1, 2)")
+    assert tuple(y.shape) == (2, 3, 7, 8)
 
 
 # ------------------------------------------------------ device-side asserts (last: subprocesses)

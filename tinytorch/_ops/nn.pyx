@@ -114,6 +114,7 @@ def _conv2d_back(Node n, g):
 def conv2d(Tensor x, Tensor weight, bias=None, stride=1, padding=0, dilation=1, int groups=1):
     """2-D convolution over an input of shape (N, C, H, W) or (C, H, W)."""
     stride, dilation = _pair(stride), _pair(dilation)
+    crop = (0, 0)
     if isinstance(padding, str):
         if padding == "valid":
             padding = (0, 0)
@@ -122,15 +123,20 @@ def conv2d(Tensor x, Tensor weight, bias=None, stride=1, padding=0, dilation=1, 
                 raise ValueError("padding='same' is not supported for strided convolutions")
             kh, kw = weight._impl.shape[-2], weight._impl.shape[-1]
             total = (dilation[0] * (kh - 1), dilation[1] * (kw - 1))
-            if total[0] % 2 or total[1] % 2:
-                raise NotImplementedError("padding='same' with an even total padding is not implemented")
-            padding = (total[0] // 2, total[1] // 2)
+            # An odd total pads one more on the right (as PyTorch): pad that much on both sides and
+            # drop the extra first output row/column.
+            padding = ((total[0] + 1) // 2, (total[1] + 1) // 2)
+            crop = (total[0] % 2, total[1] % 2)
         else:
             raise ValueError(f"Invalid padding string '{padding}', should be one of ['valid', 'same']")
     padding = _pair(padding)
-    return _record("ConvolutionBackward0", _conv2d_back, (x, weight, bias),
-                   _C.conv2d(x._impl, weight._impl, _impl(bias), stride, padding, dilation, groups),
-                   {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups}, (x, weight))
+    out = _record("ConvolutionBackward0", _conv2d_back, (x, weight, bias),
+                  _C.conv2d(x._impl, weight._impl, _impl(bias), stride, padding, dilation, groups),
+                  {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups}, (x, weight))
+    for dim, c in ((-2, crop[0]), (-1, crop[1])):
+        if c:
+            out = S.narrow(out, dim, 1, out._impl.shape[dim] - 1)
+    return out
 
 
 def conv1d(Tensor x, Tensor weight, bias=None, stride=1, padding=0, dilation=1, int groups=1):

@@ -24,13 +24,23 @@ class _ConvNd(Module):
         if in_channels % groups or out_channels % groups:
             raise ValueError(f"{type(self).__name__}: in_channels ({in_channels}) and out_channels ({out_channels}) "
                              f"must be divisible by groups ({groups})")
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"padding_mode={padding_mode!r} is not implemented (only 'zeros')")
+        if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
+            raise ValueError(f"padding_mode must be one of 'zeros', 'reflect', 'replicate' or 'circular', "
+                             f"but got padding_mode='{padding_mode}'")
         n = self._n
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size, self.stride, self.dilation = _tuple(kernel_size, n), _tuple(stride, n), _tuple(dilation, n)
         self.padding = padding if isinstance(padding, str) else _tuple(padding, n)
         self.padding_mode = padding_mode
+        # F.pad's (left_last, right_last, ...) for padding_mode != 'zeros'; 'same' splits the total
+        # as PyTorch does (the extra element, if any, on the right).
+        if padding == "valid":
+            self._pad_amounts = (0,) * (2 * n)
+        elif padding == "same":
+            totals = [d * (k - 1) for d, k in zip(reversed(self.dilation), reversed(self.kernel_size))]
+            self._pad_amounts = tuple(v for t in totals for v in (t // 2, t - t // 2))
+        else:
+            self._pad_amounts = tuple(p for p in reversed(self.padding) for _ in range(2))
         self.weight = Parameter(tinytorch.empty(out_channels, in_channels // groups, *self.kernel_size,
                                                 dtype=dtype, device=device))
         if bias:
@@ -47,6 +57,12 @@ class _ConvNd(Module):
                 bound = 1 / math.sqrt(fan_in)
                 init.uniform_(self.bias, -bound, bound)
 
+    def _pad(self, x):
+        """(input, padding) for the convolution: padding_mode != 'zeros' pads the input itself."""
+        if self.padding_mode == "zeros":
+            return x, self.padding
+        return F.pad(x, self._pad_amounts, mode=self.padding_mode), 0
+
     def extra_repr(self) -> str:
         s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}")
         if self.padding != (0,) * self._n:
@@ -57,6 +73,8 @@ class _ConvNd(Module):
             s += f", groups={self.groups}"
         if self.bias is None:
             s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
         return s
 
 
@@ -66,7 +84,8 @@ class Conv2d(_ConvNd):
 
     def forward(self, x):
         check_input(self, x, (3, 4), -3, self.in_channels)
-        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        x, padding = self._pad(x)
+        return F.conv2d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
 
 
 class Conv1d(_ConvNd):
@@ -75,4 +94,5 @@ class Conv1d(_ConvNd):
 
     def forward(self, x):
         check_input(self, x, (2, 3), -2, self.in_channels)
-        return F.conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        x, padding = self._pad(x)
+        return F.conv1d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
