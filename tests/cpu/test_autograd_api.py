@@ -177,7 +177,7 @@ def test_autograd_grad_input_not_requiring_grad_raises():
         tt.autograd.grad((x * 2).sum(), [tt.ones(1)])
 
 
-def _hvp_check(f, x0, seed=0):
+def _hvp_check(f, x0, seed=0, eps=1e-6):
     """Hessian-vector product by double backward vs central differences of the gradient."""
     rng = np.random.default_rng(seed)
     v = rng.uniform(-1, 1, np.shape(x0))
@@ -185,7 +185,6 @@ def _hvp_check(f, x0, seed=0):
     g, = tt.autograd.grad(f(x), [x], create_graph=True)
     assert g.requires_grad, "create_graph=True must give a differentiable gradient"
     hv, = tt.autograd.grad((g * tt.tensor(v, dtype=tt.float64)).sum(), [x])
-    eps = 1e-6
 
     def grad_at(xv):
         xx = leaf(xv)
@@ -239,6 +238,22 @@ DOUBLE_BACKWARD = {
 @pytest.mark.parametrize("name", sorted(DOUBLE_BACKWARD))
 def test_double_backward_matches_finite_differences(name):
     _hvp_check(DOUBLE_BACKWARD[name], [0.7, -1.3, 0.4, 1.1], seed=len(name))
+
+
+# prod and cumprod take division-free formulas where the input has zeros; their gradients must
+# still depend on the zeros (a masked formula would give a wrong second derivative there).
+AT_ZEROS = {
+    "prod": lambda x: x.prod() + (x.view(2, 2).prod(1) ** 2).sum() + (x.view(2, 2).prod(0) * x[:2]).sum(),
+    "cumprod": lambda x: (x.cumprod(0) * tt.tensor([1.0, -2.0, 0.5, 3.0], dtype=tt.float64)).sum() ** 2
+    + (x.view(2, 2).cumprod(1) ** 2).sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AT_ZEROS))
+@pytest.mark.parametrize("x0", [[0.0, -1.3, 0.4, 1.1], [0.7, 0.0, 0.0, 1.1], [0.7, -1.3, 0.4, 0.0], [0.0] * 4])
+def test_double_backward_at_zeros(name, x0):
+    # eps 1e-4: the gradient at x = +-eps divides by x (rounding / eps), and these are polynomials
+    _hvp_check(AT_ZEROS[name], x0, seed=len(name), eps=1e-4)
 
 
 def test_double_backward_through_fused_kernel_raises():

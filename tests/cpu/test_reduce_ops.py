@@ -168,6 +168,61 @@ def test_scans(dtype, layout, dim):
     assert x.cumsum(dim, dtype=tt.float64).dtype == tt.float64
 
 
+def cumprod_grad_ref(xr, gr, axis):
+    """dx_k = sum_{j >= k} g_j prod_{i <= j, i != k} x_i, term by term (no division), float64."""
+    x, g = np.moveaxis(xr, axis, -1), np.moveaxis(gr, axis, -1)
+    n = x.shape[-1]
+    dx = np.zeros_like(x)
+    for k in range(n):
+        others = x.copy()
+        others[..., k] = 1.0
+        dx[..., k] = (g[..., k:] * np.cumprod(others, axis=-1)[..., k:]).sum(-1)
+    return np.moveaxis(dx, -1, axis)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_cumprod_backward_with_zeros(dtype, layout, dim):
+    # zeros first, last, twice in a row, several per line, and lines without any
+    x, xr = make((3, 4, 5), dtype, layout, 0.5, 1.5, seed=dim + 30)
+    zr = np.random.default_rng(dim + 1).random(xr.shape) < 0.3
+    zr[0, 0, :] = zr[0, :, 0] = zr[:, 0, 0] = True
+    zr[1] = False
+    x = tt.where(tt.tensor(zr), tt.zeros((), dtype=x.dtype), x).detach().requires_grad_()
+    xr = np.where(zr, 0.0, xr)
+    g, gr = make((3, 4, 5), dtype, seed=dim + 40)
+    x.cumprod(dim).backward(g)
+    ref = cumprod_grad_ref(xr, gr, dim)
+    rtol, atol = TOL[dtype]
+    assert_close(x.grad, ref, dtype, tol=(rtol * 8, atol * 8 * max(1.0, np.abs(ref).max())))
+
+
+def test_cumprod_backward_with_zeros_gradcheck_and_double_backward():
+    from tinytorch.autograd import gradcheck
+    x = tt.tensor([[0.0, 1.5, -2.0, 0.0, 0.7], [1.2, 0.0, 0.0, 2.0, -1.1], [0.9, 1.1, 1.3, 0.8, 0.0]],
+                  dtype=tt.float64, requires_grad=True)
+    assert gradcheck(lambda t: t.cumprod(1), (x,))
+    assert gradcheck(lambda t: t.cumprod(0), (x,))
+    # second derivative through the zero path, against central differences of the first
+    rng = np.random.default_rng(1)
+    g, h = tt.tensor(rng.random((3, 5))), rng.random((3, 5))
+
+    def first(xv):
+        t = tt.tensor(xv, requires_grad=True)
+        return tt.autograd.grad((t.cumprod(1) * g).sum(), t, create_graph=True)[0], t
+
+    d1, t = first(x.detach().numpy())
+    second = tt.autograd.grad((d1 * tt.tensor(h)).sum(), t)[0].numpy()
+    base, eps, fd = x.detach().numpy(), 1e-6, np.zeros((3, 5))
+    for i in np.ndindex(3, 5):
+        up, down = base.copy(), base.copy()
+        up[i] += eps
+        down[i] -= eps
+        fd[i] = ((first(up)[0].detach().numpy() - first(down)[0].detach().numpy()) * h).sum() / (2 * eps)
+    np.testing.assert_allclose(second, fd, rtol=1e-6, atol=1e-8)
+
+
 @pytest.mark.parametrize("dim", [0, 1, -1])
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)

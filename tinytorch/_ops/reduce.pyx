@@ -104,18 +104,33 @@ def mean(Tensor x, dim=None, keepdim=False, *, dtype=None):
                    None, (), False)   # (sum and mean save nothing)
 
 
+def _product_of_the_others(Tensor x, dims):
+    """prod_{j != i} x_j over the reduced dims, as (product of those before i) * (of those after):
+    no division, so right with zeros and twice differentiable (PyTorch's prod_safe_zeros_backward)."""
+    from tinytorch._ops import shape as S
+    from tinytorch._ops.index import cat, flip
+    nd = x._impl.ndim
+    red = list(range(nd)) if dims is None else list(dims)
+    perm = [d for d in range(nd) if d not in red] + red
+    xp = S.permute(x, *perm)
+    lead = list(xp._impl.shape)[:nd - len(red)]
+    flat = S.reshape(xp, *(lead + [-1]))
+    m = flat._impl.shape[-1]
+    ones = wrap(_C.full(lead + [1], 1.0, x._impl.dtype_code, x._impl.device))
+    if m == 1:
+        return ones.reshape(x._impl.shape)
+    left = cumprod(cat([ones, S.narrow(flat, -1, 0, m - 1)], -1), -1)
+    right = flip(cumprod(flip(cat([S.narrow(flat, -1, 1, m - 1), ones], -1), [-1]), -1), [-1])
+    inverse = [perm.index(d) for d in range(nd)]
+    return S.permute(S.reshape(left * right, *xp._impl.shape), *inverse)
+
+
 def _prod_back(ReduceNode n, g):
     x, y = n.saved_tensors
-    from tinytorch._ops.elementwise import where
-    gk, yk = _keep(g, n), _keep(y, n)
-    zero = x == 0
-    nzeros = sum(zero, n.dims, keepdim=True)
-    if not bool(nzeros.gt(0).any()):
-        return (gk * yk / x,)
-    # with zeros: the derivative at a zero is the product of the others (0 if >1 zero)
-    others = prod(where(zero, 1.0, x), n.dims, keepdim=True)
-    gx = where(nzeros == 0, yk / where(zero, 1.0, x), where(zero.logical_and(nzeros == 1), others, 0.0))
-    return (gk * gx,)
+    gk = _keep(g, n)
+    if not bool((x == 0).any()):
+        return (gk * _keep(y, n) / x,)
+    return (gk * _product_of_the_others(x, n.dims),)
 
 
 def prod(Tensor x, dim=None, keepdim=False, *, dtype=None):
@@ -301,11 +316,41 @@ def cumsum(Tensor x, int dim, *, dtype=None):
     return out
 
 
+def _cumprod_back_every_product(Tensor x, g, int d):
+    """dx_k = sum_{j >= k} g_j * prod_{i <= j, i != k} x_i with every product formed: O(n^2), but
+    twice differentiable where x has zeros (create_graph), as PyTorch's."""
+    from tinytorch._ops import shape as S
+    from tinytorch._ops.index import cat
+    cdef int n = x._impl.shape[d]
+    cols = []
+    for k in range(n):
+        ones = list(x._impl.shape)
+        ones[d] = 1
+        before = prod(S.narrow(x, d, 0, k), d, keepdim=True) if k else \
+            wrap(_C.full(ones, 1.0, x._impl.dtype_code, x._impl.device))
+        omitted = before if k == n - 1 else cat([before, before * cumprod(S.narrow(x, d, k + 1, n - k - 1), d)], d)
+        cols.append(sum(S.narrow(g, d, k, n - k) * omitted, d, keepdim=True))
+    return cat(cols, d)
+
+
 def _cumprod_back(Node n, g):
+    # dx_k = sum_{j >= k} g_j * prod_{i <= j, i != k} x_i. Before the first zero z along the dim
+    # that is revcumsum(g * y)_k / x_k; at z it is revcumsum(g * y')_z, with y' the cumprod of x
+    # with x_z set to 1 (no division); after z it is 0 (every product holds x_z). That masking
+    # cuts the dependence on x_z, so a double backward takes the O(n^2) formula instead.
     x, y = n.saved_tensors
-    if bool((x == 0).any()):
-        raise NotImplementedError("cumprod backward with zeros in the input is not implemented")
-    return (_cumsum_back(n, g * y)[0] / x,)
+    zero = x == 0
+    if not bool(zero.any()):
+        return (_cumsum_back(n, g * y)[0] / x,)
+    if is_grad_enabled_c():
+        return (_cumprod_back_every_product(x, g, n.dim),)
+    from tinytorch._ops.elementwise import where
+    zeros_so_far = cumsum(zero, n.dim)
+    before = zeros_so_far == 0
+    first_zero = zero & (zeros_so_far == 1)
+    dx = where(before, _cumsum_back(n, g * y)[0] / where(before, x, 1.0), 0.0)
+    y1 = cumprod(where(first_zero, 1.0, x), n.dim)
+    return (dx + where(first_zero, _cumsum_back(n, g * y1)[0], 0.0),)
 
 
 def cumprod(Tensor x, int dim, *, dtype=None):
