@@ -206,6 +206,11 @@ def test_double_backward_cube_exact():
     np.testing.assert_allclose(to_numpy(g3), [6, 6, 6])
 
 
+def _seeded_dropout(x):
+    tt.manual_seed(0)                       # the same mask at every evaluation
+    return tt.nn.functional.dropout(x, 0.4)
+
+
 DOUBLE_BACKWARD = {
     "cube": lambda x: (x ** 3).sum(),
     "sin_exp": lambda x: (x.sin() * x.exp()).sum(),
@@ -229,6 +234,23 @@ DOUBLE_BACKWARD = {
     "gather_cat": lambda x: (tt.cat([x, x.gather(0, tt.tensor([2, 1]))]) ** 3).sum(),
     "amax": lambda x: x.amax() ** 2 + x.max(0).values ** 3,
     "where_clamp": lambda x: (tt.where(x > 0, x ** 2, x ** 3).clamp(-5, 5) ** 2).sum(),
+    # activations whose first backward is a fused kernel: a composite formula under create_graph
+    "gelu": lambda x: (tt.nn.functional.gelu(x) * x).sum(),
+    "gelu_tanh": lambda x: (tt.nn.functional.gelu(x, approximate="tanh") ** 2).sum(),
+    "silu": lambda x: (tt.nn.functional.silu(x) * x).sum(),
+    "softplus": lambda x: (tt.nn.functional.softplus(x, beta=2.0, threshold=1.5) ** 2).sum(),
+    "leaky_relu": lambda x: (tt.nn.functional.leaky_relu(x, 0.2) ** 3).sum(),
+    "elu": lambda x: (tt.nn.functional.elu(x, alpha=0.7) ** 2).sum(),
+    "mish": lambda x: (tt.nn.functional.mish(x) * x).sum(),
+    "hardswish": lambda x: (tt.nn.functional.hardswish(x * 3.0) ** 2).sum(),
+    # fused backward kernels linear in the gradient: the forward op is their adjoint
+    "dropout": lambda x: (_seeded_dropout(x) ** 3).sum(),
+    "embedding": lambda x: (tt.nn.functional.embedding(tt.tensor([[0, 1], [1, 1]]), x.view(2, 2), padding_idx=0)
+                            ** 3).sum() + (tt.nn.functional.embedding(tt.tensor([1, 0]), x.view(2, 2)) ** 2).sum(),
+    "nll_loss": lambda x: tt.nn.functional.nll_loss(x.view(2, 2).log_softmax(1), tt.tensor([1, 0]),
+                                                    weight=tt.tensor([0.3, 2.0], dtype=tt.float64)) ** 2
+    + tt.nn.functional.nll_loss(x.view(2, 2) ** 3, tt.tensor([0, -100]), reduction="sum") ** 2
+    + (tt.nn.functional.nll_loss(x.view(2, 2) * x.view(2, 2), tt.tensor([1, 1]), reduction="none") ** 2).sum(),
     # composite linear formula (the fused backward kernel is used only without create_graph)
     "linear": lambda x: (tt.nn.functional.linear(x.view(2, 2), x.view(2, 2).t(), x[:2]) ** 2).sum()
     + (tt.nn.functional.linear(x.view(1, 2, 2), x.view(2, 2)) ** 3).sum(),
@@ -256,9 +278,33 @@ def test_double_backward_at_zeros(name, x0):
     _hvp_check(AT_ZEROS[name], x0, seed=len(name), eps=1e-4)
 
 
+ACTIVATIONS = {
+    "gelu": lambda x: tt.nn.functional.gelu(x),
+    "gelu_tanh": lambda x: tt.nn.functional.gelu(x, approximate="tanh"),
+    "silu": tt.nn.functional.silu,
+    "softplus": lambda x: tt.nn.functional.softplus(x, beta=1.5, threshold=2.0),
+    "leaky_relu": lambda x: tt.nn.functional.leaky_relu(x, 0.1),
+    "elu": lambda x: tt.nn.functional.elu(x, alpha=1.3),
+    "mish": tt.nn.functional.mish,
+    "hardswish": tt.nn.functional.hardswish,
+}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_activation_composite_gradient_matches_fused_kernel(name, dtype):
+    # the create_graph formula and the fused kernel agree, edges included (0, +-3, the threshold)
+    vals = np.concatenate([np.linspace(-5, 5, 41), [0.0, -3.0, 3.0, 4.0 / 3.0, 1e-3, -1e-3]])
+    x = tt.tensor(vals, dtype=getattr(tt, dtype), requires_grad=True)
+    fused, = tt.autograd.grad(ACTIVATIONS[name](x).sum(), x)
+    composite, = tt.autograd.grad(ACTIVATIONS[name](x).sum(), x, create_graph=True)
+    rtol = {"float64": 1e-12, "float32": 1e-5, "float16": 4e-3, "bfloat16": 3e-2}[dtype]
+    np.testing.assert_allclose(to_numpy(composite), to_numpy(fused), rtol=rtol, atol=rtol)
+
+
 def test_double_backward_through_fused_kernel_raises():
-    x = leaf([0.5, -0.3])
-    g, = tt.autograd.grad(tt.gelu(x).sum(), x, create_graph=True)
+    x = leaf([0.5, -0.3, 1.2])
+    g, = tt.autograd.grad(tt.nn.functional.layer_norm(x, (3,)).pow(3).sum(), x, create_graph=True)
     with pytest.raises(NotImplementedError, match="double backward through"):
         tt.autograd.grad(g.sum(), x)
 

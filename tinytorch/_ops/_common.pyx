@@ -50,6 +50,22 @@ cdef Tensor fused_result(str name, object impl, tuple inputs):
     return out
 
 
+def _adjoint_backward(node, gg):
+    return (node.adjoint(gg),)
+
+
+cdef Tensor linear_result(str name, object impl, Tensor g, object adjoint):
+    """A backward kernel's output that is linear in the incoming gradient ``g`` and depends on no
+    other differentiable input (dropout, embedding, nll_loss): differentiating it again gives
+    ``adjoint(gg)``, the forward op applied to ``gg``, so double backward works."""
+    cdef Tensor out = wrap(impl)
+    cdef Node n = make_node(name, _adjoint_backward, (g,))
+    if n is not None:
+        n.adjoint = adjoint
+        set_history(out, n, 0)
+    return out
+
+
 cdef check_inplace(Tensor self, str op):
     if not is_grad_enabled_c():
         return

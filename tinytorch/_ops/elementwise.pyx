@@ -40,6 +40,59 @@ def _fused(str kernel, g, t, double a=0.0, double b=0.0):
     return fused_result(kernel, getattr(_C, kernel)((<Tensor>g)._impl, (<Tensor>t)._impl, a, b), (g, t))
 
 
+def _fused_or_composite(str kernel, composite):
+    """An activation's gradient formula: its fused kernel, or, while the backward itself is being
+    recorded (create_graph=True), composite(n, g, x) built from differentiable ops."""
+    def formula(n, g, x, y):
+        if is_grad_enabled_c():
+            return composite(n, g, x)
+        return _fused(kernel, g, x, n.a, n.b)
+    return formula
+
+
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+# Each returns g * f'(x); the piecewise ones select g (a tensor) so the result keeps g's dtype.
+def _d_gelu(n, g, x):        # Phi(x) + x phi(x)
+    return g * ((_unary("erf", x * _SQRT_HALF) + 1.0) * 0.5 + x * _unary("exp", x * x * -0.5) * _INV_SQRT_2PI)
+
+
+def _d_gelu_tanh(n, g, x):   # t = tanh(sqrt(2/pi) (x + 0.044715 x^3))
+    t = _unary("tanh", (x + x * x * x * 0.044715) * _SQRT_2_OVER_PI)
+    return g * ((t + 1.0) * 0.5 + x * (1.0 - t * t) * (x * x * (3 * 0.044715) + 1.0) * (0.5 * _SQRT_2_OVER_PI))
+
+
+def _d_silu(n, g, x):
+    s = _unary("sigmoid", x)
+    return g * (s * (x * (1.0 - s) + 1.0))
+
+
+def _d_softplus(n, g, x):    # n.a = beta, n.b = threshold: linear above it
+    # the threshold test in float32 for 16-bit types, as the kernel's (x * beta rounds otherwise)
+    xo = x.float() if x._impl.dtype_code in (4, 5) else x
+    return where(xo * n.a > n.b, g, g * _unary("sigmoid", x * n.a))
+
+
+def _d_mish(n, g, x):
+    t = _unary("tanh", _unary("softplus", x, 1.0, 20.0))
+    return g * (t + x * (1.0 - t * t) * _unary("sigmoid", x))
+
+
+def _d_hardswish(n, g, x):
+    return where(x < -3.0, g * 0.0, where(x <= 3.0, g * (x / 3.0 + 0.5), g))
+
+
+def _d_leaky_relu(n, g, x):
+    return where(x > 0.0, g, g * n.a)
+
+
+def _d_elu(n, g, x):         # n.a = alpha
+    return where(x > 0.0, g, g * _unary("exp", x) * n.a)
+
+
 def _relu_grad(n, g, x, y):
     if is_grad_enabled_c():
         return g * (y > 0)
@@ -103,14 +156,14 @@ _UNARY_GRAD = {
     "tanh": ("TanhBackward0", _tanh_grad),
     "sigmoid": ("SigmoidBackward0", _sigmoid_grad),
     "relu": ("ReluBackward0", _relu_grad),
-    "gelu": ("GeluBackward0", lambda n, g, x, y: _fused("gelu_backward", g, x)),
-    "gelu_tanh": ("GeluBackward0", lambda n, g, x, y: _fused("gelu_tanh_backward", g, x)),
-    "silu": ("SiluBackward0", lambda n, g, x, y: _fused("silu_backward", g, x)),
-    "softplus": ("SoftplusBackward0", lambda n, g, x, y: _fused("softplus_backward", g, x, n.a, n.b)),
-    "leaky_relu": ("LeakyReluBackward0", lambda n, g, x, y: _fused("leaky_relu_backward", g, x, n.a)),
-    "elu": ("EluBackward0", lambda n, g, x, y: _fused("elu_backward", g, x, n.a)),
-    "mish": ("MishBackward0", lambda n, g, x, y: _fused("mish_backward", g, x)),
-    "hardswish": ("HardswishBackward0", lambda n, g, x, y: _fused("hardswish_backward", g, x)),
+    "gelu": ("GeluBackward0", _fused_or_composite("gelu_backward", _d_gelu)),
+    "gelu_tanh": ("GeluBackward0", _fused_or_composite("gelu_tanh_backward", _d_gelu_tanh)),
+    "silu": ("SiluBackward0", _fused_or_composite("silu_backward", _d_silu)),
+    "softplus": ("SoftplusBackward0", _fused_or_composite("softplus_backward", _d_softplus)),
+    "leaky_relu": ("LeakyReluBackward0", _fused_or_composite("leaky_relu_backward", _d_leaky_relu)),
+    "elu": ("EluBackward0", _fused_or_composite("elu_backward", _d_elu)),
+    "mish": ("MishBackward0", _fused_or_composite("mish_backward", _d_mish)),
+    "hardswish": ("HardswishBackward0", _fused_or_composite("hardswish_backward", _d_hardswish)),
     "erf": ("ErfBackward0", lambda n, g, x, y: g * _TWO_OVER_SQRT_PI * _unary("exp", -(x * x))),
     "reciprocal": ("ReciprocalBackward0", lambda n, g, x, y: -g * y * y),
     "square": ("PowBackward0", lambda n, g, x, y: g * x * 2.0),

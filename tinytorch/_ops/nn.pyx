@@ -5,7 +5,7 @@ fused backward kernels elsewhere."""
 from tinytorch import _C
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
 from tinytorch._autograd cimport Node, make_node, set_history, is_grad_enabled_c
-from tinytorch._ops._common cimport record as _record, fused_result
+from tinytorch._ops._common cimport record as _record, fused_result, linear_result
 from tinytorch._ops import shape as S
 
 _REDUCTION = {"none": 0, "mean": 1, "sum": 2}
@@ -197,8 +197,13 @@ def adaptive_avg_pool2d(Tensor x, output_size):
 
 def _embedding_back(Node n, g):
     idx, = n.saved_tensors
-    return (fused_result("EmbeddingBackwardBackward",
-                         _C.embedding_backward(g._impl, idx._impl, n.num_weights, n.padding_idx), (g,)), None)
+    pad = n.padding_idx
+
+    def adjoint(gg):                 # rows of gg at the indices; the padding row got no gradient
+        rows = embedding(idx, gg)
+        return rows if pad is None else rows * S.unsqueeze(idx != pad, -1)
+    return (linear_result("EmbeddingBackwardBackward",
+                          _C.embedding_backward(g._impl, idx._impl, n.num_weights, pad), g, adjoint), None)
 
 
 def embedding(Tensor input, Tensor weight, padding_idx=None):
@@ -207,9 +212,14 @@ def embedding(Tensor input, Tensor weight, padding_idx=None):
                    {"num_weights": weight._impl.shape[0], "padding_idx": padding_idx}, (input,))
 
 
+def _dropout_grad(Tensor g, Tensor mask, double p):
+    return linear_result("NativeDropoutBackwardBackward", _C.dropout_backward(g._impl, mask._impl, p), g,
+                         lambda gg: _dropout_grad(gg, mask, p))
+
+
 def _dropout_back(Node n, g):
     mask, = n.saved_tensors
-    return (fused_result("NativeDropoutBackwardBackward", _C.dropout_backward(g._impl, mask._impl, n.p), (g,)),)
+    return (_dropout_grad(g, mask, n.p),)
 
 
 def dropout(Tensor x, double p=0.5, bint training=True, bint inplace=False, generator=None):
@@ -231,15 +241,20 @@ def dropout(Tensor x, double p=0.5, bint training=True, bint inplace=False, gene
 def _nll_back(Node n, g):
     x, t, w = n.saved_tensors
     gx = _C.nll_loss_backward(g._impl, x._impl, t._impl, _impl(w), n.reduction, n.ignore_index)
-    return (fused_result("NllLossBackwardBackward", gx, (g,)), None)
+    # nll_loss is linear in its input, so its backward's adjoint is nll_loss itself
+    adjoint = lambda gg: _nll(gg, t, w, n.ignore_index, n.reduction)  # noqa: E731
+    return (linear_result("NllLossBackwardBackward", gx, g, adjoint), None)
+
+
+def _nll(Tensor input, Tensor target, weight, ignore_index, int r):
+    return _record("NllLossBackward0", _nll_back, (input, None),
+                   _C.nll_loss(input._impl, target._impl, _impl(weight), r, ignore_index),
+                   {"reduction": r, "ignore_index": ignore_index}, (input, target, weight))
 
 
 def nll_loss(Tensor input, Tensor target, weight=None, ignore_index=-100, reduction="mean"):
     """The negative log likelihood loss over log-probabilities ``input``."""
-    r = _reduction_code(reduction)
-    return _record("NllLossBackward0", _nll_back, (input, None),
-                   _C.nll_loss(input._impl, target._impl, _impl(weight), r, ignore_index),
-                   {"reduction": r, "ignore_index": ignore_index}, (input, target, weight))
+    return _nll(input, target, weight, ignore_index, _reduction_code(reduction))
 
 
 def _ce_back(Node n, g):
