@@ -278,6 +278,30 @@ def test_double_backward_at_zeros(name, x0):
     _hvp_check(AT_ZEROS[name], x0, seed=len(name), eps=1e-4)
 
 
+CONV_CASES = {  # name: (x shape, w shape, conv2d kwargs)
+    "plain": ((2, 2, 5, 5), (3, 2, 3, 3), {}),
+    "stride_pad_groups": ((1, 4, 6, 5), (4, 2, 3, 2), {"stride": (2, 1), "padding": 1, "groups": 2}),
+    "dilation_unbatched": ((2, 6, 7), (2, 2, 2, 3), {"dilation": (2, 1), "padding": (1, 0)}),
+    "same_even_kernel": ((1, 2, 5, 6), (2, 2, 2, 4), {"padding": "same"}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CONV_CASES))
+def test_conv2d_double_backward(case):
+    # Hessian-vector products in x, weight and bias together (gradient-penalty style)
+    xs, ws, kw = CONV_CASES[case]
+    nx, nw, nb = int(np.prod(xs)), int(np.prod(ws)), ws[0]
+    out_w = {}
+
+    def f(v):
+        x, w, b = v[:nx].view(*xs), v[nx:nx + nw].view(*ws), v[nx + nw:]
+        y = tt.nn.functional.conv2d(x, w, b, **kw)
+        if "w" not in out_w:
+            out_w["w"] = tt.tensor(np.random.default_rng(7).uniform(0.5, 1.5, tuple(y.shape)))
+        return ((y ** 2) * out_w["w"]).sum() + (y.sum() * b.sum()) ** 2
+    _hvp_check(f, np.random.default_rng(3).uniform(-1, 1, nx + nw + nb), seed=len(case))
+
+
 ACTIVATIONS = {
     "gelu": lambda x: tt.nn.functional.gelu(x),
     "gelu_tanh": lambda x: tt.nn.functional.gelu(x, approximate="tanh"),

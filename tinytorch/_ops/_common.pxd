@@ -3,7 +3,7 @@ from tinytorch._tensor cimport TensorBase as Tensor
 cdef object operand(object x)
 cdef Tensor as_tensor_like(object x, Tensor like)
 cdef Tensor fused_result(str name, object impl, tuple inputs)
-cdef Tensor linear_result(str name, object impl, Tensor g, object adjoint)
+cdef Tensor adjoint_result(str name, object impl, tuple inputs, object adjoint)
 cdef check_inplace(Tensor self, str op)
 cdef Tensor rebase_inplace(Tensor self, Tensor result)
 cdef Tensor record(str name, object backward, tuple inputs, object impl, dict attrs, tuple saved=*)

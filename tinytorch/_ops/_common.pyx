@@ -51,15 +51,16 @@ cdef Tensor fused_result(str name, object impl, tuple inputs):
 
 
 def _adjoint_backward(node, gg):
-    return (node.adjoint(gg),)
+    return node.adjoint(gg)
 
 
-cdef Tensor linear_result(str name, object impl, Tensor g, object adjoint):
-    """A backward kernel's output that is linear in the incoming gradient ``g`` and depends on no
-    other differentiable input (dropout, embedding, nll_loss): differentiating it again gives
-    ``adjoint(gg)``, the forward op applied to ``gg``, so double backward works."""
+cdef Tensor adjoint_result(str name, object impl, tuple inputs, object adjoint):
+    """A backward kernel's output whose own derivative is known: ``adjoint(gg)`` returns the
+    gradients for ``inputs`` given the gradient ``gg`` of this output. For kernels linear in the
+    incoming gradient alone (dropout, embedding, nll_loss) that is the forward op applied to gg;
+    conv2d's are the convolution kernels again. So double backward works through them."""
     cdef Tensor out = wrap(impl)
-    cdef Node n = make_node(name, _adjoint_backward, (g,))
+    cdef Node n = make_node(name, _adjoint_backward, inputs)
     if n is not None:
         n.adjoint = adjoint
         set_history(out, n, 0)

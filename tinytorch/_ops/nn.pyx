@@ -5,7 +5,7 @@ fused backward kernels elsewhere."""
 from tinytorch import _C
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
 from tinytorch._autograd cimport Node, make_node, set_history, is_grad_enabled_c
-from tinytorch._ops._common cimport record as _record, fused_result, linear_result
+from tinytorch._ops._common cimport record as _record, fused_result, adjoint_result
 from tinytorch._ops import shape as S
 
 _REDUCTION = {"none": 0, "mean": 1, "sum": 2}
@@ -104,11 +104,35 @@ def _pair(v):
 
 
 def _conv2d_back(Node n, g):
+    # gx is bilinear in (g, w), gw in (x, g) and gb linear in g, so each one's own backward is made
+    # of the same two kernels (PyTorch's ConvolutionBackwardBackward): double backward works; a
+    # third derivative raises.
     x, w = n.saved_tensors
+    args = (n.stride, n.padding, n.dilation, n.groups)
     needs = (bool(n.needs_input_grad[0]), bool(n.needs_input_grad[1]), bool(n.needs_input_grad[2]))
-    gx, gw, gb = _C.conv2d_backward(g._impl, x._impl, w._impl, n.stride, n.padding, n.dilation, n.groups, needs)
-    ins = (g, x, w)
-    return tuple(None if r is None else fused_result("ConvolutionBackwardBackward", r, ins) for r in (gx, gw, gb))
+    gx, gw, gb = _C.conv2d_backward(g._impl, x._impl, w._impl, *args, needs)
+
+    def conv(a, b):
+        return fused_result("ConvolutionBackwardBackward", _C.conv2d(a._impl, b._impl, None, *args), (a, b))
+
+    def input_grad(go, weight):
+        r = _C.conv2d_backward(go._impl, x._impl, weight._impl, *args, (True, False, False))[0]
+        return fused_result("ConvolutionBackwardBackward", r, (go, weight))
+
+    def weight_grad(go, inp):
+        r = _C.conv2d_backward(go._impl, inp._impl, w._impl, *args, (False, True, False))[1]
+        return fused_result("ConvolutionBackwardBackward", r, (go, inp))
+
+    bias_shape = [1] * g.dim()
+    bias_shape[-3] = -1
+    return (
+        None if gx is None else adjoint_result("ConvolutionBackwardBackward", gx, (g, w),
+                                               lambda ggx: (conv(ggx, w), weight_grad(g, ggx))),
+        None if gw is None else adjoint_result("ConvolutionBackwardBackward", gw, (x, g),
+                                               lambda ggw: (input_grad(g, ggw), conv(x, ggw))),
+        None if gb is None else adjoint_result("ConvolutionBackwardBackward", gb, (g,),
+                                               lambda ggb: (ggb.reshape(bias_shape).expand(*g.shape),)),
+    )
 
 
 def conv2d(Tensor x, Tensor weight, bias=None, stride=1, padding=0, dilation=1, int groups=1):
@@ -202,8 +226,8 @@ def _embedding_back(Node n, g):
     def adjoint(gg):                 # rows of gg at the indices; the padding row got no gradient
         rows = embedding(idx, gg)
         return rows if pad is None else rows * S.unsqueeze(idx != pad, -1)
-    return (linear_result("EmbeddingBackwardBackward",
-                          _C.embedding_backward(g._impl, idx._impl, n.num_weights, pad), g, adjoint), None)
+    return (adjoint_result("EmbeddingBackwardBackward", _C.embedding_backward(g._impl, idx._impl, n.num_weights, pad),
+                           (g,), lambda gg: (adjoint(gg),)), None)
 
 
 def embedding(Tensor input, Tensor weight, padding_idx=None):
@@ -213,8 +237,8 @@ def embedding(Tensor input, Tensor weight, padding_idx=None):
 
 
 def _dropout_grad(Tensor g, Tensor mask, double p):
-    return linear_result("NativeDropoutBackwardBackward", _C.dropout_backward(g._impl, mask._impl, p), g,
-                         lambda gg: _dropout_grad(gg, mask, p))
+    return adjoint_result("NativeDropoutBackwardBackward", _C.dropout_backward(g._impl, mask._impl, p), (g,),
+                          lambda gg: (_dropout_grad(gg, mask, p),))
 
 
 def _dropout_back(Node n, g):
@@ -242,8 +266,8 @@ def _nll_back(Node n, g):
     x, t, w = n.saved_tensors
     gx = _C.nll_loss_backward(g._impl, x._impl, t._impl, _impl(w), n.reduction, n.ignore_index)
     # nll_loss is linear in its input, so its backward's adjoint is nll_loss itself
-    adjoint = lambda gg: _nll(gg, t, w, n.ignore_index, n.reduction)  # noqa: E731
-    return (linear_result("NllLossBackwardBackward", gx, g, adjoint), None)
+    adjoint = lambda gg: (_nll(gg, t, w, n.ignore_index, n.reduction),)  # noqa: E731
+    return (adjoint_result("NllLossBackwardBackward", gx, (g,), adjoint), None)
 
 
 def _nll(Tensor input, Tensor target, weight, ignore_index, int r):
