@@ -251,6 +251,13 @@ DOUBLE_BACKWARD = {
                                                     weight=tt.tensor([0.3, 2.0], dtype=tt.float64)) ** 2
     + tt.nn.functional.nll_loss(x.view(2, 2) ** 3, tt.tensor([0, -100]), reduction="sum") ** 2
     + (tt.nn.functional.nll_loss(x.view(2, 2) * x.view(2, 2), tt.tensor([1, 1]), reduction="none") ** 2).sum(),
+    # pooling backward kernels are linear in the gradient too
+    "max_pool2d": lambda x: (tt.nn.functional.max_pool2d(x.view(1, 2, 2) * x.view(2, 2).t(), 2, 1, padding=1)
+                             ** 3).sum(),
+    "avg_pool2d": lambda x: (tt.nn.functional.avg_pool2d(x.view(1, 1, 2, 2), 2, 1, padding=1,
+                                                         count_include_pad=False) ** 3).sum(),
+    "adaptive_avg_pool2d": lambda x: (tt.nn.functional.adaptive_avg_pool2d(x.view(1, 2, 2) ** 2, (1, 2))
+                                      ** 3).sum(),
     # composite linear formula (the fused backward kernel is used only without create_graph)
     "linear": lambda x: (tt.nn.functional.linear(x.view(2, 2), x.view(2, 2).t(), x[:2]) ** 2).sum()
     + (tt.nn.functional.linear(x.view(1, 2, 2), x.view(2, 2)) ** 3).sum(),

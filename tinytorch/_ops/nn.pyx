@@ -176,9 +176,16 @@ def conv1d(Tensor x, Tensor weight, bias=None, stride=1, padding=0, dilation=1, 
 
 
 def _max_pool_back(Node n, g):
+    # linear in g: its adjoint picks gg at the argmax positions (a gather), so double backward works
     idx, = n.saved_tensors
-    return (fused_result("MaxPool2DWithIndicesBackwardBackward",
-                         _C.max_pool2d_backward(g._impl, idx._impl, list(n.in_shape)), (g,)),)
+
+    def adjoint(gg):
+        from tinytorch._ops.index import gather
+        lead = list(idx._impl.shape[:-2])
+        picked = gather(S.reshape(gg, *(lead + [-1])), -1, S.reshape(idx, *(lead + [-1])))
+        return (S.reshape(picked, *idx._impl.shape),)
+    return (adjoint_result("MaxPool2DWithIndicesBackwardBackward",
+                           _C.max_pool2d_backward(g._impl, idx._impl, list(n.in_shape)), (g,), adjoint),)
 
 
 def max_pool2d(Tensor x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -191,8 +198,9 @@ def max_pool2d(Tensor x, kernel_size, stride=None, padding=0, dilation=1, ceil_m
 
 
 def _avg_pool_back(Node n, g):
-    return (fused_result("AvgPool2DBackwardBackward",
-                         _C.avg_pool2d_backward(g._impl, list(n.in_shape), *n.args), (g,)),)
+    # avg_pool2d is linear: the adjoint of its backward is avg_pool2d itself
+    return (adjoint_result("AvgPool2DBackwardBackward", _C.avg_pool2d_backward(g._impl, list(n.in_shape), *n.args),
+                           (g,), lambda gg: (avg_pool2d(gg, *n.args),)),)
 
 
 def avg_pool2d(Tensor x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -205,8 +213,10 @@ def avg_pool2d(Tensor x, kernel_size, stride=None, padding=0, ceil_mode=False, c
 
 
 def _adaptive_avg_back(Node n, g):
-    return (fused_result("AdaptiveAvgPool2DBackwardBackward",
-                         _C.adaptive_avg_pool2d_backward(g._impl, list(n.in_shape)), (g,)),)
+    size = list(g._impl.shape[-2:])
+    return (adjoint_result("AdaptiveAvgPool2DBackwardBackward",
+                           _C.adaptive_avg_pool2d_backward(g._impl, list(n.in_shape)), (g,),
+                           lambda gg: (adaptive_avg_pool2d(gg, size),)),)
 
 
 def adaptive_avg_pool2d(Tensor x, output_size):
