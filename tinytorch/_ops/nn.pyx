@@ -272,12 +272,15 @@ def dropout(Tensor x, double p=0.5, bint training=True, bint inplace=False, gene
 
 # ------------------------------------------------------------------ losses with fused kernels
 
+def _nll_input_grad(Tensor g, Tensor x, Tensor t, w, ignore_index, int r):
+    gx = _C.nll_loss_backward(g._impl, x._impl, t._impl, _impl(w), r, ignore_index)
+    # nll_loss is linear in its input, so its backward's adjoint is nll_loss itself
+    return adjoint_result("NllLossBackwardBackward", gx, (g,), lambda gg: (_nll(gg, t, w, ignore_index, r),))
+
+
 def _nll_back(Node n, g):
     x, t, w = n.saved_tensors
-    gx = _C.nll_loss_backward(g._impl, x._impl, t._impl, _impl(w), n.reduction, n.ignore_index)
-    # nll_loss is linear in its input, so its backward's adjoint is nll_loss itself
-    adjoint = lambda gg: (_nll(gg, t, w, n.ignore_index, n.reduction),)  # noqa: E731
-    return (adjoint_result("NllLossBackwardBackward", gx, (g,), adjoint), None)
+    return (_nll_input_grad(g, x, t, w, n.ignore_index, n.reduction), None)
 
 
 def _nll(Tensor input, Tensor target, weight, ignore_index, int r):
@@ -291,8 +294,39 @@ def nll_loss(Tensor input, Tensor target, weight=None, ignore_index=-100, reduct
     return _nll(input, target, weight, ignore_index, _reduction_code(reduction))
 
 
+def _ce_grad_composite(Tensor g, Tensor x, Tensor t, w, ignore_index, int r, double ls):
+    """cross_entropy's input gradient from differentiable ops, for create_graph: the gradient at
+    log_softmax(x) is (1 - ls) * nll_loss's plus the smoothing term's (-ls/C * w_c per valid
+    sample, scaled as the reduction), then back through log_softmax: d - softmax(x) * sum_c d."""
+    from tinytorch._ops.reduce import softmax, sum as rsum
+    cdim = 1 if x._impl.ndim > 1 else 0
+    c = x._impl.shape[cdim]
+    d = _nll_input_grad(g, x, t, w, ignore_index, r) * (1.0 - ls)
+    if ls > 0:
+        valid = t != ignore_index
+        per_class = 1.0
+        if w is not None:
+            wshape = [1] * x._impl.ndim
+            wshape[cdim] = c
+            per_class = S.reshape(w, *wshape)
+        if r == 0:
+            scale = S.unsqueeze(g, cdim)
+        elif r == 2:
+            scale = g
+        else:                        # mean: over the weights of the valid samples' targets
+            from tinytorch._ops.elementwise import where
+            picked = valid if w is None else \
+                S.reshape(w.index_select(0, S.reshape(where(valid, t, 0), -1)), *t._impl.shape) * valid
+            scale = g / rsum(picked)
+        # (valid in x's dtype: a bool tensor times a Python float would be float32)
+        d = d - per_class * S.unsqueeze(valid, cdim).to(x.dtype) * scale * (ls / c)
+    return d - softmax(x, cdim) * rsum(d, cdim, keepdim=True)
+
+
 def _ce_back(Node n, g):
     x, t, w = n.saved_tensors
+    if is_grad_enabled_c():
+        return (_ce_grad_composite(g, x, t, w, n.ignore_index, n.reduction, n.smoothing), None)
     gx = _C.cross_entropy_backward(g._impl, x._impl, t._impl, _impl(w), n.reduction, n.ignore_index, n.smoothing)
     return (fused_result("CrossEntropyBackwardBackward", gx, (g,)), None)
 
