@@ -396,8 +396,30 @@ def log_softmax(Tensor x, int dim, dtype=None):
 
 # ------------------------------------------------------------------ normalization
 
+def _norm_grads_composite(g, Tensor x, w, int nd, double eps, bint center):
+    """layer_norm's (center) or rms_norm's gradients for x and the weight from differentiable ops,
+    for create_graph: xhat = (x - mean) * rstd, gy = g * w,
+    gx = rstd * (gy - mean(gy) - xhat * mean(gy * xhat)) (no mean(gy) term for rms_norm)."""
+    dims = list(range(x._impl.ndim - nd, x._impl.ndim))
+    xc = x - mean(x, dims, keepdim=True) if center else x
+    rstd = (mean(xc * xc, dims, keepdim=True) + eps).rsqrt()
+    xhat = xc * rstd
+    gy = g if w is None else g * w
+    inner = gy - xhat * mean(gy * xhat, dims, keepdim=True)
+    if center:
+        inner = inner - mean(gy, dims, keepdim=True)
+    lead = list(range(x._impl.ndim - nd))
+    gw = None if w is None else (sum(g * xhat, lead) if lead else g * xhat)
+    return rstd * inner, gw
+
+
 def _layer_norm_back(Node n, g):
     x, y, w, mean_, rstd = n.saved_tensors
+    if is_grad_enabled_c():
+        gx, gw = _norm_grads_composite(g, x, w, n.nd, n.eps, True)
+        lead = list(range(x._impl.ndim - n.nd))
+        gb = None if not n.has_bias else (sum(g, lead) if lead else g)
+        return gx, gw, gb
     gx, gw, gb = _C.layer_norm_backward(g._impl, x._impl, mean_._impl, rstd._impl,
                                         None if w is None else w._impl, n.has_bias)
     inputs = (g, x)
@@ -415,6 +437,7 @@ def layer_norm(Tensor x, normalized_shape, weight=None, bias=None, eps=1e-5):
     cdef Node n = make_node("NativeLayerNormBackward0", _layer_norm_back, (x, weight, bias))
     if n is not None:
         n.has_bias = bias is not None
+        n.nd, n.eps = len(shape), eps
         save_tensors(n, (x, None, weight, wrap(mean_), wrap(rstd)))
         set_history(out, n, 0)
     return out
@@ -422,6 +445,8 @@ def layer_norm(Tensor x, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 def _rms_norm_back(Node n, g):
     x, w, rstd = n.saved_tensors
+    if is_grad_enabled_c():
+        return _norm_grads_composite(g, x, w, n.nd, n.eps, False)
     gx, gw = _C.rms_norm_backward(g._impl, x._impl, rstd._impl, None if w is None else w._impl)
     return (fused_result("RmsNormBackwardBackward", gx, (g, x)),
             None if w is None else fused_result("RmsNormBackwardBackward", gw, (g, x)))
@@ -436,6 +461,7 @@ def rms_norm(Tensor x, normalized_shape, weight=None, eps=None):
     cdef Tensor out = wrap(y)
     cdef Node n = make_node("RmsNormBackward0", _rms_norm_back, (x, weight))
     if n is not None:
+        n.nd, n.eps = len(shape), eps
         save_tensors(n, (x, weight, wrap(rstd)))
         set_history(out, n, 0)
     return out
