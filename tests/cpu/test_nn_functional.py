@@ -238,6 +238,27 @@ def test_scaled_dot_product_attention(mask):
     assert_close(F.scaled_dot_product_attention(q, k, v, scale=0.5, **kw), ref)
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_scaled_dot_product_attention_grouped_query(dtype):
+    # 6 query heads share 2 key/value heads: query heads 0-2 use kv head 0, 3-5 kv head 1
+    q, qr = make((2, 6, 3, 4), dtype, "transposed", seed=4)
+    k, kr = make((2, 2, 5, 4), dtype, seed=5)
+    v, vr = make((2, 2, 5, 3), dtype, seed=6)
+    kx, vx = np.repeat(kr, 3, axis=1), np.repeat(vr, 3, axis=1)
+    s = qr @ kx.swapaxes(-1, -2) / 2.0
+    e = np.exp(s - s.max(-1, keepdims=True))
+    ref = (e / e.sum(-1, keepdims=True)) @ vx
+    assert_close(F.scaled_dot_product_attention(q, k, v, enable_gqa=True), ref, dtype)
+    # gradients reach the shared heads: each kv head sums over its 3 query heads
+    kg = k.detach().requires_grad_()
+    F.scaled_dot_product_attention(q, kg, v, enable_gqa=True).sum().backward()
+    kx_t = tt.tensor(kx, dtype=getattr(tt, dtype), requires_grad=True)
+    F.scaled_dot_product_attention(q, kx_t, tt.tensor(vx, dtype=getattr(tt, dtype))).sum().backward()
+    assert_close(kg.grad, to_numpy(kx_t.grad).reshape(2, 2, 3, 5, 4).sum(2), dtype)
+    with pytest.raises(ValueError, match="multiple of the key/value heads"):
+        F.scaled_dot_product_attention(q, k[:, :1].expand(2, 4, 5, 4), v, enable_gqa=True)
+
+
 def test_pad_normalize_cosine_similarity_one_hot():
     x, xr = make((2, 3, 4), "float32")
     assert_close(F.pad(x, (1, 2)), np.pad(xr, ((0, 0), (0, 0), (1, 2))), "float32")
