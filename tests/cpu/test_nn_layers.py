@@ -256,6 +256,22 @@ def test_dropout_train_and_eval():
         nn.Dropout(1.5)
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_embedding_scale_grad_by_freq(dtype):
+    # each row's gradient is divided by how often the mini-batch looks it up (padding row: none)
+    e = nn.Embedding(6, 3, padding_idx=4, scale_grad_by_freq=True).to(getattr(tt, dtype))
+    idx = np.array([[1, 4, 1], [5, 1, 0], [4, 5, 2]])
+    g = np.random.default_rng(0).standard_normal((3, 3, 3))
+    e(tt.tensor(idx)).backward(tt.tensor(g, dtype=getattr(tt, dtype)))
+    counts = np.bincount(idx.reshape(-1), minlength=6)
+    ref = np.zeros((6, 3))
+    np.add.at(ref, idx.reshape(-1), g.reshape(-1, 3) / counts[idx.reshape(-1)][:, None])
+    ref[4] = 0.0
+    assert_close(e.weight.grad, ref, dtype)
+    with pytest.raises(NotImplementedError, match="sparse"):
+        nn.Embedding(6, 3, sparse=True)
+
+
 def test_embedding_forward_padding_and_max_norm():
     e = nn.Embedding(10, 3, padding_idx=2).double()
     assert float(e.weight[2].abs().sum()) == 0.0

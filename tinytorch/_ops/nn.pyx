@@ -232,6 +232,13 @@ def adaptive_avg_pool2d(Tensor x, output_size):
 def _embedding_back(Node n, g):
     idx, = n.saved_tensors
     pad = n.padding_idx
+    if n.scale_grad_by_freq:         # each row's gradient divided by how often the batch uses it
+        from tinytorch._ops.index import index_put
+        flat = S.reshape(idx, -1)
+        counts = wrap(_C.full([n.num_weights], 0.0, g._impl.dtype_code, g._impl.device))
+        counts = index_put(counts, [flat], wrap(_C.full([flat._impl.shape[0]], 1.0, g._impl.dtype_code,
+                                                        g._impl.device)), accumulate=True)
+        g = g / S.unsqueeze(S.reshape(counts.index_select(0, flat), *idx._impl.shape), -1)
 
     def adjoint(gg):                 # rows of gg at the indices; the padding row got no gradient
         rows = embedding(idx, gg)
@@ -240,10 +247,11 @@ def _embedding_back(Node n, g):
                            (g,), lambda gg: (adjoint(gg),)), None)
 
 
-def embedding(Tensor input, Tensor weight, padding_idx=None):
+def embedding(Tensor input, Tensor weight, padding_idx=None, bint scale_grad_by_freq=False):
     """Looks up rows of ``weight`` (V, D) at ``input`` indices -> (*input.shape, D)."""
     return _record("EmbeddingBackward0", _embedding_back, (weight, None), _C.embedding(weight._impl, input._impl),
-                   {"num_weights": weight._impl.shape[0], "padding_idx": padding_idx}, (input,))
+                   {"num_weights": weight._impl.shape[0], "padding_idx": padding_idx,
+                    "scale_grad_by_freq": scale_grad_by_freq}, (input,))
 
 
 def _dropout_grad(Tensor g, Tensor mask, double p):

@@ -102,9 +102,10 @@ def layer_norm(x: Tensor, normalized_shape, weight=None, bias=None, eps: float =
 def embedding(input: Tensor, weight: Tensor, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False) -> Tensor:
     """Rows of ``weight`` at ``input``; with max_norm, the referenced rows whose norm exceeds it are
-    renormalized in place first (as PyTorch's embedding_renorm_)."""
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: scale_grad_by_freq and sparse gradients are not implemented")
+    renormalized in place first (as PyTorch's embedding_renorm_); scale_grad_by_freq divides each
+    row's gradient by the number of times the mini-batch uses it."""
+    if sparse:
+        raise NotImplementedError("embedding: sparse gradients are not implemented (tinytorch has no sparse tensors)")
     if padding_idx is not None:
         if padding_idx < 0:
             padding_idx += weight.shape[0]
@@ -112,7 +113,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx=None, max_norm=None, no
             raise ValueError("Padding_idx must be within num_embeddings")
     if max_norm is not None:
         _embedding_renorm_(weight, input, float(max_norm), float(norm_type))
-    return _embedding(input, weight, padding_idx)
+    return _embedding(input, weight, padding_idx, scale_grad_by_freq)
 
 
 def _embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -> None:
