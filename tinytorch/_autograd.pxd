@@ -12,6 +12,8 @@ cdef class Node:
     cdef public long long _seq
     cdef public int _num_outputs
     cdef public dict _output_hooks      # output_nr -> [hook]
+    cdef public list _pre_hooks         # Node.register_prehook: [hook(grad_outputs)] or None
+    cdef public list _post_hooks        # Node.register_hook: [hook(grad_inputs, grad_outputs)] or None
     cdef public tuple needs_input_grad
     cdef object __weakref__
     cdef dict __dict__                  # per-op attributes (dim, keepdim, ...) the formula needs

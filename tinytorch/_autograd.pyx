@@ -118,8 +118,22 @@ cdef class Node:
         self._freed = True
 
     def register_hook(self, hook):
-        """hook(grad_inputs, grad_outputs) after this node ran (not supported: use tensor hooks)."""
-        raise NotImplementedError("Node.register_hook: use Tensor.register_hook instead")
+        """Registers a backward hook, called as ``hook(grad_inputs, grad_outputs) -> tuple or None``
+        after this node computed the gradients of its inputs (``grad_inputs``) from those of its
+        outputs (``grad_outputs``); a returned tuple replaces ``grad_inputs``. Returns a handle
+        with ``remove()``."""
+        if self._post_hooks is None:
+            self._post_hooks = []
+        self._post_hooks.append(hook)
+        return _RemovableHandle(self._post_hooks, hook)
+
+    def register_prehook(self, hook):
+        """Registers a backward pre-hook, called as ``hook(grad_outputs) -> tuple or None`` before
+        this node runs; a returned tuple replaces ``grad_outputs``. Returns a handle with ``remove()``."""
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+        self._pre_hooks.append(hook)
+        return _RemovableHandle(self._pre_hooks, hook)
 
     def _add_output_hook(self, int output_nr, hook):
         if self._output_hooks is None:
@@ -398,6 +412,21 @@ cdef set _needed_nodes(list start, dict targets):
     return needed
 
 
+cdef tuple _run_node_hooks(Node node, list hooks, tuple args, int n, str kind):
+    """Runs Node hooks in order; each may return a replacement for the gradients it was given
+    (grad_outputs for a pre-hook, grad_inputs for a hook), of the same length."""
+    cdef tuple grads = args[0]
+    for hook in list(hooks):
+        r = hook(grads, *args[1:])
+        if r is None:
+            continue
+        if not isinstance(r, (tuple, list)) or len(r) != n:
+            raise RuntimeError(f"{node._name} {kind} returned {type(r).__name__} of length "
+                               f"{len(r) if isinstance(r, (tuple, list)) else '-'}; expected a tuple of {n} gradients")
+        grads = tuple(r)
+    return grads
+
+
 cdef tuple _run_backward(tuple roots, tuple root_grads, bint keep_graph, bint create_graph,
                          tuple inputs, bint accumulate, bint allow_unused):
     global tt_grad_enabled
@@ -475,6 +504,8 @@ cdef tuple _run_backward(tuple roots, tuple root_grads, bint keep_graph, bint cr
                     if g is not None:
                         run = True
                         break
+            if run and node._pre_hooks:
+                buf = list(_run_node_hooks(node, node._pre_hooks, (tuple(buf),), len(buf), "pre-hook"))
             if isinstance(node, AccumulateGrad):
                 if run and accumulate and (targets is None or (node, 0) in targets):
                     _accumulate(<AccumulateGrad>node, buf[0], create_graph)
@@ -490,6 +521,8 @@ cdef tuple _run_backward(tuple roots, tuple root_grads, bint keep_graph, bint cr
                 if len(<tuple>in_grads) != len(edges):
                     raise RuntimeError(f"function {node._name} returned an incorrect number of gradients "
                                        f"(expected {len(edges)}, got {len(<tuple>in_grads)})")
+                if node._post_hooks:
+                    in_grads = _run_node_hooks(node, node._post_hooks, (in_grads, tuple(buf)), len(edges), "hook")
                 if not keep_graph:
                     node._saved = None
                     node._freed = True

@@ -186,3 +186,57 @@ def test_backward_create_graph_populates_differentiable_grad():
     x.grad = None
     g.backward()
     np.testing.assert_allclose(to_numpy(x.grad), [12.0])   # d(3x^2)/dx = 6x
+
+
+# ------------------------------------------------------------------ Node hooks
+
+def test_node_hook_sees_and_replaces_grad_inputs():
+    x, w = leaf([1.0, 2.0]), leaf([3.0, -1.0])
+    y = x * w
+    seen = []
+
+    def hook(grad_inputs, grad_outputs):
+        seen.append(([to_numpy(g) for g in grad_inputs], [to_numpy(g) for g in grad_outputs]))
+        return grad_inputs[0] * 10.0, grad_inputs[1]
+    handle = y.grad_fn.register_hook(hook)
+    (y * tt.tensor([2.0, 5.0], dtype=tt.float64)).sum().backward()
+    (gi_x, gi_w), (go,) = seen[0]
+    np.testing.assert_array_equal(go, [2, 5])
+    np.testing.assert_array_equal(gi_x, [6, -5])          # before the hook: g * w
+    np.testing.assert_array_equal(gi_w, [2, 10])
+    np.testing.assert_array_equal(to_numpy(x.grad), [60, -50])
+    np.testing.assert_array_equal(to_numpy(w.grad), [2, 10])
+    handle.remove()
+    x.grad = None
+    (x * w).sum().backward()
+    assert len(seen) == 1
+    np.testing.assert_array_equal(to_numpy(x.grad), [3, -1])
+
+
+def test_node_prehook_replaces_grad_outputs_and_runs_first():
+    x = leaf([1.0, 4.0])
+    values, _ = x.view(1, 2).max(1)
+    order = []
+    values.grad_fn.register_prehook(lambda go: order.append(("pre", len(go))) or (go[0] * 3.0,))
+    values.grad_fn.register_hook(lambda gi, go: order.append(("post", float(go[0].sum()))))
+    values.sum().backward()
+    assert order == [("pre", 1), ("post", 3.0)]      # the hook sees the pre-hook's replacement
+    np.testing.assert_array_equal(to_numpy(x.grad), [0, 3])
+
+
+def test_node_hooks_with_autograd_grad_and_create_graph():
+    x = leaf([2.0])
+    y = x ** 3
+    y.grad_fn.register_hook(lambda gi, go: (gi[0] * 2.0,))
+    g, = tt.autograd.grad(y.sum(), x, create_graph=True)
+    np.testing.assert_allclose(to_numpy(g), [24.0])    # 2 * 3x^2
+    g2, = tt.autograd.grad(g.sum(), x)                 # the hook's product is differentiable
+    np.testing.assert_allclose(to_numpy(g2), [24.0])   # d(6x^2)/dx = 12x
+
+
+def test_node_hook_returning_the_wrong_number_of_gradients_raises():
+    x = leaf([1.0])
+    y = x * 2.0
+    y.grad_fn.register_hook(lambda gi, go: (gi[0], gi[0], gi[0]))
+    with pytest.raises(RuntimeError, match=r"MulBackward0 hook returned tuple of length 3; expected a tuple of 2"):
+        y.sum().backward()
