@@ -8,6 +8,8 @@ cdef class TensorBase:
     cdef public object _grad_acc        # weakref to the leaf's AccumulateGrad node
     cdef public bint _retains_grad
     cdef public object _post_accumulate_hooks  # list or None
+    cdef public object _base            # views: the tensor owning the storage they alias, else None
+    cdef public object _views           # that tensor's live views (weakref.WeakSet) or None
     cdef object __weakref__
 
 cdef TensorBase wrap(object impl)

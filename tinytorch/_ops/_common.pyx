@@ -1,6 +1,8 @@
 # cython: language_level=3
 """Helpers shared by the op families: Python-number operands, in-place history rebasing,
 and results of fused backward kernels."""
+from libc.stdint cimport int64_t
+
 from tinytorch import _C
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
 from tinytorch._autograd cimport Node, make_node, set_history, save_tensors, is_grad_enabled_c
@@ -76,10 +78,8 @@ cdef check_inplace(Tensor self, str op):
 
 cdef Tensor rebase_inplace(Tensor self, Tensor result):
     """Writes ``result`` (computed out of place, with history) into ``self`` and moves
-    self's autograd history to result's node."""
-    if result._grad_fn is not None and self._grad_fn is not None and getattr(self._grad_fn, "_is_view", False):
-        raise RuntimeError(f"in-place operation on a view ({self._grad_fn._name}) of a tensor that requires grad "
-                           "is not supported by tinytorch autograd; use the out-of-place op instead")
+    self's autograd history to result's node. Through a view, the tensor owning the storage (and
+    its other views) get new history too: see _copy_slices."""
     # The formula may have saved ``self`` (e.g. clamp_, mul_): it is about to be overwritten, so
     # save a copy of its old value instead (PyTorch's original_self); otherwise backward would
     # always fail the saved-tensor version check.
@@ -91,9 +91,84 @@ cdef Tensor rebase_inplace(Tensor self, Tensor result):
                 if original is None:
                     original = self.clone()
                 n._saved[i] = (original, (<Tensor>original)._impl, (<Tensor>original)._impl.version, False)
+    base = self._base
+    if base is not None and is_grad_enabled_c() and (n is not None or requires_grad(<Tensor>base)):
+        return _copy_slices(self, <Tensor>base, result)
     self._impl.copy_(result._impl)
     if n is not None:
         set_history(self, n, result._output_nr)   # gradients are checked against self's dtype
+    return self
+
+
+# ------------------------------------------------------------------ in-place through views
+
+cdef int64_t _last_offset(object impl):
+    cdef int64_t last = impl.storage_offset
+    for size, stride in zip(impl.shape, impl.stride()):
+        if size == 0:
+            return -1
+        last += (size - 1) * stride
+    return last
+
+
+cdef Tensor _positions(Tensor base, Tensor view):
+    """The row-major position in ``base`` of each element of ``view`` (flat, int64), from their
+    geometry over the storage they share: arange(base.numel()) written through base's geometry,
+    read back through view's."""
+    from tinytorch._creation import arange
+    b, v = base._impl, view._impl
+    span = max(_last_offset(b), _last_offset(v)) + 1
+    pos = _C.full([span], -1.0, 3, b.device)
+    pos.as_strided(list(b.shape), list(b.stride()), b.storage_offset).copy_(
+        arange(b.numel, device=base.device)._impl.view(list(b.shape)))
+    return wrap(pos.as_strided(list(v.shape), list(v.stride()), v.storage_offset).contiguous().view([-1]))
+
+
+def _copy_slices_back(Node n, g):
+    # the base's old values outside the written region keep their gradient; the written region's
+    # gradient goes to what was written
+    flat = g.reshape(-1)
+    return (g * n.keep, flat.index_select(0, n.positions).reshape(n.view_shape))
+
+
+def _base_view_back(Node n, g):
+    from tinytorch._ops.index import index_put
+    zeros = wrap(_C.full([n.numel], 0.0, g._impl.dtype_code, g._impl.device))
+    return (index_put(zeros, [n.positions], g.reshape(-1), accumulate=True).reshape(n.base_shape),)
+
+
+cdef void _view_history(Tensor view, Tensor base, Tensor positions):
+    """view's history becomes "these positions of base" (base's current history)."""
+    cdef Node n = make_node("AsStridedBackward0", _base_view_back, (base,))
+    if n is not None:
+        n.positions, n.numel, n.base_shape = positions, base._impl.numel, base._impl.shape
+        set_history(view, n, 0)
+
+
+cdef Tensor _copy_slices(Tensor self, Tensor base, Tensor result):
+    """In-place op through the view ``self`` of ``base`` (PyTorch's CopySlices): result is written
+    into self's memory; base's history becomes CopySlices(base's old history, result), and self's
+    and every other live view overlapping the written region become views of that new history (their
+    old history would miss the write: a silently wrong gradient)."""
+    if base._grad_fn is None and base._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    positions = _positions(base, self)
+    keep = _C.full([base._impl.numel], 1.0, base._impl.dtype_code, base._impl.device)
+    _C.index_put_(keep, [positions._impl], _C.full([], 0.0, base._impl.dtype_code, base._impl.device), False)
+    self._impl.copy_(result._impl)
+    cdef Node n = make_node("CopySlices", _copy_slices_back, (base, result))
+    if n is None:
+        return self
+    n.positions, n.view_shape, n.keep = positions, self._impl.shape, wrap(keep.view(list(base._impl.shape)))
+    set_history(base, n, 0)
+    _view_history(self, base, positions)
+    lo, hi = self._impl.storage_offset, _last_offset(self._impl)
+    if base._views is not None:
+        for w in base._views.alive():
+            if w is self or (<Tensor>w)._impl.numel == 0:
+                continue
+            if (<Tensor>w)._impl.storage_offset <= hi and _last_offset((<Tensor>w)._impl) >= lo:
+                _view_history(<Tensor>w, base, _positions(base, <Tensor>w))
     return self
 
 

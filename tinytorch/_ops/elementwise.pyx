@@ -299,6 +299,12 @@ cdef Tensor _binary(str name, a, b, double s0=1.0, double s1=0.0):
     if tb is None:
         n.b_val = b
     saves = spec[2]
+    # save only what the needed gradients read, as PyTorch: fewer false "modified by an inplace
+    # operation" errors (x * 2 then an in-place op on x is fine)
+    if name == "mul":
+        saves = ("a" if n.needs_input_grad[1] else "") + ("b" if n.needs_input_grad[0] else "")
+    elif name == "div" and not n.needs_input_grad[1]:
+        saves = "b"
     if saves:
         save_tensors(n, (ta if "a" in saves else None, tb if "b" in saves else None, out if "y" in saves else None))
     set_history(out, n, 0)
@@ -549,10 +555,13 @@ def _copy_backward(Node n, g):
 def copy_(Tensor self, Tensor src, non_blocking=False):
     """Copies the elements from src into self (broadcasting, casting) and returns self."""
     check_inplace(self, "copy_")
+    base = self._base
+    if base is not None and is_grad_enabled_c() and (requires_grad(src) or requires_grad(<Tensor>base)):
+        value = src.to(self)                    # self's dtype and device, differentiably
+        if tuple(value._impl.shape) != tuple(self._impl.shape):
+            value = value.expand(*self._impl.shape)
+        return rebase_inplace(self, value)      # through a view: CopySlices
     cdef Node n = make_node("CopyBackwards", _copy_backward, (None, src))
-    if n is not None and self._grad_fn is not None and getattr(self._grad_fn, "_is_view", False):
-        raise RuntimeError("copy_: in-place copy into a view of a tensor that requires grad is not supported; "
-                           "build the tensor out of place (e.g. with tinytorch.cat or where)")
     self._impl.copy_(src._impl, non_blocking)
     if n is not None:
         set_history(self, n, 0)
@@ -564,6 +573,10 @@ def fill_(Tensor self, value):
     check_inplace(self, "fill_")
     if isinstance(value, Tensor):
         value = (<Tensor>value).item()
+    base = self._base
+    if base is not None and is_grad_enabled_c() and requires_grad(<Tensor>base):   # through a view: CopySlices
+        return rebase_inplace(self, wrap(_C.full(list(self._impl.shape), float(value), self._impl.dtype_code,
+                                                 self._impl.device)))
     cdef Node n = make_node("FillBackward0", _fill_backward, (self,)) if self._grad_fn is not None else None
     _C.fill_(self._impl, float(value))
     if n is not None:

@@ -3,20 +3,54 @@
 
 Views alias their input's storage (the C++ core makes them); their backward formulas map the
 gradient back to the input's shape."""
+import weakref
+
 from tinytorch import _C
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
 from tinytorch._autograd cimport Node, make_node, init_node, should_record, set_history
 
 
+cdef class ViewRefs:
+    """Weak references to a tensor's live views; dead ones are dropped whenever the list doubles."""
+    cdef public list refs
+    cdef Py_ssize_t limit
+
+    def __cinit__(self):
+        self.refs = []
+        self.limit = 16
+
+    cdef void add(self, Tensor view):
+        self.refs.append(weakref.ref(view))
+        if len(self.refs) >= self.limit:
+            self.refs = [r for r in self.refs if r() is not None]
+            self.limit = max(16, 2 * len(self.refs))
+
+    def alive(self):
+        return [v for v in (r() for r in self.refs) if v is not None]
+
+
+cdef void _track_view(Tensor x, Tensor out):
+    """out aliases x's storage: remember the tensor that owns it, and let that tensor know its views,
+    so that an in-place op through one view updates the owner's history and the other views'
+    (rebase_inplace in _common.pyx)."""
+    root = x._base if x._base is not None else x
+    out._base = root
+    if (<Tensor>root)._views is None:
+        (<Tensor>root)._views = ViewRefs()
+    (<ViewRefs>(<Tensor>root)._views).add(out)
+
+
 cdef class ViewNode(Node):
     """Node of a view op: the input's shape as a C field (extras such as dims go to the
-    attribute dict). In-place ops refuse to write through views (no CopySlices)."""
+    attribute dict). In-place ops through views rebase their base's history (CopySlices)."""
     _is_view = True
     cdef public tuple in_shape
 
 
 cdef Tensor _record_view(str name, Tensor x, object impl, object backward, dict attrs=None):
     cdef Tensor out = wrap(impl)
+    if impl.storage_ptr == x._impl.storage_ptr:
+        _track_view(x, out)
     if not should_record((x,)):
         return out
     cdef ViewNode n = <ViewNode>init_node(ViewNode.__new__(ViewNode), name, backward, (x,))
