@@ -245,6 +245,7 @@ OPS = {
     "diagonal": (lambda x: x.diagonal(), [R(3, 4)], {}),
     "diagonal_offset": (lambda x: x.diagonal(1, 1, 0), [T(3, 4)], {}),
     "as_strided": (lambda x: x.as_strided((3, 3), (2, 1), 1), [R(3, 4)], {}),
+    "as_strided_non_contiguous": (lambda x: (x * 1).t().as_strided((2, 3), (1, 3), 1), [R(4, 3)], {}),
     "split": (lambda x: x.split(3, 1), [R(2, 7)], {}),
     "split_sections": (lambda x: x.split([1, 2], 0), [T(3, 4)], {}),
     "chunk": (lambda x: x.chunk(2, -1), [R(3, 5)], {}),

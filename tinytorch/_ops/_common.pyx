@@ -111,10 +111,10 @@ cdef int64_t _last_offset(object impl):
     return last
 
 
-cdef Tensor _positions(Tensor base, Tensor view):
+cdef Tensor view_positions(Tensor base, Tensor view):
     """The row-major position in ``base`` of each element of ``view`` (flat, int64), from their
     geometry over the storage they share: arange(base.numel()) written through base's geometry,
-    read back through view's."""
+    read back through view's. -1 where view reads storage outside base."""
     from tinytorch._creation import arange
     b, v = base._impl, view._impl
     span = max(_last_offset(b), _last_offset(v)) + 1
@@ -131,7 +131,8 @@ def _copy_slices_back(Node n, g):
     return (g * n.keep, flat.index_select(0, n.positions).reshape(n.view_shape))
 
 
-def _base_view_back(Node n, g):
+def positions_back(Node n, g):
+    """Backward of a view given as positions in its base: g accumulated there (views may overlap)."""
     from tinytorch._ops.index import index_put
     zeros = wrap(_C.full([n.numel], 0.0, g._impl.dtype_code, g._impl.device))
     return (index_put(zeros, [n.positions], g.reshape(-1), accumulate=True).reshape(n.base_shape),)
@@ -139,7 +140,7 @@ def _base_view_back(Node n, g):
 
 cdef void _view_history(Tensor view, Tensor base, Tensor positions):
     """view's history becomes "these positions of base" (base's current history)."""
-    cdef Node n = make_node("AsStridedBackward0", _base_view_back, (base,))
+    cdef Node n = make_node("AsStridedBackward0", positions_back, (base,))
     if n is not None:
         n.positions, n.numel, n.base_shape = positions, base._impl.numel, base._impl.shape
         set_history(view, n, 0)
@@ -152,7 +153,7 @@ cdef Tensor _copy_slices(Tensor self, Tensor base, Tensor result):
     old history would miss the write: a silently wrong gradient)."""
     if base._grad_fn is None and base._requires_grad:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-    positions = _positions(base, self)
+    positions = view_positions(base, self)
     keep = _C.full([base._impl.numel], 1.0, base._impl.dtype_code, base._impl.device)
     _C.index_put_(keep, [positions._impl], _C.full([], 0.0, base._impl.dtype_code, base._impl.device), False)
     self._impl.copy_(result._impl)
@@ -168,7 +169,7 @@ cdef Tensor _copy_slices(Tensor self, Tensor base, Tensor result):
             if w is self or (<Tensor>w)._impl.numel == 0:
                 continue
             if (<Tensor>w)._impl.storage_offset <= hi and _last_offset((<Tensor>w)._impl) >= lo:
-                _view_history(<Tensor>w, base, _positions(base, <Tensor>w))
+                _view_history(<Tensor>w, base, view_positions(base, <Tensor>w))
     return self
 
 

@@ -7,7 +7,9 @@ import weakref
 
 from tinytorch import _C
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
-from tinytorch._autograd cimport Node, make_node, init_node, should_record, set_history
+from tinytorch._autograd cimport Node, make_node, init_node, should_record, set_history, is_grad_enabled_c
+from tinytorch._ops._common cimport view_positions
+from tinytorch._ops._common import positions_back
 
 
 cdef class ViewRefs:
@@ -290,8 +292,18 @@ def diagonal(Tensor x, int offset=0, int dim1=0, int dim2=1):
 
 
 def as_strided(Tensor x, size, stride, storage_offset=None):
-    if requires_grad(x) and not x._impl.is_contiguous():
-        raise NotImplementedError("as_strided: backward needs a contiguous input; call .contiguous() first")
+    if requires_grad(x) and not x._impl.is_contiguous() and is_grad_enabled_c():
+        # the gradient goes to the input elements at the positions the view reads (by geometry)
+        out = wrap(x._impl.as_strided(list(size), list(stride), storage_offset))
+        _track_view(x, out)
+        positions = view_positions(x, out)
+        if bool((positions < 0).any()):
+            raise NotImplementedError("as_strided: this view of a non-contiguous input reads storage outside the "
+                                      "input, which has no gradient; call .contiguous() first")
+        n = make_node("AsStridedBackward0", positions_back, (x,))
+        n.positions, n.numel, n.base_shape = positions, x._impl.numel, x._impl.shape
+        set_history(out, n, 0)
+        return out
     base = x._impl.storage_offset
     rel = None if storage_offset is None else storage_offset - base
     fn = lambda t: as_strided(t, size, stride, None if rel is None else t._impl.storage_offset + rel)
