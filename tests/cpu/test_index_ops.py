@@ -77,6 +77,11 @@ def test_scatter_scatter_add(dtype, layout):
     y = x.clone()
     y.scatter_add_(0, tt.tensor(dup), s)
     eq(y, exp2 := _scatter_add_ref(r, dup, sr) if dtype != "uint8" else _scatter_add_ref(r, dup, sr) % 256, dtype)
+    eq(x.scatter(0, tt.tensor(dup), s, reduce="add"), exp2, dtype)      # the deprecated reduce= form
+    ones = _scatter_add_ref(r, dup, np.full((2, 4), 2.0))
+    eq(x.scatter(0, tt.tensor(dup), value=2, reduce="add"), ones if dtype != "uint8" else ones % 256, dtype)
+    with pytest.raises(NotImplementedError, match="reduce='multiply'"):
+        x.scatter(0, tt.tensor(dup), s, reduce="multiply")
 
 
 def _scatter_add_ref(r, idx, sr):

@@ -49,11 +49,17 @@ def _scatter_back(Node n, g):
 
 
 def scatter(Tensor x, int dim, Tensor index, src=None, *, value=None, reduce=None):
-    """Writes src (a tensor or a number) into x at the indices along dim (out of place)."""
-    if reduce is not None:
-        raise NotImplementedError("scatter(reduce=...) is not implemented; use scatter_add")
+    """Writes src (a tensor or a number) into x at the indices along dim (out of place); with
+    reduce='add', adds it there instead (as scatter_add)."""
     if src is None:
         src = value
+    if reduce == "add":
+        if not isinstance(src, Tensor):
+            src = wrap(_C.full(list(index._impl.shape), float(src), x._impl.dtype_code, x._impl.device))
+        return scatter_add(x, dim, index, src)
+    if reduce is not None:
+        raise NotImplementedError(f"scatter(reduce={reduce!r}) is not implemented (reduce='add' is); "
+                                  "PyTorch deprecates it for scatter_reduce")
     if isinstance(src, Tensor):
         return _record("ScatterBackward0", _scatter_back, (x, src), _C.scatter(x._impl, dim, index._impl, (<Tensor>src)._impl),
                        {"dim": dim}, (index,))
