@@ -20,6 +20,7 @@ from tinytorch.autograd.grad_mode import enable_grad, inference_mode, no_grad, s
 from tinytorch._autograd import is_grad_enabled
 from tinytorch._functional import *  # noqa: F401,F403  (tinytorch.exp, tinytorch.cat, ...)
 from tinytorch import autograd
+from tinytorch import linalg
 from tinytorch.random import (
     Generator, bernoulli, default_generator, get_rng_state, initial_seed, manual_seed, normal, rand, rand_like,
     randint, randint_like, randn, randn_like, randperm, seed, set_rng_state,
