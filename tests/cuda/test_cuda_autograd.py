@@ -77,3 +77,14 @@ def test_cumprod_and_prod_with_zeros():
     loss = lambda x: (x.cumprod(1) ** 2).sum() + x.prod(1).sum() + x.prod() ** 2  # noqa: E731
     assert_same(*both(lambda x: tt.autograd.grad(loss(x), (x,)), a))
     assert_same(*both(_hvp(loss), a))
+
+
+@pytest.mark.parametrize("kw", [dict(stride=2, padding=1, output_padding=1), dict(groups=2, dilation=(1, 2))])
+def test_conv_transpose2d(kw):
+    rng = np.random.default_rng(4)
+
+    def fn(x, w, b):
+        y = F.conv_transpose2d(x, w, b, **kw)
+        return (y,) + tt.autograd.grad((y * y).sum(), (x, w, b))
+    assert_same(*both(fn, rng.standard_normal((2, 4, 5, 5)), rng.standard_normal((4, 3, 3, 3)),
+                      rng.standard_normal(3 * kw.get("groups", 1))))

@@ -175,6 +175,69 @@ def conv1d(Tensor x, Tensor weight, bias=None, stride=1, padding=0, dilation=1, 
     return S.squeeze(out, -2)
 
 
+def _conv_transpose2d_back(Node n, g):
+    # y = conv2d's input gradient taken at x (bilinear in x and w): dx = conv2d(g, w), dw = the
+    # weight gradient of a convolution of g that output x; each records its adjoint in turn.
+    x, w = n.saved_tensors
+    args = (n.stride, n.padding, n.dilation, n.groups)
+    gx = gw = None
+    if n.needs_input_grad[0]:
+        gx = conv2d(g, w, None, n.stride, n.padding, n.dilation, n.groups)
+    if n.needs_input_grad[1]:
+        def weight_grad(go, inp):
+            return _C.conv2d_backward(go._impl, inp._impl, w._impl, *args, (False, True, False))[1]
+
+        def adjoint(ggw):       # gw is bilinear in (x as the output gradient, g as the input)
+            return (conv2d(g, ggw, None, n.stride, n.padding, n.dilation, n.groups),
+                    conv_transpose2d(x, ggw, None, n.stride, n.padding, n.output_padding, n.groups, n.dilation))
+        gw = adjoint_result("ConvolutionBackwardBackward", weight_grad(x, g), (x, g), adjoint)
+    return gx, gw
+
+
+def conv_transpose2d(Tensor x, Tensor weight, bias=None, stride=1, padding=0, output_padding=0, int groups=1,
+                     dilation=1):
+    """2-D transposed convolution ("deconvolution") over (N, C_in, H, W) or (C_in, H, W): the
+    gradient of conv2d with respect to its input. weight: (C_in, C_out / groups, kH, kW)."""
+    stride, padding, output_padding, dilation = _pair(stride), _pair(padding), _pair(output_padding), _pair(dilation)
+    cdef int nd = x._impl.ndim
+    if nd not in (3, 4) or weight._impl.ndim != 4:
+        raise RuntimeError(f"conv_transpose2d: expected a 3-D or 4-D input and a 4-D weight, got input "
+                           f"{list(x._impl.shape)} and weight {list(weight._impl.shape)}")
+    cin, cout_g, kh, kw = weight._impl.shape
+    if x._impl.shape[-3] != cin or cin % groups:
+        raise RuntimeError(f"conv_transpose2d: input {list(x._impl.shape)} has {x._impl.shape[-3]} channels; weight "
+                           f"{list(weight._impl.shape)} expects {cin}, divisible by groups={groups}")
+    for i in range(2):
+        if not output_padding[i] < max(stride[i], dilation[i]):
+            raise ValueError(f"conv_transpose2d: output padding {output_padding} must be smaller than either stride "
+                             f"{stride} or dilation {dilation}")
+    size = [(x._impl.shape[-2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * ((kh, kw)[i] - 1)
+            + output_padding[i] + 1 for i in range(2)]
+    if size[0] <= 0 or size[1] <= 0:
+        raise RuntimeError(f"conv_transpose2d: the output size {size} is not positive for input "
+                           f"{list(x._impl.shape)} and weight {list(weight._impl.shape)}")
+    shape = ([x._impl.shape[0]] if nd == 4 else []) + [cout_g * groups] + size
+    like = _C.empty(shape, x._impl.dtype_code, x._impl.device)   # only its shape is read
+    y = _C.conv2d_backward(x._impl, like, weight._impl, stride, padding, dilation, groups, (True, False, False))[0]
+    out = _record("ConvolutionBackward0", _conv_transpose2d_back, (x, weight), y,
+                  {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups,
+                   "output_padding": output_padding}, (x, weight))
+    if bias is not None:
+        out = out + S.reshape(bias, -1, 1, 1)
+    return out
+
+
+def conv_transpose1d(Tensor x, Tensor weight, bias=None, stride=1, padding=0, output_padding=0, int groups=1,
+                     dilation=1):
+    """1-D transposed convolution, as a 2-D one over a height of 1."""
+    one = lambda v: (1, v if isinstance(v, int) else v[0])  # noqa: E731
+    out = conv_transpose2d(S.unsqueeze(x, -2), S.unsqueeze(weight, -2), bias, one(stride),
+                           (0, padding if isinstance(padding, int) else padding[0]),
+                           (0, output_padding if isinstance(output_padding, int) else output_padding[0]), groups,
+                           one(dilation))
+    return S.squeeze(out, -2)
+
+
 def _max_pool_back(Node n, g):
     # linear in g: its adjoint picks gg at the argmax positions (a gather), so double backward works
     idx, = n.saved_tensors

@@ -9,7 +9,8 @@ from tinytorch._ops import elementwise as _E
 from tinytorch._ops import nn as _N
 from tinytorch._ops import reduce as _R
 from tinytorch._ops.nn import (  # noqa: F401
-    adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, dropout, embedding as _embedding, linear, max_pool2d,
+    adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, conv_transpose1d, conv_transpose2d, dropout,
+    embedding as _embedding, linear, max_pool2d,
 )
 from tinytorch._ops.reduce import layer_norm as _layer_norm, log_softmax as _log_softmax, rms_norm, \
     softmax as _softmax

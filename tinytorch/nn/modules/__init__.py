@@ -4,7 +4,7 @@ from tinytorch.nn.modules.activation import (  # noqa: F401
 )
 from tinytorch.nn.modules.attention import MultiheadAttention  # noqa: F401
 from tinytorch.nn.modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
-from tinytorch.nn.modules.conv import Conv1d, Conv2d  # noqa: F401
+from tinytorch.nn.modules.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d  # noqa: F401
 from tinytorch.nn.modules.linear import Bilinear, Identity, Linear  # noqa: F401
 from tinytorch.nn.modules.loss import (  # noqa: F401
     BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss,

@@ -1,4 +1,4 @@
-"""Conv1d, Conv2d (PyTorch's default initialization)."""
+"""Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d (PyTorch's default initialization)."""
 from __future__ import annotations
 
 import math
@@ -96,3 +96,70 @@ class Conv1d(_ConvNd):
         check_input(self, x, (2, 3), -2, self.in_channels)
         x, padding = self._pad(x)
         return F.conv1d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+
+
+class _ConvTransposeNd(_ConvNd):
+    """Transposed convolutions: weight (C_in, C_out / groups, *kernel_size), as PyTorch's."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
+                 dtype=None) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        if isinstance(padding, str):
+            raise ValueError(f"{type(self).__name__}: padding must be numbers, not {padding!r}")
+        # _ConvNd builds an (out, in / groups, k) weight: build it for the swapped pair, then restore
+        super().__init__(out_channels, in_channels, kernel_size, stride, padding, dilation, groups, False,
+                         "zeros", device, dtype)
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.output_padding = _tuple(output_padding, self._n)
+        if bias:
+            self.bias = Parameter(tinytorch.empty(out_channels, dtype=dtype, device=device))
+        self.reset_parameters()
+
+    def _output_padding(self, x, output_size) -> tuple:
+        """output_padding that gives ``output_size`` (its last n entries), checked against the sizes
+        this input can give, as PyTorch's."""
+        if output_size is None:
+            return self.output_padding
+        n = self._n
+        size = list(output_size)[-n:]
+        if len(size) != n:
+            raise ValueError(f"{type(self).__name__}: output_size must have {n} or {n + 2} elements, got "
+                             f"{list(output_size)}")
+        pads = []
+        for i in range(n):
+            lo = ((x.shape[-n + i] - 1) * self.stride[i] - 2 * self.padding[i]
+                  + self.dilation[i] * (self.kernel_size[i] - 1) + 1)
+            hi = lo + max(self.stride[i], self.dilation[i]) - 1
+            if not lo <= size[i] <= hi:
+                raise ValueError(f"{type(self).__name__}: requested an output size of {size}, but valid sizes "
+                                 f"range from {lo} to {hi} in dimension {i} (for an input of {list(x.shape)})")
+            pads.append(size[i] - lo)
+        return tuple(pads)
+
+    def extra_repr(self) -> str:
+        s = super().extra_repr()
+        if self.output_padding != (0,) * self._n:
+            s += f", output_padding={self.output_padding}"
+        return s
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-D transposed convolution over (N, C_in, H, W) or (C_in, H, W) input."""
+    _n = 2
+
+    def forward(self, x, output_size=None):
+        check_input(self, x, (3, 4), -3, self.in_channels)
+        return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(x, output_size), self.groups, self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution over (N, C_in, L) or (C_in, L) input."""
+    _n = 1
+
+    def forward(self, x, output_size=None):
+        check_input(self, x, (2, 3), -2, self.in_channels)
+        return F.conv_transpose1d(x, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(x, output_size), self.groups, self.dilation)
