@@ -287,6 +287,13 @@ def test_conv2d_same_padding_with_an_even_kernel(dtype):
     assert tuple(y.shape) == (2, 3, 7, 8)
 
 
+@pytest.mark.parametrize("mode,ac", [("nearest", None), ("bilinear", False), ("bilinear", True), ("area", None)])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_interpolate(mode, ac, dtype):
+    xc, xg = pair((2, 3, 5, 6), dtype, "transposed", requires_grad=True)
+    fwd_bwd(lambda t: F.interpolate(t, size=(7, 4), mode=mode, align_corners=ac), xc, xg, dtype, scale=4, what=mode)
+
+
 # ------------------------------------------------------ device-side asserts (last: subprocesses)
 
 ASSERT_SCRIPT = textwrap.dedent("""

@@ -15,6 +15,7 @@ from tinytorch._ops.nn import (  # noqa: F401
 from tinytorch._ops.reduce import layer_norm as _layer_norm, log_softmax as _log_softmax, rms_norm, \
     softmax as _softmax
 from tinytorch.tensor import Tensor
+from tinytorch.nn._interpolate import interpolate  # noqa: F401
 
 # ------------------------------------------------------------------ activations
 # PyTorch's signatures: ``inplace=True`` writes the result into the input.

@@ -19,3 +19,4 @@ from tinytorch.nn.modules.pooling import (  # noqa: F401
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d,
 )
 from tinytorch.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer  # noqa: F401
+from tinytorch.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
