@@ -59,6 +59,21 @@ class Tensor(TensorBase):
     def __reduce_ex__(self, protocol):
         raise TypeError("tinytorch tensors are not picklable; use tinytorch.save (safetensors + JSON)")
 
+    def __deepcopy__(self, memo) -> "Tensor":
+        """A copy of a graph leaf with its own storage, requires_grad and .grad (what
+        copy.deepcopy(model.state_dict()) needs), as PyTorch's."""
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               f"protocol; this one was made by {self.grad_fn.name()} (deepcopy a .detach()ed one)")
+        if id(self) in memo:
+            return memo[id(self)]
+        out = self.detach().clone()
+        out.requires_grad_(self.requires_grad)
+        if self.grad is not None:
+            out.grad = self.grad.detach().clone()
+        memo[id(self)] = out
+        return out
+
     @property
     def data(self) -> "Tensor":
         return self.detach()

@@ -184,3 +184,27 @@ def test_backend_switches_have_pytorchs_defaults():
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(tt.__file__)))   # this tinytorch
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout.split()
     assert out == ["False", "True", "True", "True", "True", "False"], out
+
+
+def test_deepcopy_of_leaves_and_state_dicts():
+    import copy
+    x = tt.tensor([1.0, 2.0], requires_grad=True)
+    x.grad = tt.tensor([0.5, 0.5])
+    box = copy.deepcopy({"a": x, "b": x, "n": 3})
+    c = box["a"]
+    assert box["b"] is c and c.requires_grad and c.grad_fn is None
+    assert c.data_ptr() != x.data_ptr() and c.grad.data_ptr() != x.grad.data_ptr()
+    np.testing.assert_array_equal(c.detach().numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(c.grad.numpy(), [0.5, 0.5])
+    c.detach().mul_(3.0)                               # independent storage
+    np.testing.assert_array_equal(x.detach().numpy(), [1.0, 2.0])
+    m = tt.nn.Linear(3, 2)
+    sd = copy.deepcopy(m.state_dict())                 # best-model snapshots, as in PyTorch scripts
+    with tt.no_grad():
+        m.weight.add_(1.0)
+    assert float((m.weight - sd["weight"]).min()) == 1.0
+    with pytest.raises(RuntimeError, match="graph leaves"):
+        copy.deepcopy(x * 2)
+    with pytest.raises(TypeError, match="not picklable"):
+        import pickle
+        pickle.dumps(x)
