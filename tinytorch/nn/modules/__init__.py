@@ -20,3 +20,4 @@ from tinytorch.nn.modules.pooling import (  # noqa: F401
 )
 from tinytorch.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer  # noqa: F401
 from tinytorch.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
+from tinytorch.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell  # noqa: F401

@@ -1,0 +1,239 @@
+"""RNN, LSTM, GRU (and their cells): PyTorch's parameter names, shapes, initialization and gate
+order, composed from linear algebra per time step (so every device and dtype, and autograd
+through time comes for free). PackedSequence inputs are not supported."""
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import tinytorch
+from tinytorch.nn import functional as F
+from tinytorch.nn import init
+from tinytorch.nn.modules.module import Module
+from tinytorch.nn.parameter import Parameter
+from tinytorch.tensor import Tensor
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+def _rnn_step(x: Tensor, h: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih, b_hh, act) -> Tensor:
+    # x: (B, I), h: (B, H) -> (B, H)
+    return act(F.linear(x, w_ih, b_ih) + F.linear(h, w_hh, b_hh))
+
+
+def _lstm_step(x, state, w_ih, w_hh, b_ih, b_hh):
+    h, c = state
+    i, f, g, o = (F.linear(x, w_ih, b_ih) + F.linear(h, w_hh, b_hh)).chunk(4, -1)   # gate order i, f, g, o
+    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    return o.sigmoid() * c.tanh(), c
+
+
+def _gru_step(x, h, w_ih, w_hh, b_ih, b_hh):
+    xr, xz, xn = F.linear(x, w_ih, b_ih).chunk(3, -1)                               # gate order r, z, n
+    hr, hz, hn = F.linear(h, w_hh, b_hh).chunk(3, -1)
+    r, z = (xr + hr).sigmoid(), (xz + hz).sigmoid()
+    n = (xn + r * hn).tanh()
+    return (1 - z) * n + z * h
+
+
+class RNNBase(Module):
+    """The stacked, optionally bidirectional recurrence shared by RNN, LSTM and GRU."""
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        if proj_size:
+            raise NotImplementedError("LSTM(proj_size > 0) is not implemented")
+        if not 0 <= dropout <= 1:
+            raise ValueError(f"dropout should be a number in range [0, 1], got {dropout}")
+        if hidden_size <= 0 or num_layers <= 0:
+            raise ValueError(f"hidden_size and num_layers must be positive, got {hidden_size} and {num_layers}")
+        self.mode, self.input_size, self.hidden_size, self.num_layers = mode, input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.dropout, self.bidirectional = bias, batch_first, float(dropout), bidirectional
+        self.proj_size = 0
+        gates = _GATES[mode] * hidden_size
+        dirs = 2 if bidirectional else 1
+        self._flat_weights_names = []
+        for layer in range(num_layers):
+            for d in range(dirs):
+                sfx = f"_l{layer}" + ("_reverse" if d else "")
+                size_in = input_size if layer == 0 else hidden_size * dirs
+                shapes = [("weight_ih", (gates, size_in)), ("weight_hh", (gates, hidden_size))]
+                if bias:
+                    shapes += [("bias_ih", (gates,)), ("bias_hh", (gates,))]
+                for name, shape in shapes:
+                    self.register_parameter(name + sfx, Parameter(tinytorch.empty(*shape, dtype=dtype, device=device)))
+                    self._flat_weights_names.append(name + sfx)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        for name in self._flat_weights_names:
+            init.uniform_(getattr(self, name), -bound, bound)
+
+    def _weights(self, layer: int, d: int):
+        sfx = f"_l{layer}" + ("_reverse" if d else "")
+        get = lambda n: getattr(self, n + sfx) if self.bias or n.startswith("weight") else None  # noqa: E731
+        return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
+
+    def _step(self, x, state, w):
+        if self.mode == "LSTM":
+            return _lstm_step(x, state, *w)
+        if self.mode == "GRU":
+            return _gru_step(x, state, *w)
+        return _rnn_step(x, state, *w, F.relu if self.mode == "RNN_RELU" else tinytorch.tanh)
+
+    def forward(self, input: Tensor, hx=None):
+        if not isinstance(input, Tensor):
+            raise NotImplementedError(f"{type(self).__name__}: PackedSequence inputs are not implemented")
+        batched = input.dim() == 3
+        if input.dim() not in (2, 3) or input.shape[-1] != self.input_size:
+            raise ValueError(f"{type(self).__name__}: expected input of shape (L, N, {self.input_size}) or "
+                             f"(L, {self.input_size}), got {list(input.shape)}")
+        x = input if batched else input.unsqueeze(1)
+        if self.batch_first and batched:
+            x = x.transpose(0, 1)
+        steps, n = x.shape[0], x.shape[1]
+        dirs = 2 if self.bidirectional else 1
+        lstm = self.mode == "LSTM"
+        h0, c0 = self._initial_states(hx, n, dirs, batched, x)
+        h_n, c_n = [], []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(dirs):
+                k = layer * dirs + d
+                state = (h0[k], c0[k]) if lstm else h0[k]
+                w = self._weights(layer, d)
+                seq = [None] * steps
+                for t in (range(steps - 1, -1, -1) if d else range(steps)):
+                    state = self._step(x[t], state, w)
+                    seq[t] = state[0] if lstm else state
+                outs.append(tinytorch.stack(seq, 0))
+                h_n.append(state[0] if lstm else state)
+                if lstm:
+                    c_n.append(state[1])
+            x = outs[0] if dirs == 1 else tinytorch.cat(outs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, True)
+        out = x.transpose(0, 1) if self.batch_first and batched else x
+        h = tinytorch.stack(h_n, 0)
+        c = tinytorch.stack(c_n, 0) if lstm else None
+        if not batched:
+            out, h = out.squeeze(1), h.squeeze(1)
+            c = c.squeeze(1) if lstm else None
+        return (out, (h, c)) if lstm else (out, h)
+
+    def _initial_states(self, hx, n: int, dirs: int, batched: bool, like: Tensor):
+        shape = (self.num_layers * dirs, n, self.hidden_size)
+        zeros = lambda: tinytorch.zeros(*shape, dtype=like.dtype, device=like.device)  # noqa: E731
+        if hx is None:
+            return zeros(), zeros()
+        states = hx if isinstance(hx, tuple) else (hx, None)
+        if (self.mode == "LSTM") != (isinstance(hx, tuple) and len(hx) == 2):
+            want = "a tuple (h_0, c_0)" if self.mode == "LSTM" else "a tensor"
+            raise ValueError(f"{type(self).__name__}: hx must be {want}")
+        out = []
+        for s in states:
+            if s is None:
+                out.append(zeros())
+                continue
+            s = s if batched else s.unsqueeze(1)
+            if tuple(s.shape) != shape:
+                raise ValueError(f"{type(self).__name__}: expected hidden state of shape {list(shape)}, got "
+                                 f"{list(s.shape)}")
+            out.append(s)
+        return out[0], out[1]
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        for name, default in (("bias", True), ("batch_first", False), ("dropout", 0.0), ("bidirectional", False)):
+            if getattr(self, name) != default:
+                s += f", {name}={getattr(self, name)}"
+        return s
+
+
+class RNN(RNNBase):
+    """Elman RNN: h_t = tanh(W_ih x_t + b_ih + W_hh h_{t-1} + b_hh) (or relu)."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 device=None, dtype=None) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+        self.nonlinearity = nonlinearity
+        super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size, hidden_size, num_layers,
+                         bias, batch_first, dropout, bidirectional, 0, device, dtype)
+
+
+class LSTM(RNNBase):
+    """Long short-term memory: gates i, f, g, o; returns output, (h_n, c_n)."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
+                 device=None, dtype=None) -> None:
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         proj_size, device, dtype)
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit: gates r, z, n with n = tanh(W_in x + b_in + r * (W_hn h + b_hn))."""
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 device=None, dtype=None) -> None:
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, 0,
+                         device, dtype)
+
+
+class _CellBase(Module):
+    def __init__(self, gates: int, input_size: int, hidden_size: int, bias: bool, device, dtype) -> None:
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        self.weight_ih = Parameter(tinytorch.empty(gates * hidden_size, input_size, dtype=dtype, device=device))
+        self.weight_hh = Parameter(tinytorch.empty(gates * hidden_size, hidden_size, dtype=dtype, device=device))
+        if bias:
+            self.bias_ih = Parameter(tinytorch.empty(gates * hidden_size, dtype=dtype, device=device))
+            self.bias_hh = Parameter(tinytorch.empty(gates * hidden_size, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        bound = 1.0 / math.sqrt(hidden_size)
+        for p in self.parameters():
+            init.uniform_(p, -bound, bound)
+
+    def _w(self):
+        return self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh
+
+    def _zeros(self, x: Tensor) -> Tensor:
+        return tinytorch.zeros(*x.shape[:-1], self.hidden_size, dtype=x.dtype, device=x.device)
+
+
+class RNNCell(_CellBase):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
+                 device=None, dtype=None) -> None:
+        super().__init__(1, input_size, hidden_size, bias, device, dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, x: Tensor, hx: Optional[Tensor] = None) -> Tensor:
+        act = F.relu if self.nonlinearity == "relu" else tinytorch.tanh
+        return _rnn_step(x, self._zeros(x) if hx is None else hx, *self._w(), act)
+
+
+class LSTMCell(_CellBase):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__(4, input_size, hidden_size, bias, device, dtype)
+
+    def forward(self, x: Tensor, hx=None):
+        state = (self._zeros(x), self._zeros(x)) if hx is None else hx
+        return _lstm_step(x, state, *self._w())
+
+
+class GRUCell(_CellBase):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__(3, input_size, hidden_size, bias, device, dtype)
+
+    def forward(self, x: Tensor, hx: Optional[Tensor] = None) -> Tensor:
+        return _gru_step(x, self._zeros(x) if hx is None else hx, *self._w())
