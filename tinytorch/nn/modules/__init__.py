@@ -21,3 +21,13 @@ from tinytorch.nn.modules.pooling import (  # noqa: F401
 from tinytorch.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer  # noqa: F401
 from tinytorch.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
 from tinytorch.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell  # noqa: F401
+from tinytorch.nn.modules.activation import CELU, GLU, PReLU, SELU, Softsign, Tanhshrink, Threshold  # noqa: F401
+from tinytorch.nn.modules.misc import (  # noqa: F401
+    CosineSimilarity, Dropout1d, Dropout2d, PairwiseDistance, PixelShuffle, PixelUnshuffle,
+)
+from tinytorch.nn.modules.normalization import InstanceNorm1d, InstanceNorm2d  # noqa: F401
+from tinytorch.nn.modules.padding import (  # noqa: F401
+    CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d,
+    ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d,
+    ZeroPad3d,
+)

@@ -160,3 +160,75 @@ class ReLU6(Hardtanh):
 class LogSigmoid(Module):
     def forward(self, x):
         return F.logsigmoid(x)
+
+
+class SELU(Module):
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x):
+        return F.selu(x)
+
+
+class CELU(Module):
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, x):
+        return F.celu(x, self.alpha)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}"
+
+
+class Softsign(Module):
+    def forward(self, x):
+        return F.softsign(x)
+
+
+class Tanhshrink(Module):
+    def forward(self, x):
+        return F.tanhshrink(x)
+
+
+class Threshold(Module):
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, x):
+        return F.threshold(x, self.threshold, self.value)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}"
+
+
+class GLU(Module):
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return F.glu(x, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class PReLU(Module):
+    """max(0, x) + a * min(0, x) with a learnable a (one, or one per channel), initialized to init."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None) -> None:
+        super().__init__()
+        import tinytorch
+        from tinytorch.nn.parameter import Parameter
+        self.num_parameters, self.init = num_parameters, init
+        self.weight = Parameter(tinytorch.full((num_parameters,), init, dtype=dtype, device=device))
+
+    def forward(self, x):
+        return F.prelu(x, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"

@@ -150,3 +150,31 @@ class BatchNorm1d(_BatchNorm):
 class BatchNorm2d(_BatchNorm):
     """Batch normalization over (N, C, H, W) input."""
     _ranks = (4,)
+
+
+class _InstanceNorm(_BatchNorm):
+    """Per-sample, per-channel normalization over the spatial dims (affine and running statistics
+    off by default, as PyTorch's)."""
+    _spatial = 1
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = False,
+                 track_running_stats: bool = False, device=None, dtype=None) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+
+    def forward(self, x):
+        n = self._spatial
+        check_input(self, x, (n + 1, n + 2), -(n + 1), self.num_features)
+        unbatched = x.dim() == n + 1
+        out = F.instance_norm(x.unsqueeze(0) if unbatched else x, self.running_mean, self.running_var, self.weight,
+                              self.bias, self.training or not self.track_running_stats, self.momentum or 0.0, self.eps)
+        return out.squeeze(0) if unbatched else out
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalization over (N, C, L) or (C, L) input."""
+    _spatial = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalization over (N, C, H, W) or (C, H, W) input."""
+    _spatial = 2

@@ -1,0 +1,137 @@
+"""More of ``nn.functional``, composed from existing ops (so every device and dtype, and autograd):
+activations (selu, celu, softsign, tanhshrink, threshold, glu, prelu), pixel_shuffle and
+pixel_unshuffle, channel dropout (dropout1d/2d), instance_norm, pairwise_distance."""
+from __future__ import annotations
+
+import tinytorch
+from tinytorch.tensor import Tensor
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """scale * (max(0, x) + min(0, alpha * (exp(x) - 1))), with PyTorch's alpha and scale."""
+    return tinytorch.nn.functional.elu(input, _SELU_ALPHA) * _SELU_SCALE
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    if alpha == 0:
+        raise ValueError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return tinytorch.nn.functional.elu(input / alpha, 1.0) * alpha
+
+
+def softsign(input: Tensor) -> Tensor:
+    """x / (1 + |x|)."""
+    return input / (input.abs() + 1.0)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """x - tanh(x)."""
+    return input - input.tanh()
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, else value."""
+    return tinytorch.where(input > threshold, input, tinytorch.full((), value, dtype=input.dtype,
+                                                                   device=input.device))
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """a * sigmoid(b), with a and b the two halves of input along dim."""
+    if input.shape[dim] % 2:
+        raise RuntimeError(f"glu: Halving dimension must be even, but dimension {dim} is size {input.shape[dim]}")
+    a, b = input.chunk(2, dim)
+    return a * b.sigmoid()
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """max(0, x) + weight * min(0, x), weight per channel (dim 1; dim 0 for 1-D input) or shared."""
+    if weight.numel() != 1:
+        channels = input.shape[1] if input.dim() >= 2 else input.shape[0]
+        if weight.numel() != channels:
+            raise RuntimeError(f"prelu: mismatch in parameter count: weight has {weight.numel()} elements, input "
+                               f"{list(input.shape)} has {channels} channels")
+        shape = [1] * input.dim()
+        shape[1 if input.dim() >= 2 else 0] = channels
+        weight = weight.reshape(shape)
+    return tinytorch.where(input > 0, input, input * weight)
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C * r^2, H, W) -> (*, C, H * r, W * r)."""
+    r = upscale_factor
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    x = input.reshape(*lead, c // (r * r), r, r, h, w)
+    n = len(lead)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """(*, C, H * r, W * r) -> (*, C * r^2, H, W)."""
+    r = downscale_factor
+    *lead, c, h, w = input.shape
+    if h % r or w % r:
+        raise RuntimeError(f"pixel_unshuffle expects height ({h}) and width ({w}) divisible by downscale_factor {r}")
+    x = input.reshape(*lead, c, h // r, r, w // r, r)
+    n = len(lead)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+def _channel_dropout(input: Tensor, p: float, training: bool, spatial: int, name: str) -> Tensor:
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.dim() not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"{name}: expected a {spatial + 1}-D or {spatial + 2}-D input, got {list(input.shape)}")
+    if not training or p == 0.0:
+        return input
+    # one Bernoulli draw per channel, broadcast over the spatial dims
+    keep_shape = list(input.shape[:-spatial]) + [1] * spatial
+    keep = tinytorch.nn.functional.dropout(tinytorch.ones(keep_shape, dtype=input.dtype, device=input.device), p, True)
+    return input * keep
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zeroes whole channels of (N, C, L) or (C, L) input with probability p, scaling the rest by 1/(1-p)."""
+    return _channel_dropout(input, p, training, 1, "dropout1d")
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zeroes whole channels of (N, C, H, W) or (C, H, W) input with probability p, scaling the rest by 1/(1-p)."""
+    return _channel_dropout(input, p, training, 2, "dropout2d")
+
+
+def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalizes each channel of each sample over its spatial dims (group_norm with one channel per
+    group); with running stats, as batch_norm on the (1, N * C, *) view."""
+    if input.dim() < 3:
+        raise ValueError(f"instance_norm: expected (N, C, *) input, got {list(input.shape)}")
+    n, c = input.shape[0], input.shape[1]
+    if running_mean is None and running_var is None and use_input_stats:
+        return tinytorch.nn.functional.group_norm(input, c, weight, bias, eps)
+    rm = running_mean.repeat(n) if running_mean is not None else None
+    rv = running_var.repeat(n) if running_var is not None else None
+    out = tinytorch.nn.functional.batch_norm(input.reshape(1, n * c, *input.shape[2:]), rm, rv, None, None,
+                                             use_input_stats, momentum, eps).reshape(input.shape)
+    if use_input_stats and running_mean is not None:
+        with tinytorch.no_grad():                     # the per-sample stats, averaged over the batch
+            running_mean.copy_(rm.view(n, c).mean(0))
+            running_var.copy_(rv.view(n, c).mean(0))
+    shape = [1, c] + [1] * (input.dim() - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+    """||x1 - x2 + eps||_p over the last dim."""
+    return (x1 - x2 + eps).norm(p, -1, keepdim)
