@@ -18,7 +18,9 @@ from tinytorch.nn.modules.normalization import (  # noqa: F401
 from tinytorch.nn.modules.pooling import (  # noqa: F401
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d,
 )
-from tinytorch.nn.modules.transformer import TransformerEncoder, TransformerEncoderLayer  # noqa: F401
+from tinytorch.nn.modules.transformer import (  # noqa: F401
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+)
 from tinytorch.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
 from tinytorch.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell  # noqa: F401
 from tinytorch.nn.modules.activation import CELU, GLU, PReLU, SELU, Softsign, Tanhshrink, Threshold  # noqa: F401
