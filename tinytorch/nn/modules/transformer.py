@@ -28,30 +28,52 @@ def generate_square_subsequent_mask(sz: int, device=None, dtype=None):
     return tinytorch.zeros(sz, sz, dtype=dtype, device=device).masked_fill(keep.logical_not(), float("-inf"))
 
 
-class TransformerEncoderLayer(Module):
-    """Self-attention then a feed-forward block, each with a residual connection and LayerNorm
-    (post-norm by default; norm_first=True for pre-norm)."""
+class _LayerBase(Module):
+    """What the encoder and decoder layers share: self-attention, the feed-forward block, norm1/2,
+    dropout1/2 and the activation, under PyTorch's submodule names."""
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation="relu", layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float, activation,
+                 layer_norm_eps: float, batch_first: bool, norm_first: bool, bias: bool, kw: dict,
+                 decoder: bool = False) -> None:
         super().__init__()
-        kw = {"device": device, "dtype": dtype}
+        # (registered in PyTorch's order, so parameters() lists them in the same order)
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw)
+        if decoder:
+            self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                                     batch_first=batch_first, **kw)
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
+        for i in range(1, 4 if decoder else 3):
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+        for i in range(1, 4 if decoder else 3):
+            setattr(self, f"dropout{i}", Dropout(dropout))
         if isinstance(activation, str):
             activation = _get_activation_fn(activation)
         if not callable(activation):
             raise TypeError(f"activation must be 'relu', 'gelu' or a callable, got {activation!r}")
         self.activation = activation
         self.batch_first = batch_first
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal: bool):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
+                           is_causal=is_causal)[0]
+        return self.dropout1(x)
+
+    def _ff(self, x):
+        return self.linear2(self.dropout(self.activation(self.linear1(x))))
+
+
+class TransformerEncoderLayer(_LayerBase):
+    """Self-attention then a feed-forward block, each with a residual connection and LayerNorm
+    (post-norm by default; norm_first=True for pre-norm)."""
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
+                 activation="relu", layer_norm_eps: float = 1e-5, batch_first: bool = False,
+                 norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                         norm_first, bias, {"device": device, "dtype": dtype})
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal: bool = False):
         x = src
@@ -63,13 +85,8 @@ class TransformerEncoderLayer(Module):
             x = self.norm2(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal: bool):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
-                           is_causal=is_causal)[0]
-        return self.dropout1(x)
-
     def _ff_block(self, x):
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return self.dropout2(self._ff(x))
 
 
 class TransformerEncoder(Module):
@@ -93,30 +110,15 @@ class TransformerEncoder(Module):
         return out
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_LayerBase):
     """Self-attention over the target, attention over the encoder's memory, then a feed-forward
     block; each with a residual connection and LayerNorm (post-norm; norm_first=True for pre-norm)."""
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
                  activation="relu", layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:
-        super().__init__()
-        kw = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                                 **kw)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1, self.dropout2, self.dropout3 = Dropout(dropout), Dropout(dropout), Dropout(dropout)
-        self.activation = _get_activation_fn(activation) if isinstance(activation, str) else activation
-        if not callable(self.activation):
-            raise TypeError(f"activation must be 'relu', 'gelu' or a callable, got {activation!r}")
-        self.batch_first = batch_first
+        super().__init__(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
+                         norm_first, bias, {"device": device, "dtype": dtype}, decoder=True)
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal: bool = False, memory_is_causal: bool = False):
@@ -131,18 +133,13 @@ class TransformerDecoderLayer(Module):
             x = self.norm3(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal: bool):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
-                           is_causal=is_causal)[0]
-        return self.dropout1(x)
-
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal: bool):
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
                                 need_weights=False, is_causal=is_causal)[0]
         return self.dropout2(x)
 
     def _ff_block(self, x):
-        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return self.dropout3(self._ff(x))
 
 
 class TransformerDecoder(Module):
