@@ -16,6 +16,10 @@ from tinytorch._ops.reduce import layer_norm as _layer_norm, log_softmax as _log
     softmax as _softmax
 from tinytorch.tensor import Tensor
 from tinytorch.nn._interpolate import interpolate  # noqa: F401
+from tinytorch.nn._more_losses import (  # noqa: F401
+    gaussian_nll_loss, hinge_embedding_loss, margin_ranking_loss, multi_margin_loss, multilabel_soft_margin_loss,
+    poisson_nll_loss, soft_margin_loss, triplet_margin_loss,
+)
 from tinytorch.nn._more_functional import (  # noqa: F401
     celu, dropout1d, dropout2d, glu, instance_norm, pairwise_distance, pixel_shuffle, pixel_unshuffle, prelu, selu,
     softsign, tanhshrink, threshold,

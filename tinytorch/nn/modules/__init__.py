@@ -33,3 +33,7 @@ from tinytorch.nn.modules.padding import (  # noqa: F401
     ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d,
     ZeroPad3d,
 )
+from tinytorch.nn.modules.loss import (  # noqa: F401
+    GaussianNLLLoss, HingeEmbeddingLoss, MarginRankingLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss,
+    SoftMarginLoss, TripletMarginLoss,
+)
