@@ -109,3 +109,26 @@ def test_distance_modules():
     assert_close(nn.CosineSimilarity()(a, b), cs)
     assert_close(nn.PairwiseDistance(3.0)(a, b), (np.abs(ar - br + 1e-6) ** 3).sum(1) ** (1 / 3))
     assert_close(nn.PairwiseDistance(keepdim=True)(a, b), np.linalg.norm(ar - br + 1e-6, axis=1, keepdims=True))
+
+
+def _adaptive_max_ref(x, ho, wo):
+    h, w = x.shape[-2:]
+    out = np.zeros(x.shape[:-2] + (ho, wo))
+    for i in range(ho):
+        for j in range(wo):
+            win = x[..., (i * h) // ho:-(-(i + 1) * h // ho), (j * w) // wo:-(-(j + 1) * w // wo)]
+            out[..., i, j] = win.max((-2, -1))
+    return out
+
+
+@pytest.mark.parametrize("shape,out", [((2, 3, 7, 9), (3, 4)), ((2, 3, 8, 6), (4, 3)), ((3, 5, 5), (2, 5))])
+def test_adaptive_max_pool(shape, out):
+    x, xr = make(shape, "float64", "transposed", seed=6)
+    y, idx = nn.AdaptiveMaxPool2d(out, return_indices=True)(x)
+    assert_close(y, _adaptive_max_ref(xr, *out))
+    flat = xr.reshape(*xr.shape[:-2], -1)
+    assert_close(y, np.take_along_axis(flat, to_numpy(idx).reshape(*xr.shape[:-2], -1).astype(int), -1).reshape(
+        y.shape))
+    assert gradcheck(lambda t: F.adaptive_max_pool2d(t, out), (make(shape, "float64", seed=7, requires_grad=True)[0],))
+    x1, x1r = make((2, 3, 10), "float64", seed=8)
+    assert_close(nn.AdaptiveMaxPool1d(4)(x1), _adaptive_max_ref(x1r[:, :, None, :], 1, 4)[:, :, 0])

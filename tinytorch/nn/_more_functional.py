@@ -1,6 +1,7 @@
 """More of ``nn.functional``, composed from existing ops (so every device and dtype, and autograd):
 activations (selu, celu, softsign, tanhshrink, threshold, glu, prelu), pixel_shuffle and
-pixel_unshuffle, channel dropout (dropout1d/2d), instance_norm, pairwise_distance."""
+pixel_unshuffle, channel dropout (dropout1d/2d), instance_norm, pairwise_distance,
+adaptive_max_pool1d/2d."""
 from __future__ import annotations
 
 import tinytorch
@@ -135,3 +136,34 @@ def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=Non
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
     """||x1 - x2 + eps||_p over the last dim."""
     return (x1 - x2 + eps).norm(p, -1, keepdim)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
+    """Max over the adaptive windows [floor(i * H / Ho), ceil((i + 1) * H / Ho)) of (N, C, H, W) or
+    (C, H, W) input; with return_indices, the flat H * W position of each maximum."""
+    h, w = input.shape[-2:]
+    size = [output_size] * 2 if isinstance(output_size, int) else list(output_size)
+    ho, wo = (h if size[0] is None else size[0]), (w if size[1] is None else size[1])
+    if h % ho == 0 and w % wo == 0:          # equal windows: one max_pool2d
+        return tinytorch.nn.functional.max_pool2d(input, (h // ho, w // wo), return_indices=return_indices)
+    lead = list(input.shape[:-2])
+    vals, idxs = [], []
+    for i in range(ho):
+        h0, h1 = (i * h) // ho, -((-(i + 1) * h) // ho)
+        for j in range(wo):
+            w0, w1 = (j * w) // wo, -((-(j + 1) * w) // wo)
+            best = input[..., h0:h1, w0:w1].reshape(*lead, -1).max(-1)
+            vals.append(best.values)
+            k = best.indices
+            idxs.append((k // (w1 - w0) + h0) * w + k % (w1 - w0) + w0)
+    out = tinytorch.stack(vals, -1).reshape(*lead, ho, wo)
+    if return_indices:
+        return out, tinytorch.stack(idxs, -1).reshape(*lead, ho, wo)
+    return out
+
+
+def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
+    """adaptive_max_pool2d over a height of 1, for (N, C, L) or (C, L) input."""
+    one = output_size if isinstance(output_size, int) else output_size[0]
+    r = adaptive_max_pool2d(input.unsqueeze(-2), (1, one), return_indices)
+    return (r[0].squeeze(-2), r[1].squeeze(-2)) if return_indices else r.squeeze(-2)

@@ -37,3 +37,4 @@ from tinytorch.nn.modules.loss import (  # noqa: F401
     GaussianNLLLoss, HingeEmbeddingLoss, MarginRankingLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss,
     SoftMarginLoss, TripletMarginLoss,
 )
+from tinytorch.nn.modules.pooling import AdaptiveMaxPool1d, AdaptiveMaxPool2d  # noqa: F401

@@ -75,3 +75,22 @@ class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
     def forward(self, x):
         check_input(self, x, (2, 3))
         return F.adaptive_avg_pool1d(x, self.output_size)
+
+
+class AdaptiveMaxPool2d(Module):
+    def __init__(self, output_size, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, x):
+        check_input(self, x, (3, 4))
+        return F.adaptive_max_pool2d(x, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(AdaptiveMaxPool2d):
+    def forward(self, x):
+        check_input(self, x, (2, 3))
+        return F.adaptive_max_pool1d(x, self.output_size, self.return_indices)
