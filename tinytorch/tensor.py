@@ -217,7 +217,8 @@ def _install_all() -> None:
     for m in (elementwise, shape):
         _install(m)
     import importlib
-    for name in ("tinytorch._ops.reduce", "tinytorch._ops.index", "tinytorch._ops.nn", "tinytorch.random"):
+    for name in ("tinytorch._ops.reduce", "tinytorch._ops.index", "tinytorch._ops.nn", "tinytorch.random",
+                 "tinytorch._contractions"):
         _install(importlib.import_module(name))
 
 
