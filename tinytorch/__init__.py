@@ -20,6 +20,10 @@ from tinytorch.autograd.grad_mode import enable_grad, inference_mode, no_grad, s
 from tinytorch._autograd import is_grad_enabled
 from tinytorch._functional import *  # noqa: F401,F403  (tinytorch.exp, tinytorch.cat, ...)
 from tinytorch._contractions import dot, einsum, ger, inner, kron, outer, tensordot, vdot  # noqa: F401
+from tinytorch._numerics import (  # noqa: F401
+    bincount, block_diag, bucketize, cartesian_prod, cdist, corrcoef, cov, cross, diff, histc, meshgrid, searchsorted,
+    trapezoid, trapz, unique,
+)
 from tinytorch import autograd
 from tinytorch import linalg
 from tinytorch.random import (
