@@ -18,6 +18,10 @@ ACTIVATIONS = {
     "tanhshrink": (nn.Tanhshrink(), lambda x: x - np.tanh(x)),
     "threshold": (nn.Threshold(0.1, -2.0), lambda x: np.where(x > 0.1, x, -2.0)),
     "glu": (nn.GLU(1), lambda x: x[:, :2] / (1 + np.exp(-x[:, 2:]))),
+    "hardshrink": (nn.Hardshrink(0.6), lambda x: np.where(np.abs(x) > 0.6, x, 0.0)),
+    "softshrink": (nn.Softshrink(0.6), lambda x: np.where(x > 0.6, x - 0.6, np.where(x < -0.6, x + 0.6, 0.0))),
+    "softmin": (nn.Softmin(1), lambda x: np.exp(-x) / np.exp(-x).sum(1, keepdims=True)),
+    "hardsigmoid": (nn.Hardsigmoid(), lambda x: np.clip(x / 6 + 0.5, 0, 1)),
 }
 
 

@@ -167,3 +167,23 @@ def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False
     one = output_size if isinstance(output_size, int) else output_size[0]
     r = adaptive_max_pool2d(input.unsqueeze(-2), (1, one), return_indices)
     return (r[0].squeeze(-2), r[1].squeeze(-2)) if return_indices else r.squeeze(-2)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where |x| > lambd, else 0."""
+    return input * (input.abs() > lambd)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x - lambd above lambd, x + lambd below -lambd, else 0."""
+    return input - input.clamp(-lambd, lambd)
+
+
+def softmin(input: Tensor, dim: int, dtype=None) -> Tensor:
+    """softmax(-x) along dim."""
+    return tinytorch.nn.functional.softmax(-input, dim, dtype=dtype)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """relu6(x + 3) / 6."""
+    return (input + 3.0).clamp(0.0, 6.0) / 6.0

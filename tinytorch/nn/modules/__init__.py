@@ -38,3 +38,4 @@ from tinytorch.nn.modules.loss import (  # noqa: F401
     SoftMarginLoss, TripletMarginLoss,
 )
 from tinytorch.nn.modules.pooling import AdaptiveMaxPool1d, AdaptiveMaxPool2d  # noqa: F401
+from tinytorch.nn.modules.activation import Hardshrink, Hardsigmoid, Softmin, Softshrink  # noqa: F401
