@@ -187,3 +187,51 @@ def softmin(input: Tensor, dim: int, dtype=None) -> Tensor:
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """relu6(x + 3) / 6."""
     return (input + 3.0).clamp(0.0, 6.0) / 6.0
+
+
+def _pair4(v):
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
+def _patch_positions(h: int, w: int, kernel_size, dilation, padding, stride, device) -> Tensor:
+    """(kh * kw, L) row-major positions in the padded (h + 2p, w + 2p) image of every patch element."""
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (_pair4(v) for v in (kernel_size, dilation, padding, stride))
+    hp, wp = h + 2 * ph, w + 2 * pw
+    pos = tinytorch.arange(hp * wp, device=device).reshape(hp, wp)
+    pos = pos.unfold(0, dh * (kh - 1) + 1, sh).unfold(1, dw * (kw - 1) + 1, sw)[:, :, ::dh, ::dw]  # (Ho, Wo, kh, kw)
+    ho, wo = pos.shape[0], pos.shape[1]
+    return pos.reshape(ho * wo, kh * kw).t().contiguous()
+
+
+def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """Extracts sliding local blocks (im2col): (N, C, H, W) -> (N, C * kh * kw, L)."""
+    batched = input.dim() == 4
+    x = input if batched else input.unsqueeze(0)
+    if x.dim() != 4:
+        raise ValueError(f"unfold: expected a 3-D or 4-D input, got {list(input.shape)}")
+    n, c, h, w = x.shape
+    ph, pw = _pair4(padding)
+    xp = tinytorch.nn.functional.pad(x, (pw, pw, ph, ph)).reshape(n, c, -1)
+    pos = _patch_positions(h, w, kernel_size, dilation, padding, stride, x.device)     # (K, L)
+    cols = xp.index_select(2, pos.reshape(-1)).reshape(n, c * pos.shape[0], pos.shape[1])
+    return cols if batched else cols.squeeze(0)
+
+
+def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """Combines sliding local blocks into a tensor, summing overlaps (col2im; unfold's adjoint):
+    (N, C * kh * kw, L) -> (N, C, H, W)."""
+    batched = input.dim() == 3
+    x = input if batched else input.unsqueeze(0)
+    h, w = _pair4(output_size)
+    ph, pw = _pair4(padding)
+    pos = _patch_positions(h, w, kernel_size, dilation, padding, stride, x.device)     # (K, L)
+    k, length = pos.shape
+    n = x.shape[0]
+    if x.shape[1] % k or x.shape[2] != length:
+        raise RuntimeError(f"fold: expected input of shape (N, C * {k}, {length}), got {list(input.shape)}")
+    c = x.shape[1] // k
+    out = tinytorch.zeros(n, c, (h + 2 * ph) * (w + 2 * pw), dtype=x.dtype, device=x.device)
+    idx = pos.reshape(1, 1, -1).expand(n, c, k * length)
+    out = out.scatter_add(2, idx, x.reshape(n, c, k * length))
+    out = out.reshape(n, c, h + 2 * ph, w + 2 * pw)[:, :, ph:ph + h, pw:pw + w]
+    return out if batched else out.squeeze(0)

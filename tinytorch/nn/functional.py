@@ -21,7 +21,7 @@ from tinytorch.nn._more_losses import (  # noqa: F401
     poisson_nll_loss, soft_margin_loss, triplet_margin_loss,
 )
 from tinytorch.nn._more_functional import (  # noqa: F401
-    adaptive_max_pool1d, adaptive_max_pool2d, celu, hardshrink, hardsigmoid, softmin, softshrink, dropout1d, dropout2d, glu, instance_norm, pairwise_distance, pixel_shuffle, pixel_unshuffle, prelu, selu,
+    adaptive_max_pool1d, adaptive_max_pool2d, celu, fold, hardshrink, hardsigmoid, softmin, softshrink, unfold, dropout1d, dropout2d, glu, instance_norm, pairwise_distance, pixel_shuffle, pixel_unshuffle, prelu, selu,
     softsign, tanhshrink, threshold,
 )
 
