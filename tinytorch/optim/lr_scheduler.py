@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Unio
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
            "CosineAnnealingWarmRestarts", "LambdaLR", "LinearLR", "OneCycleLR", "SequentialLR",
-           "ReduceLROnPlateau"]
+           "ReduceLROnPlateau", "MultiplicativeLR", "ConstantLR", "PolynomialLR", "CyclicLR", "ChainedScheduler"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
@@ -425,3 +425,6 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 
 
 from tinytorch.optim._lr_onecycle_plateau import OneCycleLR, ReduceLROnPlateau  # noqa: E402
+from tinytorch.optim._lr_more import (  # noqa: E402
+    ChainedScheduler, ConstantLR, CyclicLR, MultiplicativeLR, PolynomialLR,
+)
