@@ -63,6 +63,9 @@ _LAZY_SUBMODULES = {"nn", "optim", "utils", "datasets", "transforms", "cuda", "d
 
 def __getattr__(name: str):
     # Heavier subpackages load on first use, keeping `import tinytorch` fast.
+    if name == "autocast":
+        from tinytorch.amp import autocast
+        return autocast
     if name in _LAZY_SUBMODULES:
         import importlib
         module = importlib.import_module(f"tinytorch.{name}")

@@ -78,3 +78,25 @@ def test_transformer_and_checkpoint():
     net = nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.Linear(8, 2)).double()
     from tinytorch.utils.checkpoint import checkpoint
     check(lambda x: checkpoint(net, x), rng.standard_normal((3, 4)), module=net)
+
+
+def test_autocast_and_grad_scaler_on_cuda():
+    from tinytorch.amp import GradScaler, autocast
+    tt.manual_seed(2)
+    model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 36, 5)).cuda()
+    opt = tt.optim.SGD(model.parameters(), lr=0.05)
+    scaler = GradScaler("cuda")
+    x, y = tt.randn(8, 1, 8, 8, device="cuda"), tt.randint(0, 5, (8,), device="cuda")
+    losses = []
+    for _ in range(10):
+        opt.zero_grad()
+        with autocast("cuda"):
+            logits = model(x)
+            loss = F.cross_entropy(logits, y)
+        assert logits.dtype == tt.float16 and loss.dtype == tt.float32
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        losses.append(loss.item())
+    assert all(p.grad.dtype == tt.float32 for p in model.parameters())
+    assert losses[-1] < losses[0]
