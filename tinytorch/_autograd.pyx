@@ -15,6 +15,8 @@ from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.weakref cimport PyWeakref_NewRef
 
+import threading
+
 from tinytorch import _C
 from tinytorch._dtype import DTYPES
 
@@ -483,6 +485,8 @@ cdef tuple _run_backward(tuple roots, tuple root_grads, bint keep_graph, bint cr
     cdef list buf
     cdef int prev = tt_grad_enabled
     tt_grad_enabled = create_graph
+    runs = _runs_of_this_thread()
+    runs.append(accumulate and inputs is None)
     try:
         while ready:
             p = _pop_ready(ready)
@@ -540,6 +544,7 @@ cdef tuple _run_backward(tuple roots, tuple root_grads, bint keep_graph, bint cr
                     _push_ready(ready, q)
     finally:
         tt_grad_enabled = prev
+        runs.pop()
     if inputs is not None and accumulate:
         # backward(inputs=[...]) with a non-leaf: its .grad is populated too (as PyTorch)
         for x, r in zip(inputs, results):
@@ -557,29 +562,29 @@ cdef tuple _run_backward(tuple roots, tuple root_grads, bint keep_graph, bint cr
     return tuple(results)
 
 
-cdef list _runs = []    # per engine run in progress (nested ones too): does it accumulate into every leaf?
+_engine_state = threading.local()   # .runs: per engine run in progress on this thread (nested ones too),
+                                    # whether it accumulates into every leaf
 
 
-cdef tuple _tracked_run(tuple roots, tuple root_grads, bint keep_graph, bint create_graph, tuple inputs,
-                        bint accumulate, bint allow_unused):
-    _runs.append(accumulate and inputs is None)
-    try:
-        return _run_backward(roots, root_grads, keep_graph, create_graph, inputs, accumulate, allow_unused)
-    finally:
-        _runs.pop()
+cdef list _runs_of_this_thread():
+    runs = getattr(_engine_state, "runs", None)
+    if runs is None:
+        runs = _engine_state.runs = []
+    return runs
 
 
 def _accumulating_into_all_leaves():
     """True inside a backward() without ``inputs`` (what a reentrant checkpoint needs: its inner
     backward accumulates into leaves, which autograd.grad would not see)."""
-    return bool(_runs) and _runs[-1]
+    runs = _runs_of_this_thread()
+    return bool(runs) and runs[-1]
 
 
 def run_backward(tuple roots, tuple root_grads, bint keep_graph, bint create_graph,
                  tuple inputs=None, bint accumulate=True, bint allow_unused=False):
     """Runs the graph from ``roots``. With ``accumulate`` grads go into leaves' ``.grad``;
     otherwise (autograd.grad) the gradients w.r.t. ``inputs`` are returned."""
-    return _tracked_run(roots, root_grads, keep_graph, create_graph, inputs, accumulate, allow_unused)
+    return _run_backward(roots, root_grads, keep_graph, create_graph, inputs, accumulate, allow_unused)
 
 
 # ------------------------------------------------------------------ entry points
@@ -628,8 +633,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, bint create_graph=Fa
     roots = _as_tuple(tensors)
     if retain_graph is None:
         retain_graph = create_graph
-    _tracked_run(roots, _root_grads(roots, _as_tuple(grad_tensors), create_graph), bool(retain_graph),
-                 create_graph, _as_tuple(inputs), True, True)
+    _run_backward(roots, _root_grads(roots, _as_tuple(grad_tensors), create_graph), bool(retain_graph),
+                  create_graph, _as_tuple(inputs), True, True)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, bint create_graph=False, bint allow_unused=False):
@@ -637,5 +642,5 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, bint create_grap
     roots = _as_tuple(outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    return _tracked_run(roots, _root_grads(roots, _as_tuple(grad_outputs), create_graph), bool(retain_graph),
-                        create_graph, _as_tuple(inputs), False, allow_unused)
+    return _run_backward(roots, _root_grads(roots, _as_tuple(grad_outputs), create_graph), bool(retain_graph),
+                         create_graph, _as_tuple(inputs), False, allow_unused)

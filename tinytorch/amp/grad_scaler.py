@@ -57,15 +57,15 @@ class GradScaler:
         if st["stage"] == _STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
         inv = 1.0 / self._scale
-        found = False
+        finite = []
         with tinytorch.no_grad():
             for group in optimizer.param_groups:
                 for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    p.grad.mul_(inv)
-                    if not found and not bool(p.grad.isfinite().all()):
-                        found = True
+                    if p.grad is not None:
+                        p.grad.mul_(inv)
+                        finite.append(p.grad.isfinite().all())
+        # one host sync per optimizer, not one per parameter
+        found = bool(tinytorch.stack(finite).logical_not().any()) if finite else False
         st["found_inf"], st["stage"] = found, _UNSCALED
 
     def step(self, optimizer, *args, **kwargs) -> Optional[Any]:

@@ -35,8 +35,7 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """x where x > threshold, else value."""
-    return tinytorch.where(input > threshold, input, tinytorch.full((), value, dtype=input.dtype,
-                                                                   device=input.device))
+    return tinytorch.where(input > threshold, input, value)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
@@ -110,27 +109,24 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
 
 def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
-    """Normalizes each channel of each sample over its spatial dims (group_norm with one channel per
-    group); with running stats, as batch_norm on the (1, N * C, *) view."""
+    """Normalizes each channel of each sample over its spatial dims: batch_norm on the
+    (1, N * C, *) view with the per-channel tensors repeated N times, as PyTorch's; running
+    stats, when given, are updated with the per-sample stats averaged over the batch."""
     if input.dim() < 3:
         raise ValueError(f"instance_norm: expected (N, C, *) input, got {list(input.shape)}")
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise ValueError("instance_norm: Expected running_mean and running_var to be defined when use_input_stats "
+                         "is false")
     n, c = input.shape[0], input.shape[1]
-    if running_mean is None and running_var is None and use_input_stats:
-        return tinytorch.nn.functional.group_norm(input, c, weight, bias, eps)
-    rm = running_mean.repeat(n) if running_mean is not None else None
-    rv = running_var.repeat(n) if running_var is not None else None
-    out = tinytorch.nn.functional.batch_norm(input.reshape(1, n * c, *input.shape[2:]), rm, rv, None, None,
-                                             use_input_stats, momentum, eps).reshape(input.shape)
+    rep = lambda t: None if t is None else t.repeat(n)  # noqa: E731
+    rm, rv = rep(running_mean), rep(running_var)
+    out = tinytorch.nn.functional.batch_norm(input.reshape(1, n * c, *input.shape[2:]), rm, rv, rep(weight),
+                                             rep(bias), use_input_stats, momentum, eps)
     if use_input_stats and running_mean is not None:
-        with tinytorch.no_grad():                     # the per-sample stats, averaged over the batch
+        with tinytorch.no_grad():
             running_mean.copy_(rm.view(n, c).mean(0))
             running_var.copy_(rv.view(n, c).mean(0))
-    shape = [1, c] + [1] * (input.dim() - 2)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
+    return out.reshape(input.shape)
 
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:

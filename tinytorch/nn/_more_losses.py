@@ -23,9 +23,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None, reduce=None,
                          reduction: str = "mean") -> Tensor:
     """x where target is 1, max(0, margin - x) where target is -1."""
-    loss = tinytorch.where(target == 1, input, tinytorch.zeros((), dtype=input.dtype, device=input.device)) + \
-        tinytorch.where(target == -1, (margin - input).clamp(min=0),
-                        tinytorch.zeros((), dtype=input.dtype, device=input.device))
+    loss = tinytorch.where(target == 1, input, 0.0) + tinytorch.where(target == -1, (margin - input).clamp(min=0), 0.0)
     return _finish(loss, size_average, reduce, reduction)
 
 
@@ -54,10 +52,9 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     plus Stirling's term target * log(target) - target + log(2 pi target) / 2 where target > 1."""
     loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
     if full:
-        t = target
-        safe = tinytorch.where(t > 1, t, tinytorch.ones((), dtype=t.dtype, device=t.device))
+        safe = tinytorch.where(target > 1, target, 1.0)   # (log of 1 where the term is dropped)
         stirling = safe * safe.log() - safe + 0.5 * (2 * math.pi * safe).log()
-        loss = loss + tinytorch.where(t > 1, stirling, tinytorch.zeros((), dtype=loss.dtype, device=loss.device))
+        loss = loss + tinytorch.where(target > 1, stirling, 0.0)
     return _finish(loss, size_average, reduce, reduction)
 
 

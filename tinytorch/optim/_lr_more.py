@@ -3,41 +3,20 @@
 from __future__ import annotations
 
 import math
-import types
-from typing import Any, Callable, List, Optional, Sequence, Union
+from typing import Any, Callable, List, Optional, Sequence
 
-from tinytorch.optim.lr_scheduler import LRScheduler, _lrs
+from tinytorch.optim._lr_onecycle_plateau import _format_param, _momentum_key, _set_momentum
+from tinytorch.optim.lr_scheduler import LambdaLR, LRScheduler, _lrs
 
 
-class MultiplicativeLR(LRScheduler):
-    """Multiplies the learning rate of each parameter group by the factor given by lr_lambda(epoch)."""
-
-    def __init__(self, optimizer: Any, lr_lambda: Union[Callable, Sequence[Callable]], last_epoch: int = -1) -> None:
-        n = len(optimizer.param_groups)
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != n:
-                raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * n
-        super().__init__(optimizer, last_epoch)
+class MultiplicativeLR(LambdaLR):
+    """Multiplies the learning rate of each parameter group by the factor given by lr_lambda(epoch)
+    (LambdaLR's arguments and state dict; the factor compounds instead of scaling the initial lr)."""
 
     def get_lr(self) -> List[float]:
         if self.last_epoch > 0:
             return [lr * f(self.last_epoch) for lr, f in zip(_lrs(self.optimizer), self.lr_lambdas)]
         return _lrs(self.optimizer)
-
-    def state_dict(self):
-        return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")} | {
-            "lr_lambdas": [None if isinstance(f, types.FunctionType) else f.__dict__.copy() for f in self.lr_lambdas]}
-
-    def load_state_dict(self, state_dict) -> None:
-        state = dict(state_dict)
-        lambdas = state.pop("lr_lambdas")
-        self.__dict__.update(state)
-        for f, s in zip(self.lr_lambdas, lambdas):
-            if s is not None:
-                f.__dict__.update(s)
 
 
 class ConstantLR(LRScheduler):
@@ -87,13 +66,11 @@ class CyclicLR(LRScheduler):
                  mode: str = "triangular", gamma: float = 1.0, scale_fn: Optional[Callable] = None,
                  scale_mode: str = "cycle", cycle_momentum: bool = True, base_momentum=0.8, max_momentum=0.9,
                  last_epoch: int = -1) -> None:
-        n = len(optimizer.param_groups)
-        fmt = lambda v: list(v) if isinstance(v, (list, tuple)) else [v] * n  # noqa: E731
-        base_lrs = fmt(base_lr)
+        base_lrs = _format_param("base_lr", optimizer, base_lr)
         if last_epoch == -1:
             for lr, group in zip(base_lrs, optimizer.param_groups):
                 group["lr"] = lr
-        self.max_lrs = fmt(max_lr)
+        self.max_lrs = _format_param("max_lr", optimizer, max_lr)
         up = float(step_size_up)
         down = float(step_size_down) if step_size_down is not None else up
         self.total_size, self.step_ratio = up + down, up / (up + down)
@@ -103,17 +80,12 @@ class CyclicLR(LRScheduler):
         self.scale_mode = scale_mode if scale_fn is not None else ("cycle" if mode != "exp_range" else "iterations")
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            key = "momentum" if "momentum" in optimizer.defaults else "betas" if "betas" in optimizer.defaults else None
-            if key is None:
-                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
-            self._use_beta1 = key == "betas"
-            self.base_momentums, self.max_momentums = fmt(base_momentum), fmt(max_momentum)
+            self._use_beta1 = _momentum_key(optimizer)
+            self.base_momentums = _format_param("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _format_param("max_momentum", optimizer, max_momentum)
             if last_epoch == -1:
                 for m, group in zip(self.max_momentums, optimizer.param_groups):
-                    if self._use_beta1:
-                        group["betas"] = (m, *group["betas"][1:])
-                    else:
-                        group["momentum"] = m
+                    _set_momentum(group, m, self._use_beta1)
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
 
@@ -134,11 +106,7 @@ class CyclicLR(LRScheduler):
         lrs = [b + (m - b) * scale * self.scale_fn(arg) for b, m in zip(self.base_lrs, self.max_lrs)]
         if self.cycle_momentum:
             for group, bm, mm in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums):
-                mom = mm - (mm - bm) * scale * self.scale_fn(arg)
-                if self._use_beta1:
-                    group["betas"] = (mom, *group["betas"][1:])
-                else:
-                    group["momentum"] = mom
+                _set_momentum(group, mm - (mm - bm) * scale * self.scale_fn(arg), self._use_beta1)
         return lrs
 
 

@@ -24,6 +24,21 @@ def _defaults(optimizer: Any) -> Dict[str, Any]:
     return getattr(optimizer, "defaults", None) or optimizer.param_groups[0]
 
 
+def _momentum_key(optimizer: Any) -> bool:
+    """True when the optimizer cycles beta1 (Adam-like), False for momentum; raises if neither."""
+    defaults = _defaults(optimizer)
+    if "momentum" not in defaults and "betas" not in defaults:
+        raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+    return "betas" in defaults
+
+
+def _set_momentum(group: dict, value: float, use_beta1: bool) -> None:
+    if use_beta1:
+        group["betas"] = (value, *group["betas"][1:])
+    else:
+        group["momentum"] = value
+
+
 class OneCycleLR(LRScheduler):
     r"""Sets the learning rate of each parameter group according to the 1cycle learning rate policy.
 
@@ -104,18 +119,12 @@ class OneCycleLR(LRScheduler):
 
         self.cycle_momentum = cycle_momentum
         if self.cycle_momentum:
-            defaults = _defaults(optimizer)
-            if "momentum" not in defaults and "betas" not in defaults:
-                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
-            self.use_beta1 = "betas" in defaults
+            self.use_beta1 = _momentum_key(optimizer)
             max_momentums = _format_param("max_momentum", optimizer, max_momentum)
             base_momentums = _format_param("base_momentum", optimizer, base_momentum)
             if last_epoch == -1:
                 for m_momentum, b_momentum, group in zip(max_momentums, base_momentums, optimizer.param_groups):
-                    if self.use_beta1:
-                        group["betas"] = (m_momentum, *group["betas"][1:])
-                    else:
-                        group["momentum"] = m_momentum
+                    _set_momentum(group, m_momentum, self.use_beta1)
                     group["max_momentum"] = m_momentum
                     group["base_momentum"] = b_momentum
         super().__init__(optimizer, last_epoch)
@@ -155,10 +164,7 @@ class OneCycleLR(LRScheduler):
                 start_step = phase["end_step"]
             lrs.append(computed_lr)
             if self.cycle_momentum:
-                if self.use_beta1:
-                    group["betas"] = (computed_momentum, *group["betas"][1:])
-                else:
-                    group["momentum"] = computed_momentum
+                _set_momentum(group, computed_momentum, self.use_beta1)
         return lrs
 
 

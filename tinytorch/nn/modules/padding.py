@@ -21,7 +21,7 @@ class _PadNd(Module):
         return F.pad(x, self.padding, self._mode, self.value if self._mode == "constant" else None)
 
     def extra_repr(self) -> str:
-        return f"padding={self.padding}" + (f", value={self.value}" if type(self).__name__.startswith("Constant") else "")
+        return f"padding={self.padding}" + (f", value={self.value}" if isinstance(self, _ConstantPadNd) else "")
 
 
 class _ConstantPadNd(_PadNd):
