@@ -19,8 +19,8 @@ import subprocess
 import sys
 import time
 
+# Measures whatever `import tinytorch` resolves to (installed, or a PYTHONPATH you set): no sys.path edits.
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
 
 
 # ---------------------------------------------------------------------------- worker (one library)
@@ -113,10 +113,10 @@ def launch(libname: str, nproc: int, args) -> dict | None:
            args.backend, os.path.abspath(__file__), "--worker", libname, "--backend", args.backend,
            "--max-mib", str(args.max_mib), "--iters", str(args.iters), "--steps", str(args.steps),
            "--batch", str(args.batch)]
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([os.path.join(HERE, ".."), env.get("PYTHONPATH", "")])
     try:
-        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=args.timeout)
+        # cwd=HERE: `python -m` puts the current directory first on sys.path, and the repository root's
+        # tinytorch/ (no compiled extensions) must not shadow the tinytorch being measured
+        p = subprocess.run(cmd, cwd=HERE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=args.timeout)
     except subprocess.TimeoutExpired as e:
         print(f"{libname} x{nproc}: timed out after {args.timeout} s\n{(e.output or b'').decode()[-2000:]}", flush=True)
         return None

@@ -4,7 +4,17 @@ C++/CUDA kernels (``tinytorch._C``), a Cython autograd graph, and a Python nn/op
 that reads like PyTorch."""
 from __future__ import annotations
 
-from tinytorch import _C
+try:
+    from tinytorch import _C
+except ImportError:
+    import importlib.util as _util
+    if _util.find_spec("tinytorch._C") is not None:
+        raise  # the extension is there but failed to load: its own error says why
+    raise ImportError(
+        f"you are importing tinytorch from its source tree ({__path__[0]}) without its compiled extensions; "
+        "install it with `pip install .` and run from another directory (launch distributed jobs with "
+        "`tinytorch-run`), or build in place with `cmake -S . -B build/dev -G Ninja && ninja -C build/dev && "
+        "scripts/dev_link.sh`") from None
 from tinytorch._dtype import (
     bfloat16, can_cast, device, dtype, float16, float32, float64, get_default_dtype, int32, int64,
     promote_types, set_default_dtype, uint8,

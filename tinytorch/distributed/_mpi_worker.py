@@ -33,6 +33,7 @@ def _child(argv: list[str]) -> int:
     try:
         if mode == "--module":
             sys.argv = [target] + args
+            sys.path.insert(0, os.getcwd())   # as `python -m`
             runpy.run_module(target, run_name="__main__", alter_sys=True)
         else:
             sys.argv = [target] + args
@@ -61,11 +62,15 @@ def _child(argv: list[str]) -> int:
 
 
 def main() -> int:
+    # Run by path (not with -m, which would put the current directory first on sys.path): drop this
+    # file's directory, so the script sees the sys.path `python script.py` would give it.
+    if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
+        del sys.path[0]
     if sys.argv[1] == "--child":
         return _child(sys.argv[2:])
     mode, cmd = sys.argv[1], sys.argv[2:]
     if mode != "--no-python":
-        cmd = [sys.executable, "-u", "-m", "tinytorch.distributed._mpi_worker", "--child", mode] + cmd
+        cmd = [sys.executable, "-u", os.path.abspath(__file__), "--child", mode] + cmd
     rank = os.environ.get("PMI_RANK", os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
     size = os.environ.get("PMI_SIZE", os.environ.get("OMPI_COMM_WORLD_SIZE", "1"))
     local = os.environ.get("MPI_LOCALRANKID", os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK", rank))

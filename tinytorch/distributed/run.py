@@ -215,8 +215,8 @@ def _mpiexec() -> str:
     for c in (here, shutil.which("mpiexec"), shutil.which("mpiexec.hydra")):
         if c and os.path.exists(c):
             return c
-    raise SystemExit("tinytorch.distributed.run --backend mpi: no mpiexec found; pip install mpich "
-                     "(or the 'dist' extra: pip install 'tinytorch[dist]')")
+    raise SystemExit("tinytorch.distributed.run --backend mpi: no mpiexec found; pip install mpi4py mpich "
+                     "(tinytorch's 'dist' extra)")
 
 
 def _run_mpi(a, sigs: _Signals, restart: int, run_id: str) -> int:
@@ -228,8 +228,10 @@ def _run_mpi(a, sigs: _Signals, restart: int, run_id: str) -> int:
     for k in ("RANK", "LOCAL_RANK"):
         env.pop(k)
     env["TINYTORCH_RUN_DIR"] = run_dir
-    cmd = [_mpiexec(), "-n", str(a.nproc_per_node), sys.executable, "-u", "-m",
-           "tinytorch.distributed._mpi_worker",
+    # the bootstrap by path, not with -m: -m would put the current directory (the repository root, say,
+    # a source tree without compiled extensions) first on the workers' sys.path
+    worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_mpi_worker.py")
+    cmd = [_mpiexec(), "-n", str(a.nproc_per_node), sys.executable, "-u", worker,
            "--no-python" if a.no_python else "--module" if a.module else "--script", a.script] + a.script_args
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             start_new_session=True, preexec_fn=_set_pdeathsig)
