@@ -3,8 +3,12 @@ from __future__ import annotations
 
 import math
 
-import tinytorch
+import numpy as np
+
+from tinytorch._creation import eye, tensor as _new_tensor  # (the initializers' argument is named tensor)
+from tinytorch._dtype import float64
 from tinytorch.autograd.grad_mode import no_grad
+from tinytorch.random import randn
 from tinytorch.tensor import Tensor
 
 
@@ -70,7 +74,7 @@ def eye_(tensor: Tensor) -> Tensor:
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     with no_grad():
-        tensor.copy_(tinytorch.eye(tensor.shape[0], tensor.shape[1], dtype=tensor.dtype))
+        tensor.copy_(eye(tensor.shape[0], tensor.shape[1], dtype=tensor.dtype))
     return tensor
 
 
@@ -120,12 +124,11 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
 
 
 def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
-    import numpy as np
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = tinytorch.randn(rows, cols, generator=generator, dtype=tinytorch.float64).numpy()
+    flat = randn(rows, cols, generator=generator, dtype=float64).numpy()
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
@@ -133,5 +136,5 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     if rows < cols:
         q = q.T
     with no_grad():
-        tensor.copy_(tinytorch.tensor(q * gain, dtype=tensor.dtype).reshape(tensor.shape))
+        tensor.copy_(_new_tensor(q * gain, dtype=tensor.dtype).reshape(tensor.shape))
     return tensor

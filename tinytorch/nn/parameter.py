@@ -1,6 +1,7 @@
 """``nn.Parameter``: a Tensor that a Module registers as a learnable parameter."""
 from __future__ import annotations
 
+from tinytorch._creation import empty
 from tinytorch.tensor import Tensor
 
 
@@ -8,9 +9,8 @@ class Parameter(Tensor):
     """A kind of Tensor that is to be considered a module parameter (requires grad by default)."""
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
-        import tinytorch
         if data is None:
-            data = tinytorch.empty(0)
+            data = empty(0)
         if requires_grad and not data.dtype.is_floating_point:
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         p = Tensor.__new__(cls)

@@ -15,11 +15,7 @@ from tinytorch.optim.adamax import Adamax
 from tinytorch.optim.nadam import NAdam
 from tinytorch.optim.radam import RAdam
 from tinytorch.optim.lbfgs import LBFGS
-
-try:
-    from tinytorch.optim import lr_scheduler  # noqa: F401  (provided by the lr_scheduler work)
-except ImportError:
-    pass
+from tinytorch.optim import lr_scheduler  # noqa: F401
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adadelta", "Adagrad", "RMSprop", "Adamax", "NAdam", "RAdam",
            "LBFGS"]

@@ -20,6 +20,7 @@ from typing import Any, Callable
 from tinytorch import _C
 from tinytorch._autograd import _set_grad_enabled, is_grad_enabled
 from tinytorch._dtype import device as _device
+from tinytorch._tensor import _wrap
 from tinytorch.tensor import Tensor
 
 __all__ = ["Optimizer", "required"]
@@ -96,7 +97,6 @@ def _typename(o: Any) -> str:
 
 def scalar_state(value: float = 0.0) -> Tensor:
     """A one-element float32 CPU tensor (PyTorch's ``state["step"]``)."""
-    from tinytorch._tensor import _wrap
     return _wrap(_C.full([], float(value), 6, _CPU))
 
 
@@ -400,11 +400,9 @@ def _check_not_differentiable(differentiable: bool, name: str) -> None:
 
 
 def _zeros_like(p: Tensor) -> Tensor:
-    from tinytorch._tensor import _wrap
     return _wrap(_C.full(list(p._impl.shape), 0.0, p._impl.dtype_code, p.device._impl))
 
 
 def _full_like(p: Tensor, value: float) -> Tensor:
-    from tinytorch._tensor import _wrap
     return _wrap(_C.full(list(p._impl.shape), float(value), p._impl.dtype_code, p.device._impl))
 

@@ -1,8 +1,10 @@
 """Activation modules: one line each over nn.functional."""
 from __future__ import annotations
 
+from tinytorch._creation import full
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules.module import Module
+from tinytorch.nn.parameter import Parameter
 
 
 class ReLU(Module):
@@ -168,7 +170,7 @@ class SELU(Module):
         self.inplace = inplace
 
     def forward(self, x):
-        return F.selu(x)
+        return F.selu(x, self.inplace)
 
 
 class CELU(Module):
@@ -177,7 +179,7 @@ class CELU(Module):
         self.alpha, self.inplace = alpha, inplace
 
     def forward(self, x):
-        return F.celu(x, self.alpha)
+        return F.celu(x, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}"
@@ -199,7 +201,7 @@ class Threshold(Module):
         self.threshold, self.value, self.inplace = threshold, value, inplace
 
     def forward(self, x):
-        return F.threshold(x, self.threshold, self.value)
+        return F.threshold(x, self.threshold, self.value, self.inplace)
 
     def extra_repr(self) -> str:
         return f"threshold={self.threshold}, value={self.value}"
@@ -222,10 +224,8 @@ class PReLU(Module):
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None) -> None:
         super().__init__()
-        import tinytorch
-        from tinytorch.nn.parameter import Parameter
         self.num_parameters, self.init = num_parameters, init
-        self.weight = Parameter(tinytorch.full((num_parameters,), init, dtype=dtype, device=device))
+        self.weight = Parameter(full((num_parameters,), init, dtype=dtype, device=device))
 
     def forward(self, x):
         return F.prelu(x, self.weight)
@@ -263,4 +263,4 @@ class Hardsigmoid(Module):
         self.inplace = inplace
 
     def forward(self, x):
-        return F.hardsigmoid(x)
+        return F.hardsigmoid(x, self.inplace)

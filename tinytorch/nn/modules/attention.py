@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import math
 
-import tinytorch
+from tinytorch._creation import empty, zeros
+from tinytorch._dtype import bool_
+from tinytorch._functional import cat
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
 from tinytorch.nn.modules.linear import Linear
@@ -20,8 +22,8 @@ def _canonical_mask(mask, name: str, dtype):
     float masks are cast to the query dtype."""
     if mask is None:
         return None
-    if mask.dtype == tinytorch.bool:
-        return tinytorch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, float("-inf"))
+    if mask.dtype == bool_:
+        return zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, float("-inf"))
     if not mask.dtype.is_floating_point:
         raise AssertionError(f"only bool and floating types of {name} are supported, got {mask.dtype}")
     return mask.to(dtype)
@@ -52,23 +54,23 @@ class MultiheadAttention(Module):
             raise AssertionError("embed_dim must be divisible by num_heads")
         kw = {"dtype": dtype, "device": device}
         if not self._qkv_same_embed_dim:
-            self.q_proj_weight = Parameter(tinytorch.empty(embed_dim, embed_dim, **kw))
-            self.k_proj_weight = Parameter(tinytorch.empty(embed_dim, self.kdim, **kw))
-            self.v_proj_weight = Parameter(tinytorch.empty(embed_dim, self.vdim, **kw))
+            self.q_proj_weight = Parameter(empty(embed_dim, embed_dim, **kw))
+            self.k_proj_weight = Parameter(empty(embed_dim, self.kdim, **kw))
+            self.v_proj_weight = Parameter(empty(embed_dim, self.vdim, **kw))
             self.register_parameter("in_proj_weight", None)
         else:
-            self.in_proj_weight = Parameter(tinytorch.empty(3 * embed_dim, embed_dim, **kw))
+            self.in_proj_weight = Parameter(empty(3 * embed_dim, embed_dim, **kw))
             self.register_parameter("q_proj_weight", None)
             self.register_parameter("k_proj_weight", None)
             self.register_parameter("v_proj_weight", None)
         if bias:
-            self.in_proj_bias = Parameter(tinytorch.empty(3 * embed_dim, **kw))
+            self.in_proj_bias = Parameter(empty(3 * embed_dim, **kw))
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **kw)
         if add_bias_kv:
-            self.bias_k = Parameter(tinytorch.empty(1, 1, embed_dim, **kw))
-            self.bias_v = Parameter(tinytorch.empty(1, 1, embed_dim, **kw))
+            self.bias_k = Parameter(empty(1, 1, embed_dim, **kw))
+            self.bias_v = Parameter(empty(1, 1, embed_dim, **kw))
         else:
             self.bias_k = self.bias_v = None
         self.add_zero_attn = add_zero_attn
@@ -171,8 +173,8 @@ class MultiheadAttention(Module):
 
         q, k, v = self._in_projection(query, key, value)
         if self.bias_k is not None:
-            k = tinytorch.cat([k, self.bias_k.expand(1, N, E)], 0)
-            v = tinytorch.cat([v, self.bias_v.expand(1, N, E)], 0)
+            k = cat([k, self.bias_k.expand(1, N, E)], 0)
+            v = cat([v, self.bias_v.expand(1, N, E)], 0)
             if attn_mask is not None:
                 attn_mask = F.pad(attn_mask, (0, 1))
             if key_padding_mask is not None:
@@ -182,8 +184,8 @@ class MultiheadAttention(Module):
         k = k.reshape(k.shape[0], N * H, hd).transpose(0, 1)
         v = v.reshape(v.shape[0], N * H, hd).transpose(0, 1)
         if self.add_zero_attn:
-            zeros = tinytorch.zeros(N * H, 1, hd, dtype=k.dtype, device=k.device)
-            k, v = tinytorch.cat([k, zeros], 1), tinytorch.cat([v, zeros], 1)
+            zero_attn = zeros(N * H, 1, hd, dtype=k.dtype, device=k.device)
+            k, v = cat([k, zero_attn], 1), cat([v, zero_attn], 1)
             if attn_mask is not None:
                 attn_mask = F.pad(attn_mask, (0, 1))
             if key_padding_mask is not None:

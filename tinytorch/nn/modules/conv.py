@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-import tinytorch
+from tinytorch._creation import empty
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
 from tinytorch.nn.modules._checks import check_input
@@ -41,10 +41,10 @@ class _ConvNd(Module):
             self._pad_amounts = tuple(v for t in totals for v in (t // 2, t - t // 2))
         else:
             self._pad_amounts = tuple(p for p in reversed(self.padding) for _ in range(2))
-        self.weight = Parameter(tinytorch.empty(out_channels, in_channels // groups, *self.kernel_size,
+        self.weight = Parameter(empty(out_channels, in_channels // groups, *self.kernel_size,
                                                 dtype=dtype, device=device))
         if bias:
-            self.bias = Parameter(tinytorch.empty(out_channels, dtype=dtype, device=device))
+            self.bias = Parameter(empty(out_channels, dtype=dtype, device=device))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
@@ -114,7 +114,7 @@ class _ConvTransposeNd(_ConvNd):
         self.in_channels, self.out_channels = in_channels, out_channels
         self.output_padding = _tuple(output_padding, self._n)
         if bias:
-            self.bias = Parameter(tinytorch.empty(out_channels, dtype=dtype, device=device))
+            self.bias = Parameter(empty(out_channels, dtype=dtype, device=device))
         self.reset_parameters()
 
     def _output_padding(self, x, output_size) -> tuple:

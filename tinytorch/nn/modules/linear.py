@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-import tinytorch
+from tinytorch._creation import empty
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
 from tinytorch.nn.modules._checks import check_input
@@ -28,9 +28,9 @@ class Linear(Module):
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        self.weight = Parameter(tinytorch.empty(out_features, in_features, dtype=dtype, device=device))
+        self.weight = Parameter(empty(out_features, in_features, dtype=dtype, device=device))
         if bias:
-            self.bias = Parameter(tinytorch.empty(out_features, dtype=dtype, device=device))
+            self.bias = Parameter(empty(out_features, dtype=dtype, device=device))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
@@ -62,9 +62,9 @@ class Bilinear(Module):
                  device=None, dtype=None) -> None:
         super().__init__()
         self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
-        self.weight = Parameter(tinytorch.empty(out_features, in1_features, in2_features, dtype=dtype, device=device))
+        self.weight = Parameter(empty(out_features, in1_features, in2_features, dtype=dtype, device=device))
         if bias:
-            self.bias = Parameter(tinytorch.empty(out_features, dtype=dtype, device=device))
+            self.bias = Parameter(empty(out_features, dtype=dtype, device=device))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()

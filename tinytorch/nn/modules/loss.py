@@ -3,6 +3,7 @@ including the deprecated size_average/reduce flags."""
 from __future__ import annotations
 
 from tinytorch.nn import functional as F
+from tinytorch.nn.functional.loss import _legacy_reduction
 from tinytorch.nn.modules.module import Module
 
 
@@ -11,7 +12,7 @@ class _Loss(Module):
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
         super().__init__()
-        reduction = F._legacy_reduction(size_average, reduce, reduction)
+        reduction = _legacy_reduction(size_average, reduce, reduction)
         if reduction not in self._reductions:
             raise ValueError(f"{reduction} is not a valid value for reduction")
         self.reduction = reduction

@@ -1,7 +1,8 @@
 """Dropout, Flatten, Unflatten, Embedding."""
 from __future__ import annotations
 
-import tinytorch
+from tinytorch._creation import empty
+from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
 from tinytorch.nn.modules.module import Module
@@ -64,7 +65,7 @@ class Embedding(Module):
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
-            self.weight = Parameter(tinytorch.empty(num_embeddings, embedding_dim, dtype=dtype, device=device),
+            self.weight = Parameter(empty(num_embeddings, embedding_dim, dtype=dtype, device=device),
                                     requires_grad=not _freeze)
             self.reset_parameters()
         else:
@@ -75,7 +76,7 @@ class Embedding(Module):
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
         if self.padding_idx is not None:
-            with tinytorch.no_grad():
+            with no_grad():
                 self.weight[self.padding_idx].fill_(0)
 
     def forward(self, x):
@@ -116,14 +117,14 @@ class Dropout1d(_DropoutNd):
     """Zeroes whole channels of (N, C, L) input during training."""
 
     def forward(self, x):
-        return F.dropout1d(x, self.p, self.training)
+        return F.dropout1d(x, self.p, self.training, self.inplace)
 
 
 class Dropout2d(_DropoutNd):
     """Zeroes whole channels of (N, C, H, W) input during training."""
 
     def forward(self, x):
-        return F.dropout2d(x, self.p, self.training)
+        return F.dropout2d(x, self.p, self.training, self.inplace)
 
 
 class PixelShuffle(Module):

@@ -6,6 +6,8 @@ import itertools
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator
 
+from tinytorch._dtype import bfloat16 as _bfloat16, dtype as dtype_cls, float16, float32, float64
+from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn.parameter import Buffer, Parameter
 from tinytorch.tensor import Tensor
 
@@ -257,7 +259,6 @@ class Module:
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
         """Copies parameters and buffers from state_dict; returns (missing_keys, unexpected_keys).
         With strict=True any missing/unexpected key or shape mismatch raises, listing all of them."""
-        from tinytorch.autograd.grad_mode import no_grad
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
@@ -364,7 +365,6 @@ class Module:
     def to(self, *args, **kwargs) -> "Module":
         """Moves and/or casts parameters and buffers: ``to(device)``, ``to(dtype)``, ``to(tensor)``.
         Only floating-point tensors change dtype."""
-        from tinytorch._dtype import dtype as dtype_cls
         dtype = kwargs.get("dtype")
         device = kwargs.get("device")
         for a in args:
@@ -392,20 +392,16 @@ class Module:
         return self.to("cpu")
 
     def float(self) -> "Module":
-        import tinytorch
-        return self.to(tinytorch.float32)
+        return self.to(float32)
 
     def double(self) -> "Module":
-        import tinytorch
-        return self.to(tinytorch.float64)
+        return self.to(float64)
 
     def half(self) -> "Module":
-        import tinytorch
-        return self.to(tinytorch.float16)
+        return self.to(float16)
 
     def bfloat16(self) -> "Module":
-        import tinytorch
-        return self.to(tinytorch.bfloat16)
+        return self.to(_bfloat16)
 
     # ------------------------------------------------------------ repr
     def extra_repr(self) -> str:

@@ -1,7 +1,8 @@
 """LayerNorm, RMSNorm, GroupNorm, BatchNorm1d, BatchNorm2d."""
 from __future__ import annotations
 
-import tinytorch
+from tinytorch._creation import ones, tensor, zeros
+from tinytorch._dtype import int64
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
 from tinytorch.nn.modules._checks import check_input
@@ -19,9 +20,9 @@ class LayerNorm(Module):
         super().__init__()
         self.normalized_shape, self.eps, self.elementwise_affine = _shape(normalized_shape), eps, elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(tinytorch.ones(self.normalized_shape, dtype=dtype, device=device))
+            self.weight = Parameter(ones(self.normalized_shape, dtype=dtype, device=device))
             if bias:
-                self.bias = Parameter(tinytorch.zeros(self.normalized_shape, dtype=dtype, device=device))
+                self.bias = Parameter(zeros(self.normalized_shape, dtype=dtype, device=device))
             else:
                 self.register_parameter("bias", None)
         else:
@@ -45,7 +46,7 @@ class RMSNorm(Module):
         super().__init__()
         self.normalized_shape, self.eps, self.elementwise_affine = _shape(normalized_shape), eps, elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(tinytorch.ones(self.normalized_shape, dtype=dtype, device=device))
+            self.weight = Parameter(ones(self.normalized_shape, dtype=dtype, device=device))
         else:
             self.register_parameter("weight", None)
 
@@ -68,9 +69,9 @@ class GroupNorm(Module):
             raise ValueError("num_channels must be divisible by num_groups")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
         if affine:
-            self.weight = Parameter(tinytorch.ones(num_channels, dtype=dtype, device=device))
+            self.weight = Parameter(ones(num_channels, dtype=dtype, device=device))
             if bias:
-                self.bias = Parameter(tinytorch.zeros(num_channels, dtype=dtype, device=device))
+                self.bias = Parameter(zeros(num_channels, dtype=dtype, device=device))
             else:
                 self.register_parameter("bias", None)
         else:
@@ -95,18 +96,18 @@ class _BatchNorm(Module):
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
-            self.weight = Parameter(tinytorch.ones(num_features, dtype=dtype, device=device))
+            self.weight = Parameter(ones(num_features, dtype=dtype, device=device))
             if bias:
-                self.bias = Parameter(tinytorch.zeros(num_features, dtype=dtype, device=device))
+                self.bias = Parameter(zeros(num_features, dtype=dtype, device=device))
             else:
                 self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if track_running_stats:
-            self.register_buffer("running_mean", tinytorch.zeros(num_features, dtype=dtype, device=device))
-            self.register_buffer("running_var", tinytorch.ones(num_features, dtype=dtype, device=device))
-            self.register_buffer("num_batches_tracked", tinytorch.tensor(0, dtype=tinytorch.int64, device=device))
+            self.register_buffer("running_mean", zeros(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", ones(num_features, dtype=dtype, device=device))
+            self.register_buffer("num_batches_tracked", tensor(0, dtype=int64, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)

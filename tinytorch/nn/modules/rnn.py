@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-import tinytorch
+from tinytorch._creation import empty, zeros
+from tinytorch._functional import cat, stack, tanh
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
 from tinytorch.nn.modules.module import Module
@@ -63,7 +64,7 @@ class RNNBase(Module):
                 if bias:
                     shapes += [("bias_ih", (gates,)), ("bias_hh", (gates,))]
                 for name, shape in shapes:
-                    self.register_parameter(name + sfx, Parameter(tinytorch.empty(*shape, dtype=dtype, device=device)))
+                    self.register_parameter(name + sfx, Parameter(empty(*shape, dtype=dtype, device=device)))
                     self._flat_weights_names.append(name + sfx)
         self.reset_parameters()
 
@@ -82,7 +83,7 @@ class RNNBase(Module):
             return _lstm_step(x, state, *w)
         if self.mode == "GRU":
             return _gru_step(x, state, *w)
-        return _rnn_step(x, state, *w, F.relu if self.mode == "RNN_RELU" else tinytorch.tanh)
+        return _rnn_step(x, state, *w, F.relu if self.mode == "RNN_RELU" else tanh)
 
     def forward(self, input: Tensor, hx=None):
         if not isinstance(input, Tensor):
@@ -109,16 +110,16 @@ class RNNBase(Module):
                 for t in (range(steps - 1, -1, -1) if d else range(steps)):
                     state = self._step(x[t], state, w)
                     seq[t] = state[0] if lstm else state
-                outs.append(tinytorch.stack(seq, 0))
+                outs.append(stack(seq, 0))
                 h_n.append(state[0] if lstm else state)
                 if lstm:
                     c_n.append(state[1])
-            x = outs[0] if dirs == 1 else tinytorch.cat(outs, -1)
+            x = outs[0] if dirs == 1 else cat(outs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 x = F.dropout(x, self.dropout, True)
         out = x.transpose(0, 1) if self.batch_first and batched else x
-        h = tinytorch.stack(h_n, 0)
-        c = tinytorch.stack(c_n, 0) if lstm else None
+        h = stack(h_n, 0)
+        c = stack(c_n, 0) if lstm else None
         if not batched:
             out, h = out.squeeze(1), h.squeeze(1)
             c = c.squeeze(1) if lstm else None
@@ -126,9 +127,9 @@ class RNNBase(Module):
 
     def _initial_states(self, hx, n: int, dirs: int, batched: bool, like: Tensor):
         shape = (self.num_layers * dirs, n, self.hidden_size)
-        zeros = lambda: tinytorch.zeros(*shape, dtype=like.dtype, device=like.device)  # noqa: E731
+        fresh = lambda: zeros(*shape, dtype=like.dtype, device=like.device)  # noqa: E731
         if hx is None:
-            return zeros(), zeros()
+            return fresh(), fresh()
         states = hx if isinstance(hx, tuple) else (hx, None)
         if (self.mode == "LSTM") != (isinstance(hx, tuple) and len(hx) == 2):
             want = "a tuple (h_0, c_0)" if self.mode == "LSTM" else "a tensor"
@@ -136,7 +137,7 @@ class RNNBase(Module):
         out = []
         for s in states:
             if s is None:
-                out.append(zeros())
+                out.append(fresh())
                 continue
             s = s if batched else s.unsqueeze(1)
             if tuple(s.shape) != shape:
@@ -192,11 +193,11 @@ class _CellBase(Module):
     def __init__(self, gates: int, input_size: int, hidden_size: int, bias: bool, device, dtype) -> None:
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
-        self.weight_ih = Parameter(tinytorch.empty(gates * hidden_size, input_size, dtype=dtype, device=device))
-        self.weight_hh = Parameter(tinytorch.empty(gates * hidden_size, hidden_size, dtype=dtype, device=device))
+        self.weight_ih = Parameter(empty(gates * hidden_size, input_size, dtype=dtype, device=device))
+        self.weight_hh = Parameter(empty(gates * hidden_size, hidden_size, dtype=dtype, device=device))
         if bias:
-            self.bias_ih = Parameter(tinytorch.empty(gates * hidden_size, dtype=dtype, device=device))
-            self.bias_hh = Parameter(tinytorch.empty(gates * hidden_size, dtype=dtype, device=device))
+            self.bias_ih = Parameter(empty(gates * hidden_size, dtype=dtype, device=device))
+            self.bias_hh = Parameter(empty(gates * hidden_size, dtype=dtype, device=device))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
@@ -208,7 +209,7 @@ class _CellBase(Module):
         return self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh
 
     def _zeros(self, x: Tensor) -> Tensor:
-        return tinytorch.zeros(*x.shape[:-1], self.hidden_size, dtype=x.dtype, device=x.device)
+        return zeros(*x.shape[:-1], self.hidden_size, dtype=x.dtype, device=x.device)
 
 
 class RNNCell(_CellBase):
@@ -218,7 +219,7 @@ class RNNCell(_CellBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, x: Tensor, hx: Optional[Tensor] = None) -> Tensor:
-        act = F.relu if self.nonlinearity == "relu" else tinytorch.tanh
+        act = F.relu if self.nonlinearity == "relu" else tanh
         return _rnn_step(x, self._zeros(x) if hx is None else hx, *self._w(), act)
 
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import copy
 
-import tinytorch
+from tinytorch._creation import ones, zeros
+from tinytorch._dtype import bool_, float32
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules.attention import MultiheadAttention
 from tinytorch.nn.modules.container import ModuleList
@@ -23,9 +24,9 @@ def _get_activation_fn(activation):
 
 def generate_square_subsequent_mask(sz: int, device=None, dtype=None):
     """A float (sz, sz) causal mask: 0 on and below the diagonal, -inf above (as nn.Transformer's)."""
-    dtype = dtype or tinytorch.float32
-    keep = tinytorch.ones(sz, sz, dtype=tinytorch.bool, device=device).tril()
-    return tinytorch.zeros(sz, sz, dtype=dtype, device=device).masked_fill(keep.logical_not(), float("-inf"))
+    dtype = dtype or float32
+    keep = ones(sz, sz, dtype=bool_, device=device).tril()
+    return zeros(sz, sz, dtype=dtype, device=device).masked_fill(keep.logical_not(), float("-inf"))
 
 
 class _LayerBase(Module):

@@ -23,17 +23,21 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from typing import Any, Optional
 
-import tinytorch
-import tinytorch.distributed as dist
+from tinytorch import distributed as dist
+from tinytorch._autograd import is_grad_enabled
+from tinytorch._creation import tensor, zeros
+from tinytorch._dtype import device as _device, int32
+from tinytorch._functional import cat
+from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn.modules.module import Module
+from tinytorch.tensor import Tensor
 
 _FIRST_BUCKET_BYTES = 1024 * 1024
 
 
 def _tensors_in(obj, out: list) -> list:
-    if isinstance(obj, tinytorch.Tensor):
+    if isinstance(obj, Tensor):
         out.append(obj)
     elif isinstance(obj, (list, tuple)):
         for o in obj:
@@ -45,7 +49,7 @@ def _tensors_in(obj, out: list) -> list:
 
 
 def _to_device(obj, device):
-    if isinstance(obj, tinytorch.Tensor):
+    if isinstance(obj, Tensor):
         return obj.to(device)
     if isinstance(obj, tuple):
         return tuple(_to_device(o, device) for o in obj)
@@ -81,9 +85,9 @@ class DistributedDataParallel(Module):
         self.process_group = process_group if process_group is not None else dist.group.WORLD
         self.world_size = dist.get_world_size(self.process_group)
         self.device_ids = list(device_ids) if device_ids is not None else None
-        self.device = tinytorch.device(self.device_ids[0]) if self.device_ids else None
+        self.device = _device(self.device_ids[0]) if self.device_ids else None
         if self.device is not None and self.device.type == "cuda" and self.device.index is None:
-            self.device = tinytorch.device("cuda", 0)
+            self.device = _device("cuda", 0)
         self.output_device = output_device
         self.dim = dim
         self.broadcast_buffers = broadcast_buffers
@@ -120,9 +124,9 @@ class DistributedDataParallel(Module):
         by_kind: dict = {}
         for t in tensors:
             by_kind.setdefault((t.dtype.name, str(t.device)), []).append(t)
-        with tinytorch.no_grad():
+        with no_grad():
             for ts in by_kind.values():
-                flat = tinytorch.cat([t.detach().reshape(-1) for t in ts]) if len(ts) > 1 else ts[0].detach().reshape(-1).clone()
+                flat = cat([t.detach().reshape(-1) for t in ts]) if len(ts) > 1 else ts[0].detach().reshape(-1).clone()
                 dist.broadcast(flat, src, group=self.process_group)
                 off = 0
                 for t in ts:
@@ -162,7 +166,7 @@ class DistributedDataParallel(Module):
         close()
         for b in self._buckets:
             total = sum(self._params[i].numel() for i in b.params)
-            b.flat = tinytorch.zeros(total, dtype=b.dtype, device=b.device)
+            b.flat = zeros(total, dtype=b.dtype, device=b.device)
             off = 0
             for j, i in enumerate(b.params):
                 p = self._params[i]
@@ -187,7 +191,7 @@ class DistributedDataParallel(Module):
             inputs = _to_device(inputs, self.device)
             kwargs = _to_device(kwargs, self.device)
         out = self.module(*inputs, **kwargs)
-        if tinytorch.is_grad_enabled() and self.require_backward_grad_sync and self._params:
+        if is_grad_enabled() and self.require_backward_grad_sync and self._params:
             self._prepare_for_backward(out)
         return out
 
@@ -220,13 +224,13 @@ class DistributedDataParallel(Module):
                     stack.append(nxt)
         used = [1 if id(p) in reached else 0 for p in self._params]
         dev = self._buckets[0].device if self._buckets else None
-        self._used = tinytorch.tensor(used, dtype=tinytorch.int32, device=dev)
+        self._used = tensor(used, dtype=int32, device=dev)
         # launched before any bucket so every rank issues collectives in the same order
         self._used_work = dist.all_reduce(self._used, group=self.process_group, async_op=True)
         for i, u in enumerate(used):
             if not u:
                 b, j = self._where[i]
-                with tinytorch.no_grad():
+                with no_grad():
                     b.views[j].fill_(0)
                 self._mark_ready(i)
 
@@ -253,7 +257,7 @@ class DistributedDataParallel(Module):
     def _launch_ready(self) -> None:
         while self._next_bucket < len(self._buckets) and self._buckets[self._next_bucket].pending == 0:
             b = self._buckets[self._next_bucket]
-            with tinytorch.no_grad():
+            with no_grad():
                 if self.world_size > 1 and b.dtype.is_floating_point:
                     b.flat.mul_(1.0 / self.world_size)
                 b.work = dist.all_reduce(b.flat, group=self.process_group, async_op=True)
@@ -268,7 +272,7 @@ class DistributedDataParallel(Module):
         if self._used_work is not None:
             self._used_work.wait()
             used = self._used.cpu().tolist()
-        with tinytorch.no_grad():
+        with no_grad():
             for b in self._buckets:
                 for j, i in enumerate(b.params):
                     p = self._params[i]

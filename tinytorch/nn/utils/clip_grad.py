@@ -4,7 +4,9 @@ from __future__ import annotations
 import math
 import warnings
 
-import tinytorch
+from tinytorch._creation import tensor
+from tinytorch._dtype import float32
+from tinytorch._functional import stack
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.tensor import Tensor
 
@@ -23,14 +25,14 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
     grads = _grads(parameters)
     max_norm, norm_type = float(max_norm), float(norm_type)
     if not grads:
-        return tinytorch.tensor(0.0)
+        return tensor(0.0)
     with no_grad():
         if math.isinf(norm_type):
             norms = [g.detach().abs().max().double() for g in grads]
-            total = tinytorch.stack(norms).max()
+            total = stack(norms).max()
         else:
             norms = [g.detach().double().abs().pow(norm_type).sum() for g in grads]
-            total = tinytorch.stack(norms).sum().pow(1.0 / norm_type)
+            total = stack(norms).sum().pow(1.0 / norm_type)
         total_f = float(total.item())
         if error_if_nonfinite and not math.isfinite(total_f):
             raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, "
@@ -42,7 +44,7 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
         if coef != 1.0:
             for g in grads:
                 g.mul_(coef)
-    out_dtype = grads[0].dtype if all(g.dtype == grads[0].dtype for g in grads) else tinytorch.float32
+    out_dtype = grads[0].dtype if all(g.dtype == grads[0].dtype for g in grads) else float32
     return total.to(out_dtype)
 
 

@@ -1,7 +1,7 @@
 """parameters_to_vector / vector_to_parameters."""
 from __future__ import annotations
 
-import tinytorch
+from tinytorch._functional import cat
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.tensor import Tensor
 
@@ -10,7 +10,7 @@ def parameters_to_vector(parameters) -> Tensor:
     """One 1-D tensor of all parameters, flattened and concatenated (differentiable, like PyTorch)."""
     if isinstance(parameters, Tensor):
         raise TypeError(f"expected an iterable of Tensors, but got: {type(parameters).__name__}")
-    return tinytorch.cat([p.reshape(-1) for p in parameters])
+    return cat([p.reshape(-1) for p in parameters])
 
 
 def vector_to_parameters(vec: Tensor, parameters) -> None:

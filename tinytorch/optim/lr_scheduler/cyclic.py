@@ -1,12 +1,11 @@
-"""OneCycleLR and ReduceLROnPlateau (re-exported by ``tinytorch.optim.lr_scheduler``): the two
-schedulers that also touch momentum or react to a metric, kept apart to keep files short."""
+"""Cyclic schedules, which also cycle momentum (``"momentum"``, or ``betas[0]`` for Adam-like
+optimizers) inversely to the learning rate: CyclicLR and OneCycleLR, one step per batch."""
 from __future__ import annotations
 
 import math
-import warnings
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
-from tinytorch.optim.lr_scheduler import EPOCH_DEPRECATION_WARNING, LRScheduler
+from tinytorch.optim.lr_scheduler.base import LRScheduler
 
 
 def _format_param(name: str, optimizer: Any, param: Union[float, Sequence[float]]) -> List[float]:
@@ -37,6 +36,58 @@ def _set_momentum(group: dict, value: float, use_beta1: bool) -> None:
         group["betas"] = (value, *group["betas"][1:])
     else:
         group["momentum"] = value
+
+
+class CyclicLR(LRScheduler):
+    """Cycles the learning rate between base_lr and max_lr (triangular, triangular2, exp_range or a
+    custom scale_fn), one step per batch; momentum cycles inversely when cycle_momentum."""
+
+    def __init__(self, optimizer: Any, base_lr, max_lr, step_size_up: int = 2000, step_size_down: Optional[int] = None,
+                 mode: str = "triangular", gamma: float = 1.0, scale_fn: Optional[Callable] = None,
+                 scale_mode: str = "cycle", cycle_momentum: bool = True, base_momentum=0.8, max_momentum=0.9,
+                 last_epoch: int = -1) -> None:
+        base_lrs = _format_param("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = _format_param("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size, self.step_ratio = up + down, up / (up + down)
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode, self.gamma, self._scale_fn_custom = mode, gamma, scale_fn
+        self.scale_mode = scale_mode if scale_fn is not None else ("cycle" if mode != "exp_range" else "iterations")
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            self._use_beta1 = _momentum_key(optimizer)
+            self.base_momentums = _format_param("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _format_param("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for m, group in zip(self.max_momentums, optimizer.param_groups):
+                    _set_momentum(group, m, self._use_beta1)
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def scale_fn(self, x: float) -> float:
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma ** x
+
+    def get_lr(self) -> List[float]:
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        scale = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        arg = cycle if self.scale_mode == "cycle" else self.last_epoch
+        lrs = [b + (m - b) * scale * self.scale_fn(arg) for b, m in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for group, bm, mm in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums):
+                _set_momentum(group, mm - (mm - bm) * scale * self.scale_fn(arg), self._use_beta1)
+        return lrs
 
 
 class OneCycleLR(LRScheduler):
@@ -166,115 +217,3 @@ class OneCycleLR(LRScheduler):
             if self.cycle_momentum:
                 _set_momentum(group, computed_momentum, self.use_beta1)
         return lrs
-
-
-class ReduceLROnPlateau(LRScheduler):
-    """Reduce learning rate when a metric has stopped improving.
-
-    Models often benefit from reducing the learning rate by a factor of 2-10 once learning
-    stagnates. This scheduler reads a metrics quantity and if no improvement is seen for a
-    'patience' number of epochs, the learning rate is reduced.
-
-    Args:
-        optimizer: Wrapped optimizer.
-        mode (str): One of `min`, `max`. Default: 'min'.
-        factor (float): Factor by which the learning rate will be reduced. new_lr = lr * factor. Default: 0.1.
-        patience (int): The number of allowed epochs with no improvement after which the learning
-            rate will be reduced. Default: 10.
-        threshold (float): Threshold for measuring the new optimum, to only focus on significant
-            changes. Default: 1e-4.
-        threshold_mode (str): One of `rel`, `abs`. Default: 'rel'.
-        cooldown (int): Number of epochs to wait before resuming normal operation after lr has been
-            reduced. Default: 0.
-        min_lr (float or list): A lower bound on the learning rate of all param groups or each group
-            respectively. Default: 0.
-        eps (float): Minimal decay applied to lr. If the difference between new and old lr is
-            smaller than eps, the update is ignored. Default: 1e-8."""
-
-    def __init__(self, optimizer: Any, mode: str = "min", factor: float = 0.1, patience: int = 10,
-                 threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0,
-                 min_lr: Union[float, List[float]] = 0, eps: float = 1e-8) -> None:
-        if factor >= 1.0:
-            raise ValueError("Factor should be < 1.0.")
-        self.factor = factor
-        self.optimizer = optimizer
-        if isinstance(min_lr, (list, tuple)):
-            if len(min_lr) != len(optimizer.param_groups):
-                raise ValueError(f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}")
-            self.default_min_lr = None
-            self.min_lrs = list(min_lr)
-        else:
-            self.default_min_lr = min_lr
-            self.min_lrs = [min_lr] * len(optimizer.param_groups)
-        self.patience = patience
-        self.cooldown = cooldown
-        self.cooldown_counter = 0
-        self.mode = mode
-        self.threshold = threshold
-        self.threshold_mode = threshold_mode
-        self.best: float = 0.0
-        self.num_bad_epochs = 0
-        self.mode_worse: float = 0.0
-        self.eps = eps
-        self.last_epoch = 0
-        self._last_lr = [group["lr"] for group in optimizer.param_groups]
-        self._init_is_better(mode=mode, threshold=threshold, threshold_mode=threshold_mode)
-        self._reset()
-
-    def _reset(self) -> None:
-        """Reset num_bad_epochs counter and cooldown counter."""
-        self.best = self.mode_worse
-        self.cooldown_counter = 0
-        self.num_bad_epochs = 0
-
-    def step(self, metrics: Any, epoch: Optional[int] = None) -> None:  # type: ignore[override]
-        current = float(metrics)  # a 0-d tensor works too
-        if epoch is None:
-            epoch = self.last_epoch + 1
-        else:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
-        self.last_epoch = epoch
-        if self.is_better(current, self.best):
-            self.best = current
-            self.num_bad_epochs = 0
-        else:
-            self.num_bad_epochs += 1
-        if self.in_cooldown:
-            self.cooldown_counter -= 1
-            self.num_bad_epochs = 0  # ignore any bad epochs in cooldown
-        if self.num_bad_epochs > self.patience:
-            self._reduce_lr(epoch)
-            self.cooldown_counter = self.cooldown
-            self.num_bad_epochs = 0
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
-
-    def _reduce_lr(self, epoch: int) -> None:
-        for i, group in enumerate(self.optimizer.param_groups):
-            old_lr = float(group["lr"])
-            new_lr = max(old_lr * self.factor, self.min_lrs[i])
-            if old_lr - new_lr > self.eps:
-                group["lr"] = new_lr
-
-    @property
-    def in_cooldown(self) -> bool:
-        return self.cooldown_counter > 0
-
-    def is_better(self, a: float, best: float) -> bool:
-        if self.mode == "min" and self.threshold_mode == "rel":
-            return a < best * (1.0 - self.threshold)
-        if self.mode == "min" and self.threshold_mode == "abs":
-            return a < best - self.threshold
-        if self.mode == "max" and self.threshold_mode == "rel":
-            return a > best * (self.threshold + 1.0)
-        return a > best + self.threshold
-
-    def _init_is_better(self, mode: str, threshold: float, threshold_mode: str) -> None:
-        if mode not in {"min", "max"}:
-            raise ValueError("mode " + mode + " is unknown!")
-        if threshold_mode not in {"rel", "abs"}:
-            raise ValueError("threshold mode " + threshold_mode + " is unknown!")
-        self.mode_worse = math.inf if mode == "min" else -math.inf
-
-    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
-        self.__dict__.update(state_dict)
-        self._init_is_better(mode=self.mode, threshold=self.threshold, threshold_mode=self.threshold_mode)

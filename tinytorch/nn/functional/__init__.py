@@ -1,0 +1,43 @@
+"""``nn.functional``: stateless layers, activations and losses (PyTorch's names and defaults).
+
+One module per concern; this package re-exports their public functions:
+
+* ``activation``: relu ... hardsigmoid, softmax / log_softmax / softmin (``inplace=`` honoured)
+* ``linear``: linear and the convolutions (kernels in ``tinytorch._ops.nn``)
+* ``pooling``: max / avg / adaptive pooling, 1-D and 2-D
+* ``normalization``: batch_norm, instance_norm, group_norm, layer_norm, rms_norm
+* ``dropout``: dropout, dropout1d, dropout2d
+* ``embedding``: embedding, one_hot
+* ``distance``: normalize, cosine_similarity, pairwise_distance
+* ``loss``: every loss, with PyTorch's reductions and legacy size_average / reduce flags
+* ``padding``: pad (constant, reflect, replicate, circular)
+* ``vision``: interpolate, pixel_shuffle / pixel_unshuffle, unfold / fold
+* ``attention``: scaled_dot_product_attention
+"""
+from __future__ import annotations
+
+from tinytorch.tensor import Tensor  # noqa: F401
+from tinytorch.nn.functional.activation import (  # noqa: F401
+    celu, elu, gelu, glu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu, log_softmax, logsigmoid, mish,
+    prelu, relu, relu6, relu_, selu, sigmoid, silu, softmax, softmin, softplus, softshrink, softsign, tanh,
+    tanhshrink, threshold,
+)
+from tinytorch.nn.functional.linear import conv1d, conv2d, conv_transpose1d, conv_transpose2d, linear  # noqa: F401
+from tinytorch.nn.functional.pooling import (  # noqa: F401
+    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d, avg_pool2d,
+    max_pool1d, max_pool2d,
+)
+from tinytorch.nn.functional.normalization import (  # noqa: F401
+    batch_norm, group_norm, instance_norm, layer_norm, rms_norm,
+)
+from tinytorch.nn.functional.dropout import dropout, dropout1d, dropout2d  # noqa: F401
+from tinytorch.nn.functional.embedding import embedding, one_hot  # noqa: F401
+from tinytorch.nn.functional.distance import cosine_similarity, normalize, pairwise_distance  # noqa: F401
+from tinytorch.nn.functional.loss import (  # noqa: F401
+    binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss, cross_entropy, gaussian_nll_loss,
+    hinge_embedding_loss, huber_loss, kl_div, l1_loss, margin_ranking_loss, mse_loss, multi_margin_loss,
+    multilabel_soft_margin_loss, nll_loss, poisson_nll_loss, smooth_l1_loss, soft_margin_loss, triplet_margin_loss,
+)
+from tinytorch.nn.functional.padding import pad  # noqa: F401
+from tinytorch.nn.functional.vision import fold, interpolate, pixel_shuffle, pixel_unshuffle, unfold  # noqa: F401
+from tinytorch.nn.functional.attention import scaled_dot_product_attention  # noqa: F401

@@ -1,0 +1,177 @@
+"""Activations and the softmax family of ``nn.functional`` (PyTorch's signatures): the ones with
+a kernel call ``tinytorch._ops.elementwise``, the rest are composed from ops (every device and
+dtype, autograd for free). ``inplace=True`` writes the result into the input and returns it."""
+from __future__ import annotations
+
+from tinytorch._autograd import is_grad_enabled
+from tinytorch._functional import where
+from tinytorch._ops import elementwise as _E
+from tinytorch._ops.reduce import log_softmax as _log_softmax, softmax as _softmax
+from tinytorch.tensor import Tensor
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _maybe_inplace(x: Tensor, y: Tensor, inplace: bool) -> Tensor:
+    if not inplace:
+        return y
+    x.copy_(y)
+    return x
+
+
+def _write_into(input: Tensor, fn) -> Tensor:
+    """``inplace=True`` for a function without an in-place kernel: ``fn`` runs out of place and its
+    result is copied into ``input`` (which is returned). When autograd records, ``fn`` reads a clone,
+    so what its backward saved is not the tensor being overwritten (PyTorch's in-place variants
+    differentiate through non-leaf inputs; a leaf that requires grad raises in ``copy_``)."""
+    src = input.clone() if input.requires_grad and is_grad_enabled() else input
+    return input.copy_(fn(src))
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    return input.relu_() if inplace else _E.relu(input)
+
+
+def relu_(input: Tensor) -> Tensor:
+    return input.relu_()
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    return _E.sigmoid(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    return _E.tanh(input)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    return _maybe_inplace(input, _E.silu(input), inplace)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    return _maybe_inplace(input, _E.mish(input), inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    return _maybe_inplace(input, _E.hardswish(input), inplace)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    return _E.softplus(input, beta, threshold)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    return -_E.softplus(-input)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    return _E.gelu(input, approximate)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    return _E.leaky_relu_(input, negative_slope) if inplace else _E.leaky_relu(input, negative_slope)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    return _maybe_inplace(input, _E.elu(input, alpha), inplace)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """scale * (max(0, x) + min(0, alpha * (exp(x) - 1))), with PyTorch's alpha and scale."""
+    if inplace:
+        return _write_into(input, selu)
+    return elu(input, _SELU_ALPHA) * _SELU_SCALE
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    if alpha == 0:
+        raise ValueError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    if inplace:
+        return _write_into(input, lambda x: celu(x, alpha))
+    return elu(input / alpha, 1.0) * alpha
+
+
+def softsign(input: Tensor) -> Tensor:
+    """x / (1 + |x|)."""
+    return input / (input.abs() + 1.0)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """x - tanh(x)."""
+    return input - input.tanh()
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, else value."""
+    if inplace:
+        return input.masked_fill_((input > threshold).logical_not(), value)
+    return where(input > threshold, input, value)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """a * sigmoid(b), with a and b the two halves of input along dim."""
+    if input.shape[dim] % 2:
+        raise RuntimeError(f"glu: Halving dimension must be even, but dimension {dim} is size {input.shape[dim]}")
+    a, b = input.chunk(2, dim)
+    return a * b.sigmoid()
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """max(0, x) + weight * min(0, x), weight per channel (dim 1; dim 0 for 1-D input) or shared."""
+    if weight.numel() != 1:
+        channels = input.shape[1] if input.dim() >= 2 else input.shape[0]
+        if weight.numel() != channels:
+            raise RuntimeError(f"prelu: mismatch in parameter count: weight has {weight.numel()} elements, input "
+                               f"{list(input.shape)} has {channels} channels")
+        shape = [1] * input.dim()
+        shape[1 if input.dim() >= 2 else 0] = channels
+        weight = weight.reshape(shape)
+    return where(input > 0, input, input * weight)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where |x| > lambd, else 0."""
+    return input * (input.abs() > lambd)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x - lambd above lambd, x + lambd below -lambd, else 0."""
+    return input - input.clamp(-lambd, lambd)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """relu6(x + 3) / 6."""
+    if inplace:
+        return input.add_(3.0).clamp_(0.0, 6.0).div_(6.0)
+    return (input + 3.0).clamp(0.0, 6.0) / 6.0
+
+
+# ------------------------------------------------------------------ softmax family
+
+def _dim(dim, x: Tensor, name: str) -> int:
+    if dim is None:  # PyTorch's legacy implicit choice
+        return 0 if x.dim() in (0, 1, 3) else 1
+    return dim
+
+
+def softmax(x: Tensor, dim=None, dtype=None) -> Tensor:
+    return _softmax(x, _dim(dim, x, "softmax"), dtype)
+
+
+def log_softmax(x: Tensor, dim=None, dtype=None) -> Tensor:
+    return _log_softmax(x, _dim(dim, x, "log_softmax"), dtype)
+
+
+def softmin(input: Tensor, dim: int, dtype=None) -> Tensor:
+    """softmax(-x) along dim."""
+    return softmax(-input, dim, dtype=dtype)

@@ -1,0 +1,226 @@
+"""Losses of ``nn.functional`` (PyTorch's formulas, reductions and legacy ``size_average`` /
+``reduce`` flags): nll_loss and cross_entropy call their kernels in ``tinytorch._ops.nn``, the
+rest are composed from ops."""
+from __future__ import annotations
+
+import math
+
+from tinytorch._creation import full as _full  # (poisson_nll_loss has an argument named full)
+from tinytorch._functional import minimum, where
+from tinytorch._ops import nn as _N
+from tinytorch.nn.functional.activation import logsigmoid, softplus
+from tinytorch.nn.functional.distance import cosine_similarity, pairwise_distance
+from tinytorch.nn.functional.embedding import one_hot
+from tinytorch.tensor import Tensor
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _check_same_shape(name: str, input: Tensor, target: Tensor) -> None:
+    if tuple(input.shape) != tuple(target.shape):
+        raise ValueError(f"{name}: Using a target size ({list(target.shape)}) that is different to the input size "
+                         f"({list(input.shape)}) is not supported. Please ensure they have the same size.")
+
+
+def _legacy_reduction(size_average, reduce, reduction: str) -> str:
+    """PyTorch's deprecated size_average/reduce flags, when given, override ``reduction``."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    return "mean" if size_average and reduce else ("sum" if reduce else "none")
+
+
+def _finish(loss: Tensor, size_average, reduce, reduction: str) -> Tensor:
+    return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
+
+
+# ------------------------------------------------------------------ regression
+
+def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+             weight=None) -> Tensor:
+    loss = (input - target).square()
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    return _reduce((input - target).abs(), _legacy_reduction(size_average, reduce, reduction))
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise ValueError("smooth_l1_loss does not support negative values for beta.")
+    d = (input - target).abs()
+    if beta == 0:
+        return _reduce(d, reduction)
+    return _reduce(where(d < beta, d.square() * (0.5 / beta), d - 0.5 * beta), reduction)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0, weight=None) -> Tensor:
+    d = (input - target).abs()
+    loss = where(d < delta, d.square() * 0.5, (d - 0.5 * delta) * delta)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False, size_average=None,
+                     eps: float = 1e-8, reduce=None, reduction: str = "mean") -> Tensor:
+    """exp(input) - target * input (log_input), or input - target * log(input + eps); with full,
+    plus Stirling's term target * log(target) - target + log(2 pi target) / 2 where target > 1."""
+    loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
+    if full:
+        safe = where(target > 1, target, 1.0)   # (log of 1 where the term is dropped)
+        stirling = safe * safe.log() - safe + 0.5 * (2 * math.pi * safe).log()
+        loss = loss + where(target > 1, stirling, 0.0)
+    return _finish(loss, size_average, reduce, reduction)
+
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, eps: float = 1e-6,
+                      reduction: str = "mean") -> Tensor:
+    """(log(max(var, eps)) + (input - target)^2 / max(var, eps)) / 2 (+ log(2 pi) / 2 with full)."""
+    if not isinstance(var, Tensor):
+        var = _full((), float(var), dtype=input.dtype, device=input.device)
+    if var.dim() == input.dim() - 1 or (var.dim() == input.dim() and var.shape[-1] == 1 and input.shape[-1] != 1):
+        var = var if var.dim() == input.dim() else var.unsqueeze(-1)
+    if bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    var = var.clamp(min=eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _finish(loss, None, None, reduction)
+
+
+# ------------------------------------------------------------------ classification
+
+def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+             reduction: str = "mean") -> Tensor:
+    """Negative log likelihood over log-probabilities ``input`` (N, C, *) or (C,) and class indices."""
+    return _N.nll_loss(input, target, weight, ignore_index, _legacy_reduction(size_average, reduce, reduction))
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index: int = -100,
+                  reduce=None, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """Cross entropy between logits (N, C, *) or (C,) and class indices or class probabilities."""
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    return _N.cross_entropy(input, target, weight, ignore_index, _legacy_reduction(size_average, reduce, reduction),
+                            label_smoothing)
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None, reduce=None,
+                         reduction: str = "mean") -> Tensor:
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_same_shape("binary_cross_entropy", input, target)
+    # PyTorch clamps the log terms at -100
+    loss = -(target * input.log().clamp(min=-100) + (1 - target) * (1 - input).log().clamp(min=-100))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None, size_average=None, reduce=None,
+                                     reduction: str = "mean", pos_weight=None) -> Tensor:
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_same_shape("binary_cross_entropy_with_logits", input, target)
+    # log(1 + exp(-|x|)) keeps it stable for large |x|
+    log_sig = -softplus(-input)          # log(sigmoid(x))
+    log_one_minus = -softplus(input)     # log(1 - sigmoid(x))
+    if pos_weight is not None:
+        loss = -(pos_weight * target * log_sig + (1 - target) * log_one_minus)
+    else:
+        loss = -(target * log_sig + (1 - target) * log_one_minus)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+           log_target: bool = False) -> Tensor:
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = where(target > 0, target * (target.clamp(min=1e-38).log() - input), 0.0)
+    if reduction == "batchmean":
+        return loss.sum() / (input.shape[0] if input.dim() else 1)
+    return _reduce(loss, reduction)
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight=None, size_average=None, reduce=None,
+                                reduction: str = "mean") -> Tensor:
+    """-mean over classes of target * log(sigmoid(x)) + (1 - target) * log(sigmoid(-x))."""
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    return _finish(loss.mean(-1), size_average, reduce, reduction)
+
+
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0, weight=None,
+                      size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """sum over classes j != y of max(0, margin - x[y] + x[j])^p / C (times weight[y])."""
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    x = input if input.dim() == 2 else input.unsqueeze(0)
+    t = (target if target.dim() == 1 else target.reshape(1)).long()
+    c = x.shape[1]
+    picked = x.gather(1, t.unsqueeze(1))
+    hinge = (margin - picked + x).clamp(min=0) ** p
+    if weight is not None:
+        hinge = hinge * weight.index_select(0, t).unsqueeze(1)
+    others = one_hot(t, c).logical_not()
+    loss = (hinge * others).sum(1) / c
+    return _finish(loss if input.dim() == 2 else loss.squeeze(0), size_average, reduce, reduction)
+
+
+# ------------------------------------------------------------------ margins and embeddings
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average=None,
+                        reduce=None, reduction: str = "mean") -> Tensor:
+    """max(0, -target * (input1 - input2) + margin)."""
+    return _finish((-target * (input1 - input2) + margin).clamp(min=0), size_average, reduce, reduction)
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None, reduce=None,
+                         reduction: str = "mean") -> Tensor:
+    """x where target is 1, max(0, margin - x) where target is -1."""
+    loss = where(target == 1, input, 0.0) + where(target == -1, (margin - input).clamp(min=0), 0.0)
+    return _finish(loss, size_average, reduce, reduction)
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """log(1 + exp(-target * input))."""
+    return _finish(softplus(-target * input), size_average, reduce, reduction)
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2.0,
+                        eps: float = 1e-6, swap: bool = False, size_average=None, reduce=None,
+                        reduction: str = "mean") -> Tensor:
+    """max(d(a, p) - d(a, n) + margin, 0) with the pairwise p-distance d (swap: the smaller of
+    d(a, n) and d(p, n))."""
+    d_ap = pairwise_distance(anchor, positive, p, eps)
+    d_an = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_an = minimum(d_an, pairwise_distance(positive, negative, p, eps))
+    return _finish((d_ap - d_an + margin).clamp(min=0), size_average, reduce, reduction)
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average=None,
+                          reduce=None, reduction: str = "mean") -> Tensor:
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    cos = cosine_similarity(input1, input2, dim=-1 if input1.dim() == 1 else 1)
+    loss = where(target == 1, 1 - cos, (cos - margin).clamp(min=0))
+    return _reduce(loss, reduction)

@@ -1,0 +1,73 @@
+"""Normalization layers of ``nn.functional``: batch_norm (running statistics), instance_norm,
+group_norm, and the layer_norm / rms_norm kernels of ``tinytorch._ops.reduce``."""
+from __future__ import annotations
+
+from tinytorch._ops.reduce import layer_norm as _layer_norm, rms_norm  # noqa: F401
+from tinytorch.autograd.grad_mode import no_grad
+from tinytorch.tensor import Tensor
+
+
+def layer_norm(x: Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
+    return _layer_norm(x, normalized_shape, weight, bias, eps)
+
+
+def batch_norm(x: Tensor, running_mean, running_var, weight=None, bias=None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Batch normalization over dim 1 of (N, C, *) input; updates running stats in training."""
+    dims = [0] + list(range(2, x.dim()))
+    shape = [1, x.shape[1]] + [1] * (x.dim() - 2)
+    if training:
+        n = x.numel() // x.shape[1]
+        if n <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(x.shape)}")
+        mean = x.mean(dims)
+        var = x.var(dims, correction=0)
+        if running_mean is not None:
+            with no_grad():
+                running_mean.mul_(1 - momentum).add_(mean.detach().to(running_mean.dtype), alpha=momentum)
+                running_var.mul_(1 - momentum).add_(var.detach().to(running_var.dtype) * (n / (n - 1)),
+                                                    alpha=momentum)
+    else:
+        mean, var = running_mean, running_var
+    y = (x - mean.reshape(shape)) * (var.reshape(shape) + eps).rsqrt()
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalizes each channel of each sample over its spatial dims: batch_norm on the
+    (1, N * C, *) view with the per-channel tensors repeated N times, as PyTorch's; running
+    stats, when given, are updated with the per-sample stats averaged over the batch."""
+    if input.dim() < 3:
+        raise ValueError(f"instance_norm: expected (N, C, *) input, got {list(input.shape)}")
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise ValueError("instance_norm: Expected running_mean and running_var to be defined when use_input_stats "
+                         "is false")
+    n, c = input.shape[0], input.shape[1]
+    rep = lambda t: None if t is None else t.repeat(n)  # noqa: E731
+    rm, rv = rep(running_mean), rep(running_var)
+    out = batch_norm(input.reshape(1, n * c, *input.shape[2:]), rm, rv, rep(weight), rep(bias), use_input_stats,
+                     momentum, eps)
+    if use_input_stats and running_mean is not None:
+        with no_grad():
+            running_mean.copy_(rm.view(n, c).mean(0))
+            running_var.copy_(rv.view(n, c).mean(0))
+    return out.reshape(input.shape)
+
+
+def group_norm(x: Tensor, num_groups: int, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
+    n, c = x.shape[0], x.shape[1]
+    if c % num_groups:
+        raise ValueError(f"group_norm: num_channels ({c}) must be divisible by num_groups ({num_groups})")
+    g = x.reshape(n, num_groups, -1)
+    y = _layer_norm(g, [g.shape[-1]], None, None, eps).reshape(x.shape)
+    shape = [1, c] + [1] * (x.dim() - 2)
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
