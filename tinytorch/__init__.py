@@ -20,8 +20,18 @@ from tinytorch._dtype import (
     promote_types, set_default_dtype, uint8,
 )
 from tinytorch._dtype import bool_ as bool  # noqa: A001  (torch.bool)
+from tinytorch._dtype import (  # noqa: A001  (torch.float, torch.int, ...)
+    float16 as half, float32 as float, float64 as double, int32 as int, int64 as long,
+)
 from tinytorch._size import Size
-from tinytorch.tensor import Tensor
+from tinytorch._cuda_loader import cuda_backend as _cuda_backend  # noqa: F401  (the old name)
+from tinytorch._threads import get_num_threads, set_num_threads
+from tinytorch.tensor import Tensor, is_tensor, numel
+from tinytorch._methods import METHODS as _METHODS
+
+for _name, _fn in _METHODS.items():   # the op methods, from the op schema (codegen/ops.py)
+    setattr(Tensor, _name, _fn)
+del _name, _fn, _METHODS
 from tinytorch._creation import (
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like,
     tensor, zeros, zeros_like,
@@ -42,29 +52,7 @@ from tinytorch.random import (
 )
 from tinytorch.serialization import load, save  # noqa: E402  (safetensors layout, no pickle)
 
-half = float16
-float = float32  # noqa: A001
-double = float64
-long = int64
-int = int32  # noqa: A001
-
 __version__ = "0.1.0"
-
-
-_cuda_module = False  # not looked for yet
-
-
-def _cuda_backend():
-    """tinytorch._cuda when this build has the CUDA backend and it loads, else None. Importing
-    it registers the GPU kernels and the caching allocator."""
-    global _cuda_module
-    if _cuda_module is False:
-        try:
-            from tinytorch import _cuda as module
-        except ImportError:
-            module = None
-        _cuda_module = module
-    return _cuda_module
 
 
 _LAZY_SUBMODULES = {"nn", "optim", "utils", "datasets", "transforms", "cuda", "distributed", "amp", "backends",
@@ -82,20 +70,3 @@ def __getattr__(name: str):
         globals()[name] = module
         return module
     raise AttributeError(f"module 'tinytorch' has no attribute '{name}'")
-
-
-def set_num_threads(n: int) -> None:
-    """Sets the number of threads used for intra-op parallelism on CPU (and by BLAS)."""
-    _C.set_num_threads(n)
-
-
-def get_num_threads() -> int:
-    return _C.get_num_threads()
-
-
-def is_tensor(obj) -> bool:
-    return isinstance(obj, Tensor)
-
-
-def numel(t: Tensor) -> int:
-    return t.numel()

@@ -17,8 +17,11 @@ from cpython.weakref cimport PyWeakref_NewRef
 
 import threading
 
+import numpy as np
+
 from tinytorch import _C
 from tinytorch._dtype import DTYPES
+from tinytorch._tensor import _RemovableHandle  # noqa: F401  (Node and Tensor hooks return it)
 
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
 
@@ -145,15 +148,6 @@ cdef class Node:
 
     def apply(self, *grads):
         return self._backward(self, *grads)
-
-
-class _RemovableHandle:
-    def __init__(self, hooks, hook):
-        self._hooks, self._hook = hooks, hook
-
-    def remove(self):
-        if self._hook in self._hooks:
-            self._hooks.remove(self._hook)
 
 
 cdef class AccumulateGrad(Node):
@@ -284,6 +278,28 @@ cdef object _meta_of(Node fn, int output_nr):
     return fn._out_meta[output_nr] if fn._out_meta is not None else None
 
 
+def sum_to_shape(Tensor g, shape):
+    """Sums g over the broadcast dims so that it has ``shape`` (the reverse of broadcasting).
+    Through the Tensor's ``sum``/``reshape`` methods: recorded, so create_graph sees it."""
+    gshape = g._impl.shape
+    shape = tuple(shape)
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    if lead < 0:
+        raise RuntimeError(f"sum_to_shape: {list(gshape)} is not expandable to {list(shape)}")
+    dims = list(range(lead))
+    for i, s in enumerate(shape):
+        if s == 1 and gshape[lead + i] != 1:
+            dims.append(lead + i)
+        elif s != gshape[lead + i]:
+            raise RuntimeError(f"sum_to_shape: {list(gshape)} is not expandable to {list(shape)}")
+    out = g.sum(dims, keepdim=True) if dims else g
+    if lead:
+        out = out.reshape(shape)
+    return out
+
+
 cdef object _checked_grad(Node node, int i, object g, object meta):
     """PyTorch's validate_outputs: reduce broadcast grads to the input's shape, cast dtype."""
     cdef Tensor gt = <Tensor>g
@@ -295,7 +311,6 @@ cdef object _checked_grad(Node node, int i, object g, object meta):
     shape, code = meta
     gshape = gmeta[0]
     if gshape != shape:
-        from tinytorch._ops.shape import sum_to_shape
         try:
             gt = sum_to_shape(gt, shape)
         except (RuntimeError, ValueError):
@@ -606,6 +621,24 @@ cdef Tensor _implicit_grad(Tensor t):
     return wrap(_C.full(shape, 1.0, code, impl.device))
 
 
+cdef Tensor _as_grad(object data, Tensor like):
+    """A gradient given as data (number, nested list, numpy array): a copy with like's dtype
+    and device, as tinytorch.tensor(data, dtype=like.dtype, device=like.device)."""
+    code = like._impl.dtype_code
+    d = DTYPES[code]
+    if isinstance(data, np.ndarray):
+        arr = np.array(data, copy=True)
+    else:
+        arr = np.array(data, dtype=np.float64 if d.is_floating_point else (np.bool_ if code == 0 else np.int64))
+    if d.name == "bfloat16":
+        impl = _C.from_numpy(np.array(arr, dtype=np.float32, order="C")).to_dtype(code)
+    else:
+        impl = _C.from_numpy(np.array(arr, dtype=d.to_numpy(), order="C"))
+    if impl.device_str != like._impl.device_str:
+        impl = impl.to_device(like._impl.device)
+    return wrap(impl)
+
+
 cdef tuple _root_grads(tuple tensors, tuple grad_tensors, bint create_graph):
     """The gradients backward starts from: given ones (checked, detached) or implicit ones."""
     cdef Tensor t
@@ -617,8 +650,7 @@ cdef tuple _root_grads(tuple tensors, tuple grad_tensors, bint create_graph):
             g = _implicit_grad(t)
         else:
             if not isinstance(g, Tensor):
-                import tinytorch
-                g = tinytorch.tensor(g, dtype=t.dtype, device=t.device)
+                g = _as_grad(g, t)
             if tuple(g.shape) != tuple(t.shape):
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and "
                                    f"output[{i}] has a shape of {tuple(t.shape)}.")

@@ -6,7 +6,6 @@ import math
 import string
 from typing import Sequence, Union
 
-import tinytorch
 from tinytorch.tensor import Tensor
 
 __all__ = ["einsum", "tensordot", "dot", "vdot", "inner", "outer", "ger", "kron"]
@@ -173,5 +172,3 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
     prod = a.reshape(*inter) * b.reshape(*[v for k in range(n) for v in (1, b.shape[k])])
     return prod.reshape(*[a.shape[k] * b.shape[k] for k in range(n)])
 
-
-METHODS = {"dot": dot, "vdot": vdot, "inner": inner, "outer": outer, "ger": ger, "kron": kron}

@@ -8,8 +8,7 @@ import numpy as np
 from tinytorch import _C
 from tinytorch._dtype import DTYPES, bfloat16, bool_, device as _device, float32, from_numpy_dtype, \
     get_default_dtype, int64, to_dtype
-from tinytorch._tensor import _wrap
-from tinytorch.tensor import Tensor
+from tinytorch._tensor import TensorBase as Tensor, _wrap  # (tinytorch.Tensor's base: every tensor is one)
 
 
 def _shape(size) -> list[int]:

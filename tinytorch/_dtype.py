@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from tinytorch import _C
+from tinytorch._cuda_loader import cuda_backend
 
 
 class dtype:
@@ -113,8 +114,7 @@ class device:
             spec = f"{spec}:{index}"
         impl = _C.Device(spec)
         if impl.type == "cuda":
-            from tinytorch import _cuda_backend
-            _cuda_backend()  # registers the CUDA kernels and allocator on first use
+            cuda_backend()  # registers the CUDA kernels and allocator on first use
         self.type = impl.type
         self.index = impl.index if (":" in spec or self.type == "cpu") else None
         if self.type == "cpu":

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-import tinytorch
+from tinytorch._creation import ones, tensor, zeros
+from tinytorch._dtype import bool_, float32, float64, int32, int64
+from tinytorch._ops.index import stack
+from tinytorch._ops.shape import cat
 from tinytorch.tensor import Tensor
 
 __all__ = ["meshgrid", "cartesian_prod", "diff", "cross", "cdist", "block_diag", "cov", "corrcoef", "trapezoid",
@@ -33,7 +36,7 @@ def cartesian_prod(*tensors) -> Tensor:
     """All combinations of the 1-D tensors' elements, one per row."""
     if len(tensors) == 1:
         return tensors[0]
-    return tinytorch.stack([g.reshape(-1) for g in meshgrid(*tensors, indexing="ij")], 1)
+    return stack([g.reshape(-1) for g in meshgrid(*tensors, indexing="ij")], 1)
 
 
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Optional[Tensor] = None,
@@ -41,7 +44,7 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Optional[Tensor] = N
     """The n-th forward difference along dim (after concatenating prepend and append)."""
     x = input
     if prepend is not None or append is not None:
-        x = tinytorch.cat([t for t in (prepend, x, append) if t is not None], dim)
+        x = cat([t for t in (prepend, x, append) if t is not None], dim)
     for _ in range(n):
         size = x.shape[dim]
         x = x.narrow(dim, 1, size - 1) - x.narrow(dim, 0, size - 1)
@@ -58,7 +61,7 @@ def cross(input: Tensor, other: Tensor, dim: Optional[int] = None) -> Tensor:
         raise RuntimeError(f"cross: dimension {dim} must have size 3, got {list(input.shape)} and {list(other.shape)}")
     a = [input.select(dim, i) for i in range(3)]
     b = [other.select(dim, i) for i in range(3)]
-    return tinytorch.stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]], dim)
+    return stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]], dim)
 
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
@@ -71,15 +74,15 @@ def block_diag(*tensors) -> Tensor:
     """A block diagonal matrix from 0-D, 1-D (a row) or 2-D tensors."""
     mats = [t.reshape(1, 1) if t.dim() == 0 else t.reshape(1, -1) if t.dim() == 1 else t for t in tensors]
     rows = sum(m.shape[0] for m in mats)
-    dtype = mats[0].dtype if mats else tinytorch.float32
+    dtype = mats[0].dtype if mats else float32
     out_rows, col = [], 0
     cols = sum(m.shape[1] for m in mats)
     for m in mats:
-        left = tinytorch.zeros(m.shape[0], col, dtype=dtype, device=m.device)
-        right = tinytorch.zeros(m.shape[0], cols - col - m.shape[1], dtype=dtype, device=m.device)
-        out_rows.append(tinytorch.cat([left, m.to(dtype), right], 1))
+        left = zeros(m.shape[0], col, dtype=dtype, device=m.device)
+        right = zeros(m.shape[0], cols - col - m.shape[1], dtype=dtype, device=m.device)
+        out_rows.append(cat([left, m.to(dtype), right], 1))
         col += m.shape[1]
-    return tinytorch.cat(out_rows, 0) if out_rows else tinytorch.zeros(rows, cols)
+    return cat(out_rows, 0) if out_rows else zeros(rows, cols)
 
 
 def cov(input: Tensor, correction: int = 1, fweights=None, aweights=None) -> Tensor:
@@ -121,10 +124,10 @@ def bincount(input: Tensor, weights: Optional[Tensor] = None, minlength: int = 0
     if input.numel() and int(input.min().item()) < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs")
     n = max(int(input.max().item()) + 1 if input.numel() else 0, minlength)
-    dtype = tinytorch.int64 if weights is None else (weights.dtype if weights.dtype.is_floating_point
-                                                     else tinytorch.float64)
-    vals = tinytorch.ones(input.numel(), dtype=dtype, device=input.device) if weights is None else weights.to(dtype)
-    return tinytorch.zeros(n, dtype=dtype, device=input.device).index_put((input.long(),), vals, accumulate=True)
+    dtype = int64 if weights is None else (weights.dtype if weights.dtype.is_floating_point
+                                                     else float64)
+    vals = ones(input.numel(), dtype=dtype, device=input.device) if weights is None else weights.to(dtype)
+    return zeros(n, dtype=dtype, device=input.device).index_put((input.long(),), vals, accumulate=True)
 
 
 def searchsorted(sorted_sequence: Tensor, values, *, out_int32: bool = False, right: bool = False, side=None,
@@ -135,13 +138,13 @@ def searchsorted(sorted_sequence: Tensor, values, *, out_int32: bool = False, ri
         raise NotImplementedError("searchsorted: sorter is not implemented (sort the sequence first)")
     right = right or side == "right"
     if not isinstance(values, Tensor):
-        values = tinytorch.tensor(values, dtype=sorted_sequence.dtype, device=sorted_sequence.device)
+        values = tensor(values, dtype=sorted_sequence.dtype, device=sorted_sequence.device)
     seq = sorted_sequence
     if seq.dim() == 1:
         cmp = (seq <= values.unsqueeze(-1)) if right else (seq < values.unsqueeze(-1))
     else:
         cmp = (seq.unsqueeze(-2) <= values.unsqueeze(-1)) if right else (seq.unsqueeze(-2) < values.unsqueeze(-1))
-    return cmp.sum(-1).to(tinytorch.int32 if out_int32 else tinytorch.int64)
+    return cmp.sum(-1).to(int32 if out_int32 else int64)
 
 
 def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:
@@ -151,7 +154,7 @@ def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool
 
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
     """A histogram of equal-width bins between min and max (the data's range when both are 0)."""
-    x = input.reshape(-1).to(input.dtype if input.dtype.is_floating_point else tinytorch.float32)
+    x = input.reshape(-1).to(input.dtype if input.dtype.is_floating_point else float32)
     lo, hi = float(min), float(max)
     if lo == hi:
         lo, hi = float(x.min().item()), float(x.max().item())
@@ -160,7 +163,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     keep = (x >= lo) & (x <= hi)
     idx = ((x - lo) * (bins / (hi - lo))).floor().long().clamp(0, bins - 1)
     w = keep.to(x.dtype)
-    return tinytorch.zeros(bins, dtype=x.dtype, device=x.device).index_put((idx,), w, accumulate=True)
+    return zeros(bins, dtype=x.dtype, device=x.device).index_put((idx,), w, accumulate=True)
 
 
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
@@ -173,15 +176,15 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
     s = flat.sort().values
     if s.numel() == 0:
         out = s
-        first = tinytorch.zeros(0, dtype=tinytorch.bool, device=s.device)
+        first = zeros(0, dtype=bool_, device=s.device)
     else:
-        first = tinytorch.cat([tinytorch.ones(1, dtype=tinytorch.bool, device=s.device), s[1:] != s[:-1]])
+        first = cat([ones(1, dtype=bool_, device=s.device), s[1:] != s[:-1]])
         out = s[first]
     res = [out]
     if return_inverse:
         res.append(searchsorted(out, flat).reshape(input.shape))
     if return_counts:
         starts = first.nonzero().reshape(-1)
-        ends = tinytorch.cat([starts[1:], tinytorch.tensor([s.numel()], device=s.device)])
+        ends = cat([starts[1:], tensor([s.numel()], device=s.device)])
         res.append(ends - starts)
     return res[0] if len(res) == 1 else tuple(res)

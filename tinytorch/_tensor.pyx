@@ -1,16 +1,17 @@
 # cython: language_level=3
 """The Python tensor type's core: storage handle, autograd state and the autograd surface.
 
-``tinytorch.Tensor`` (tinytorch/tensor.py) subclasses ``TensorBase``; the op families in
-``tinytorch/_ops/`` add their methods to it from their ``METHODS`` tables.
+``tinytorch.Tensor`` (tinytorch/tensor.py) subclasses ``TensorBase`` and adds ``backward()``
+(the engine, ``_autograd``, sits above this module); the op methods come from the op schema
+(``tinytorch/_methods.py``), installed on it by the package root.
 """
 import weakref
 
 from tinytorch import _C
+from tinytorch._dtype import device as _device
 from tinytorch._size import Size
 
 cdef object _tensor_cls = None     # tinytorch.Tensor, set by tinytorch/tensor.py
-cdef object _engine_backward = None   # tinytorch._autograd.backward
 
 
 cdef tuple _DTYPES = ()           # tinytorch dtype objects by code, set with the tensor class
@@ -35,6 +36,16 @@ def _wrap(impl):
 
 cdef bint requires_grad(TensorBase t):
     return t._requires_grad or t._grad_fn is not None
+
+
+class _RemovableHandle:
+    """What register_hook returns: ``remove()`` takes the hook out of its list."""
+    def __init__(self, hooks, hook):
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self):
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
 
 
 cdef class TensorBase:
@@ -89,8 +100,7 @@ cdef class TensorBase:
 
     @property
     def device(self):
-        from tinytorch._dtype import device
-        return device(self._impl.device_str)
+        return _device(self._impl.device_str)
 
     @property
     def is_cuda(self):
@@ -194,7 +204,6 @@ cdef class TensorBase:
         if self._hooks is None:
             self._hooks = []
         self._hooks.append(hook)
-        from tinytorch._autograd import _RemovableHandle
         return _RemovableHandle(self._hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook):
@@ -204,15 +213,7 @@ cdef class TensorBase:
         if self._post_accumulate_hooks is None:
             self._post_accumulate_hooks = []
         self._post_accumulate_hooks.append(hook)
-        from tinytorch._autograd import _RemovableHandle
         return _RemovableHandle(self._post_accumulate_hooks, hook)
-
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Computes the gradient of current tensor w.r.t. graph leaves."""
-        global _engine_backward
-        if _engine_backward is None:   # (_autograd imports this module: bind on first use)
-            from tinytorch._autograd import backward as _engine_backward
-        _engine_backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
 
     # ---------------------------------------------------------------- python protocol
     def __len__(self):

@@ -3,7 +3,10 @@
 ``manual_seed(s)`` makes every stream reproducible, independent of thread count."""
 from __future__ import annotations
 
+import numpy as np
+
 from tinytorch import _C
+from tinytorch._creation import tensor
 from tinytorch._dtype import device as _device, get_default_dtype, int64, to_dtype
 from tinytorch._tensor import _wrap
 
@@ -26,12 +29,9 @@ class Generator:
         return self._impl.initial_seed()
 
     def get_state(self):
-        from tinytorch._creation import tensor
-        import numpy as np
         return tensor(np.frombuffer(self._impl.get_state(), dtype=np.uint8))
 
     def set_state(self, state) -> "Generator":
-        import numpy as np
         self._impl.set_state(bytes(np.asarray(state, dtype=np.uint8)))
         return self
 
@@ -160,5 +160,3 @@ def _bernoulli_method(self, p=None, *, generator=None):
         return bernoulli(self, generator=generator)
     return self.new_empty(self.shape).bernoulli_(p, generator=generator)
 
-
-METHODS = {"uniform_": uniform_, "normal_": normal_, "bernoulli_": bernoulli_, "bernoulli": _bernoulli_method}

@@ -32,7 +32,7 @@ from typing import IO, Any, BinaryIO, Callable, Dict, Optional, Union
 
 import numpy as np
 
-import tinytorch
+from tinytorch._creation import empty, from_numpy
 from tinytorch._dtype import DTYPES, bfloat16, device as _device
 from tinytorch.tensor import Tensor
 
@@ -70,9 +70,9 @@ def _to_raw(t: Tensor) -> np.ndarray:
 def _from_raw(arr: np.ndarray, dtype) -> Tensor:
     """Inverse of :func:`_to_raw`: a tensor of ``dtype`` whose bits are ``arr``'s (takes ownership)."""
     if dtype is not bfloat16:
-        return tinytorch.from_numpy(np.asarray(arr, dtype=np.dtype(_NP_RAW[dtype.name]), order="C"))
+        return from_numpy(np.asarray(arr, dtype=np.dtype(_NP_RAW[dtype.name]), order="C"))
     arr = np.asarray(arr, dtype=np.uint16, order="C")
-    out = tinytorch.empty(tuple(arr.shape), dtype=bfloat16)
+    out = empty(tuple(arr.shape), dtype=bfloat16)
     if arr.size:
         ctypes.memmove(out._impl.data_ptr, arr.ctypes.data, arr.nbytes)
     return out

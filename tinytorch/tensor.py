@@ -1,13 +1,18 @@
 """``tinytorch.Tensor``: the user-facing tensor class.
 
-Its fields and autograd surface live in the Cython base (``_tensor.pyx``); each op family in
-``tinytorch/_ops`` contributes methods through its ``METHODS`` table, installed below."""
+Its fields and autograd surface live in the Cython base (``_tensor.pyx``), ``backward()`` here
+(the engine sits above the base); the op methods come from the op schema
+(``tinytorch/_methods.py``), which the package root installs on it."""
 from __future__ import annotations
 
 import numpy as np
 
-from tinytorch import _C
-from tinytorch._dtype import DTYPES, device as _device, dtype as _dtype_cls, to_dtype
+from tinytorch import _C, _creation
+from tinytorch._autograd import backward as _engine_backward
+from tinytorch._cuda_loader import cuda_backend
+from tinytorch._dtype import DTYPES, device as _device, dtype as _dtype_cls, float32, to_dtype
+from tinytorch._formatting import tensor_repr
+from tinytorch._ops import shape as S
 from tinytorch._tensor import TensorBase, _set_tensor_class, _wrap
 
 
@@ -19,14 +24,17 @@ class Tensor(TensorBase):
     def __init__(self, *args, **kwargs) -> None:
         """``Tensor(data)`` copies data as float32; ``Tensor(d0, d1, ...)`` is uninitialized (legacy
         constructor, as torch.Tensor); prefer tinytorch.tensor / tinytorch.empty."""
-        import tinytorch
         if kwargs:
             raise TypeError(f"Tensor() got unexpected keyword arguments {list(kwargs)}")
         if len(args) == 1 and not isinstance(args[0], int):
-            t = tinytorch.tensor(args[0], dtype=tinytorch.float32)
+            t = _creation.tensor(args[0], dtype=float32)
         else:
-            t = tinytorch.empty(*args)
+            t = _creation.empty(*args)
         self._impl = t._impl
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Computes the gradient of current tensor w.r.t. graph leaves."""
+        _engine_backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
 
     # ------------------------------------------------------------ conversions
     def numpy(self, force: bool = False) -> np.ndarray:
@@ -48,7 +56,6 @@ class Tensor(TensorBase):
         return self.detach().cpu()._impl.numpy().tolist()
 
     def __repr__(self) -> str:
-        from tinytorch._formatting import tensor_repr
         return tensor_repr(self)
 
     def __iter__(self):
@@ -93,7 +100,6 @@ class Tensor(TensorBase):
     def to(self, *args, **kwargs) -> "Tensor":
         """Performs Tensor dtype and/or device conversion: ``to(dtype)``, ``to(device)``,
         ``to(device, dtype)``, ``to(other)``; ``non_blocking`` and ``copy`` as PyTorch."""
-        from tinytorch._ops import shape as S
         dtype = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)
         non_blocking = kwargs.pop("non_blocking", False)
@@ -163,63 +169,45 @@ class Tensor(TensorBase):
 
     def pin_memory(self) -> "Tensor":
         """A copy of this CPU tensor in page-locked memory (fast, asynchronous GPU copies)."""
-        from tinytorch import _cuda_backend
-        backend = _cuda_backend()
+        backend = cuda_backend()
         if backend is None:
             raise RuntimeError("pin_memory: tinytorch was built without the CUDA backend")
         return _wrap(backend.pin_memory(self._impl))
 
     def is_pinned(self) -> bool:
-        from tinytorch import _cuda_backend
-        backend = _cuda_backend()
+        backend = cuda_backend()
         return bool(backend is not None and backend.is_pinned(self._impl))
 
     def record_stream(self, stream) -> None:
         """Marks this tensor's memory as used by ``stream`` (the allocator waits for it before reuse)."""
-        from tinytorch import _cuda_backend
-        _cuda_backend().record_stream(self._impl, stream._impl)
+        cuda_backend().record_stream(self._impl, stream._impl)
 
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        import tinytorch
-        return tinytorch.zeros(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+        return _creation.zeros(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        import tinytorch
-        return tinytorch.ones(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+        return _creation.ones(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
-        import tinytorch
-        return tinytorch.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+        return _creation.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                               requires_grad=requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-        import tinytorch
-        return tinytorch.empty(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+        return _creation.empty(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-        import tinytorch
-        return tinytorch.tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+        return _creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
 _set_tensor_class(Tensor, DTYPES)
 
 
-def _install(module) -> None:
-    for name, fn in module.METHODS.items():
-        setattr(Tensor, name, fn)
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
 
 
-def _install_all() -> None:
-    from tinytorch._ops import elementwise, shape
-    for m in (elementwise, shape):
-        _install(m)
-    import importlib
-    for name in ("tinytorch._ops.reduce", "tinytorch._ops.index", "tinytorch._ops.nn", "tinytorch.random",
-                 "tinytorch._contractions"):
-        _install(importlib.import_module(name))
-
-
-_install_all()
+def numel(t: Tensor) -> int:
+    return t.numel()

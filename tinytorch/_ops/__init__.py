@@ -1,2 +1,2 @@
-"""Op families: each module holds the forward functions, their backward formulas, and a
-METHODS table that tinytorch/tensor.py installs on tinytorch.Tensor."""
+"""Op families: each module holds the forward functions and their backward formulas; the op
+schema (codegen/ops.py) exports them as tinytorch.<op> and as Tensor methods."""

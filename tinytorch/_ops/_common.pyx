@@ -115,12 +115,11 @@ cdef Tensor view_positions(Tensor base, Tensor view):
     """The row-major position in ``base`` of each element of ``view`` (flat, int64), from their
     geometry over the storage they share: arange(base.numel()) written through base's geometry,
     read back through view's. -1 where view reads storage outside base."""
-    from tinytorch._creation import arange
     b, v = base._impl, view._impl
     span = max(_last_offset(b), _last_offset(v)) + 1
     pos = _C.full([span], -1.0, 3, b.device)
     pos.as_strided(list(b.shape), list(b.stride()), b.storage_offset).copy_(
-        arange(b.numel, device=base.device)._impl.view(list(b.shape)))
+        _C.arange(0, b.numel, 1, 3, b.device).view(list(b.shape)))
     return wrap(pos.as_strided(list(v.shape), list(v.stride()), v.storage_offset).contiguous().view([-1]))
 
 
@@ -132,10 +131,11 @@ def _copy_slices_back(Node n, g):
 
 
 def positions_back(Node n, g):
-    """Backward of a view given as positions in its base: g accumulated there (views may overlap)."""
-    from tinytorch._ops.index import index_put
+    """Backward of a view given as positions in its base: g accumulated there (views may overlap).
+    Through the Tensor methods (index_put is the index family's, above this module): recorded,
+    so create_graph sees it."""
     zeros = wrap(_C.full([n.numel], 0.0, g._impl.dtype_code, g._impl.device))
-    return (index_put(zeros, [n.positions], g.reshape(-1), accumulate=True).reshape(n.base_shape),)
+    return (zeros.index_put([n.positions], g.reshape(-1), accumulate=True).reshape(n.base_shape),)
 
 
 cdef void _view_history(Tensor view, Tensor base, Tensor positions):

@@ -1,12 +1,15 @@
 # cython: language_level=3
 """Indexing, joining, reordering and sorting ops, with their derivatives."""
+import numpy as np
+
 from tinytorch import _C
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
 from tinytorch._autograd cimport Node, make_node, set_history, is_grad_enabled_c
 from tinytorch._ops._common cimport record as _record, operand, check_inplace, rebase_inplace
 from tinytorch._ops import shape as S
-
-
+from tinytorch._ops.elementwise import where
+from tinytorch._ops.reduce import sum as _rsum, values_indices
+from tinytorch._ops.shape import cat
 
 
 def _zeros(shape, Tensor like):
@@ -104,7 +107,6 @@ def scatter_add_(Tensor x, int dim, Tensor index, Tensor src):
 def _masked_fill_back(Node n, g):
     mask, = n.saved_tensors
     # a recorded op (not _C.masked_fill directly), so double backward sees the dependence on g
-    from tinytorch._ops.elementwise import where
     return (where(mask, 0.0, g), None)
 
 
@@ -190,14 +192,16 @@ def index_put_(Tensor x, indices, values, accumulate=False):
 
 def _as_index(obj, Tensor like):
     """A Python list / numpy array / bool used as an index -> int64 or bool tensor."""
-    import numpy as np
-    from tinytorch._creation import tensor
     arr = np.asarray(obj)
     if arr.dtype == np.bool_:
-        return tensor(arr, device=like.device)
-    if not np.issubdtype(arr.dtype, np.integer):
+        impl = _C.from_numpy(np.array(arr, order="C"))
+    elif np.issubdtype(arr.dtype, np.integer):
+        impl = _C.from_numpy(np.array(arr, dtype=np.int64, order="C"))
+    else:
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    return tensor(arr.astype(np.int64), device=like.device)
+    if impl.device_str != like._impl.device_str:
+        impl = impl.to_device(like._impl.device)
+    return wrap(impl)
 
 
 def _parse(Tensor x, key):
@@ -270,8 +274,7 @@ def setitem(Tensor x, key, value):
     check_inplace(x, "__setitem__")
     if is_grad_enabled_c() and (requires_grad(x) or (isinstance(value, Tensor) and requires_grad(<Tensor>value))):
         # out of place through the flat positions the key addresses, then take over the result
-        from tinytorch._creation import arange
-        positions = getitem(S.view(arange(x._impl.numel, device=x.device), list(x._impl.shape)), key)
+        positions = getitem(S.view(wrap(_C.arange(0, x._impl.numel, 1, 3, x._impl.device)), list(x._impl.shape)), key)
         v = value if isinstance(value, Tensor) else wrap(_C.full([], float(value), x._impl.dtype_code, x._impl.device))
         v = S.expand(v, list(positions._impl.shape)) if tuple(v._impl.shape) != tuple(positions._impl.shape) else v
         flat = index_put(S.reshape(x, -1), [S.reshape(positions, -1)], S.reshape(v, -1))
@@ -291,25 +294,6 @@ def setitem(Tensor x, key, value):
 
 # ------------------------------------------------------------------ joining and reordering
 
-def _cat_back(Node n, g):
-    return tuple(S.slice(g, n.dim, b, e, 1) for b, e in n.bounds)
-
-
-def cat(tensors, int dim=0):
-    """Concatenates the given sequence of tensors in the given dimension."""
-    tensors = list(tensors)
-    out_impl = _C.cat([(<Tensor>t)._impl for t in tensors], dim)
-    nd = out_impl.ndim
-    d = dim % nd if nd else 0
-    bounds, s = [], 0
-    for t in tensors:
-        tshape = (<Tensor>t)._impl.shape
-        size = tshape[d] if len(tshape) == nd else 0     # legacy empty (0,) tensors are skipped
-        bounds.append((s, s + size))
-        s += size
-    return _record("CatBackward0", _cat_back, tuple(tensors), out_impl, {"dim": d, "bounds": bounds})
-
-
 def stack(tensors, int dim=0):
     """Concatenates a sequence of tensors along a new dimension."""
     tensors = list(tensors)
@@ -327,15 +311,6 @@ def hstack(tensors):
 
 def vstack(tensors):
     return cat([t if t.dim() > 1 else S.unsqueeze(t, 0) for t in tensors], 0)
-
-
-def _flip_back(Node n, g):
-    return (flip(g, n.dims),)
-
-
-def flip(Tensor x, dims):
-    dims = [dims] if isinstance(dims, int) else list(dims)
-    return _record("FlipBackward0", _flip_back, (x,), _C.flip(x._impl, dims), {"dims": dims})
 
 
 def _roll_back(Node n, g):
@@ -357,8 +332,7 @@ def _repeat_back(Node n, g):
     for r, s in zip(reps, shape):
         split.extend([r, s])
     gs = S.reshape(g, split)
-    from tinytorch._ops.reduce import sum as rsum
-    gs = rsum(gs, list(range(0, 2 * len(reps), 2)))
+    gs = _rsum(gs, list(range(0, 2 * len(reps), 2)))
     return (S.reshape(gs, list(n.in_shape)),)
 
 
@@ -388,7 +362,6 @@ def _sorted_back(Node n, g):
 
 
 def sort(Tensor x, int dim=-1, bint descending=False, bint stable=False):
-    from tinytorch._ops.reduce import values_indices
     values, indices = _C.sort(x._impl, dim, descending, stable)
     idx = wrap(indices)
     out = _record("SortBackward0", _sorted_back, (x,), values, {"dim": dim, "in_shape": x._impl.shape}, (idx,))
@@ -400,7 +373,6 @@ def argsort(Tensor x, int dim=-1, bint descending=False, bint stable=False):
 
 
 def topk(Tensor x, int k, int dim=-1, bint largest=True, bint sorted=True):
-    from tinytorch._ops.reduce import values_indices
     values, indices = _C.topk(x._impl, k, dim, largest, sorted)
     idx = wrap(indices)
     out = _record("TopkBackward0", _sorted_back, (x,), values, {"dim": dim, "in_shape": x._impl.shape}, (idx,))
@@ -409,12 +381,3 @@ def topk(Tensor x, int k, int dim=-1, bint largest=True, bint sorted=True):
 
 def one_hot(Tensor x, int num_classes=-1):
     return wrap(_C.one_hot(x._impl, num_classes))
-
-
-METHODS = {
-    "__getitem__": getitem, "__setitem__": setitem, "index_select": index_select, "gather": gather,
-    "scatter": scatter, "scatter_": scatter_, "scatter_add": scatter_add, "scatter_add_": scatter_add_,
-    "masked_fill": masked_fill, "masked_fill_": masked_fill_, "masked_select": masked_select,
-    "nonzero": nonzero, "index_put": index_put, "index_put_": index_put_, "flip": flip, "roll": roll,
-    "repeat": repeat, "tril": tril, "triu": triu, "sort": sort, "argsort": argsort, "topk": topk,
-}

@@ -7,6 +7,9 @@ from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
 from tinytorch._autograd cimport Node, make_node, set_history, is_grad_enabled_c
 from tinytorch._ops._common cimport record as _record, fused_result, adjoint_result
 from tinytorch._ops import shape as S
+from tinytorch._ops.elementwise import where
+from tinytorch._ops.index import gather, index_put
+from tinytorch._ops.reduce import log_softmax, softmax, sum as rsum
 
 _REDUCTION = {"none": 0, "mean": 1, "sum": 2}
 
@@ -243,7 +246,6 @@ def _max_pool_back(Node n, g):
     idx, = n.saved_tensors
 
     def adjoint(gg):
-        from tinytorch._ops.index import gather
         lead = list(idx._impl.shape[:-2])
         picked = gather(S.reshape(gg, *(lead + [-1])), -1, S.reshape(idx, *(lead + [-1])))
         return (S.reshape(picked, *idx._impl.shape),)
@@ -296,7 +298,6 @@ def _embedding_back(Node n, g):
     idx, = n.saved_tensors
     pad = n.padding_idx
     if n.scale_grad_by_freq:         # each row's gradient divided by how often the batch uses it
-        from tinytorch._ops.index import index_put
         flat = S.reshape(idx, -1)
         counts = wrap(_C.full([n.num_weights], 0.0, g._impl.dtype_code, g._impl.device))
         counts = index_put(counts, [flat], wrap(_C.full([flat._impl.shape[0]], 1.0, g._impl.dtype_code,
@@ -369,7 +370,6 @@ def _ce_grad_composite(Tensor g, Tensor x, Tensor t, w, ignore_index, int r, dou
     """cross_entropy's input gradient from differentiable ops, for create_graph: the gradient at
     log_softmax(x) is (1 - ls) * nll_loss's plus the smoothing term's (-ls/C * w_c per valid
     sample, scaled as the reduction), then back through log_softmax: d - softmax(x) * sum_c d."""
-    from tinytorch._ops.reduce import softmax, sum as rsum
     cdim = 1 if x._impl.ndim > 1 else 0
     c = x._impl.shape[cdim]
     d = _nll_input_grad(g, x, t, w, ignore_index, r) * (1.0 - ls)
@@ -385,7 +385,6 @@ def _ce_grad_composite(Tensor g, Tensor x, Tensor t, w, ignore_index, int r, dou
         elif r == 2:
             scale = g
         else:                        # mean: over the weights of the valid samples' targets
-            from tinytorch._ops.elementwise import where
             picked = valid if w is None else \
                 S.reshape(w.index_select(0, S.reshape(where(valid, t, 0), -1)), *t._impl.shape) * valid
             scale = g / rsum(picked)
@@ -416,7 +415,6 @@ def cross_entropy(Tensor input, Tensor target, weight=None, ignore_index=-100, r
 
 def _cross_entropy_probs(Tensor input, Tensor target, weight, reduction, double label_smoothing):
     """Class-probability targets: -sum_c w_c * t_c * log_softmax(x)_c, composed from ops."""
-    from tinytorch._ops.reduce import log_softmax
     if tuple(target._impl.shape) != tuple(input._impl.shape):
         raise ValueError(f"cross_entropy: probability target shape {list(target._impl.shape)} must match input "
                          f"shape {list(input._impl.shape)}")
@@ -435,7 +433,3 @@ def _cross_entropy_probs(Tensor input, Tensor target, weight, reduction, double 
     if reduction == "sum":
         return loss.sum()
     return loss.sum() / (loss.numel() if loss.numel() else 1)
-
-
-METHODS = {"matmul": matmul, "__matmul__": matmul, "__rmatmul__": lambda self, other: matmul(other, self),
-           "mm": mm, "bmm": bmm, "dot": lambda self, other: matmul(self, other)}

@@ -3,6 +3,11 @@
 from collections import namedtuple
 
 from tinytorch import _C
+from tinytorch._dtype import to_dtype
+from tinytorch._ops import elementwise as E
+from tinytorch._ops import shape as S
+from tinytorch._ops.elementwise import where
+from tinytorch._ops.shape import cat, flip
 from tinytorch._tensor cimport TensorBase as Tensor, wrap
 from tinytorch._autograd cimport Node, make_node, init_node, should_record, set_history, save_tensors, \
     is_grad_enabled_c
@@ -29,7 +34,6 @@ cdef object _dims(object dim, int ndim):
 cdef object _code(object dtype):
     if dtype is None:
         return None
-    from tinytorch._dtype import to_dtype
     return to_dtype(dtype).code
 
 
@@ -107,8 +111,6 @@ def mean(Tensor x, dim=None, keepdim=False, *, dtype=None):
 def _product_of_the_others(Tensor x, dims):
     """prod_{j != i} x_j over the reduced dims, as (product of those before i) * (of those after):
     no division, so right with zeros and twice differentiable (PyTorch's prod_safe_zeros_backward)."""
-    from tinytorch._ops import shape as S
-    from tinytorch._ops.index import cat, flip
     nd = x._impl.ndim
     red = list(range(nd)) if dims is None else list(dims)
     perm = [d for d in range(nd) if d not in red] + red
@@ -161,17 +163,15 @@ def amin(Tensor x, dim=(), keepdim=False):
 def _index_back(ReduceNode n, g):
     """Gradient of max/min over one dim: g goes to the returned index."""
     x, y, idx = n.saved_tensors
-    from tinytorch._creation import arange
     size = n.in_shape[n.dim]
     pos_shape = [1] * len(n.in_shape)
     pos_shape[n.dim] = size
-    positions = arange(size, device=x.device).reshape(pos_shape)
+    positions = S.reshape(wrap(_C.arange(0, size, 1, 3, x._impl.device)), pos_shape)
     hit = positions == _keep(idx, n)
     return (_keep(g, n) * hit,)
 
 
 def _max_min(str which, Tensor x, dim, keepdim, other):
-    from tinytorch._ops import elementwise as E
     if isinstance(dim, Tensor):
         other, dim = dim, None
     if other is not None:
@@ -240,7 +240,6 @@ def var(Tensor x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 def _std_back(ReduceNode n, g):
     x, y = n.saved_tensors
-    from tinytorch._ops.elementwise import where
     centered = x - mean(x, n.dims, keepdim=True)
     yk = _keep(y, n)
     # 0 where std == 0 (constant input), as PyTorch, instead of 0/0 = nan
@@ -268,7 +267,6 @@ def logsumexp(Tensor x, dim, keepdim=False):
 
 def _norm_back(ReduceNode n, g):
     x, y = n.saved_tensors
-    from tinytorch._ops.elementwise import where
     p = n.p
     gk, yk = _keep(g, n), _keep(y, n)
     if p == 0:
@@ -319,8 +317,6 @@ def cumsum(Tensor x, int dim, *, dtype=None):
 def _cumprod_back_every_product(Tensor x, g, int d):
     """dx_k = sum_{j >= k} g_j * prod_{i <= j, i != k} x_i with every product formed: O(n^2), but
     twice differentiable where x has zeros (create_graph), as PyTorch's."""
-    from tinytorch._ops import shape as S
-    from tinytorch._ops.index import cat
     cdef int n = x._impl.shape[d]
     cols = []
     for k in range(n):
@@ -344,7 +340,6 @@ def _cumprod_back(Node n, g):
         return (_cumsum_back(n, g * y)[0] / x,)
     if is_grad_enabled_c():
         return (_cumprod_back_every_product(x, g, n.dim),)
-    from tinytorch._ops.elementwise import where
     zeros_so_far = cumsum(zero, n.dim)
     before = zeros_so_far == 0
     first_zero = zero & (zeros_so_far == 1)
@@ -455,7 +450,6 @@ def _rms_norm_back(Node n, g):
 def rms_norm(Tensor x, normalized_shape, weight=None, eps=None):
     shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
     if eps is None:
-        from tinytorch._dtype import DTYPES
         eps = {4: 9.765625e-04, 5: 7.8125e-03, 7: 2.220446049250313e-16}.get(x._impl.dtype_code, 1.1920928955078125e-07)
     y, rstd = _C.rms_norm(x._impl, shape, None if weight is None else (<Tensor>weight)._impl, eps)
     cdef Tensor out = wrap(y)
@@ -465,11 +459,3 @@ def rms_norm(Tensor x, normalized_shape, weight=None, eps=None):
         save_tensors(n, (x, weight, wrap(rstd)))
         set_history(out, n, 0)
     return out
-
-
-METHODS = {
-    "sum": sum, "mean": mean, "prod": prod, "amax": amax, "amin": amin, "max": max, "min": min,
-    "argmax": argmax, "argmin": argmin, "all": all, "any": any, "var": var, "std": std,
-    "logsumexp": logsumexp, "norm": norm, "cumsum": cumsum, "cumprod": cumprod, "softmax": softmax,
-    "log_softmax": log_softmax,
-}

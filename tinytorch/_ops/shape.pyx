@@ -8,8 +8,9 @@ import weakref
 from tinytorch import _C
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
 from tinytorch._autograd cimport Node, make_node, init_node, should_record, set_history, is_grad_enabled_c
-from tinytorch._ops._common cimport view_positions
+from tinytorch._ops._common cimport view_positions, record as _record
 from tinytorch._ops._common import positions_back
+from tinytorch._autograd import sum_to_shape  # noqa: F401  (expand's backward; the engine's reduction too)
 
 
 cdef class ViewRefs:
@@ -264,12 +265,11 @@ def _view_scatter_back(Node n, g):
 def _view_scatter(Tensor g, shape, view_fn):
     """Backward of a view that may overlap itself (unfold, as_strided, diagonal): accumulate g
     into zeros of ``shape`` at the element positions the view reads."""
-    import tinytorch
     numel = 1
     for s in shape:
         numel *= s
-    positions = view_fn(tinytorch.arange(numel, device=g.device).view(*shape))
-    flat = tinytorch.zeros(numel, dtype=g.dtype, device=g.device)
+    positions = view_fn(view(wrap(_C.arange(0, numel, 1, 3, g._impl.device)), *shape))
+    flat = wrap(_C.full([numel], 0.0, g._impl.dtype_code, g._impl.device))
     flat.index_put_((positions.reshape(-1),), g.reshape(-1), accumulate=True)
     cdef Tensor out = flat.view(*shape)
     cdef Node n = make_node("ViewScatterBackward0", _view_scatter_back, (g,))
@@ -363,34 +363,42 @@ def to_device(Tensor x, device_impl, bint non_blocking=False, bint copy=False):
     return out
 
 
-def sum_to_shape(Tensor g, shape):
-    """Sums g over the broadcast dims so that it has ``shape`` (the reverse of broadcasting)."""
-    gshape = g._impl.shape
-    shape = tuple(shape)
-    if gshape == shape:
-        return g
-    lead = len(gshape) - len(shape)
-    if lead < 0:
-        raise RuntimeError(f"sum_to_shape: {list(gshape)} is not expandable to {list(shape)}")
-    dims = list(range(lead))
-    for i, s in enumerate(shape):
-        if s == 1 and gshape[lead + i] != 1:
-            dims.append(lead + i)
-        elif s != gshape[lead + i]:
-            raise RuntimeError(f"sum_to_shape: {list(gshape)} is not expandable to {list(shape)}")
-    out = g.sum(dims, keepdim=True) if dims else g
-    if lead:
-        out = reshape(out, shape)
-    return out
+def view_as(Tensor self, Tensor other):
+    """View this tensor as the same size as other."""
+    return view(self, other._impl.shape)
 
 
-METHODS = {
-    "view": view, "reshape": reshape, "view_as": lambda self, other: view(self, other._impl.shape),
-    "reshape_as": lambda self, other: reshape(self, other._impl.shape),
-    "transpose": transpose, "swapaxes": transpose, "swapdims": transpose, "t": t,
-    "permute": permute, "movedim": movedim, "expand": expand, "expand_as": expand_as,
-    "broadcast_to": broadcast_to, "squeeze": squeeze, "unsqueeze": unsqueeze, "flatten": flatten,
-    "unflatten": unflatten, "narrow": narrow, "select": select, "unbind": unbind, "split": split,
-    "chunk": chunk, "unfold": unfold, "diagonal": diagonal, "as_strided": as_strided,
-    "contiguous": contiguous, "clone": clone,
-}
+def reshape_as(Tensor self, Tensor other):
+    """Returns this tensor as the same shape as other."""
+    return reshape(self, other._impl.shape)
+
+
+# ------------------------------------------------------------------ joining and reordering
+# (here, below the reductions, because prod's and cumprod's derivatives use them)
+
+def _cat_back(Node n, g):
+    return tuple(slice(g, n.dim, b, e, 1) for b, e in n.bounds)
+
+
+def cat(tensors, int dim=0):
+    """Concatenates the given sequence of tensors in the given dimension."""
+    tensors = list(tensors)
+    out_impl = _C.cat([(<Tensor>t)._impl for t in tensors], dim)
+    nd = out_impl.ndim
+    d = dim % nd if nd else 0
+    bounds, s = [], 0
+    for t in tensors:
+        tshape = (<Tensor>t)._impl.shape
+        size = tshape[d] if len(tshape) == nd else 0     # legacy empty (0,) tensors are skipped
+        bounds.append((s, s + size))
+        s += size
+    return _record("CatBackward0", _cat_back, tuple(tensors), out_impl, {"dim": d, "bounds": bounds})
+
+
+def _flip_back(Node n, g):
+    return (flip(g, n.dims),)
+
+
+def flip(Tensor x, dims):
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    return _record("FlipBackward0", _flip_back, (x,), _C.flip(x._impl, dims), {"dims": dims})

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
-import tinytorch
+from tinytorch._functional import stack
+from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.tensor import Tensor
 
 _READY, _UNSCALED, _STEPPED = 0, 1, 2
@@ -58,14 +59,14 @@ class GradScaler:
             raise RuntimeError("unscale_() is being called after step().")
         inv = 1.0 / self._scale
         finite = []
-        with tinytorch.no_grad():
+        with no_grad():
             for group in optimizer.param_groups:
                 for p in group["params"]:
                     if p.grad is not None:
                         p.grad.mul_(inv)
                         finite.append(p.grad.isfinite().all())
         # one host sync per optimizer, not one per parameter
-        found = bool(tinytorch.stack(finite).logical_not().any()) if finite else False
+        found = bool(stack(finite).logical_not().any()) if finite else False
         st["found_inf"], st["stage"] = found, _UNSCALED
 
     def step(self, optimizer, *args, **kwargs) -> Optional[Any]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from tinytorch import _autograd
 from tinytorch._autograd import Node, is_grad_enabled, run_backward  # noqa: F401
+from tinytorch._creation import zeros_like
 from tinytorch.autograd.function import Function, FunctionCtx
 from tinytorch.autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from tinytorch.autograd.gradcheck import gradcheck
@@ -22,7 +23,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     result = _autograd.grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
                             allow_unused or materialize_grads)
     if materialize_grads:
-        import tinytorch
         inputs = inputs if isinstance(inputs, (list, tuple)) else (inputs,)
-        result = tuple(r if r is not None else tinytorch.zeros_like(x) for r, x in zip(result, inputs))
+        result = tuple(r if r is not None else zeros_like(x) for r, x in zip(result, inputs))
     return result

@@ -5,6 +5,7 @@ import weakref
 
 from tinytorch._autograd import _make_node, _set_history
 from tinytorch.autograd.grad_mode import no_grad
+from tinytorch.tensor import Tensor
 
 
 class FunctionCtx:
@@ -46,7 +47,6 @@ class Function:
 
     @classmethod
     def apply(cls, *args):
-        from tinytorch.tensor import Tensor
         ctx = FunctionCtx()
         tensor_args = tuple(a if isinstance(a, Tensor) else None for a in args)
         ctx.needs_input_grad = tuple(a is not None and a.requires_grad for a in tensor_args)

@@ -3,6 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from tinytorch._autograd import grad
+from tinytorch._creation import tensor
+from tinytorch.autograd.grad_mode import no_grad
+from tinytorch.tensor import Tensor
+
 
 def _as_tuple(x):
     return x if isinstance(x, tuple) else (x,)
@@ -12,10 +17,6 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
               raise_exception: bool = True) -> bool:
     """Checks gradients of ``func`` at ``inputs`` (float64 tensors requiring grad) against
     finite differences, one output element and one input element at a time."""
-    from tinytorch.autograd import grad
-    from tinytorch.autograd.grad_mode import no_grad
-    from tinytorch.tensor import Tensor
-
     inputs = _as_tuple(inputs)
     diff_inputs = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
     for x in diff_inputs:
@@ -33,8 +34,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
         for j in range(n_out):
             g = np.zeros(n_out)
             g[j] = 1.0
-            import tinytorch
-            grads = grad(out, diff_inputs, tinytorch.tensor(g.reshape(out.shape), dtype=out.dtype),
+            grads = grad(out, diff_inputs, tensor(g.reshape(out.shape), dtype=out.dtype),
                          retain_graph=True, allow_unused=True)
             for k, gk in enumerate(grads):
                 if gk is not None:
@@ -76,4 +76,4 @@ def _get(x, idx) -> float:
 
 def _set(x, idx, value: float) -> None:
     """Writes one element of a (possibly non-contiguous) tensor in place, without autograd."""
-    _element(x, idx)._impl.copy_(__import__("tinytorch").tensor(value, dtype=x.dtype)._impl)
+    _element(x, idx)._impl.copy_(tensor(value, dtype=x.dtype)._impl)

@@ -2,6 +2,8 @@
 (faster, ~10 mantissa bits). Off by default, as in PyTorch."""
 from __future__ import annotations
 
+from tinytorch._cuda_loader import cuda_backend as _cuda_backend
+
 
 class _Matmul:
     _allow_tf32 = False
@@ -12,7 +14,6 @@ class _Matmul:
 
     @allow_tf32.setter
     def allow_tf32(self, value: bool) -> None:
-        from tinytorch import _cuda_backend
         self._allow_tf32 = bool(value)
         backend = _cuda_backend()
         if backend is not None and hasattr(backend, "set_allow_tf32"):
@@ -23,5 +24,4 @@ matmul = _Matmul()
 
 
 def is_built() -> bool:
-    from tinytorch import _cuda_backend
     return _cuda_backend() is not None

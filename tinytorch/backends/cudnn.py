@@ -17,6 +17,8 @@ from __future__ import annotations
 import sys
 import types
 
+from tinytorch._cuda_loader import cuda_backend as _cuda_backend
+
 
 def _switch(name: str, default: bool, setter: str) -> property:
     """A bool module attribute mirrored into the CUDA library by ``_cuda.<setter>``."""
@@ -26,7 +28,6 @@ def _switch(name: str, default: bool, setter: str) -> property:
         return getattr(type(self), attr, default)
 
     def set_(self, value: bool) -> None:
-        from tinytorch import _cuda_backend
         setattr(type(self), attr, bool(value))
         backend = _cuda_backend()
         if backend is not None:
@@ -46,7 +47,6 @@ class _CudnnModule(types.ModuleType):
 
     def version(self):
         """cuDNN's version number (e.g. 92801), or None without it."""
-        from tinytorch import _cuda_backend
         backend = _cuda_backend()
         v = backend.cudnn_version() if backend is not None else 0
         return v or None

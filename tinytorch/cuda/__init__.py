@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import contextlib
 
+from tinytorch._cuda_loader import cuda_backend as _backend
 from tinytorch._dtype import device as _device
-
-
-def _backend():
-    from tinytorch import _cuda_backend
-    return _cuda_backend()
+from tinytorch.random import manual_seed as _seed
 
 
 def is_available() -> bool:
@@ -87,7 +84,6 @@ def mem_get_info(device=None) -> tuple[int, int]:
 
 def manual_seed(seed: int) -> None:
     """Seeds the GPU generators (tinytorch.manual_seed seeds every device)."""
-    from tinytorch.random import manual_seed as _seed
     _seed(seed)
 
 

@@ -10,7 +10,8 @@ from typing import Any, Callable, List, Sequence, Tuple, Union
 
 import numpy as np
 
-import tinytorch
+from tinytorch._creation import from_numpy, tensor as _new_tensor  # (the transforms' argument is named tensor)
+from tinytorch.serialization import _from_raw, _to_raw
 from tinytorch.tensor import Tensor
 from tinytorch.utils.data import _random
 
@@ -55,7 +56,7 @@ class ToTensor:
             out = np.divide(chw, np.float32(255.0), dtype=np.float32)  # x / 255 in float32, as torchvision
         else:
             out = np.array(chw, order="C")
-        return tinytorch.from_numpy(np.ascontiguousarray(out))
+        return from_numpy(np.ascontiguousarray(out))
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}()"
@@ -91,8 +92,8 @@ class Normalize:
         c = tensor.shape[-3]
         if len(self.mean) not in (1, c) or len(self.std) not in (1, c):
             raise ValueError(f"Normalize: {len(self.mean)} means / {len(self.std)} stds for {c} channels")
-        mean = tinytorch.tensor(self.mean, dtype=tensor.dtype).view(-1, 1, 1)
-        std = tinytorch.tensor(self.std, dtype=tensor.dtype).view(-1, 1, 1)
+        mean = _new_tensor(self.mean, dtype=tensor.dtype).view(-1, 1, 1)
+        std = _new_tensor(self.std, dtype=tensor.dtype).view(-1, 1, 1)
         if self.inplace:
             return tensor.sub_(mean).div_(std)
         return (tensor - mean) / std
@@ -122,7 +123,6 @@ class Lambda:
 def _as_hw_array(img) -> Tuple[np.ndarray, Callable[[np.ndarray], Any], int]:
     """(numpy view, function turning a result back into img's type, index of the H axis)."""
     if isinstance(img, Tensor):
-        from tinytorch.serialization import _from_raw, _to_raw
         dtype = img.dtype
         return _to_raw(img), (lambda a: _from_raw(np.ascontiguousarray(a), dtype)), img.dim() - 2
     arr = np.asarray(img)

@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 
+from tinytorch._dtype import device as _device
 from tinytorch.distributed.store import DistBackendError
 
 _META_LEN = 3 + 16
@@ -136,8 +137,7 @@ class MPIBackend:
         self.world_rank = _mpi().COMM_WORLD.Get_rank()
         self.timeout = timeout
         self.broken = None
-        import tinytorch
-        self.device = tinytorch.device("cpu")
+        self.device = _device("cpu")
 
     @classmethod
     def world(cls, timeout: float) -> "MPIBackend":

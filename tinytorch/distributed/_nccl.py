@@ -19,6 +19,9 @@ import time
 import weakref
 from collections import deque
 
+from tinytorch._creation import zeros
+from tinytorch._cuda_loader import cuda_backend
+from tinytorch._dtype import device as _device
 from tinytorch.distributed.store import DistBackendError, PrefixStore
 
 
@@ -43,8 +46,7 @@ def _abort_at_exit() -> None:
 
 
 def _cuda():
-    from tinytorch import _cuda_backend
-    b = _cuda_backend()
+    b = cuda_backend()
     if b is None:
         raise RuntimeError("the nccl backend needs tinytorch's CUDA backend (this build has none); use backend='mpi'")
     if not hasattr(b, "NcclComm"):
@@ -80,7 +82,6 @@ class _NCCLWork:
 class NCCLBackend:
     def __init__(self, store, rank: int, size: int, timeout: float, device_id=None, ranks=None) -> None:
         C = _cuda()
-        import tinytorch
         self.C = C
         self.store = store
         self.rank, self.size, self.timeout = rank, size, timeout
@@ -88,10 +89,10 @@ class NCCLBackend:
             lr = os.environ.get("LOCAL_RANK")
             idx = int(lr) if lr is not None else rank % C.device_count()
         else:
-            idx = tinytorch.device(device_id).index if not isinstance(device_id, int) else device_id
+            idx = _device(device_id).index if not isinstance(device_id, int) else device_id
             idx = 0 if idx is None else idx
         self.device_index = idx
-        self.device = tinytorch.device("cuda", idx)
+        self.device = _device("cuda", idx)
         C.set_device(idx)
         if rank == 0:
             store.set("nccl_uid", C.nccl_unique_id())
@@ -234,8 +235,7 @@ class NCCLBackend:
         return w
 
     def barrier(self):
-        import tinytorch
-        x = tinytorch.zeros(1, device=self.device)
+        x = zeros(1, device=self.device)
         w = self.all_reduce(x, 0)
 
         class _Sync:

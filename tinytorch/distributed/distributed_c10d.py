@@ -19,8 +19,14 @@ from datetime import timedelta
 from typing import Any, Optional
 from urllib.parse import urlparse
 
+from tinytorch._creation import empty
+from tinytorch._cuda_loader import cuda_backend
+from tinytorch._dtype import DTYPES
+from tinytorch.autograd.grad_mode import no_grad
+from tinytorch.cuda import is_available as _cuda_is_available
 from tinytorch.distributed.store import (DEFAULT_TIMEOUT, DistBackendError, DistError, DistNetworkError,
                                          DistStoreError, FileStore, PrefixStore, Store, TCPStore)
+from tinytorch.tensor import Tensor
 
 VALID_BACKENDS = ("mpi", "nccl")
 DEFAULT_NCCL_TIMEOUT = timedelta(minutes=10)
@@ -147,8 +153,7 @@ def is_mpi_available() -> bool:
 
 def is_nccl_available() -> bool:
     try:
-        from tinytorch import _cuda_backend
-        b = _cuda_backend()
+        b = cuda_backend()
         return b is not None and hasattr(b, "NcclComm")
     except Exception:
         return False
@@ -288,7 +293,7 @@ def init_process_group(backend: Optional[str] = None, init_method: Optional[str]
         timeout = DEFAULT_NCCL_TIMEOUT if backend == "nccl" else DEFAULT_TIMEOUT
     secs = timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
     if backend == "mpi":
-        from tinytorch.distributed._mpi import MPIBackend
+        from tinytorch.distributed._mpi import MPIBackend  # the chosen backend loads (mpi4py) on first use
         if store is not None or init_method not in (None, "env://") or "MASTER_ADDR" in os.environ:
             # Rendezvous information is only checked against MPI's world (see the module docstring).
             pass
@@ -313,7 +318,7 @@ def init_process_group(backend: Optional[str] = None, init_method: Optional[str]
         elif rank < 0 or world_size < 1:
             raise ValueError("init_process_group with store= needs rank= and world_size=")
         _store_rendezvous(store, rank, world_size, secs)
-        from tinytorch.distributed._nccl import NCCLBackend
+        from tinytorch.distributed._nccl import NCCLBackend  # the chosen backend loads on first use
         impl = NCCLBackend(PrefixStore("pg0", store), rank, world_size, secs, device_id)
         pg = ProcessGroup("nccl", rank, world_size, list(range(world_size)), impl, secs, "0")
         _world["store"] = store
@@ -325,8 +330,7 @@ def init_process_group(backend: Optional[str] = None, init_method: Optional[str]
 
 def _cuda_available() -> bool:
     try:
-        import tinytorch.cuda
-        return tinytorch.cuda.is_available()
+        return _cuda_is_available()
     except Exception:
         return False
 
@@ -383,7 +387,6 @@ def new_group(ranks: Optional[list[int]] = None, timeout: Optional[timedelta] = 
 
 # ---------------------------------------------------------------------------- checks
 def _check_tensor(pg: ProcessGroup, t, what: str) -> None:
-    from tinytorch import Tensor
     if not isinstance(t, Tensor):
         raise TypeError(f"{what}: expected a tinytorch.Tensor, got {type(t).__name__}")
     if pg.name() == "nccl" and not t.is_cuda:
@@ -405,8 +408,6 @@ def _check_same(pg: ProcessGroup, op: str, t, extra: int = 0) -> None:
     desc = [t._impl.dtype_code, t.dim(), extra] + list(t.shape)
     rows = pg._impl.exchange_meta(op, desc)
     if any(r != rows[0] for r in rows):
-        from tinytorch._dtype import DTYPES
-
         def fmt(r):
             return f"{DTYPES[r[0]].name} {list(r[3:3 + r[1]])}" + (f" (root/op {r[2]})" if r[2] != rows[0][2] else "")
         detail = ", ".join(f"rank {pg._ranks[i]} has {fmt(r)}" for i, r in enumerate(rows))
@@ -482,7 +483,6 @@ def all_gather(tensor_list: list, tensor, group=None, async_op: bool = False):
     """Gathers every rank's ``tensor`` into ``tensor_list`` (one tensor per rank)."""
     if group is GroupMember.NON_GROUP_MEMBER:
         return None
-    import tinytorch
     pg = _pg(group)
     _check_tensor(pg, tensor, "all_gather")
     if len(tensor_list) != pg.size():
@@ -492,13 +492,13 @@ def all_gather(tensor_list: list, tensor, group=None, async_op: bool = False):
             raise ValueError(f"all_gather: every output tensor must be {tensor.dtype} {list(tensor.shape)} like the "
                              f"input, got {o.dtype} {list(o.shape)}")
     _check_same(pg, "all_gather", tensor)
-    flat = tinytorch.empty((pg.size(),) + tuple(tensor.shape), dtype=tensor.dtype, device=tensor.device)
+    flat = empty((pg.size(),) + tuple(tensor.shape), dtype=tensor.dtype, device=tensor.device)
     inner = pg._impl.all_gather(flat, tensor)
 
     class _Copy:
         def wait(self, timeout=None):
             inner.wait(timeout)
-            with tinytorch.no_grad():
+            with no_grad():
                 for i, o in enumerate(tensor_list):
                     o._impl.copy_(flat[i]._impl, False)
 

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
+from tinytorch._creation import tensor, zeros
+from tinytorch._dtype import device as _device, int64, uint8
 from tinytorch.distributed.distributed_c10d import (GroupMember, ProcessGroup, _pg, all_gather_into_tensor,
                                                     broadcast, get_rank)
 
@@ -12,8 +16,7 @@ __all__ = ["all_gather_object", "broadcast_object_list"]
 
 
 def _object_device(pg: ProcessGroup):
-    import tinytorch
-    return tinytorch.device("cpu") if pg.name() == "mpi" else pg._impl.device
+    return _device("cpu") if pg.name() == "mpi" else pg._impl.device
 
 
 def _encode(obj) -> bytes:
@@ -25,23 +28,21 @@ def _encode(obj) -> bytes:
 
 def all_gather_object(object_list: list, obj, group=None) -> None:
     """Gathers JSON-serializable ``obj`` from every rank into ``object_list`` (tuples come back as lists)."""
-    import numpy as np
-    import tinytorch
     if group is GroupMember.NON_GROUP_MEMBER:
         return None
     pg = _pg(group)
     dev = _object_device(pg)
     data = _encode(obj)
     n = pg.size()
-    sizes = tinytorch.zeros(n, dtype=tinytorch.int64, device=dev)
-    mine = tinytorch.tensor([len(data)], dtype=tinytorch.int64, device=dev)
+    sizes = zeros(n, dtype=int64, device=dev)
+    mine = tensor([len(data)], dtype=int64, device=dev)
     all_gather_into_tensor(sizes, mine, group)
     lens = [int(v) for v in sizes.cpu().tolist()]
     m = max(max(lens), 1)
     buf = np.zeros(m, dtype=np.uint8)
     buf[:len(data)] = np.frombuffer(data, dtype=np.uint8)
-    inp = tinytorch.tensor(buf, dtype=tinytorch.uint8, device=dev)
-    out = tinytorch.zeros(n * m, dtype=tinytorch.uint8, device=dev)
+    inp = tensor(buf, dtype=uint8, device=dev)
+    out = zeros(n * m, dtype=uint8, device=dev)
     all_gather_into_tensor(out, inp, group)
     raw = out.cpu().numpy().tobytes()
     if len(object_list) != n:
@@ -52,19 +53,17 @@ def all_gather_object(object_list: list, obj, group=None) -> None:
 
 def broadcast_object_list(object_list: list, src: int = 0, group=None, device=None) -> None:
     """Broadcasts the JSON-serializable entries of ``object_list`` from ``src``, in place."""
-    import numpy as np
-    import tinytorch
     if group is GroupMember.NON_GROUP_MEMBER:
         return None
     pg = _pg(group)
-    dev = _object_device(pg) if device is None else tinytorch.device(device)
+    dev = _object_device(pg) if device is None else _device(device)
     me = get_rank()
     data = _encode(list(object_list)) if me == src else b""
-    size = tinytorch.tensor([len(data)], dtype=tinytorch.int64, device=dev)
+    size = tensor([len(data)], dtype=int64, device=dev)
     broadcast(size, src, group)
     n = int(size.cpu().tolist()[0])
-    buf = tinytorch.tensor(np.frombuffer(data, dtype=np.uint8).copy() if me == src else np.zeros(n, np.uint8),
-                           dtype=tinytorch.uint8, device=dev)
+    buf = tensor(np.frombuffer(data, dtype=np.uint8).copy() if me == src else np.zeros(n, np.uint8),
+                 dtype=uint8, device=dev)
     if n:
         broadcast(buf, src, group)
     if me != src:

@@ -6,9 +6,11 @@ from __future__ import annotations
 import warnings
 from typing import Any, Callable
 
-import tinytorch
 from tinytorch import _autograd
+from tinytorch.autograd import backward as autograd_backward
 from tinytorch.autograd.function import Function
+from tinytorch.autograd.grad_mode import enable_grad
+from tinytorch.random import get_rng_state, set_rng_state
 from tinytorch.tensor import Tensor
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
@@ -17,8 +19,9 @@ __all__ = ["checkpoint", "checkpoint_sequential"]
 def _parameters_of(fn) -> list:
     """The parameters of a Module (or a Module's bound method) being checkpointed: inputs of the
     checkpoint's node, so that it exists (and runs) even when no tensor argument needs grad."""
-    owner = fn if isinstance(fn, tinytorch.nn.Module) else getattr(fn, "__self__", None)
-    if isinstance(owner, tinytorch.nn.Module):
+    from tinytorch.nn import Module  # lazily: importing tinytorch.utils(.data) does not load nn
+    owner = fn if isinstance(fn, Module) else getattr(fn, "__self__", None)
+    if isinstance(owner, Module):
         return [p for p in owner.parameters() if p.requires_grad]
     return []
 
@@ -27,7 +30,7 @@ class _Checkpoint(Function):
     @staticmethod
     def forward(ctx, run_function, preserve_rng_state, n_args, *args):
         ctx.run_function, ctx.n_args = run_function, n_args
-        ctx.rng_state = tinytorch.get_rng_state() if preserve_rng_state else None
+        ctx.rng_state = get_rng_state() if preserve_rng_state else None
         ctx.inputs = [a.detach() if isinstance(a, Tensor) else a for a in args[:n_args]]
         ctx.requires = [isinstance(a, Tensor) and a.requires_grad for a in args[:n_args]]
         outputs = run_function(*args[:n_args])
@@ -40,19 +43,19 @@ class _Checkpoint(Function):
                                "its backward accumulates into every leaf's .grad; call .backward() without inputs")
         inputs = [a.detach().requires_grad_(r) if isinstance(a, Tensor) else a
                   for a, r in zip(ctx.inputs, ctx.requires)]
-        saved = tinytorch.get_rng_state() if ctx.rng_state is not None else None
+        saved = get_rng_state() if ctx.rng_state is not None else None
         try:
             if saved is not None:
-                tinytorch.set_rng_state(ctx.rng_state)
-            with tinytorch.autograd.enable_grad():
+                set_rng_state(ctx.rng_state)
+            with enable_grad():
                 outputs = ctx.run_function(*inputs)
         finally:
             if saved is not None:
-                tinytorch.set_rng_state(saved)
+                set_rng_state(saved)
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         pairs = [(o, g) for o, g in zip(outputs, grads) if isinstance(o, Tensor) and o.requires_grad and g is not None]
         if pairs:
-            tinytorch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
+            autograd_backward([o for o, _ in pairs], [g for _, g in pairs])
         # the arguments' gradients go back through this node; parameters got theirs above
         arg_grads = tuple(a.grad if isinstance(a, Tensor) else None for a in inputs)
         return (None, None, None) + arg_grads   # (None for the parameters: Function pads)
@@ -70,7 +73,7 @@ def checkpoint(function: Callable, *args, use_reentrant: bool | None = None, pre
     if kwargs:
         raise ValueError(f"checkpoint: unexpected keyword arguments {sorted(kwargs)} (pass them inside function)")
     params = _parameters_of(function)
-    if tinytorch.is_grad_enabled() and not params and not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+    if _autograd.is_grad_enabled() and not params and not any(isinstance(a, Tensor) and a.requires_grad for a in args):
         warnings.warn("checkpoint: none of the inputs have requires_grad=True; gradients will be None", stacklevel=2)
     return _Checkpoint.apply(function, preserve_rng_state, len(args), *args, *params)
 
@@ -79,12 +82,13 @@ def checkpoint_sequential(functions, segments: int, input: Tensor, use_reentrant
                           preserve_rng_state: bool = True) -> Any:
     """Splits a Sequential (or list of modules) into ``segments`` chunks and checkpoints each
     chunk but the last, which runs normally."""
-    functions = list(functions.children()) if isinstance(functions, tinytorch.nn.Sequential) else list(functions)
+    from tinytorch.nn import Sequential  # lazily: importing tinytorch.utils(.data) does not load nn
+    functions = list(functions.children()) if isinstance(functions, Sequential) else list(functions)
     size = max(len(functions) // segments, 1)
     end = 0
     for start in range(0, len(functions) - size, size):
         end = start + size
-        chunk = tinytorch.nn.Sequential(*functions[start:end])
+        chunk = Sequential(*functions[start:end])
         input = checkpoint(chunk, input, use_reentrant=use_reentrant, preserve_rng_state=preserve_rng_state)
     for f in functions[end:]:
         input = f(input)

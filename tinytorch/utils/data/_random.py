@@ -6,12 +6,13 @@ from typing import Sequence
 
 import numpy as np
 
-import tinytorch
+from tinytorch import random as tt_random
+from tinytorch._dtype import float64
 
 
-def new_generator(seed: int | None = None) -> tinytorch.Generator:
+def new_generator(seed: int | None = None) -> tt_random.Generator:
     """A fresh ``tinytorch.Generator``, optionally seeded."""
-    g = tinytorch.Generator()
+    g = tt_random.Generator()
     if seed is not None:
         g.manual_seed(seed)
     return g
@@ -19,16 +20,16 @@ def new_generator(seed: int | None = None) -> tinytorch.Generator:
 
 def randperm(n: int, generator=None) -> list[int]:
     """A random permutation of ``range(n)`` as a Python list."""
-    return tinytorch.randperm(n, generator=generator).tolist()
+    return tt_random.randperm(n, generator=generator).tolist()
 
 
 def randint(high: int, size: int, generator=None) -> list[int]:
     """``size`` integers drawn uniformly from ``[0, high)``."""
-    return tinytorch.randint(0, high, (size,), generator=generator).tolist()
+    return tt_random.randint(0, high, (size,), generator=generator).tolist()
 
 
 def uniform_array(size: int, generator=None) -> np.ndarray:
-    return tinytorch.rand(size, dtype=tinytorch.float64, generator=generator).numpy()
+    return tt_random.rand(size, dtype=float64, generator=generator).numpy()
 
 
 def multinomial(weights: Sequence[float], num_samples: int, replacement: bool, generator=None) -> list[int]:
@@ -50,11 +51,11 @@ def multinomial(weights: Sequence[float], num_samples: int, replacement: bool, g
 
 def new_seed(generator=None) -> int:
     """A fresh 63-bit seed drawn from ``generator`` (or the default generator)."""
-    return int(tinytorch.randint(0, 2**62, (1,), generator=generator).item())
+    return int(tt_random.randint(0, 2**62, (1,), generator=generator).item())
 
 
 def manual_seed(seed: int) -> None:
-    tinytorch.manual_seed(seed)
+    tt_random.manual_seed(seed)
 
 
 def uniform(generator=None) -> float:

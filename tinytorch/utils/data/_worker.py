@@ -17,6 +17,12 @@ from typing import Any, Optional
 
 import numpy as np
 
+from tinytorch._dtype import _dtype_by_name
+from tinytorch._threads import set_num_threads
+from tinytorch.serialization import _from_raw, _to_raw
+from tinytorch.tensor import Tensor
+from tinytorch.utils.data import _random
+
 # How often a blocked worker or main process wakes up to check on the other side (seconds).
 MP_STATUS_CHECK_INTERVAL = 0.2
 
@@ -146,17 +152,12 @@ def _map_structure(obj: Any, fn_leaf, is_leaf) -> Any:
 
 def pack(obj: Any) -> Any:
     """Replaces every tensor in a nested structure with a picklable payload."""
-    from tinytorch.serialization import _to_raw
-    from tinytorch.tensor import Tensor
     return _map_structure(obj, lambda t: _TensorPayload(_to_raw(t), t.dtype.name, t.requires_grad),
                           lambda x: isinstance(x, Tensor))
 
 
 def unpack(obj: Any) -> Any:
     """Inverse of :func:`pack`, run in the main process."""
-    from tinytorch._dtype import _dtype_by_name
-    from tinytorch.serialization import _from_raw
-
     def rebuild(p: _TensorPayload):
         t = _from_raw(p.array, _dtype_by_name(p.dtype))
         return t.requires_grad_(True) if p.requires_grad else t
@@ -210,7 +211,6 @@ def create_fetcher(is_iterable: bool, dataset, auto_collation: bool, collate_fn,
 
 # ----------------------------------------------------------------------------- the worker loop
 def _seed_worker(seed: int) -> None:
-    from tinytorch.utils.data import _random
     random.seed(seed)
     _random.manual_seed(seed)
     np.random.seed(seed % 2**32)
@@ -230,8 +230,7 @@ def worker_loop(is_iterable: bool, dataset, index_queue, data_queue, done_event,
     global _worker_info
     parent = os.getppid()
     try:
-        import tinytorch
-        tinytorch.set_num_threads(1)  # N workers x all-core kernels would oversubscribe the CPU
+        set_num_threads(1)  # N workers x all-core kernels would oversubscribe the CPU
         seed = base_seed + worker_id
         _seed_worker(seed)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)

@@ -12,7 +12,9 @@ from typing import Any, List
 
 import numpy as np
 
-import tinytorch
+from tinytorch._creation import from_numpy, tensor
+from tinytorch._dtype import bool_, float64, from_numpy_dtype, int64
+from tinytorch.serialization import _from_raw, _to_raw
 from tinytorch.tensor import Tensor
 
 _np_str_obj_array_pattern = re.compile(r"[SaUO]")
@@ -27,11 +29,10 @@ def _is_namedtuple(obj: Any) -> bool:
 
 
 def _stack_arrays(arrays: List[np.ndarray]):
-    return tinytorch.from_numpy(np.stack(arrays))
+    return from_numpy(np.stack(arrays))
 
 
 def _stack_tensors(batch: List[Tensor]) -> Tensor:
-    from tinytorch.serialization import _from_raw, _to_raw
     dtype = batch[0].dtype
     for t in batch:
         if t.dtype is not dtype:
@@ -54,9 +55,9 @@ def default_convert(data: Any) -> Any:
     if isinstance(data, np.ndarray):
         if data.dtype.kind in "SaUO":
             return data
-        return tinytorch.from_numpy(np.asarray(data, order="C"))
+        return from_numpy(np.asarray(data, order="C"))
     if isinstance(data, np.generic) and not isinstance(data, (np.str_, np.bytes_)):
-        return tinytorch.tensor(data.item(), dtype=_np_scalar_dtype(data))
+        return tensor(data.item(), dtype=_np_scalar_dtype(data))
     if isinstance(data, collections.abc.Mapping):
         try:
             return type(data)({k: default_convert(v) for k, v in data.items()})  # type: ignore[call-arg]
@@ -75,7 +76,6 @@ def default_convert(data: Any) -> Any:
 
 
 def _np_scalar_dtype(x: np.generic):
-    from tinytorch._dtype import from_numpy_dtype
     return from_numpy_dtype(x.dtype)
 
 
@@ -110,13 +110,13 @@ def default_collate(batch: List[Any]) -> Any:
         return _stack_arrays(batch)
     if isinstance(elem, np.generic) and not isinstance(elem, (np.str_, np.bytes_)):
         if elem.shape == () and _np_str_obj_array_pattern.search(elem.dtype.str) is None:
-            return tinytorch.from_numpy(np.array(batch, dtype=elem.dtype))
+            return from_numpy(np.array(batch, dtype=elem.dtype))
     if isinstance(elem, bool):
-        return tinytorch.tensor(batch, dtype=tinytorch.bool)
+        return tensor(batch, dtype=bool_)
     if isinstance(elem, numbers.Integral):
-        return tinytorch.tensor(batch, dtype=tinytorch.int64)
+        return tensor(batch, dtype=int64)
     if isinstance(elem, float):
-        return tinytorch.tensor(batch, dtype=tinytorch.float64)
+        return tensor(batch, dtype=float64)
     if isinstance(elem, (str, bytes)):
         return batch
     if isinstance(elem, collections.abc.Mapping):

@@ -9,7 +9,7 @@ import queue
 import warnings
 from typing import Any, Callable, Iterable, List, Optional, Sequence, Union
 
-import tinytorch
+from tinytorch.cuda import is_available as _cuda_is_available
 from tinytorch.utils.data import _random, _worker
 from tinytorch.utils.data.collate import default_collate, default_convert
 from tinytorch.utils.data.dataset import Dataset, IterableDataset
@@ -110,7 +110,7 @@ class DataLoader:
         self.dataset = dataset
         self.num_workers = num_workers
         self.prefetch_factor = prefetch_factor
-        if pin_memory and not tinytorch.cuda.is_available():
+        if pin_memory and not _cuda_is_available():
             warnings.warn("DataLoader: 'pin_memory' is True but no CUDA GPU is available, so pinned memory "
                           "won't be used", stacklevel=2)
             pin_memory = False
