@@ -5,6 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${TINYTORCH_JOBS:-2}
 
+# The op schema's generated files are current, and the import contract holds (fast; fail first).
+echo "== op schema (codegen/generate.py --check) and import contract (scripts/check_layers.py)"
+python3 codegen/generate.py --check
+python3 scripts/check_layers.py
+
 # GoogleTest for the C++ suite (Debian/Ubuntu package), when missing and we may install it.
 if [ ! -f /usr/include/gtest/gtest.h ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libgtest-dev >/dev/null

@@ -1,11 +1,11 @@
-// Elementwise ops: one _C function per UnaryOp/BinaryOp, plus in-place and out= forms.
+// Elementwise ops: one _C function per UnaryOp/BinaryOp (the schema's rows), plus in-place forms.
 #include "bind.h"
 #include "tinytorch/ops/elementwise.h"
 
 namespace tt::python {
 
 TT_BIND(10, elementwise) {
-#define TT_DEF_UNARY(Name, name)                                                                        \
+#define TT_DEF_UNARY(Name, name, cls)                                                                        \
   m.def(#name, [](const Tensor& x, double a, double b) { return unary(UnaryOp::Name, x, {a, b}); },     \
         py::arg("x"), py::arg("a") = 0.0, py::arg("b") = 0.0);                                          \
   m.def(#name "_", [](Tensor& x, double a, double b) { unary_(UnaryOp::Name, x, {a, b}); },            \
@@ -13,16 +13,13 @@ TT_BIND(10, elementwise) {
   TT_UNARY_OPS(TT_DEF_UNARY)
 #undef TT_DEF_UNARY
 
-#define TT_DEF_BINARY(Name, name)                                                                         \
+#define TT_DEF_BINARY(Name, name, cls)                                                                         \
   m.def(#name, [](const Tensor& x, const Tensor& y, double a, double b) {                                 \
     return binary(BinaryOp::Name, x, y, {a, b}); }, py::arg("a"), py::arg("b"), py::arg("s0") = 1.0,     \
         py::arg("s1") = 0.0);                                                                             \
   m.def(#name "_", [](Tensor& x, const Tensor& y, double a, double b) {                                   \
     binary_(BinaryOp::Name, x, y, {a, b}); }, py::arg("a"), py::arg("b"), py::arg("s0") = 1.0,           \
-        py::arg("s1") = 0.0);                                                                             \
-  m.def(#name "_out", [](const Tensor& x, const Tensor& y, Tensor& out, double a, double b) {             \
-    binary_out(BinaryOp::Name, x, y, out, {a, b}); }, py::arg("a"), py::arg("b"), py::arg("out"),         \
-        py::arg("s0") = 1.0, py::arg("s1") = 0.0);
+        py::arg("s1") = 0.0);
   TT_BINARY_OPS(TT_DEF_BINARY)
 #undef TT_DEF_BINARY
 

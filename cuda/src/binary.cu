@@ -47,7 +47,7 @@ void binary_op(const Tensor& a, const Tensor& b, const Tensor& out, OpScalars s)
 template <class T>
 void binary_typed(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out, OpScalars s) {
   switch (op) {
-#define TT_BINARY_CASE(Name, name) \
+#define TT_BINARY_CASE(Name, name, cls) \
     case BinaryOp::Name: return binary_op<BinaryOp::Name, T>(a, b, out, s);
     TT_BINARY_OPS(TT_BINARY_CASE)
 #undef TT_BINARY_CASE

@@ -22,7 +22,7 @@ void unary_op(const Tensor& in, const Tensor& out, OpScalars s) {
 template <class T>
 void unary_typed(UnaryOp op, const Tensor& in, const Tensor& out, OpScalars s) {
   switch (op) {
-#define TT_UNARY_CASE(Name, name) \
+#define TT_UNARY_CASE(Name, name, cls) \
     case UnaryOp::Name: return unary_op<UnaryOp::Name, T>(in, out, s);
     TT_UNARY_OPS(TT_UNARY_CASE)
 #undef TT_UNARY_CASE
@@ -32,7 +32,7 @@ void unary_typed(UnaryOp op, const Tensor& in, const Tensor& out, OpScalars s) {
 
 void cuda_unary(UnaryOp op, const Tensor& in, const Tensor& out, OpScalars s) {
   if (in.dtype() == DType::Bool) {
-    TT_CHECK_TYPE(math::is_predicate(op), op_name(op), ": not implemented for dtype bool");
+    TT_CHECK_TYPE(is_predicate(op), op_name(op), ": not implemented for dtype bool");
     return unary_typed<uint8_t>(op, in, out, s);  // bool is stored as one byte 0/1
   }
   TT_DISPATCH_NUMERIC(in.dtype(), op_name(op), [&] { unary_typed<scalar_t>(op, in, out, s); });

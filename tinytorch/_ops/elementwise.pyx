@@ -26,7 +26,8 @@ cdef Tensor _unary(str name, Tensor x, double a=0.0, double b=0.0):
         return out
     cdef UnaryNode n = <UnaryNode>init_node(UnaryNode.__new__(UnaryNode), spec[0], _unary_backward, (x,))
     n.op, n.a, n.b = name, a, b
-    save_tensors(n, (x, out))
+    reads_input, reads_result = spec[2]
+    save_tensors(n, (x if reads_input else None, out if reads_result else None))
     set_history(out, n, 0)
     return out
 
@@ -40,198 +41,86 @@ def _fused(str kernel, g, t, double a=0.0, double b=0.0):
     return fused_result(kernel, getattr(_C, kernel)((<Tensor>g)._impl, (<Tensor>t)._impl, a, b), (g, t))
 
 
-def _fused_or_composite(str kernel, composite):
-    """An activation's gradient formula: its fused kernel, or, while the backward itself is being
-    recorded (create_graph=True), composite(n, g, x) built from differentiable ops."""
-    def formula(n, g, x, y):
-        if is_grad_enabled_c():
-            return composite(n, g, x)
-        return _fused(kernel, g, x, n.a, n.b)
-    return formula
-
-
 _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-
-
-# Each returns g * f'(x); the piecewise ones select g (a tensor) so the result keeps g's dtype.
-def _d_gelu(n, g, x):        # Phi(x) + x phi(x)
-    return g * ((_unary("erf", x * _SQRT_HALF) + 1.0) * 0.5 + x * _unary("exp", x * x * -0.5) * _INV_SQRT_2PI)
-
-
-def _d_gelu_tanh(n, g, x):   # t = tanh(sqrt(2/pi) (x + 0.044715 x^3))
-    t = _unary("tanh", (x + x * x * x * 0.044715) * _SQRT_2_OVER_PI)
-    return g * ((t + 1.0) * 0.5 + x * (1.0 - t * t) * (x * x * (3 * 0.044715) + 1.0) * (0.5 * _SQRT_2_OVER_PI))
-
-
-def _d_silu(n, g, x):
-    s = _unary("sigmoid", x)
-    return g * (s * (x * (1.0 - s) + 1.0))
-
-
-def _d_softplus(n, g, x):    # n.a = beta, n.b = threshold: linear above it
-    # the threshold test in float32 for 16-bit types, as the kernel's (x * beta rounds otherwise)
-    xo = x.float() if x._impl.dtype_code in (4, 5) else x
-    return where(xo * n.a > n.b, g, g * _unary("sigmoid", x * n.a))
-
-
-def _d_mish(n, g, x):
-    t = _unary("tanh", _unary("softplus", x, 1.0, 20.0))
-    return g * (t + x * (1.0 - t * t) * _unary("sigmoid", x))
-
-
-def _d_hardswish(n, g, x):
-    return where(x < -3.0, g * 0.0, where(x <= 3.0, g * (x / 3.0 + 0.5), g))
-
-
-def _d_leaky_relu(n, g, x):
-    return where(x > 0.0, g, g * n.a)
-
-
-def _d_elu(n, g, x):         # n.a = alpha
-    return where(x > 0.0, g, g * _unary("exp", x) * n.a)
-
-
-def _relu_grad(n, g, x, y):
-    if is_grad_enabled_c():
-        return g * (y > 0)
-    return _fused("relu_backward", g, y)
-
-
-def _sigmoid_grad(n, g, x, y):
-    if is_grad_enabled_c():
-        return g * y * (1 - y)
-    return _fused("sigmoid_backward", g, y)
-
-
-def _tanh_grad(n, g, x, y):
-    if is_grad_enabled_c():
-        return g * (1 - y * y)
-    return _fused("tanh_backward", g, y)
-
-
-def _clamp_scalar_grad(n, g, x, y):
-    if n.op == "clamp_min":
-        mask = x >= n.a
-    elif n.op == "clamp_max":
-        mask = x <= n.a
-    else:
-        mask = (x >= n.a).logical_and(x <= n.b)
-    return where(mask, g, 0.0)
-
-
-def _pow_scalar_grad(n, g, x, y):
-    if n.a == 0.0:
-        return g * 0.0
-    return g * n.a * _unary("pow_scalar", x, n.a - 1.0)
-
-
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
-# name -> (grad_fn name, formula(node, grad, x, y)) ; ops absent here have no gradient.
-_UNARY_GRAD = {
-    "neg": ("NegBackward0", lambda n, g, x, y: -g),
-    "abs": ("AbsBackward0", lambda n, g, x, y: g * _unary("sign", x)),
-    "sign": ("SignBackward0", lambda n, g, x, y: g * 0.0),
-    "exp": ("ExpBackward0", lambda n, g, x, y: g * y),
-    "exp2": ("Exp2Backward0", lambda n, g, x, y: g * y * _LN2),
-    "log": ("LogBackward0", lambda n, g, x, y: g / x),
-    "log2": ("Log2Backward0", lambda n, g, x, y: g / (x * _LN2)),
-    "log10": ("Log10Backward0", lambda n, g, x, y: g / (x * _LN10)),
-    "log1p": ("Log1PBackward0", lambda n, g, x, y: g / (x + 1.0)),
-    "expm1": ("Expm1Backward0", lambda n, g, x, y: g * (y + 1.0)),
-    "sqrt": ("SqrtBackward0", lambda n, g, x, y: g / (y * 2.0)),
-    "rsqrt": ("RsqrtBackward0", lambda n, g, x, y: g * (y * y * y) * -0.5),
-    "sin": ("SinBackward0", lambda n, g, x, y: g * _unary("cos", x)),
-    "cos": ("CosBackward0", lambda n, g, x, y: -g * _unary("sin", x)),
-    "tan": ("TanBackward0", lambda n, g, x, y: g * (y * y + 1.0)),
-    "asin": ("AsinBackward0", lambda n, g, x, y: g * _unary("rsqrt", 1.0 - x * x)),
-    "acos": ("AcosBackward0", lambda n, g, x, y: -g * _unary("rsqrt", 1.0 - x * x)),
-    "atan": ("AtanBackward0", lambda n, g, x, y: g / (x * x + 1.0)),
-    "sinh": ("SinhBackward0", lambda n, g, x, y: g * _unary("cosh", x)),
-    "cosh": ("CoshBackward0", lambda n, g, x, y: g * _unary("sinh", x)),
-    "tanh": ("TanhBackward0", _tanh_grad),
-    "sigmoid": ("SigmoidBackward0", _sigmoid_grad),
-    "relu": ("ReluBackward0", _relu_grad),
-    "gelu": ("GeluBackward0", _fused_or_composite("gelu_backward", _d_gelu)),
-    "gelu_tanh": ("GeluBackward0", _fused_or_composite("gelu_tanh_backward", _d_gelu_tanh)),
-    "silu": ("SiluBackward0", _fused_or_composite("silu_backward", _d_silu)),
-    "softplus": ("SoftplusBackward0", _fused_or_composite("softplus_backward", _d_softplus)),
-    "leaky_relu": ("LeakyReluBackward0", _fused_or_composite("leaky_relu_backward", _d_leaky_relu)),
-    "elu": ("EluBackward0", _fused_or_composite("elu_backward", _d_elu)),
-    "mish": ("MishBackward0", _fused_or_composite("mish_backward", _d_mish)),
-    "hardswish": ("HardswishBackward0", _fused_or_composite("hardswish_backward", _d_hardswish)),
-    "erf": ("ErfBackward0", lambda n, g, x, y: g * _TWO_OVER_SQRT_PI * _unary("exp", -(x * x))),
-    "reciprocal": ("ReciprocalBackward0", lambda n, g, x, y: -g * y * y),
-    "square": ("PowBackward0", lambda n, g, x, y: g * x * 2.0),
-    "floor": ("FloorBackward0", lambda n, g, x, y: g * 0.0),
-    "ceil": ("CeilBackward0", lambda n, g, x, y: g * 0.0),
-    "round": ("RoundBackward0", lambda n, g, x, y: g * 0.0),
-    "trunc": ("TruncBackward0", lambda n, g, x, y: g * 0.0),
-    "clamp_min": ("ClampMinBackward0", _clamp_scalar_grad),
-    "clamp_max": ("ClampMaxBackward0", _clamp_scalar_grad),
-    "clamp": ("ClampBackward1", _clamp_scalar_grad),
-    "pow_scalar": ("PowBackward0", _pow_scalar_grad),
-    "rpow_scalar": ("PowBackward1", lambda n, g, x, y: g * y * math.log(n.a)),
-}
+
+# Pieces of the schema's formulas (codegen/ops.py) too long for one expression.
+def _d_gelu(x):              # Phi(x) + x phi(x)
+    return (_unary("erf", x * _SQRT_HALF) + 1.0) * 0.5 + x * _unary("exp", x * x * -0.5) * _INV_SQRT_2PI
 
 
-def _make_unary(name):
-    def op(Tensor x):
-        return _unary(name, x)
-    op.__name__ = name
-    op.__doc__ = f"Returns a new tensor with the {name} of the elements of input."
-    return op
+def _d_gelu_tanh(x):         # t = tanh(sqrt(2/pi) (x + 0.044715 x^3))
+    t = _unary("tanh", (x + x * x * x * 0.044715) * _SQRT_2_OVER_PI)
+    return (t + 1.0) * 0.5 + x * (1.0 - t * t) * (x * x * (3 * 0.044715) + 1.0) * (0.5 * _SQRT_2_OVER_PI)
 
 
-neg = _make_unary("neg"); abs = _make_unary("abs"); sign = _make_unary("sign")
-exp = _make_unary("exp"); exp2 = _make_unary("exp2"); log = _make_unary("log")
-log2 = _make_unary("log2"); log10 = _make_unary("log10"); log1p = _make_unary("log1p")
-expm1 = _make_unary("expm1"); sqrt = _make_unary("sqrt"); rsqrt = _make_unary("rsqrt")
-sin = _make_unary("sin"); cos = _make_unary("cos"); tan = _make_unary("tan")
-asin = _make_unary("asin"); acos = _make_unary("acos"); atan = _make_unary("atan")
-sinh = _make_unary("sinh"); cosh = _make_unary("cosh"); tanh = _make_unary("tanh")
-sigmoid = _make_unary("sigmoid"); relu = _make_unary("relu"); silu = _make_unary("silu")
-mish = _make_unary("mish"); hardswish = _make_unary("hardswish"); erf = _make_unary("erf")
-reciprocal = _make_unary("reciprocal"); square = _make_unary("square")
-floor = _make_unary("floor"); ceil = _make_unary("ceil"); round = _make_unary("round")
-trunc = _make_unary("trunc"); isnan = _make_unary("isnan"); isinf = _make_unary("isinf")
-isfinite = _make_unary("isfinite"); logical_not = _make_unary("logical_not")
+def _d_silu(x):
+    s = _unary("sigmoid", x)
+    return s * (x * (1.0 - s) + 1.0)
 
 
-def gelu(Tensor x, approximate="none"):
+def _d_mish(x):
+    t = _unary("tanh", _unary("softplus", x, 1.0, 20.0))
+    return t + x * (1.0 - t * t) * _unary("sigmoid", x)
+
+
+def _d_softplus(g, x, beta, threshold):   # linear above the threshold
+    # the threshold test in float32 for 16-bit types, as the kernel's (x * beta rounds otherwise)
+    xo = x.float() if x.dtype.itemsize == 2 else x
+    return where(xo * beta > threshold, g, g * _unary("sigmoid", x * beta))
+
+
+def _d_hardswish(g, x):      # piecewise: select g (a tensor) so the result keeps g's dtype
+    return where(x < -3.0, g * 0.0, where(x <= 3.0, g * (x / 3.0 + 0.5), g))
+
+
+def _d_pow_scalar(g, x, exponent):
+    if exponent == 0.0:
+        return g * 0.0
+    return g * exponent * _unary("pow_scalar", x, exponent - 1.0)
+
+
+def _d_pow_input(g, a, b):
+    # 0 where the exponent is 0 (as PyTorch; b * a**(b-1) would be 0 * inf = nan at a == 0)
+    if isinstance(b, Tensor):
+        return where(b == 0, 0.0, g * b * pow(a, b - 1.0))
+    return g * b * pow(a, b - 1.0)
+
+
+def _d_pow_exponent(g, a, b, y):
+    # d/db a**b = a**b log a, defined as 0 where a == 0 and b >= 0 (as PyTorch)
+    at_zero = (a == 0).logical_and(b >= 0) if isinstance(b, Tensor) else (a == 0)
+    return where(at_zero, 0.0, g * y * _unary("log", a))
+
+
+def _max_weight(a, b):
+    """maximum's share of the gradient for a (ties split evenly, as PyTorch)."""
+    return (a > b) + (a == b) * 0.5
+
+
+def gelu(Tensor input, approximate="none"):
     """Gaussian Error Linear Unit; ``approximate='tanh'`` uses the tanh formula."""
     if approximate not in ("none", "tanh"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return _unary("gelu" if approximate == "none" else "gelu_tanh", x)
+    return _unary("gelu" if approximate == "none" else "gelu_tanh", input)
 
 
-def softplus(Tensor x, beta=1.0, threshold=20.0):
-    return _unary("softplus", x, beta, threshold)
-
-
-def leaky_relu(Tensor x, negative_slope=0.01):
-    return _unary("leaky_relu", x, negative_slope)
-
-
-def elu(Tensor x, alpha=1.0):
-    return _unary("elu", x, alpha)
-
-
-def clamp(Tensor x, min=None, max=None):
-    """Clamps all elements into the range [min, max] (either bound may be a tensor)."""
+def clamp(Tensor input, min=None, max=None):
+    """Clamps all elements in input into the range [min, max] (either bound may be a tensor)."""
     if min is None and max is None:
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        return _clamp_tensor(x, min, max)
+        return _clamp_tensor(input, min, max)
     if min is None:
-        return _unary("clamp_max", x, max)
+        return _unary("clamp_max", input, max)
     if max is None:
-        return _unary("clamp_min", x, min)
-    return _unary("clamp", x, min, max)
+        return _unary("clamp_min", input, min)
+    return _unary("clamp", input, min, max)
 
 
 def _clamp_tensor(Tensor x, lo, hi):
@@ -260,8 +149,9 @@ def _clamp_tensor_backward(Node n, g):
             None if hi is None else where(above, g, 0.0))
 
 
-def pow(a, b):
+def pow(input, exponent):
     """Takes the power of each element in input with exponent and returns a tensor with the result."""
+    a, b = input, exponent
     if not isinstance(a, Tensor):
         if isinstance(b, Tensor) and isinstance(a, (int, float)) and not isinstance(a, bool):
             return _unary("rpow_scalar", <Tensor>b, float(a))
@@ -298,15 +188,12 @@ cdef Tensor _binary(str name, a, b, double s0=1.0, double s1=0.0):
         n.a_val = a
     if tb is None:
         n.b_val = b
-    saves = spec[2]
     # save only what the needed gradients read, as PyTorch: fewer false "modified by an inplace
     # operation" errors (x * 2 then an in-place op on x is fine)
-    if name == "mul":
-        saves = ("a" if n.needs_input_grad[1] else "") + ("b" if n.needs_input_grad[0] else "")
-    elif name == "div" and not n.needs_input_grad[1]:
-        saves = "b"
+    reads = spec[2]
+    saves = (reads[0] if n.needs_input_grad[0] else "") + (reads[1] if n.needs_input_grad[1] else "")
     if saves:
-        save_tensors(n, (ta if "a" in saves else None, tb if "b" in saves else None, out if "y" in saves else None))
+        save_tensors(n, (ta if "i" in saves else None, tb if "o" in saves else None, out if "r" in saves else None))
     set_history(out, n, 0)
     return out
 
@@ -317,65 +204,17 @@ def _binary_backward(BinaryNode n, g):
         a = n.a_val
     if b is None:
         b = n.b_val
-    ga, gb = _BINARY_GRAD[n.op][1](n, g, a, b, y)
-    return (ga if n.needs_input_grad[0] else None, gb if n.needs_input_grad[1] else None)
+    return _BINARY_GRAD[n.op][1](n, g, a, b, y)
 
 
-def _pow_grad(n, g, a, b, y):
-    ga = gb = None
-    if n.needs_input_grad[0]:
-        # 0 where the exponent is 0 (as PyTorch; b * a**(b-1) would be 0 * inf = nan at a == 0)
-        ga = where(b == 0, 0.0, g * b * pow(a, b - 1.0)) if isinstance(b, Tensor) else g * b * pow(a, b - 1.0)
-    if n.needs_input_grad[1]:
-        # d/db a**b = a**b log a, defined as 0 where a == 0 and b >= 0 (as PyTorch)
-        ga_mask = (a == 0).logical_and(b >= 0) if isinstance(b, Tensor) else (a == 0)
-        gb = where(ga_mask, 0.0, g * y * log(a))
-    return ga, gb
+def rsub(input, other, *, alpha=1):
+    """other - alpha * input."""
+    return _binary("sub", other, input, alpha)
 
 
-def _minmax_grad(n, g, a, b, y):
-    # ties split the gradient evenly, as PyTorch
-    if n.op == "maximum":
-        wa = (a > b) + (a == b) * 0.5
-    else:
-        wa = (a < b) + (a == b) * 0.5
-    return g * wa, g * (1.0 - wa)
-
-
-# name -> (grad_fn name, formula(node, g, a, b, y) -> (ga, gb), which of a/b/y to save)
-_BINARY_GRAD = {
-    "add": ("AddBackward0", lambda n, g, a, b, y: (g, g if n.alpha == 1.0 else g * n.alpha), ""),
-    "sub": ("SubBackward0", lambda n, g, a, b, y: (g, -g if n.alpha == 1.0 else g * -n.alpha), ""),
-    "mul": ("MulBackward0", lambda n, g, a, b, y: (g * b if n.needs_input_grad[0] else None,
-                                                   g * a if n.needs_input_grad[1] else None), "ab"),
-    "div": ("DivBackward0", lambda n, g, a, b, y: (g / b if n.needs_input_grad[0] else None,
-                                                   -g * y / b if n.needs_input_grad[1] else None), "by"),
-    "pow": ("PowBackward1", _pow_grad, "aby"),
-    "maximum": ("MaximumBackward0", _minmax_grad, "ab"),
-    "minimum": ("MinimumBackward0", _minmax_grad, "ab"),
-    "remainder": ("RemainderBackward0", lambda n, g, a, b, y: (g, -g * _binary("floor_divide", a, b)), "ab"),
-    "atan2": ("Atan2Backward0", lambda n, g, a, b, y: (g * b / (a * a + b * b), -g * a / (a * a + b * b)), "ab"),
-}
-
-
-def add(a, b, *, alpha=1):
-    """Adds other, scaled by alpha, to input."""
-    return _binary("add", a, b, alpha)
-
-
-def sub(a, b, *, alpha=1):
-    return _binary("sub", a, b, alpha)
-
-
-def rsub(a, b, *, alpha=1):
-    return _binary("sub", b, a, alpha)
-
-
-def mul(a, b):
-    return _binary("mul", a, b)
-
-
-def div(a, b, *, rounding_mode=None):
+def div(input, other, *, rounding_mode=None):
+    """Divides each element of input by other; rounding_mode None (true division), 'trunc' or 'floor'."""
+    a, b = input, other
     if rounding_mode is None:
         return _binary("div", a, b)
     if rounding_mode == "floor":
@@ -385,26 +224,9 @@ def div(a, b, *, rounding_mode=None):
     raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
 
 
-def _make_binary(name):
-    def op(a, b):
-        return _binary(name, a, b)
-    op.__name__ = name
-    return op
-
-
-maximum = _make_binary("maximum"); minimum = _make_binary("minimum")
-remainder = _make_binary("remainder"); floor_divide = _make_binary("floor_divide")
-atan2 = _make_binary("atan2")
-eq = _make_binary("eq"); ne = _make_binary("ne"); lt = _make_binary("lt"); le = _make_binary("le")
-gt = _make_binary("gt"); ge = _make_binary("ge")
-logical_and = _make_binary("logical_and"); logical_or = _make_binary("logical_or")
-logical_xor = _make_binary("logical_xor")
-bitwise_and = _make_binary("bitwise_and"); bitwise_or = _make_binary("bitwise_or")
-bitwise_xor = _make_binary("bitwise_xor")
-
-
-def where(Tensor condition, a, b):
-    """Return a tensor of elements selected from either a or b, depending on condition."""
+def where(Tensor condition, input, other):
+    """Return a tensor of elements selected from either input or other, depending on condition."""
+    a, b = input, other
     ta = a if isinstance(a, Tensor) else None
     tb = b if isinstance(b, Tensor) else None
     cdef Tensor out = wrap(_C.where(condition._impl, operand(a), operand(b)))
@@ -440,26 +262,17 @@ def _inplace_unary(str name, Tensor self, double a=0.0, double b=0.0):
     return self
 
 
-def add_(Tensor self, other, *, alpha=1):
-    return _inplace("add", self, other, alpha)
-
-
-def sub_(Tensor self, other, *, alpha=1):
-    return _inplace("sub", self, other, alpha)
-
-
-def mul_(Tensor self, other):
-    return _inplace("mul", self, other)
-
-
-def div_(Tensor self, other):
+def div_(Tensor self, other, *, rounding_mode=None):
+    if rounding_mode is not None:
+        check_inplace(self, "div_")
+        return rebase_inplace(self, div(self, other, rounding_mode=rounding_mode))
     return _inplace("div", self, other)
 
 
-def pow_(Tensor self, other):
-    if isinstance(other, (int, float)) and not isinstance(other, bool):
-        return _inplace_unary("pow_scalar", self, float(other))
-    return _inplace("pow", self, other)
+def pow_(Tensor self, exponent):
+    if isinstance(exponent, (int, float)) and not isinstance(exponent, bool):
+        return _inplace_unary("pow_scalar", self, float(exponent))
+    return _inplace("pow", self, exponent)
 
 
 def clamp_(Tensor self, min=None, max=None):
@@ -475,74 +288,26 @@ def clamp_(Tensor self, min=None, max=None):
     return _inplace_unary("clamp", self, min, max)
 
 
-def _make_inplace_unary(name):
-    def op(Tensor self):
-        return _inplace_unary(name, self)
-    op.__name__ = name + "_"
-    return op
+def clamp_min_(Tensor self, min):
+    return clamp_(self, min=min)
 
 
-def _make_inplace_binary(name):
-    def op(Tensor self, other):
-        return _inplace(name, self, other)
-    op.__name__ = name + "_"
-    return op
+def clamp_max_(Tensor self, max):
+    return clamp_(self, max=max)
 
 
-def leaky_relu_(Tensor self, negative_slope=0.01):
-    return _inplace_unary("leaky_relu", self, negative_slope)
+# ------------------------------------------------------------------ Tensor-method forms
+
+def _where_method(self, condition, other):
+    return where(condition, self, other)
 
 
-# ------------------------------------------------------------------ Tensor methods
-
-def _r(fn):
-    """Reflected operator: other <op> self."""
-    def op(self, other):
-        return fn(other, self)
-    return op
+def _clamp_min_method(self, min):
+    return clamp(self, min=min)
 
 
-def _tensor_eq(self, other):
-    return _binary("eq", self, other)
-
-
-def _tensor_ne(self, other):
-    return _binary("ne", self, other)
-
-
-METHODS = {
-    "__add__": add, "__radd__": _r(add), "__sub__": sub, "__rsub__": _r(sub), "__mul__": mul,
-    "__rmul__": _r(mul), "__truediv__": div, "__rtruediv__": _r(div), "__pow__": pow,
-    "__rpow__": _r(pow), "__mod__": remainder, "__rmod__": _r(remainder),
-    "__floordiv__": floor_divide, "__rfloordiv__": _r(floor_divide), "__neg__": neg, "__abs__": abs,
-    "__eq__": _tensor_eq, "__ne__": _tensor_ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
-    "__and__": bitwise_and, "__or__": bitwise_or, "__xor__": bitwise_xor,
-    "__invert__": logical_not,
-    "__iadd__": add_, "__isub__": sub_, "__imul__": mul_, "__itruediv__": div_, "__ipow__": pow_,
-    "add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "div": div, "divide": div,
-    "true_divide": div, "pow": pow, "maximum": maximum, "minimum": minimum, "remainder": remainder,
-    "floor_divide": floor_divide, "atan2": atan2, "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt,
-    "ge": ge, "greater": gt, "less": lt, "logical_and": logical_and, "logical_or": logical_or,
-    "logical_xor": logical_xor, "logical_not": logical_not, "bitwise_and": bitwise_and,
-    "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor,
-    "where": lambda self, condition, other: where(condition, self, other),
-    "clamp": clamp, "clip": clamp, "clamp_min": lambda self, m: clamp(self, min=m),
-    "clamp_max": lambda self, m: clamp(self, max=m),
-    "gelu": gelu, "softplus": softplus, "leaky_relu": leaky_relu, "elu": elu,
-    "add_": add_, "sub_": sub_, "mul_": mul_, "div_": div_, "pow_": pow_, "clamp_": clamp_, "clip_": clamp_,
-    "leaky_relu_": leaky_relu_,
-}
-for _name in ("neg", "abs", "sign", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt",
-              "rsqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid",
-              "relu", "silu", "mish", "hardswish", "erf", "reciprocal", "square", "floor", "ceil", "round",
-              "trunc", "isnan", "isinf", "isfinite"):
-    METHODS[_name] = globals()[_name]
-for _name in ("neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu",
-              "reciprocal", "square", "floor", "ceil", "round", "trunc", "log1p", "expm1", "erf", "silu"):
-    METHODS[_name + "_"] = _make_inplace_unary(_name)
-for _name in ("maximum", "minimum", "remainder", "floor_divide", "logical_and", "logical_or", "eq", "ne",
-              "lt", "le", "gt", "ge"):
-    METHODS[_name + "_"] = _make_inplace_binary(_name)
+def _clamp_max_method(self, max):
+    return clamp(self, max=max)
 
 
 # ------------------------------------------------------------------ fill_ / copy_
@@ -593,4 +358,6 @@ def zero_(Tensor self):
     return fill_(self, 0)
 
 
-METHODS.update({"copy_": copy_, "fill_": fill_, "zero_": zero_})
+# ------------------------------------------------------------------ the schema's rows (codegen/ops.py)
+
+include "elementwise_ops.pxi"

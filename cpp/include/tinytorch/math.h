@@ -101,20 +101,9 @@ template <class T> TT_INLINE T ipow(T base, T exp) {  // integer power, exp >= 0
 
 // ---------------------------------------------------------------- unary functors
 
-constexpr bool is_predicate(UnaryOp op) {
-  return op == UnaryOp::IsNan || op == UnaryOp::IsInf || op == UnaryOp::IsFinite || op == UnaryOp::LogicalNot;
-}
 // Ops defined for integer inputs (everything is defined for floating ones).
 constexpr bool unary_integral_ok(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Neg: case UnaryOp::Abs: case UnaryOp::Sign: case UnaryOp::Relu: case UnaryOp::Square:
-    case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Round: case UnaryOp::Trunc:
-    case UnaryOp::ClampMin: case UnaryOp::ClampMax: case UnaryOp::Clamp: case UnaryOp::PowScalar:
-    case UnaryOp::IsNan: case UnaryOp::IsInf: case UnaryOp::IsFinite: case UnaryOp::LogicalNot:
-      return true;
-    default:
-      return false;
-  }
+  return op_class(op) != UnaryClass::Floating || op == UnaryOp::PowScalar;
 }
 
 template <UnaryOp op, class T>
@@ -142,8 +131,8 @@ struct UnaryFn {
       else if constexpr (op == U::ClampMax) return x > a ? a : x;
       else if constexpr (op == U::Clamp) return min_of(max_of(x, a), b);
       else if constexpr (op == U::PowScalar) return ipow<T>(x, a);
-      else if constexpr (op == U::IsNan || op == U::IsInf) return false;
-      else if constexpr (op == U::IsFinite) return true;
+      else if constexpr (op == U::Isnan || op == U::Isinf) return false;
+      else if constexpr (op == U::Isfinite) return true;
       else if constexpr (op == U::LogicalNot) return !x;
       else return x;  // unsupported: never launched (kSupported is false)
     } else {
@@ -162,6 +151,9 @@ struct UnaryFn {
       else if constexpr (op == U::Asin) return std::asin(x);
       else if constexpr (op == U::Acos) return std::acos(x);
       else if constexpr (op == U::Atan) return std::atan(x);
+      else if constexpr (op == U::Asinh) return std::asinh(x);
+      else if constexpr (op == U::Acosh) return std::acosh(x);
+      else if constexpr (op == U::Atanh) return std::atanh(x);
       else if constexpr (op == U::Sinh) return std::sinh(x);
       else if constexpr (op == U::Cosh) return std::cosh(x);
       else if constexpr (op == U::Tanh) return std::tanh(x);
@@ -189,10 +181,10 @@ struct UnaryFn {
       else if constexpr (op == U::ClampMax) return std::isnan(x) ? x : (x > a ? a : x);
       else if constexpr (op == U::Clamp) return std::isnan(x) ? x : min_of(max_of(x, a), b);
       else if constexpr (op == U::PowScalar) return pow_mode == 2 ? x * x : (pow_mode == 1 ? std::sqrt(x) : std::pow(x, a));
-      else if constexpr (op == U::RPowScalar) return std::pow(a, x);
-      else if constexpr (op == U::IsNan) return bool(std::isnan(x));
-      else if constexpr (op == U::IsInf) return bool(std::isinf(x));
-      else if constexpr (op == U::IsFinite) return bool(std::isfinite(x));
+      else if constexpr (op == U::RpowScalar) return std::pow(a, x);
+      else if constexpr (op == U::Isnan) return bool(std::isnan(x));
+      else if constexpr (op == U::Isinf) return bool(std::isinf(x));
+      else if constexpr (op == U::Isfinite) return bool(std::isfinite(x));
       else if constexpr (op == U::LogicalNot) return !bool(x);
       else return x;
     }
@@ -201,20 +193,13 @@ struct UnaryFn {
 
 // ---------------------------------------------------------------- binary functors
 
-constexpr bool is_compare_op(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::LogicalXor; }
-constexpr bool is_float_only(BinaryOp op) { return op == BinaryOp::Atan2 || op >= BinaryOp::ReluBackward; }
-constexpr bool is_bitwise(BinaryOp op) { return op >= BinaryOp::BitwiseAnd && op <= BinaryOp::BitwiseXor; }
+constexpr bool is_float_only(BinaryOp op) { return op_class(op) == BinaryClass::Floating; }
+constexpr bool is_bitwise(BinaryOp op) { return op_class(op) == BinaryClass::Bitwise; }
 // The ops bool tensors support (math on the 0/1 bytes, see BinaryFn::eval).
 constexpr bool binary_bool_ok(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::Add: case BinaryOp::LogicalOr: case BinaryOp::BitwiseOr: case BinaryOp::Maximum:
-    case BinaryOp::Mul: case BinaryOp::LogicalAnd: case BinaryOp::BitwiseAnd: case BinaryOp::Minimum:
-    case BinaryOp::Ne: case BinaryOp::LogicalXor: case BinaryOp::BitwiseXor:
-    case BinaryOp::Eq: case BinaryOp::Lt: case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge:
-      return true;
-    default:
-      return false;
-  }
+  const BinaryClass c = op_class(op);
+  return c == BinaryClass::ArithBool || c == BinaryClass::Compare || c == BinaryClass::Logical ||
+         c == BinaryClass::Bitwise;
 }
 
 template <BinaryOp op, class T>
@@ -223,7 +208,7 @@ struct BinaryFn {
   static constexpr bool kBool = std::is_same_v<T, bool>;
   static constexpr bool kInt = std::is_integral_v<T> && !kBool;
   static constexpr bool kFloat = !std::is_integral_v<T>;
-  using Out = std::conditional_t<is_compare_op(op) || kBool, bool, T>;
+  using Out = std::conditional_t<is_comparison(op) || kBool, bool, T>;
   static constexpr bool kSupported =
       kBool ? binary_bool_ok(op) : (kFloat ? !is_bitwise(op) : !is_float_only(op));
   M p, q;          // OpScalars: alpha for add/sub, beta/threshold or slope/alpha for the backwards

@@ -3,7 +3,7 @@
 
 namespace tt {
 
-#define TT_NAME_ENTRY(Name, name) #name,
+#define TT_NAME_ENTRY(Name, name, cls) #name,
 const char* op_name(UnaryOp op) {
   static const char* names[] = {TT_UNARY_OPS(TT_NAME_ENTRY)};
   return names[static_cast<int>(op)];
@@ -14,8 +14,6 @@ const char* op_name(BinaryOp op) {
 }
 #undef TT_NAME_ENTRY
 
-bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::LogicalXor; }
-bool is_logical(BinaryOp op) { return op >= BinaryOp::LogicalAnd && op <= BinaryOp::LogicalXor; }
 
 namespace {
 
@@ -31,27 +29,11 @@ std::optional<DType> combine(std::optional<DType> higher, std::optional<DType> l
   return higher;
 }
 
-bool predicate(UnaryOp op) {
-  return op == UnaryOp::IsNan || op == UnaryOp::IsInf || op == UnaryOp::IsFinite || op == UnaryOp::LogicalNot;
-}
-
-// Ops that keep an integer input's dtype; every other unary op computes in float32 for ints.
-bool keeps_integral(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Neg: case UnaryOp::Abs: case UnaryOp::Sign: case UnaryOp::Relu: case UnaryOp::Square:
-    case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Round: case UnaryOp::Trunc:
-    case UnaryOp::ClampMin: case UnaryOp::ClampMax: case UnaryOp::Clamp:
-      return true;
-    default:
-      return false;
-  }
-}
-
 DType unary_compute_dtype(UnaryOp op, const Tensor& x, OpScalars s) {
   DType d = x.dtype();
-  if (predicate(op) || is_floating(d)) return d;
+  if (is_predicate(op) || is_floating(d)) return d;
   if (op == UnaryOp::PowScalar && s.a == static_cast<double>(static_cast<int64_t>(s.a)) && s.a >= 0) return d;
-  if (keeps_integral(op)) {
+  if (op_class(op) == UnaryClass::Integral) {
     TT_CHECK_TYPE(d != DType::Bool, op_name(op), ": not supported on a bool tensor (",
                   x.describe(), "); use logical_not or convert the dtype first");
     return d;
@@ -113,14 +95,14 @@ bool can_cast(DType from, DType to) {
 Tensor unary(UnaryOp op, const Tensor& x, OpScalars s) {
   DType compute = unary_compute_dtype(op, x, s);
   Tensor in = x.to(compute);
-  Tensor out = Tensor::empty(x.shape(), predicate(op) ? DType::Bool : compute, x.device());
+  Tensor out = Tensor::empty(x.shape(), is_predicate(op) ? DType::Bool : compute, x.device());
   unary_kernel[x.device()](op, in, out, s);
   return out;
 }
 
 Tensor& unary_(UnaryOp op, Tensor& x, OpScalars s) {
   DType compute = unary_compute_dtype(op, x, s);
-  TT_CHECK(compute == x.dtype() && !predicate(op), op_name(op), "_: result type ", dtype_name(compute),
+  TT_CHECK(compute == x.dtype() && !is_predicate(op), op_name(op), "_: result type ", dtype_name(compute),
            " can't be cast to the desired output type ", dtype_name(x.dtype()));
   unary_kernel[x.device()](op, x, x, s);
   x.bump_version();
@@ -129,10 +111,8 @@ Tensor& unary_(UnaryOp op, Tensor& x, OpScalars s) {
 
 static DType binary_compute_dtype(BinaryOp op, const Tensor& a, const Tensor& b) {
   DType d = result_type({&a, &b});
-  if (op == BinaryOp::Div && !is_floating(d)) return DType::Float32;
-  if (op >= BinaryOp::ReluBackward || op == BinaryOp::Atan2) {
-    if (!is_floating(d)) return DType::Float32;
-  }
+  const BinaryClass c = op_class(op);
+  if ((c == BinaryClass::TrueDivide || c == BinaryClass::Floating) && !is_floating(d)) return DType::Float32;
   return d;
 }
 

@@ -41,3 +41,10 @@ from tinytorch.nn.functional.loss import (  # noqa: F401
 from tinytorch.nn.functional.padding import pad  # noqa: F401
 from tinytorch.nn.functional.vision import fold, interpolate, pixel_shuffle, pixel_unshuffle, unfold  # noqa: F401
 from tinytorch.nn.functional.attention import scaled_dot_product_attention  # noqa: F401
+
+# Autocast: the functions the op schema (codegen/ops.py) gives a policy cast their arguments
+# inside tinytorch.amp.autocast regions.
+from tinytorch import _autocast  # noqa: E402
+from tinytorch.nn.functional._autocast_policy import POLICY as _AUTOCAST_POLICY  # noqa: E402
+
+_autocast.wrap_namespace(globals(), _AUTOCAST_POLICY)

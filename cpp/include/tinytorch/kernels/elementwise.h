@@ -3,6 +3,7 @@
 // broadcast shape, inputs broadcastable to it, inputs already cast to the compute dtype.
 #include "tinytorch/dispatch.h"
 #include "tinytorch/tensor.h"
+#include "tinytorch/kernels/elementwise_ops.h"
 
 namespace tt {
 
@@ -11,46 +12,47 @@ struct OpScalars {
   double a = 0, b = 0;
 };
 
-#define TT_UNARY_OPS(X)                                                                     \
-  X(Neg, neg) X(Abs, abs) X(Sign, sign) X(Exp, exp) X(Log, log) X(Log1p, log1p)             \
-  X(Expm1, expm1) X(Sqrt, sqrt) X(Rsqrt, rsqrt) X(Sin, sin) X(Cos, cos) X(Tanh, tanh)       \
-  X(Sigmoid, sigmoid) X(Relu, relu) X(Gelu, gelu) X(GeluTanh, gelu_tanh) X(Silu, silu)      \
-  X(Softplus, softplus) /* a=beta b=threshold */ X(LeakyRelu, leaky_relu) /* a=slope */     \
-  X(Elu, elu) /* a=alpha */ X(Mish, mish) X(Hardswish, hardswish)                           \
-  X(Erf, erf) X(Reciprocal, reciprocal) X(Square, square) X(LogicalNot, logical_not)        \
-  X(Floor, floor) X(Ceil, ceil) X(Round, round) X(Trunc, trunc) X(Log2, log2) X(Log10, log10) \
-  X(Exp2, exp2) X(Tan, tan) X(Asin, asin) X(Acos, acos) X(Atan, atan) X(Sinh, sinh) X(Cosh, cosh) \
-  X(ClampMin, clamp_min) /* a=min */ X(ClampMax, clamp_max) /* a=max */                     \
-  X(Clamp, clamp) /* a=min b=max */ X(PowScalar, pow_scalar) /* x**a */                     \
-  X(RPowScalar, rpow_scalar) /* a**x */ X(IsNan, isnan) X(IsInf, isinf) X(IsFinite, isfinite)
-
-#define TT_BINARY_OPS(X)                                                                    \
-  X(Add, add) /* a + alpha*b, alpha in scalars.a */ X(Sub, sub) X(Mul, mul) X(Div, div)     \
-  X(Pow, pow) X(Maximum, maximum) X(Minimum, minimum) X(Remainder, remainder)               \
-  X(FloorDivide, floor_divide) X(Atan2, atan2)                                              \
-  X(Eq, eq) X(Ne, ne) X(Lt, lt) X(Le, le) X(Gt, gt) X(Ge, ge)                               \
-  X(LogicalAnd, logical_and) X(LogicalOr, logical_or) X(LogicalXor, logical_xor)            \
-  X(BitwiseAnd, bitwise_and) X(BitwiseOr, bitwise_or) X(BitwiseXor, bitwise_xor)            \
-  /* fused activation backwards: (grad, saved) -> grad_in */                                \
-  X(ReluBackward, relu_backward) /* saved = output */                                       \
-  X(SigmoidBackward, sigmoid_backward) /* saved = output */                                 \
-  X(TanhBackward, tanh_backward) /* saved = output */                                       \
-  X(GeluBackward, gelu_backward) /* saved = input */                                        \
-  X(GeluTanhBackward, gelu_tanh_backward) X(SiluBackward, silu_backward)                    \
-  X(SoftplusBackward, softplus_backward) /* a=beta b=threshold */                           \
-  X(LeakyReluBackward, leaky_relu_backward) /* a=slope */                                   \
-  X(EluBackward, elu_backward) /* a=alpha, saved = input */                                 \
-  X(MishBackward, mish_backward) X(HardswishBackward, hardswish_backward)
-
-#define TT_ENUM_ENTRY(Name, name) Name,
+// The op lists TT_UNARY_OPS / TT_BINARY_OPS come from the op schema (codegen/ops.py).
+#define TT_ENUM_ENTRY(Name, name, cls) Name,
 enum class UnaryOp { TT_UNARY_OPS(TT_ENUM_ENTRY) };
 enum class BinaryOp { TT_BINARY_OPS(TT_ENUM_ENTRY) };
 #undef TT_ENUM_ENTRY
 
+// Which dtypes an op takes and returns: each schema row names its class.
+enum class UnaryClass {
+  Floating,   // integer inputs compute in float32
+  Integral,   // integer inputs keep their dtype; bool is rejected
+  Predicate,  // any dtype in, bool out
+};
+enum class BinaryClass {
+  Arith,       // integers keep their dtype; bool rejected
+  ArithBool,   // as Arith, and bool works too (or/and/max/min of 0/1)
+  TrueDivide,  // integers divide in float32
+  Floating,    // integer inputs compute in float32
+  Compare,     // bool out
+  Logical,     // any dtype in, bool out
+  Bitwise,     // integers and bool only
+};
+
+constexpr UnaryClass op_class(UnaryOp op) {
+#define TT_CLASS_ENTRY(Name, name, cls) UnaryClass::cls,
+  constexpr UnaryClass classes[] = {TT_UNARY_OPS(TT_CLASS_ENTRY)};
+#undef TT_CLASS_ENTRY
+  return classes[static_cast<int>(op)];
+}
+constexpr BinaryClass op_class(BinaryOp op) {
+#define TT_CLASS_ENTRY(Name, name, cls) BinaryClass::cls,
+  constexpr BinaryClass classes[] = {TT_BINARY_OPS(TT_CLASS_ENTRY)};
+#undef TT_CLASS_ENTRY
+  return classes[static_cast<int>(op)];
+}
+constexpr bool is_predicate(UnaryOp op) { return op_class(op) == UnaryClass::Predicate; }
+constexpr bool is_comparison(BinaryOp op) {  // result is bool
+  return op_class(op) == BinaryClass::Compare || op_class(op) == BinaryClass::Logical;
+}
+
 const char* op_name(UnaryOp op);
 const char* op_name(BinaryOp op);
-bool is_comparison(BinaryOp op);  // result is bool
-bool is_logical(BinaryOp op);     // inputs may be any dtype, result is bool
 
 // out = op(in); in and out have the same dtype, except predicates (isnan...) write bool.
 TT_DECLARE_KERNEL(unary, UnaryOp op, const Tensor& in, const Tensor& out, OpScalars s)

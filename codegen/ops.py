@@ -1,0 +1,204 @@
+"""The op schema: one row per op. `python codegen/generate.py` writes from it the C++ op lists,
+the elementwise Python functions and their backward tables, tinytorch.<op> exports, Tensor
+methods and in-place variants, the autocast policy, and the rows the op-table tests run.
+
+Adding a unary op with a kernel: a `Unary` row here and its scalar formula in
+cpp/include/tinytorch/math.h (`UnaryFn::eval`). Adding a composite op: an `Op` row here and its
+Python function in the family module. See docs/architecture.md, "Adding an op"."""
+from schema import Binary, Functional, Op, Schema, Unary
+
+# ---------------------------------------------------------------------------------------------
+# Unary kernels. grad: d/d input times grad; helpers such as _unary(...) live in _ops/elementwise.pyx.
+U = Unary
+UNARY = [
+    #  name           dtypes        grad formula (times grad)                              test reference, domain
+    U("neg", "integral", grad="-grad", inplace=True, aliases=("negative",), dunders=("__neg__",), ref="-x"),
+    U("abs", "integral", grad="grad * _unary('sign', input)", inplace=True, dunders=("__abs__",), ref="np.abs(x)"),
+    U("sign", "integral", grad="grad * 0.0", inplace=True, ref="np.sign(x)"),
+    U("exp", grad="grad * result", inplace=True, autocast="fp32", ref="np.exp(x)"),
+    U("exp2", grad="grad * result * _LN2", inplace=True, ref="np.exp2(x)"),
+    U("log", grad="grad / input", inplace=True, autocast="fp32", ref="np.log(x)", domain=(0.1, 3.0)),
+    U("log2", grad="grad / (input * _LN2)", inplace=True, ref="np.log2(x)", domain=(0.1, 3.0)),
+    U("log10", grad="grad / (input * _LN10)", inplace=True, ref="np.log10(x)", domain=(0.1, 3.0)),
+    U("log1p", grad="grad / (input + 1.0)", grad_fn="Log1PBackward0", inplace=True, autocast="fp32",
+      ref="np.log1p(x)", domain=(-0.5, 2.0)),
+    U("expm1", grad="grad * (result + 1.0)", inplace=True, autocast="fp32", ref="np.expm1(x)"),
+    U("sqrt", grad="grad / (result * 2.0)", inplace=True, ref="np.sqrt(x)", domain=(0.1, 3.0)),
+    U("rsqrt", grad="grad * (result * result * result) * -0.5", inplace=True, autocast="fp32",
+      ref="1 / np.sqrt(x)", domain=(0.2, 3.0)),
+    U("sin", grad="grad * _unary('cos', input)", inplace=True, ref="np.sin(x)", domain=(-3.0, 3.0)),
+    U("cos", grad="-grad * _unary('sin', input)", inplace=True, ref="np.cos(x)", domain=(-3.0, 3.0)),
+    U("tan", grad="grad * (result * result + 1.0)", inplace=True, ref="np.tan(x)", domain=(-1.0, 1.0)),
+    U("asin", grad="grad * _unary('rsqrt', 1.0 - input * input)", inplace=True, ref="np.arcsin(x)",
+      domain=(-0.8, 0.8)),
+    U("acos", grad="-grad * _unary('rsqrt', 1.0 - input * input)", inplace=True, ref="np.arccos(x)",
+      domain=(-0.8, 0.8)),
+    U("atan", grad="grad / (input * input + 1.0)", inplace=True, ref="np.arctan(x)"),
+    U("asinh", grad="grad * _unary('rsqrt', input * input + 1.0)", inplace=True, ref="np.arcsinh(x)"),
+    U("acosh", grad="grad * _unary('rsqrt', input * input - 1.0)", inplace=True, ref="np.arccosh(x)",
+      domain=(1.2, 3.0)),
+    U("atanh", grad="grad / (1.0 - input * input)", inplace=True, ref="np.arctanh(x)", domain=(-0.8, 0.8)),
+    U("sinh", grad="grad * _unary('cosh', input)", inplace=True, ref="np.sinh(x)"),
+    U("cosh", grad="grad * _unary('sinh', input)", inplace=True, ref="np.cosh(x)"),
+    U("tanh", grad="grad * (1 - result * result)", fused="tanh_backward(result)", inplace=True,
+      ref="np.tanh(x)", domain=(-3.0, 3.0)),
+    U("sigmoid", grad="grad * result * (1 - result)", fused="sigmoid_backward(result)", inplace=True,
+      ref="sigmoid(x)", domain=(-4.0, 4.0)),
+    U("relu", "integral", grad="grad * (result > 0)", fused="relu_backward(result)", inplace=True,
+      ref="np.maximum(x, 0)"),
+    U("erf", grad="grad * _TWO_OVER_SQRT_PI * _unary('exp', -(input * input))", inplace=True, ref="erf(x)"),
+    U("reciprocal", grad="-grad * result * result", inplace=True, autocast="fp32", ref="1 / x",
+      domain=(0.3, 3.0)),
+    U("square", "integral", grad="grad * input * 2.0", grad_fn="PowBackward0", inplace=True,
+      ref="np.square(x)"),
+    U("floor", "integral", grad="grad * 0.0", inplace=True, ref="np.floor(x)", domain=(-3.0, 3.0)),
+    U("ceil", "integral", grad="grad * 0.0", inplace=True, ref="np.ceil(x)", domain=(-3.0, 3.0)),
+    U("round", "integral", grad="grad * 0.0", inplace=True, ref="np.round(x)", domain=(-3.0, 3.0)),
+    U("trunc", "integral", grad="grad * 0.0", inplace=True, ref="np.trunc(x)", domain=(-3.0, 3.0)),
+    U("isnan", "predicate", ref="np.isnan(x)"),
+    U("isinf", "predicate", ref="np.isinf(x)"),
+    U("isfinite", "predicate", ref="np.isfinite(x)"),
+    U("logical_not", "predicate", inplace=True, dunders=("__invert__",), ref="np.logical_not(x)"),
+    # activations: tinytorch.nn.functional only (as PyTorch), their fused backward tested equal to grad
+    U("gelu", grad="grad * _d_gelu(input)", fused="gelu_backward(input)", public=False,
+      ref="0.5 * x * (1 + erf(x / math.sqrt(2)))", domain=(-3.0, 3.0)),
+    U("gelu_tanh", grad="grad * _d_gelu_tanh(input)", fused="gelu_tanh_backward(input)", public=False,
+      grad_fn="GeluBackward0", ref="0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))",
+      domain=(-3.0, 3.0)),
+    U("silu", grad="grad * _d_silu(input)", fused="silu_backward(input)", public="F",
+      ref="x * sigmoid(x)", domain=(-3.0, 3.0)),
+    U("softplus", params=("beta=1.0", "threshold=20.0"), grad="_d_softplus(grad, input, beta, threshold)",
+      fused="softplus_backward(input)", public="F", ref="np.where(x > 20, x, np.log1p(np.exp(np.minimum(x, 20))))",
+      domain=(-3.0, 3.0)),
+    U("leaky_relu", params=("negative_slope=0.01",), grad="where(input > 0.0, grad, grad * negative_slope)",
+      fused="leaky_relu_backward(input)", public="F", inplace=True, ref="np.where(x > 0, x, 0.01 * x)"),
+    U("elu", params=("alpha=1.0",), grad="where(input > 0.0, grad, grad * _unary('exp', input) * alpha)",
+      fused="elu_backward(input)", public="F", ref="np.where(x > 0, x, np.expm1(x))"),
+    U("mish", grad="grad * _d_mish(input)", fused="mish_backward(input)", public="F",
+      ref="x * np.tanh(np.log1p(np.exp(x)))", domain=(-3.0, 3.0)),
+    U("hardswish", grad="_d_hardswish(grad, input)", fused="hardswish_backward(input)", public="F",
+      ref="x * np.clip(x + 3, 0, 6) / 6", domain=(-4.0, 4.0)),
+    # kernels behind hand-written functions (clamp, pow): no exports of their own
+    U("clamp_min", "integral", params=("min=0.0",), grad="where(input >= min, grad, 0.0)", public=False),
+    U("clamp_max", "integral", params=("max=0.0",), grad="where(input <= max, grad, 0.0)", public=False),
+    U("clamp", "integral", params=("min=0.0", "max=0.0"), grad_fn="ClampBackward1", public=False,
+      grad="where((input >= min).logical_and(input <= max), grad, 0.0)"),
+    U("pow_scalar", params=("exponent=1.0",), grad="_d_pow_scalar(grad, input, exponent)",
+      grad_fn="PowBackward0", public=False),
+    U("rpow_scalar", params=("base=1.0",), grad="grad * result * math.log(base)", grad_fn="PowBackward1",
+      public=False),
+]
+
+# ---------------------------------------------------------------------------------------------
+# Binary kernels. grad: (d/d input, d/d other), each times grad; only what the needed ones read is saved.
+B = Binary
+BINARY = [
+    B("add", "arith_bool", alpha=True, grad=("grad", "grad if alpha == 1.0 else grad * alpha"),
+      dunders=("__add__", "r:__radd__", "i:__iadd__"), inplace=True, ref="x + y"),
+    B("sub", alpha=True, aliases=("subtract",), grad=("grad", "-grad if alpha == 1.0 else grad * -alpha"),
+      dunders=("__sub__", "r:__rsub__", "i:__isub__"), inplace=True, ref="x - y"),
+    B("mul", "arith_bool", aliases=("multiply",), grad=("grad * other", "grad * input"), dunders=("__mul__", "r:__rmul__", "i:__imul__"),
+      inplace=True, ref="x * y"),
+    B("div", "true_divide", grad=("grad / other", "-grad * result / other"), public=False, ref="x / y",
+      domain=(0.5, 2.0)),
+    B("pow", grad=("_d_pow_input(grad, input, other)", "_d_pow_exponent(grad, input, other, result)"),
+      grad_fn="PowBackward1", public=False, ref="np.power(x, y)", domain=(0.5, 2.0)),
+    B("maximum", "arith_bool", grad=("grad * _max_weight(input, other)", "grad * (1.0 - _max_weight(input, other))"),
+      ref="np.maximum(x, y)"),
+    B("minimum", "arith_bool", grad=("grad * _max_weight(other, input)", "grad * (1.0 - _max_weight(other, input))"),
+      ref="np.minimum(x, y)"),
+    B("remainder", grad=("grad", "-grad * _binary('floor_divide', input, other)"),
+      dunders=("__mod__", "r:__rmod__"), inplace=True, ref="np.mod(x, y)", domain=(0.5, 3.0)),
+    B("floor_divide", dunders=("__floordiv__", "r:__rfloordiv__"), inplace=True, ref="np.floor_divide(x, y)",
+      domain=(0.5, 3.0)),
+    B("atan2", "floating", grad=("grad * other / (input * input + other * other)",
+                                 "-grad * input / (input * input + other * other)"), inplace=True,
+      ref="np.arctan2(x, y)"),
+    B("eq", "compare", dunders=("__eq__",), inplace=True, ref="x == y"),
+    B("ne", "compare", dunders=("__ne__",), inplace=True, ref="x != y"),
+    B("lt", "compare", aliases=("less",), dunders=("__lt__",), inplace=True, ref="x < y"),
+    B("le", "compare", aliases=("less_equal",), dunders=("__le__",), inplace=True, ref="x <= y"),
+    B("gt", "compare", aliases=("greater",), dunders=("__gt__",), inplace=True, ref="x > y"),
+    B("ge", "compare", aliases=("greater_equal",), dunders=("__ge__",), inplace=True, ref="x >= y"),
+    B("logical_and", "logical", inplace=True, ref="np.logical_and(x, y)"),
+    B("logical_or", "logical", inplace=True, ref="np.logical_or(x, y)"),
+    B("logical_xor", "logical", inplace=True, ref="np.logical_xor(x, y)"),
+    B("bitwise_and", "bitwise", dunders=("__and__",), inplace=True),
+    B("bitwise_or", "bitwise", dunders=("__or__",), inplace=True),
+    B("bitwise_xor", "bitwise", dunders=("__xor__",), inplace=True),
+] + [
+    # fused activation backwards, (grad, saved) -> grad_in: the `fused=` kernels of the unary rows
+    B(f"{name}_backward", "floating", public=False)
+    for name in ("relu", "sigmoid", "tanh", "gelu", "gelu_tanh", "silu", "softplus", "leaky_relu", "elu", "mish",
+                 "hardswish")
+]
+
+# ---------------------------------------------------------------------------------------------
+# Ops written by hand in their family module (formula beside the forward, or composite).
+E, S, R, I, N = ("tinytorch._ops.elementwise", "tinytorch._ops.shape", "tinytorch._ops.reduce",
+                 "tinytorch._ops.index", "tinytorch._ops.nn")
+C, NUM, RND = "tinytorch._contractions", "tinytorch._numerics", "tinytorch.random"
+O = Op
+OPS = [
+    # elementwise, hand-written because of their argument handling
+    O("clamp", E, aliases=("clip",), inplace="clamp_"),
+    O("clamp_min", E, function=False, method_impl="_clamp_min_method", inplace="clamp_min_"),
+    O("clamp_max", E, function=False, method_impl="_clamp_max_method", inplace="clamp_max_"),
+    O("pow", E, inplace="pow_", dunders=("__pow__", "r:__rpow__", "i:__ipow__"), autocast="fp32"),
+    O("div", E, aliases=("divide", "true_divide"), inplace="div_", dunders=("__truediv__", "r:__rtruediv__", "i:__itruediv__")),
+    O("rsub", E, method=False),
+    O("where", E, method_impl="_where_method"),
+    O("copy_", E, function=False),
+    O("fill_", E, function=False),
+    O("zero_", E, function=False),
+    # shape (views: formula in _ops/shape.pyx)
+    O("view", S, function=False), O("view_as", S, function=False), O("reshape", S), O("reshape_as", S, function=False),
+    O("transpose", S, aliases=("swapaxes", "swapdims")), O("t", S), O("permute", S), O("movedim", S),
+    O("expand", S, function=False), O("expand_as", S, function=False), O("broadcast_to", S), O("squeeze", S),
+    O("unsqueeze", S), O("flatten", S), O("unflatten", S), O("narrow", S), O("select", S), O("unbind", S),
+    O("split", S), O("chunk", S), O("unfold", S, function=False), O("diagonal", S), O("as_strided", S),
+    O("contiguous", S, function=False), O("clone", S, function=False),
+    # reductions and normalizations (fused kernels, formulas in _ops/reduce.pyx)
+    O("sum", R), O("mean", R), O("prod", R), O("amax", R), O("amin", R), O("max", R), O("min", R),
+    O("argmax", R), O("argmin", R), O("all", R), O("any", R), O("var", R), O("std", R),
+    O("logsumexp", R, autocast="fp32"), O("norm", R, autocast="fp32"), O("cumsum", R, autocast="fp32"),
+    O("cumprod", R, autocast="fp32"), O("softmax", R, autocast="fp32"), O("log_softmax", R, autocast="fp32"),
+    O("layer_norm", R, method=False, autocast="fp32"), O("rms_norm", R, method=False),
+    # indexing
+    O("__getitem__", I, function=False, method_impl="getitem"), O("__setitem__", I, function=False, method_impl="setitem"),
+    O("index_select", I), O("gather", I), O("scatter", I, inplace="scatter_"),
+    O("scatter_add", I, inplace="scatter_add_"), O("masked_fill", I, inplace="masked_fill_"), O("masked_select", I),
+    O("nonzero", I), O("index_put", I, inplace="index_put_"), O("flip", S), O("roll", I),
+    O("repeat", I, function=False), O("tril", I), O("triu", I), O("sort", I), O("argsort", I), O("topk", I),
+    O("cat", S, method=False, aliases=("concat", "concatenate")), O("stack", I, method=False),
+    O("hstack", I, method=False), O("vstack", I, method=False),
+    # linear algebra and nn kernels (formulas in _ops/nn.pyx)
+    O("matmul", N, dunders=("__matmul__", "r:__rmatmul__"), autocast="lower"), O("mm", N, autocast="lower"),
+    O("bmm", N, autocast="lower"),
+    O("conv1d", N, method=False, autocast="lower"), O("conv2d", N, method=False, autocast="lower"),
+    O("dropout", N, method=False), O("embedding", N, method=False),
+    # random (in-place samplers)
+    O("uniform_", RND, function=False), O("normal_", RND, function=False), O("bernoulli_", RND, function=False),
+    O("bernoulli", RND, function=False, method_impl="_bernoulli_method"),
+    # composites: autograd records their parts
+    O("dot", C, grad="composite"), O("vdot", C, grad="composite", method_impl="dot"),
+    O("inner", C, grad="composite"), O("outer", C, grad="composite", aliases=("ger",)),
+    O("kron", C, grad="composite"),
+    O("einsum", C, grad="composite", method=False, autocast="lower"),
+    O("tensordot", C, grad="composite", method=False, autocast="lower"),
+    O("cdist", NUM, grad="composite", method=False, autocast="fp32"),
+]
+
+# ---------------------------------------------------------------------------------------------
+# tinytorch.nn.functional functions with an autocast policy (matmul-like ones in lower precision)
+FUNCTIONAL = [Functional(n, "lower") for n in (
+    "linear", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "prelu", "scaled_dot_product_attention")] + [
+    Functional(n, "fp32") for n in (
+        "softmax", "log_softmax", "softmin", "layer_norm", "group_norm", "rms_norm", "instance_norm", "cross_entropy",
+        "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div", "binary_cross_entropy_with_logits",
+        "cosine_similarity", "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss",
+        "soft_margin_loss", "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
+        "multilabel_soft_margin_loss", "multi_margin_loss", "softplus", "normalize", "pairwise_distance")]
+
+SCHEMA = Schema(unary=UNARY, binary=BINARY, ops=OPS, functional=FUNCTIONAL)
+SCHEMA.check()

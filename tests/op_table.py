@@ -1,0 +1,63 @@
+"""The op-table test rows, read from the op schema (codegen/ops.py): every elementwise row with a
+numpy reference, how to call it, its input range and which checks apply. tests/cpu/test_op_table.py
+and tests/cuda/test_cuda_op_table.py run them."""
+from __future__ import annotations
+
+import math
+import os
+import sys
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+
+import tinytorch as tt
+
+_CODEGEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "codegen")
+sys.path.insert(0, _CODEGEN)
+from ops import SCHEMA  # noqa: E402
+sys.path.remove(_CODEGEN)
+
+_erf = np.vectorize(math.erf)
+# names a schema `ref` expression may use
+REF_NAMES = {"np": np, "math": math, "erf": _erf, "sigmoid": lambda x: 1 / (1 + np.exp(-x))}
+
+
+@dataclass
+class Row:
+    name: str
+    call: Callable                  # tinytorch function of one or two tensors
+    ref: Callable                   # numpy float64 function of the same
+    domain: tuple
+    differentiable: bool
+    fused: Optional[str]            # a fused backward kernel to test against the formula
+    binary: bool
+    bool_result: bool
+
+
+def _unary_call(u):
+    if u.public is True:
+        return getattr(tt, u.name)
+    return getattr(tt._ops.elementwise, u.name)
+
+
+def _rows() -> list:
+    rows = []
+    for u in SCHEMA.unary:
+        if u.ref is None:
+            continue
+        call = (lambda x: tt.nn.functional.gelu(x, approximate="tanh")) if u.name == "gelu_tanh" else _unary_call(u)
+        rows.append(Row(u.name, call, eval(f"lambda x: {u.ref}", REF_NAMES), u.domain, u.grad is not None,
+                        u.fused, False, u.dtypes == "predicate"))
+    for b in SCHEMA.binary:
+        if b.ref is None:
+            continue
+        call = getattr(tt, b.name)
+        rows.append(Row(b.name, call, eval(f"lambda x, y: {b.ref}", REF_NAMES), b.domain, bool(b.grad), None, True,
+                        b.dtypes in ("compare", "logical")))
+    return rows
+
+
+ROWS = {r.name: r for r in _rows()}
+DIFFERENTIABLE = sorted(n for n, r in ROWS.items() if r.differentiable)
+FUSED = sorted(n for n, r in ROWS.items() if r.fused)
