@@ -187,7 +187,10 @@ OPS = [
     O("einsum", C, grad="composite", method=False, autocast="lower"),
     O("tensordot", C, grad="composite", method=False, autocast="lower"),
     O("cdist", NUM, grad="composite", method=False, autocast="fp32"),
-]
+    O("logaddexp", NUM, grad="composite"),
+] + [O(n, NUM, grad="composite", method=False) for n in (
+    "meshgrid", "cartesian_prod", "diff", "cross", "block_diag", "cov", "corrcoef", "trapezoid", "trapz", "bincount",
+    "bucketize", "searchsorted", "histc", "unique")]
 
 # ---------------------------------------------------------------------------------------------
 # tinytorch.nn.functional functions with an autocast policy (matmul-like ones in lower precision)

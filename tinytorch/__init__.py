@@ -39,12 +39,7 @@ from tinytorch._creation import (
 from tinytorch.autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from tinytorch._autograd import is_grad_enabled
 from tinytorch._functional import *  # noqa: F401,F403  (tinytorch.exp, tinytorch.cat, ...)
-from tinytorch._contractions import dot, einsum, ger, inner, kron, outer, tensordot, vdot  # noqa: F401
-from tinytorch._numerics import (  # noqa: F401
-    bincount, block_diag, bucketize, cartesian_prod, cdist, corrcoef, cov, cross, diff, histc, meshgrid, searchsorted,
-    trapezoid, trapz, unique,
-)
-from tinytorch import autograd
+from tinytorch import autograd  # noqa: E402
 from tinytorch import linalg
 from tinytorch.random import (
     Generator, bernoulli, default_generator, get_rng_state, initial_seed, manual_seed, normal, rand, rand_like,

@@ -157,6 +157,21 @@ kron = _contractions.kron
 einsum = _autocast.wrap(_contractions.einsum, "lower")
 tensordot = _autocast.wrap(_contractions.tensordot, "lower")
 cdist = _autocast.wrap(_numerics.cdist, "fp32")
+logaddexp = _numerics.logaddexp
+meshgrid = _numerics.meshgrid
+cartesian_prod = _numerics.cartesian_prod
+diff = _numerics.diff
+cross = _numerics.cross
+block_diag = _numerics.block_diag
+cov = _numerics.cov
+corrcoef = _numerics.corrcoef
+trapezoid = _numerics.trapezoid
+trapz = _numerics.trapz
+bincount = _numerics.bincount
+bucketize = _numerics.bucketize
+searchsorted = _numerics.searchsorted
+histc = _numerics.histc
+unique = _numerics.unique
 
 __all__ = [
     "neg",
@@ -308,4 +323,19 @@ __all__ = [
     "einsum",
     "tensordot",
     "cdist",
+    "logaddexp",
+    "meshgrid",
+    "cartesian_prod",
+    "diff",
+    "cross",
+    "block_diag",
+    "cov",
+    "corrcoef",
+    "trapezoid",
+    "trapz",
+    "bincount",
+    "bucketize",
+    "searchsorted",
+    "histc",
+    "unique",
 ]

@@ -1,5 +1,5 @@
 """Numerical utilities composed from existing ops (every device; differentiable where PyTorch's
-are): meshgrid, cartesian_prod, diff, cross, cdist, block_diag, cov, corrcoef, trapezoid, and the
+are): logaddexp, meshgrid, cartesian_prod, diff, cross, cdist, block_diag, cov, corrcoef, trapezoid, and the
 counting/searching ones (bincount, bucketize, searchsorted, histc, unique)."""
 from __future__ import annotations
 
@@ -11,8 +11,14 @@ from tinytorch._ops.index import stack
 from tinytorch._ops.shape import cat
 from tinytorch.tensor import Tensor
 
-__all__ = ["meshgrid", "cartesian_prod", "diff", "cross", "cdist", "block_diag", "cov", "corrcoef", "trapezoid",
+__all__ = ["logaddexp", "meshgrid", "cartesian_prod", "diff", "cross", "cdist", "block_diag", "cov", "corrcoef", "trapezoid",
            "trapz", "bincount", "bucketize", "searchsorted", "histc", "unique"]
+
+
+def logaddexp(input: Tensor, other: Tensor) -> Tensor:
+    """Logarithm of the sum of exponentiations of the inputs, log(exp(input) + exp(other)),
+    computed without overflow as max + log1p(exp(-|input - other|))."""
+    return input.maximum(other) + (-(input - other).abs()).exp().log1p()
 
 
 def meshgrid(*tensors, indexing: str = "ij") -> tuple:
