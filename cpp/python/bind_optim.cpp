@@ -1,40 +1,19 @@
 // Fused optimizer steps (ops/optim.h): in place on params and state, versions bumped.
-#include <optional>
 #include "bind.h"
 #include "tinytorch/ops/optim.h"
 
 namespace tt::python {
 
 TT_BIND(10, optim) {
-  auto opt = [](const std::optional<Tensor>& t) { return t.value_or(Tensor()); };
-
-  m.def("sgd_step_", [opt](const Tensor& param, const Tensor& grad, std::optional<Tensor> momentum_buf, double lr,
-                           double momentum, double dampening, double weight_decay, bool nesterov, bool maximize,
-                           bool first_step) {
-    sgd_step_(param, grad, opt(momentum_buf), lr, momentum, dampening, weight_decay, nesterov, maximize, first_step);
-  }, py::arg("param"), py::arg("grad"), py::arg("momentum_buf"), py::arg("lr"), py::arg("momentum"),
-        py::arg("dampening"), py::arg("weight_decay"), py::arg("nesterov"), py::arg("maximize"),
-        py::arg("first_step"));
   m.def("sgd_step_multi_", &sgd_step_multi_, py::arg("params"), py::arg("grads"), py::arg("momentum_bufs"),
         py::arg("lr"), py::arg("momentum"), py::arg("dampening"), py::arg("weight_decay"), py::arg("nesterov"),
         py::arg("maximize"), py::arg("first_step"));
 
-  m.def("adam_step_", [opt](const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
-                            std::optional<Tensor> max_exp_avg_sq, int64_t step, double lr, double beta1, double beta2,
-                            double eps, double weight_decay, bool amsgrad, bool maximize, bool decoupled_weight_decay) {
-    adam_step_(param, grad, exp_avg, exp_avg_sq, opt(max_exp_avg_sq), step, lr, beta1, beta2, eps, weight_decay,
-               amsgrad, maximize, decoupled_weight_decay);
-  }, py::arg("param"), py::arg("grad"), py::arg("exp_avg"), py::arg("exp_avg_sq"), py::arg("max_exp_avg_sq"),
-        py::arg("step"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"), py::arg("eps"), py::arg("weight_decay"),
-        py::arg("amsgrad"), py::arg("maximize"), py::arg("decoupled_weight_decay"));
   m.def("adam_step_multi_", &adam_step_multi_, py::arg("params"), py::arg("grads"), py::arg("exp_avgs"),
         py::arg("exp_avg_sqs"), py::arg("max_exp_avg_sqs"), py::arg("state_steps"), py::arg("lr"), py::arg("beta1"),
         py::arg("beta2"), py::arg("eps"), py::arg("weight_decay"), py::arg("amsgrad"), py::arg("maximize"),
         py::arg("decoupled_weight_decay"));
 
-  m.def("adadelta_step_", &adadelta_step_, py::arg("param"), py::arg("grad"), py::arg("square_avg"),
-        py::arg("acc_delta"), py::arg("lr"), py::arg("rho"), py::arg("eps"), py::arg("weight_decay"),
-        py::arg("maximize"));
   m.def("adadelta_step_multi_", &adadelta_step_multi_, py::arg("params"), py::arg("grads"), py::arg("square_avgs"),
         py::arg("acc_deltas"), py::arg("state_steps"), py::arg("lr"), py::arg("rho"), py::arg("eps"),
         py::arg("weight_decay"), py::arg("maximize"));

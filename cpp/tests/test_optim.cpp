@@ -50,7 +50,8 @@ TEST(Optim, SgdMomentumNesterovWeightDecay) {
       for (int step = 0; step < 3; ++step) {
         Tensor g = rand_tensor({kN}, d, 100 + step);
         std::vector<double> rg = to_vec(g);
-        sgd_step_(p, g, buf, lr, mom, damp, wd, nesterov, /*maximize=*/step == 2, /*first_step=*/step == 0);
+        sgd_step_multi_({p}, {g}, {buf}, lr, mom, damp, wd, nesterov, /*maximize=*/step == 2,
+                        /*first_step=*/step == 0);
         for (int64_t i = 0; i < kN; ++i) {
           double gi = (step == 2 ? -rg[i] : rg[i]) + wd * rp[i];
           rb[i] = step == 0 ? gi : mom * rb[i] + (1 - damp) * gi;
@@ -70,11 +71,13 @@ TEST(Optim, AdamAndAdamW) {
       for (bool decoupled : {false, true}) {
         Tensor p = rand_tensor({kN}, d, 2), m = zeros({kN}, d), v = zeros({kN}, d), vmax = zeros({kN}, d);
         std::vector<double> rp = to_vec(p), rm(kN), rv(kN), rmax(kN);
+        std::vector<Tensor> steps = {step_tensor(0)};
         const double lr = 0.01, b1 = 0.9, b2 = 0.99, eps = 1e-8, wd = 0.1;
         for (int t = 1; t <= 3; ++t) {
           Tensor g = rand_tensor({kN}, d, 200 + t);
           std::vector<double> rg = to_vec(g);
-          adam_step_(p, g, m, v, amsgrad ? vmax : Tensor(), t, lr, b1, b2, eps, wd, amsgrad, false, decoupled);
+          adam_step_multi_({p}, {g}, {m}, {v}, amsgrad ? TensorList{vmax} : TensorList{}, steps, lr, b1, b2, eps, wd,
+                           amsgrad, false, decoupled);
           double bc1 = 1 - std::pow(b1, t), bc2 = 1 - std::pow(b2, t);
           for (int64_t i = 0; i < kN; ++i) {
             double gi = rg[i];
@@ -99,11 +102,11 @@ TEST(Optim, AdamMultiIncrementsSteps) {
   std::vector<Tensor> ms = {zeros({kN}, DType::Float32), zeros({5, 7}, DType::Float32)};
   std::vector<Tensor> vs = {zeros({kN}, DType::Float32), zeros({5, 7}, DType::Float32)};
   std::vector<Tensor> steps = {step_tensor(0), step_tensor(0)};
-  // Reference: the single-tensor op on copies.
-  Tensor p0 = ps[0].clone(), m0 = ms[0].clone(), v0 = vs[0].clone();
+  // Reference: the first tensor alone, on copies.
+  Tensor p0 = ps[0].clone(), m0 = ms[0].clone(), v0 = vs[0].clone(), s0 = step_tensor(0);
   for (int t = 1; t <= 2; ++t) {
     adam_step_multi_(ps, gs, ms, vs, {}, steps, 1e-3, 0.9, 0.999, 1e-8, 0, false, false, false);
-    adam_step_(p0, gs[0], m0, v0, Tensor(), t, 1e-3, 0.9, 0.999, 1e-8, 0, false, false, false);
+    adam_step_multi_({p0}, {gs[0]}, {m0}, {v0}, {}, {s0}, 1e-3, 0.9, 0.999, 1e-8, 0, false, false, false);
   }
   EXPECT_EQ(*steps[0].data<float>(), 2.0f);
   EXPECT_EQ(*steps[1].data<float>(), 2.0f);
@@ -114,11 +117,12 @@ TEST(Optim, Adadelta) {
   for (DType d : {DType::Float32, DType::BFloat16, DType::Float64}) {
     Tensor p = rand_tensor({kN}, d, 7), sq = zeros({kN}, d), acc = zeros({kN}, d);
     std::vector<double> rp = to_vec(p), rsq(kN), racc(kN);
+    std::vector<Tensor> steps = {step_tensor(0)};
     const double lr = 1.0, rho = 0.9, eps = 1e-6, wd = 0.05;
     for (int step = 0; step < 3; ++step) {
       Tensor g = rand_tensor({kN}, d, 300 + step);
       std::vector<double> rg = to_vec(g);
-      adadelta_step_(p, g, sq, acc, lr, rho, eps, wd, false);
+      adadelta_step_multi_({p}, {g}, {sq}, {acc}, steps, lr, rho, eps, wd, false);
       for (int64_t i = 0; i < kN; ++i) {
         double gi = rg[i] + wd * rp[i];
         rsq[i] = rho * rsq[i] + (1 - rho) * gi * gi;
@@ -211,22 +215,32 @@ TEST(Optim, AdagradAdamaxNadamRadam) {
 TEST(Optim, Errors) {
   Tensor p = zeros({2, 3}, DType::Float32), g = zeros({2, 3}, DType::Float32);
   Tensor m = zeros({2, 3}, DType::Float32), v = zeros({2, 3}, DType::Float32);
-  EXPECT_THROW(adam_step_(p, zeros({3, 2}, DType::Float32), m, v, Tensor(), 1, 0.1, 0.9, 0.999, 1e-8, 0, false,
-                          false, false), std::runtime_error);
-  EXPECT_THROW(adam_step_(p, g, zeros({2, 3}, DType::Float64), v, Tensor(), 1, 0.1, 0.9, 0.999, 1e-8, 0, false,
-                          false, false), std::runtime_error);
-  EXPECT_THROW(adam_step_(p, g, m, v, Tensor(), 1, -0.1, 0.9, 0.999, 1e-8, 0, false, false, false),
-               std::invalid_argument);
-  EXPECT_THROW(adam_step_(p, g, m, v, Tensor(), 1, 0.1, 1.0, 0.999, 1e-8, 0, false, false, false),
-               std::invalid_argument);
-  EXPECT_THROW(sgd_step_(p.transpose(0, 1), g.transpose(0, 1), Tensor(), 0.1, 0, 0, 0, false, false, false),
+  std::vector<Tensor> steps = {step_tensor(0)};
+  auto adam = [&](const Tensor& grad, const Tensor& exp_avg, double lr, double beta1) {
+    adam_step_multi_({p}, {grad}, {exp_avg}, {v}, {}, steps, lr, beta1, 0.999, 1e-8, 0, false, false, false);
+  };
+  EXPECT_THROW(adam(zeros({3, 2}, DType::Float32), m, 0.1, 0.9), std::runtime_error);
+  EXPECT_THROW(adam(g, zeros({2, 3}, DType::Float64), 0.1, 0.9), std::runtime_error);
+  EXPECT_THROW(adam(g, m, -0.1, 0.9), std::invalid_argument);
+  EXPECT_THROW(adam(g, m, 0.1, 1.0), std::invalid_argument);
+  EXPECT_THROW(adam(g, p, 0.1, 0.9), std::runtime_error);  // state sharing the param's memory
+  EXPECT_THROW(adam_step_multi_({p}, {g}, {m}, {v}, {}, {Tensor()}, 0.1, 0.9, 0.999, 1e-8, 0, false, false, false),
+               std::runtime_error);
+  EXPECT_THROW(sgd_step_multi_({p.transpose(0, 1)}, {g.transpose(0, 1)}, {}, 0.1, 0, 0, 0, false, false, false),
                std::runtime_error);
   EXPECT_THROW(sgd_step_multi_({p, m}, {g}, {}, 0.1, 0, 0, 0, false, false, false), std::runtime_error);
-  EXPECT_THROW(sgd_step_(p, g, Tensor(), 0.1, 0.9, 0, 0, false, false, false), std::runtime_error);
+  EXPECT_THROW(sgd_step_multi_({p}, {g}, {}, 0.1, 0.9, 0, 0, false, false, false), std::runtime_error);
   try {
-    adam_step_(p, zeros({3}, DType::Float32), m, v, Tensor(), 1, 0.1, 0.9, 0.999, 1e-8, 0, false, false, false);
+    adam(zeros({3}, DType::Float32), m, 0.1, 0.9);
     FAIL() << "expected an error";
   } catch (const std::runtime_error& e) {
-    EXPECT_STREQ(e.what(), "adam_step_: grad has shape [3] but its param has shape [2, 3]");
+    EXPECT_STREQ(e.what(), "adam_step_multi_: grad of tensor 0 has shape [3] but its param has shape [2, 3]");
   }
+  try {
+    adam(g, m, 0.1, 1.0);
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "adam_step_multi_: Invalid beta parameter at index 0: 1");
+  }
+  EXPECT_EQ(*steps[0].data<float>(), 0.0f);  // nothing ran
 }

@@ -1,6 +1,9 @@
-// Optimizer step ops: argument checks and step-dependent scalars; the math is in the kernels.
+// Optimizer step ops: argument checks and step-dependent scalars; the per-element math is in
+// the kernels (tinytorch/optim_math.h).
 #include "tinytorch/ops/optim.h"
 #include <cmath>
+#include <initializer_list>
+#include <limits>
 #include <string>
 
 namespace tt {
@@ -16,49 +19,105 @@ TT_DEFINE_KERNEL(radam_step)
 
 namespace {
 
-// "exp_avg" for single-tensor ops, "exp_avg of tensor 3" for the multi-tensor forms.
-std::string label(const char* name, int64_t index) {
-  return index < 0 ? std::string(name) : str_cat(name, " of tensor ", index);
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A hyperparameter must lie in [0, hi] ([0, hi) when hi_open); messages as PyTorch's.
+struct Hyper {
+  const char* what;  // "learning rate", "beta parameter at index 0", ...
+  double value;
+  double hi = kInf;
+  bool hi_open = false;
+};
+
+void check_hypers(const char* op, std::initializer_list<Hyper> hypers) {
+  for (const Hyper& h : hypers)
+    TT_CHECK_VALUE(h.value >= 0 && (h.hi_open ? h.value < h.hi : h.value <= h.hi), op, ": Invalid ", h.what, ": ",
+                   h.value);
 }
 
-void check_param(const char* op, const Tensor& p, int64_t index) {
-  TT_CHECK(p.defined(), op, ": ", label("param", index), " is undefined");
-  TT_CHECK_TYPE(is_floating(p.dtype()), op, ": ", label("param", index),
-                " must be a floating point tensor, got ", p.describe());
-  TT_CHECK(p.is_contiguous(), op, ": ", label("param", index), " must be contiguous (", p.describe(),
+// Adam, Adamax, NAdam and RAdam share these.
+void check_adam_hypers(const char* op, double lr, double beta1, double beta2, double eps, double wd) {
+  check_hypers(op, {{"learning rate", lr},
+                    {"epsilon value", eps},
+                    {"beta parameter at index 0", beta1, 1, true},
+                    {"beta parameter at index 1", beta2, 1, true},
+                    {"weight_decay value", wd}});
+}
+
+// What a list passed along with the params holds, one tensor per param.
+enum class Kind {
+  Grad,    // same shape/dtype/device as its param; copied when not contiguous
+  State,   // the same, contiguous and apart from its param: updated in place
+  Scalar,  // a one-element float32/float64/int64 CPU tensor (step counts, NAdam's mu_product)
+};
+
+struct ListArg {
+  const char* list;  // "exp_avgs": the argument, in count messages
+  const char* item;  // "exp_avg": one of its tensors
+  const TensorList& tensors;
+  Kind kind = Kind::State;
+  bool used = true;  // optional lists (momentum buffers, max_exp_avg_sqs, ...) are empty when off
+};
+
+std::string label(const char* name, size_t index) { return str_cat(name, " of tensor ", index); }
+
+void check_param(const char* op, const Tensor& p, size_t i) {
+  TT_CHECK(p.defined(), op, ": ", label("param", i), " is undefined");
+  TT_CHECK_TYPE(is_floating(p.dtype()), op, ": ", label("param", i), " must be a floating point tensor, got ",
+                p.describe());
+  TT_CHECK(p.is_contiguous(), op, ": ", label("param", i), " must be contiguous (", p.describe(),
            "); optimizers update parameters in place");
 }
 
-// Same shape/dtype/device as param; returned contiguous (a copy only if it was not).
-Tensor check_grad(const char* op, const Tensor& p, const Tensor& g, int64_t index) {
-  TT_CHECK(g.defined(), op, ": ", label("grad", index), " is undefined");
-  TT_CHECK(g.shape() == p.shape(), op, ": ", label("grad", index), " has shape ", shape_str(g.shape()),
-           " but its param has shape ", shape_str(p.shape()));
-  TT_CHECK(g.dtype() == p.dtype(), op, ": ", label("grad", index), " has dtype ", dtype_name(g.dtype()),
-           " but its param has dtype ", dtype_name(p.dtype()));
-  TT_CHECK(g.device() == p.device(), op, ": ", label("grad", index), " is on ", g.device().str(),
-           " but its param is on ", p.device().str());
-  return g.contiguous();
+void check_like_param(const char* op, const std::string& what, const Tensor& p, const Tensor& t) {
+  TT_CHECK(t.shape() == p.shape(), op, ": ", what, " has shape ", shape_str(t.shape()), " but its param has shape ",
+           shape_str(p.shape()));
+  TT_CHECK(t.dtype() == p.dtype(), op, ": ", what, " has dtype ", dtype_name(t.dtype()), " but its param has dtype ",
+           dtype_name(p.dtype()));
+  TT_CHECK(t.device() == p.device(), op, ": ", what, " is on ", t.device().str(), " but its param is on ",
+           p.device().str());
 }
 
-void check_state(const char* op, const char* name, const Tensor& p, const Tensor& s, int64_t index) {
-  TT_CHECK(s.defined(), op, ": ", label(name, index), " is missing");
-  TT_CHECK(s.shape() == p.shape(), op, ": ", label(name, index), " has shape ", shape_str(s.shape()),
-           " but its param has shape ", shape_str(p.shape()));
-  TT_CHECK(s.dtype() == p.dtype(), op, ": ", label(name, index), " has dtype ", dtype_name(s.dtype()),
-           " but its param has dtype ", dtype_name(p.dtype()));
-  TT_CHECK(s.device() == p.device(), op, ": ", label(name, index), " is on ", s.device().str(),
-           " but its param is on ", p.device().str());
-  TT_CHECK(s.is_contiguous(), op, ": ", label(name, index), " must be contiguous (", s.describe(), ")");
-  TT_CHECK(s.storage() != p.storage(), op, ": ", label(name, index), " shares memory with its param");
+bool is_step_dtype(DType d) { return d == DType::Float32 || d == DType::Float64 || d == DType::Int64; }
+
+// Returns the tensor the kernel gets: a grad made contiguous, else t itself.
+Tensor check_one(const char* op, const ListArg& l, const Tensor& p, const Tensor& t, size_t i) {
+  std::string what = label(l.item, i);
+  if (l.kind == Kind::Scalar) {
+    TT_CHECK(t.defined() && t.numel() == 1 && t.device().is_cpu() && is_step_dtype(t.dtype()), op, ": ", what,
+             " must be a one-element float32/float64/int64 CPU tensor, got ",
+             t.defined() ? t.describe() : std::string("undefined"));
+    return t;
+  }
+  TT_CHECK(t.defined(), op, ": ", what, l.kind == Kind::Grad ? " is undefined" : " is missing");
+  check_like_param(op, what, p, t);
+  if (l.kind == Kind::Grad) return t.contiguous();
+  TT_CHECK(t.is_contiguous(), op, ": ", what, " must be contiguous (", t.describe(), ")");
+  TT_CHECK(t.storage() != p.storage(), op, ": ", what, " shares memory with its param");
+  return t;
 }
 
-void check_scalar_state(const char* op, const char* name, const Tensor& s, int64_t index) {
-  TT_CHECK(s.defined() && s.numel() == 1 && s.device().is_cpu() &&
-               (s.dtype() == DType::Float32 || s.dtype() == DType::Float64 || s.dtype() == DType::Int64),
-           op, ": ", label(name, index), " must be a one-element float32/float64/int64 CPU tensor, got ",
-           s.defined() ? s.describe() : std::string("undefined"));
+// Checks the counts, then each param with its tensors of every used list; returns the grads
+// (the one Kind::Grad list), made contiguous.
+TensorList check_lists(const char* op, const TensorList& params, std::initializer_list<ListArg> lists) {
+  size_t n = params.size();
+  for (const ListArg& l : lists)
+    TT_CHECK(!l.used || l.tensors.size() == n, op, ": expected ", n, " ", l.list, " (one per param), got ",
+             l.tensors.size());
+  TensorList grads(n);
+  for (size_t i = 0; i < n; ++i) {
+    check_param(op, params[i], i);
+    for (const ListArg& l : lists) {
+      if (!l.used) continue;
+      Tensor t = check_one(op, l, params[i], l.tensors[i], i);
+      if (l.kind == Kind::Grad) grads[i] = std::move(t);
+    }
+  }
+  return grads;
 }
+
+ListArg grads_arg(const TensorList& grads) { return {"grads", "grad", grads, Kind::Grad}; }
+ListArg steps_arg(const TensorList& steps) { return {"state_steps", "state_step", steps, Kind::Scalar}; }
 
 double read_scalar(const Tensor& s) {
   switch (s.dtype()) {
@@ -83,292 +142,138 @@ double increment_step(const Tensor& s) {
   return read_scalar(s);
 }
 
-void check_count(const char* op, const char* name, size_t got, size_t want) {
-  TT_CHECK(got == want, op, ": expected ", want, " ", name, " (one per param), got ", got);
-}
+// list[i], or undefined for an unused optional list.
+Tensor item_or_undef(const TensorList& list, bool used, size_t i) { return used ? list[i] : Tensor(); }
 
-void check_lr(const char* op, double lr) { TT_CHECK_VALUE(lr >= 0, op, ": Invalid learning rate: ", lr); }
-void check_beta(const char* op, const char* name, double b) {
-  TT_CHECK_VALUE(b >= 0 && b < 1, op, ": Invalid ", name, " parameter: ", b);
+// Runs one param's kernel and bumps the versions of the tensors it updated.
+template <class Fn, class C, class... Ts>
+void launch(const KernelTable<Fn>& kernel, const C& c, const Tensor& param, const Tensor& grad, const Ts&... state) {
+  kernel[param.device()](param, grad, state..., c);
+  param.bump_version();
+  (..., (state.defined() ? state.bump_version() : void()));
 }
-
-void bump(std::initializer_list<const Tensor*> ts) {
-  for (const Tensor* t : ts)
-    if (t->defined()) t->bump_version();
-}
-
-Tensor at_or_undef(const TensorList& l, size_t i) { return l.empty() ? Tensor() : l[i]; }
 
 }  // namespace
-
-// ------------------------------------------------------------------------------------- SGD
-
-static void sgd_impl(const char* op, const TensorList& params, const TensorList& grads, const TensorList& bufs,
-                     const SgdCoeffs& c, bool single) {
-  check_lr(op, c.lr);
-  TT_CHECK_VALUE(c.momentum >= 0, op, ": Invalid momentum value: ", c.momentum);
-  TT_CHECK_VALUE(!c.nesterov || (c.momentum > 0 && c.dampening == 0), op,
-                 ": Nesterov momentum requires a momentum and zero dampening");
-  check_count(op, "grads", grads.size(), params.size());
-  if (c.momentum != 0) check_count(op, "momentum buffers", bufs.size(), params.size());
-  std::vector<Tensor> gs(params.size());
-  for (size_t i = 0; i < params.size(); ++i) {
-    int64_t idx = single ? -1 : static_cast<int64_t>(i);
-    check_param(op, params[i], idx);
-    gs[i] = check_grad(op, params[i], grads[i], idx);
-    if (c.momentum != 0) check_state(op, "momentum_buffer", params[i], bufs[i], idx);
-  }
-  for (size_t i = 0; i < params.size(); ++i) {
-    Tensor buf = c.momentum != 0 ? bufs[i] : Tensor();
-    sgd_step_kernel[params[i].device()](params[i], gs[i], buf, c);
-    bump({&params[i], &buf});
-  }
-}
-
-void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor& momentum_buf, double lr, double momentum,
-               double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step) {
-  SgdCoeffs c{lr, momentum, dampening, weight_decay, nesterov, maximize, first_step};
-  TensorList bufs;
-  if (momentum != 0) bufs.push_back(momentum_buf);
-  TT_CHECK(momentum == 0 || momentum_buf.defined(), "sgd_step_: momentum_buf is required when momentum != 0");
-  sgd_impl("sgd_step_", {param}, {grad}, bufs, c, true);
-}
 
 void sgd_step_multi_(const TensorList& params, const TensorList& grads, const TensorList& momentum_bufs, double lr,
                      double momentum, double dampening, double weight_decay, bool nesterov, bool maximize,
                      bool first_step) {
+  const char* op = "sgd_step_multi_";
+  check_hypers(op, {{"learning rate", lr}, {"momentum value", momentum}});
+  TT_CHECK_VALUE(!nesterov || (momentum > 0 && dampening == 0), op,
+                 ": Nesterov momentum requires a momentum and zero dampening");
+  bool has_buf = momentum != 0;
+  TensorList gs = check_lists(
+      op, params, {grads_arg(grads), {"momentum buffers", "momentum_buffer", momentum_bufs, Kind::State, has_buf}});
   SgdCoeffs c{lr, momentum, dampening, weight_decay, nesterov, maximize, first_step};
-  sgd_impl("sgd_step_multi_", params, grads, momentum_bufs, c, false);
-}
-
-// ------------------------------------------------------------------------------------- Adam
-
-static void check_adam_hyper(const char* op, double lr, double beta1, double beta2, double eps, double wd) {
-  check_lr(op, lr);
-  TT_CHECK_VALUE(eps >= 0, op, ": Invalid epsilon value: ", eps);
-  check_beta(op, "beta parameter at index 0", beta1);
-  check_beta(op, "beta parameter at index 1", beta2);
-  TT_CHECK_VALUE(wd >= 0, op, ": Invalid weight_decay value: ", wd);
-}
-
-static AdamCoeffs adam_coeffs(double step, double lr, double beta1, double beta2, double eps, double wd,
-                              bool amsgrad, bool maximize, bool decoupled) {
-  AdamCoeffs c;
-  c.lr = lr; c.beta1 = beta1; c.beta2 = beta2; c.eps = eps; c.weight_decay = wd;
-  c.amsgrad = amsgrad; c.maximize = maximize; c.decoupled_weight_decay = decoupled;
-  double bc1 = 1 - std::pow(beta1, step), bc2 = 1 - std::pow(beta2, step);
-  c.step_size = lr / bc1;
-  c.bias_correction2_sqrt = std::sqrt(bc2);
-  return c;
-}
-
-static void adam_impl(const char* op, const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
-                      const TensorList& exp_avg_sqs, const TensorList& max_exp_avg_sqs, const TensorList* steps,
-                      int64_t step, double lr, double beta1, double beta2, double eps, double wd, bool amsgrad,
-                      bool maximize, bool decoupled, bool single) {
-  check_adam_hyper(op, lr, beta1, beta2, eps, wd);
-  size_t n = params.size();
-  check_count(op, "grads", grads.size(), n);
-  check_count(op, "exp_avgs", exp_avgs.size(), n);
-  check_count(op, "exp_avg_sqs", exp_avg_sqs.size(), n);
-  if (amsgrad) check_count(op, "max_exp_avg_sqs", max_exp_avg_sqs.size(), n);
-  if (steps) check_count(op, "state_steps", steps->size(), n);
-  else TT_CHECK_VALUE(step >= 1, op, ": step must be >= 1 (the step number after incrementing), got ", step);
-  std::vector<Tensor> gs(n);
-  for (size_t i = 0; i < n; ++i) {
-    int64_t idx = single ? -1 : static_cast<int64_t>(i);
-    check_param(op, params[i], idx);
-    gs[i] = check_grad(op, params[i], grads[i], idx);
-    check_state(op, "exp_avg", params[i], exp_avgs[i], idx);
-    check_state(op, "exp_avg_sq", params[i], exp_avg_sqs[i], idx);
-    if (amsgrad) check_state(op, "max_exp_avg_sq", params[i], max_exp_avg_sqs[i], idx);
-    if (steps) check_scalar_state(op, "state_step", (*steps)[i], idx);
-  }
-  for (size_t i = 0; i < n; ++i) {
-    double s = steps ? increment_step((*steps)[i]) : static_cast<double>(step);
-    AdamCoeffs c = adam_coeffs(s, lr, beta1, beta2, eps, wd, amsgrad, maximize, decoupled);
-    Tensor mx = amsgrad ? max_exp_avg_sqs[i] : Tensor();
-    adam_step_kernel[params[i].device()](params[i], gs[i], exp_avgs[i], exp_avg_sqs[i], mx, c);
-    bump({&params[i], &exp_avgs[i], &exp_avg_sqs[i], &mx});
-  }
-}
-
-void adam_step_(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
-                const Tensor& max_exp_avg_sq, int64_t step, double lr, double beta1, double beta2, double eps,
-                double weight_decay, bool amsgrad, bool maximize, bool decoupled_weight_decay) {
-  TensorList mx;
-  if (amsgrad) mx.push_back(max_exp_avg_sq);
-  adam_impl("adam_step_", {param}, {grad}, {exp_avg}, {exp_avg_sq}, mx, nullptr, step, lr, beta1, beta2, eps,
-            weight_decay, amsgrad, maximize, decoupled_weight_decay, true);
+  for (size_t i = 0; i < params.size(); ++i)
+    launch(sgd_step_kernel, c, params[i], gs[i], item_or_undef(momentum_bufs, has_buf, i));
 }
 
 void adam_step_multi_(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
                       const TensorList& exp_avg_sqs, const TensorList& max_exp_avg_sqs, const TensorList& state_steps,
                       double lr, double beta1, double beta2, double eps, double weight_decay, bool amsgrad,
                       bool maximize, bool decoupled_weight_decay) {
-  adam_impl("adam_step_multi_", params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, &state_steps, 0, lr, beta1,
-            beta2, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay, false);
-}
-
-// --------------------------------------------------------------------------------- Adadelta
-
-static void adadelta_impl(const char* op, const TensorList& params, const TensorList& grads,
-                          const TensorList& square_avgs, const TensorList& acc_deltas, const TensorList* steps,
-                          const AdadeltaCoeffs& c, bool single) {
-  check_lr(op, c.lr);
-  TT_CHECK_VALUE(c.rho >= 0 && c.rho <= 1, op, ": Invalid rho value: ", c.rho);
-  TT_CHECK_VALUE(c.eps >= 0, op, ": Invalid epsilon value: ", c.eps);
-  size_t n = params.size();
-  check_count(op, "grads", grads.size(), n);
-  check_count(op, "square_avgs", square_avgs.size(), n);
-  check_count(op, "acc_deltas", acc_deltas.size(), n);
-  if (steps) check_count(op, "state_steps", steps->size(), n);
-  std::vector<Tensor> gs(n);
-  for (size_t i = 0; i < n; ++i) {
-    int64_t idx = single ? -1 : static_cast<int64_t>(i);
-    check_param(op, params[i], idx);
-    gs[i] = check_grad(op, params[i], grads[i], idx);
-    check_state(op, "square_avg", params[i], square_avgs[i], idx);
-    check_state(op, "acc_delta", params[i], acc_deltas[i], idx);
-    if (steps) check_scalar_state(op, "state_step", (*steps)[i], idx);
+  const char* op = "adam_step_multi_";
+  check_adam_hypers(op, lr, beta1, beta2, eps, weight_decay);
+  TensorList gs = check_lists(op, params, {grads_arg(grads),
+                                           {"exp_avgs", "exp_avg", exp_avgs},
+                                           {"exp_avg_sqs", "exp_avg_sq", exp_avg_sqs},
+                                           {"max_exp_avg_sqs", "max_exp_avg_sq", max_exp_avg_sqs, Kind::State, amsgrad},
+                                           steps_arg(state_steps)});
+  for (size_t i = 0; i < params.size(); ++i) {
+    double step = increment_step(state_steps[i]);
+    AdamCoeffs c;
+    c.lr = lr; c.beta1 = beta1; c.beta2 = beta2; c.eps = eps; c.weight_decay = weight_decay;
+    c.amsgrad = amsgrad; c.maximize = maximize; c.decoupled_weight_decay = decoupled_weight_decay;
+    c.step_size = lr / (1 - std::pow(beta1, step));
+    c.bias_correction2_sqrt = std::sqrt(1 - std::pow(beta2, step));
+    launch(adam_step_kernel, c, params[i], gs[i], exp_avgs[i], exp_avg_sqs[i],
+           item_or_undef(max_exp_avg_sqs, amsgrad, i));
   }
-  for (size_t i = 0; i < n; ++i) {
-    if (steps) increment_step((*steps)[i]);
-    adadelta_step_kernel[params[i].device()](params[i], gs[i], square_avgs[i], acc_deltas[i], c);
-    bump({&params[i], &square_avgs[i], &acc_deltas[i]});
-  }
-}
-
-void adadelta_step_(const Tensor& param, const Tensor& grad, const Tensor& square_avg, const Tensor& acc_delta,
-                    double lr, double rho, double eps, double weight_decay, bool maximize) {
-  adadelta_impl("adadelta_step_", {param}, {grad}, {square_avg}, {acc_delta}, nullptr,
-                AdadeltaCoeffs{lr, rho, eps, weight_decay, maximize}, true);
 }
 
 void adadelta_step_multi_(const TensorList& params, const TensorList& grads, const TensorList& square_avgs,
                           const TensorList& acc_deltas, const TensorList& state_steps, double lr, double rho,
                           double eps, double weight_decay, bool maximize) {
-  adadelta_impl("adadelta_step_multi_", params, grads, square_avgs, acc_deltas, &state_steps,
-                AdadeltaCoeffs{lr, rho, eps, weight_decay, maximize}, false);
+  const char* op = "adadelta_step_multi_";
+  check_hypers(op, {{"learning rate", lr}, {"rho value", rho, 1}, {"epsilon value", eps}});
+  TensorList gs = check_lists(op, params, {grads_arg(grads),
+                                           {"square_avgs", "square_avg", square_avgs},
+                                           {"acc_deltas", "acc_delta", acc_deltas},
+                                           steps_arg(state_steps)});
+  AdadeltaCoeffs c{lr, rho, eps, weight_decay, maximize};
+  for (size_t i = 0; i < params.size(); ++i) {
+    increment_step(state_steps[i]);
+    launch(adadelta_step_kernel, c, params[i], gs[i], square_avgs[i], acc_deltas[i]);
+  }
 }
-
-// ---------------------------------------------------------------------------------- Adagrad
 
 void adagrad_step_multi_(const TensorList& params, const TensorList& grads, const TensorList& state_sums,
                          const TensorList& state_steps, double lr, double lr_decay, double weight_decay, double eps,
                          bool maximize) {
   const char* op = "adagrad_step_multi_";
-  check_lr(op, lr);
-  TT_CHECK_VALUE(lr_decay >= 0, op, ": Invalid lr_decay value: ", lr_decay);
-  TT_CHECK_VALUE(eps >= 0, op, ": Invalid epsilon value: ", eps);
-  size_t n = params.size();
-  check_count(op, "grads", grads.size(), n);
-  check_count(op, "state_sums", state_sums.size(), n);
-  check_count(op, "state_steps", state_steps.size(), n);
-  std::vector<Tensor> gs(n);
-  for (size_t i = 0; i < n; ++i) {
-    check_param(op, params[i], i);
-    gs[i] = check_grad(op, params[i], grads[i], i);
-    check_state(op, "sum", params[i], state_sums[i], i);
-    check_scalar_state(op, "state_step", state_steps[i], i);
-  }
-  for (size_t i = 0; i < n; ++i) {
+  check_hypers(op, {{"learning rate", lr}, {"lr_decay value", lr_decay}, {"epsilon value", eps}});
+  TensorList gs = check_lists(op, params, {grads_arg(grads), {"state_sums", "sum", state_sums},
+                                           steps_arg(state_steps)});
+  for (size_t i = 0; i < params.size(); ++i) {
     double step = increment_step(state_steps[i]);
     AdagradCoeffs c{lr / (1 + (step - 1) * lr_decay), eps, weight_decay, maximize};
-    adagrad_step_kernel[params[i].device()](params[i], gs[i], state_sums[i], c);
-    bump({&params[i], &state_sums[i]});
+    launch(adagrad_step_kernel, c, params[i], gs[i], state_sums[i]);
   }
 }
-
-// ---------------------------------------------------------------------------------- RMSprop
 
 void rmsprop_step_multi_(const TensorList& params, const TensorList& grads, const TensorList& square_avgs,
                          const TensorList& momentum_buffers, const TensorList& grad_avgs,
                          const TensorList& state_steps, double lr, double alpha, double eps, double weight_decay,
                          double momentum, bool centered, bool maximize) {
   const char* op = "rmsprop_step_multi_";
-  check_lr(op, lr);
-  TT_CHECK_VALUE(alpha >= 0, op, ": Invalid alpha value: ", alpha);
-  TT_CHECK_VALUE(eps >= 0, op, ": Invalid epsilon value: ", eps);
-  TT_CHECK_VALUE(momentum >= 0, op, ": Invalid momentum value: ", momentum);
-  size_t n = params.size();
-  check_count(op, "grads", grads.size(), n);
-  check_count(op, "square_avgs", square_avgs.size(), n);
-  if (momentum > 0) check_count(op, "momentum_buffers", momentum_buffers.size(), n);
-  if (centered) check_count(op, "grad_avgs", grad_avgs.size(), n);
-  check_count(op, "state_steps", state_steps.size(), n);
-  std::vector<Tensor> gs(n);
-  for (size_t i = 0; i < n; ++i) {
-    check_param(op, params[i], i);
-    gs[i] = check_grad(op, params[i], grads[i], i);
-    check_state(op, "square_avg", params[i], square_avgs[i], i);
-    if (momentum > 0) check_state(op, "momentum_buffer", params[i], momentum_buffers[i], i);
-    if (centered) check_state(op, "grad_avg", params[i], grad_avgs[i], i);
-    check_scalar_state(op, "state_step", state_steps[i], i);
-  }
+  check_hypers(op,
+               {{"learning rate", lr}, {"alpha value", alpha}, {"epsilon value", eps}, {"momentum value", momentum}});
+  bool has_buf = momentum > 0;
+  TensorList gs = check_lists(op, params, {grads_arg(grads),
+                                           {"square_avgs", "square_avg", square_avgs},
+                                           {"momentum_buffers", "momentum_buffer", momentum_buffers, Kind::State,
+                                            has_buf},
+                                           {"grad_avgs", "grad_avg", grad_avgs, Kind::State, centered},
+                                           steps_arg(state_steps)});
   RmspropCoeffs c{lr, alpha, eps, weight_decay, momentum, centered, maximize};
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < params.size(); ++i) {
     increment_step(state_steps[i]);
-    Tensor buf = momentum > 0 ? momentum_buffers[i] : Tensor();
-    Tensor ga = centered ? grad_avgs[i] : Tensor();
-    rmsprop_step_kernel[params[i].device()](params[i], gs[i], square_avgs[i], buf, ga, c);
-    bump({&params[i], &square_avgs[i], &buf, &ga});
+    launch(rmsprop_step_kernel, c, params[i], gs[i], square_avgs[i], item_or_undef(momentum_buffers, has_buf, i),
+           item_or_undef(grad_avgs, centered, i));
   }
 }
-
-// ----------------------------------------------------------------------------------- Adamax
 
 void adamax_step_multi_(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
                         const TensorList& exp_infs, const TensorList& state_steps, double lr, double beta1,
                         double beta2, double eps, double weight_decay, bool maximize) {
   const char* op = "adamax_step_multi_";
-  check_adam_hyper(op, lr, beta1, beta2, eps, weight_decay);
-  size_t n = params.size();
-  check_count(op, "grads", grads.size(), n);
-  check_count(op, "exp_avgs", exp_avgs.size(), n);
-  check_count(op, "exp_infs", exp_infs.size(), n);
-  check_count(op, "state_steps", state_steps.size(), n);
-  std::vector<Tensor> gs(n);
-  for (size_t i = 0; i < n; ++i) {
-    check_param(op, params[i], i);
-    gs[i] = check_grad(op, params[i], grads[i], i);
-    check_state(op, "exp_avg", params[i], exp_avgs[i], i);
-    check_state(op, "exp_inf", params[i], exp_infs[i], i);
-    check_scalar_state(op, "state_step", state_steps[i], i);
-  }
-  for (size_t i = 0; i < n; ++i) {
+  check_adam_hypers(op, lr, beta1, beta2, eps, weight_decay);
+  TensorList gs = check_lists(op, params, {grads_arg(grads),
+                                           {"exp_avgs", "exp_avg", exp_avgs},
+                                           {"exp_infs", "exp_inf", exp_infs},
+                                           steps_arg(state_steps)});
+  for (size_t i = 0; i < params.size(); ++i) {
     double step = increment_step(state_steps[i]);
     AdamaxCoeffs c{lr / (1 - std::pow(beta1, step)), beta1, beta2, eps, weight_decay, maximize};
-    adamax_step_kernel[params[i].device()](params[i], gs[i], exp_avgs[i], exp_infs[i], c);
-    bump({&params[i], &exp_avgs[i], &exp_infs[i]});
+    launch(adamax_step_kernel, c, params[i], gs[i], exp_avgs[i], exp_infs[i]);
   }
 }
-
-// ------------------------------------------------------------------------------------ NAdam
 
 void nadam_step_multi_(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
                        const TensorList& exp_avg_sqs, const TensorList& mu_products, const TensorList& state_steps,
                        double lr, double beta1, double beta2, double eps, double weight_decay, double momentum_decay,
                        bool decoupled_weight_decay, bool maximize) {
   const char* op = "nadam_step_multi_";
-  check_adam_hyper(op, lr, beta1, beta2, eps, weight_decay);
-  TT_CHECK_VALUE(momentum_decay >= 0, op, ": Invalid momentum_decay value: ", momentum_decay);
-  size_t n = params.size();
-  check_count(op, "grads", grads.size(), n);
-  check_count(op, "exp_avgs", exp_avgs.size(), n);
-  check_count(op, "exp_avg_sqs", exp_avg_sqs.size(), n);
-  check_count(op, "mu_products", mu_products.size(), n);
-  check_count(op, "state_steps", state_steps.size(), n);
-  std::vector<Tensor> gs(n);
-  for (size_t i = 0; i < n; ++i) {
-    check_param(op, params[i], i);
-    gs[i] = check_grad(op, params[i], grads[i], i);
-    check_state(op, "exp_avg", params[i], exp_avgs[i], i);
-    check_state(op, "exp_avg_sq", params[i], exp_avg_sqs[i], i);
-    check_scalar_state(op, "mu_product", mu_products[i], i);
-    check_scalar_state(op, "state_step", state_steps[i], i);
-  }
-  for (size_t i = 0; i < n; ++i) {
+  check_adam_hypers(op, lr, beta1, beta2, eps, weight_decay);
+  check_hypers(op, {{"momentum_decay value", momentum_decay}});
+  TensorList gs = check_lists(op, params, {grads_arg(grads),
+                                           {"exp_avgs", "exp_avg", exp_avgs},
+                                           {"exp_avg_sqs", "exp_avg_sq", exp_avg_sqs},
+                                           {"mu_products", "mu_product", mu_products, Kind::Scalar},
+                                           steps_arg(state_steps)});
+  for (size_t i = 0; i < params.size(); ++i) {
     double step = increment_step(state_steps[i]);
     double mu = beta1 * (1 - 0.5 * std::pow(0.96, step * momentum_decay));
     double mu_next = beta1 * (1 - 0.5 * std::pow(0.96, (step + 1) * momentum_decay));
@@ -381,32 +286,20 @@ void nadam_step_multi_(const TensorList& params, const TensorList& grads, const 
     c.coef_avg = -lr * mu_next / (1 - mu_product * mu_next);
     c.decoupled_weight_decay = decoupled_weight_decay;
     c.maximize = maximize;
-    nadam_step_kernel[params[i].device()](params[i], gs[i], exp_avgs[i], exp_avg_sqs[i], c);
-    bump({&params[i], &exp_avgs[i], &exp_avg_sqs[i]});
+    launch(nadam_step_kernel, c, params[i], gs[i], exp_avgs[i], exp_avg_sqs[i]);
   }
 }
-
-// ------------------------------------------------------------------------------------ RAdam
 
 void radam_step_multi_(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
                        const TensorList& exp_avg_sqs, const TensorList& state_steps, double lr, double beta1,
                        double beta2, double eps, double weight_decay, bool decoupled_weight_decay, bool maximize) {
   const char* op = "radam_step_multi_";
-  check_adam_hyper(op, lr, beta1, beta2, eps, weight_decay);
-  size_t n = params.size();
-  check_count(op, "grads", grads.size(), n);
-  check_count(op, "exp_avgs", exp_avgs.size(), n);
-  check_count(op, "exp_avg_sqs", exp_avg_sqs.size(), n);
-  check_count(op, "state_steps", state_steps.size(), n);
-  std::vector<Tensor> gs(n);
-  for (size_t i = 0; i < n; ++i) {
-    check_param(op, params[i], i);
-    gs[i] = check_grad(op, params[i], grads[i], i);
-    check_state(op, "exp_avg", params[i], exp_avgs[i], i);
-    check_state(op, "exp_avg_sq", params[i], exp_avg_sqs[i], i);
-    check_scalar_state(op, "state_step", state_steps[i], i);
-  }
-  for (size_t i = 0; i < n; ++i) {
+  check_adam_hypers(op, lr, beta1, beta2, eps, weight_decay);
+  TensorList gs = check_lists(op, params, {grads_arg(grads),
+                                           {"exp_avgs", "exp_avg", exp_avgs},
+                                           {"exp_avg_sqs", "exp_avg_sq", exp_avg_sqs},
+                                           steps_arg(state_steps)});
+  for (size_t i = 0; i < params.size(); ++i) {
     double step = increment_step(state_steps[i]);
     RadamCoeffs c;
     c.lr = lr; c.beta1 = beta1; c.beta2 = beta2; c.eps = eps; c.weight_decay = weight_decay;
@@ -418,8 +311,7 @@ void radam_step_multi_(const TensorList& params, const TensorList& grads, const 
     double rho_inf = 2 / (1 - beta2) - 1;
     double rho_t = rho_inf - 2 * step * std::pow(beta2, step) / bc2;
     c.rect = rho_t > 5 ? std::sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) : 0;
-    radam_step_kernel[params[i].device()](params[i], gs[i], exp_avgs[i], exp_avg_sqs[i], c);
-    bump({&params[i], &exp_avgs[i], &exp_avg_sqs[i]});
+    launch(radam_step_kernel, c, params[i], gs[i], exp_avgs[i], exp_avg_sqs[i]);
   }
 }
 

@@ -3,10 +3,10 @@
 // compute the step-dependent scalars, then run the device's fused kernel (kernels/optim.h).
 // Every function updates param and state IN PLACE and bumps their version counters.
 //
-// Single-tensor forms take the step number (1 on the first step). The *_multi_ forms loop over
-// lists of tensors in one call and take `state_steps`: 0-dim CPU tensors (float32, float64 or
-// int64, PyTorch keeps float32) which they increment in place before computing the update.
-// Optional state lists (momentum buffers, max_exp_avg_sqs, ...) are empty when unused.
+// Each op loops over lists of tensors (one per param) in one call and takes `state_steps`: 0-dim
+// CPU tensors (float32, float64 or int64, PyTorch keeps float32) which it increments in place
+// before computing the update. Optional state lists (momentum buffers, max_exp_avg_sqs, ...)
+// are empty when unused.
 #include <vector>
 #include "tinytorch/kernels/optim.h"
 
@@ -14,23 +14,16 @@ namespace tt {
 
 using TensorList = std::vector<Tensor>;
 
-// momentum_buf undefined when momentum == 0; first_step: buf = g instead of the decay.
-void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor& momentum_buf, double lr, double momentum,
-               double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step);
+// momentum_bufs empty when momentum == 0; first_step: buf = g instead of the decay.
 void sgd_step_multi_(const TensorList& params, const TensorList& grads, const TensorList& momentum_bufs, double lr,
                      double momentum, double dampening, double weight_decay, bool nesterov, bool maximize,
                      bool first_step);
 
-void adam_step_(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
-                const Tensor& max_exp_avg_sq, int64_t step, double lr, double beta1, double beta2, double eps,
-                double weight_decay, bool amsgrad, bool maximize, bool decoupled_weight_decay);
 void adam_step_multi_(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
                       const TensorList& exp_avg_sqs, const TensorList& max_exp_avg_sqs, const TensorList& state_steps,
                       double lr, double beta1, double beta2, double eps, double weight_decay, bool amsgrad,
                       bool maximize, bool decoupled_weight_decay);
 
-void adadelta_step_(const Tensor& param, const Tensor& grad, const Tensor& square_avg, const Tensor& acc_delta,
-                    double lr, double rho, double eps, double weight_decay, bool maximize);
 void adadelta_step_multi_(const TensorList& params, const TensorList& grads, const TensorList& square_avgs,
                           const TensorList& acc_deltas, const TensorList& state_steps, double lr, double rho,
                           double eps, double weight_decay, bool maximize);
