@@ -1,4 +1,4 @@
-// Matrix products: _C.matmul / mm / bmm / linear (and its backward) / addmm.
+// Matrix products: _C.matmul / mm / bmm / linear (and its backward).
 #include "bind.h"
 #include "tinytorch/ops/linalg.h"
 
@@ -19,8 +19,6 @@ TT_BIND(10, linalg) {
     auto [gx, gw, gb] = linear_backward(g, x, w, needs);
     return py::make_tuple(tensor_or_none(gx), tensor_or_none(gw), tensor_or_none(gb));
   }, py::arg("grad_out"), py::arg("x"), py::arg("w"), py::arg("needs"));
-  m.def("addmm", &addmm, py::arg("input"), py::arg("m1"), py::arg("m2"), py::arg("beta") = 1.0,
-        py::arg("alpha") = 1.0);
 }
 
 }  // namespace tt::python
