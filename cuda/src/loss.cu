@@ -1,41 +1,26 @@
 // CUDA nll_loss and fused cross_entropy (log_softmax + nll + label smoothing), with backwards.
 // Layout: input (N, C, S), class c of sample (n, s) at (n*C + c)*S + s; target (N, S) int64.
-// Per-sample losses are computed in double (like the CPU kernel), reduced deterministically
-// (nn::det_sum); the log-sum-exp runs in opmath. S == 1 (the (N, C) case): a warp or a block per
-// row; S > 1: a thread per sample, consecutive threads on consecutive s (coalesced).
+// The per-sample formulas are tinytorch/loss_math.h's (as on the CPU): losses in double,
+// reduced deterministically (nn::det_sum); the log-sum-exp in opmath. S == 1 (the (N, C) case):
+// a warp or a block per row; S > 1: a thread per sample, consecutive threads on consecutive s
+// (coalesced).
 #include "nn_reduce.cuh"
 #include "tinytorch/cuda/device_assert.cuh"
 #include "tinytorch/kernels/nn.h"
+#include "tinytorch/loss_math.h"
 
 namespace tt::cuda {
 namespace {
 
+using loss::class_weight;
+using loss::grad_scale;
 using nn::det_sum;
-
-__device__ __forceinline__ float dexp(float v) { return expf(v); }
-__device__ __forceinline__ double dexp(double v) { return exp(v); }
-
-template <class T>
-__device__ __forceinline__ double wt(const T* w, int64_t c) {
-  return w ? static_cast<double>(static_cast<opmath_t<T>>(w[c])) : 1.0;
-}
 
 __device__ __forceinline__ void check_target(int64_t t, int64_t C, int64_t ignore) {
   TT_CUDA_KERNEL_ASSERT(t == ignore || (t >= 0 && t < C));
 }
 
-template <class T>
-__device__ __forceinline__ double ld(const T* p, int64_t i) {
-  return static_cast<double>(static_cast<opmath_t<T>>(p[i]));
-}
-
-// Threads cooperating on one sample's C classes: the reductions they share.
-struct ThreadGroup {
-  __device__ int rank() const { return 0; }
-  __device__ int size() const { return 1; }
-  template <class V> __device__ V sum(V v) const { return v; }
-  template <class V> __device__ V max(V v) const { return v; }
-};
+// Threads cooperating on one sample's C classes (loss_math.h's Group): a warp or a block.
 struct WarpGroup {
   __device__ int rank() const { return threadIdx.x & 31; }
   __device__ int size() const { return 32; }
@@ -49,35 +34,6 @@ struct BlockGroup {
   template <class V> __device__ V max(V v) const { return nn::block_max(v); }
 };
 
-// log-sum-exp over x[c*stride], c in [0, C), in opmath (as the CPU's lse_of); all ranks get it.
-template <class T, class G>
-__device__ double row_lse(const T* x, int64_t C, int64_t stride, const G& g) {
-  using A = opmath_t<T>;
-  A mx = -INFINITY;
-  for (int64_t c = g.rank(); c < C; c += g.size()) mx = fmax(mx, static_cast<A>(x[c * stride]));
-  mx = g.max(mx);
-  if (isinf(mx)) return static_cast<double>(mx);
-  A s = 0;
-  for (int64_t c = g.rank(); c < C; c += g.size()) s += dexp(static_cast<A>(x[c * stride]) - mx);
-  s = g.sum(s);
-  return static_cast<double>(mx) + log(static_cast<double>(s));
-}
-
-// Cross-entropy loss of one sample with target t (not ignore_index) and smoothing eps.
-template <class T, class G>
-__device__ double row_ce_loss(const T* x, int64_t C, int64_t stride, int64_t t, const T* w, double eps,
-                              const G& g) {
-  double lse = row_lse(x, C, stride, g);
-  double l = -wt(w, t) * (ld(x, t * stride) - lse);
-  if (eps > 0) {
-    double smooth = 0;
-    for (int64_t c = g.rank(); c < C; c += g.size()) smooth -= wt(w, c) * (ld(x, c * stride) - lse);
-    smooth = g.sum(smooth);
-    l = (1 - eps) * l + eps / static_cast<double>(C) * smooth;
-  }
-  return l;
-}
-
 struct LossDims {
   int64_t N, C, S;
   int64_t ignore;
@@ -86,7 +42,7 @@ struct LossDims {
 
 // logits: (N, C, 1) -> loss: (N) double; rows of 32 (a warp) or blockDim threads.
 template <class T, class G>
-__global__ void ce_rows_kernel(const T* __restrict__ x, const int64_t* __restrict__ tp, const T* w, double* loss,
+__global__ void ce_rows_kernel(const T* __restrict__ x, const int64_t* __restrict__ tp, const T* w, double* out,
                                LossDims d, bool lse_only) {
   G g;
   int64_t rows_per_block = blockDim.x / g.size();
@@ -96,51 +52,51 @@ __global__ void ce_rows_kernel(const T* __restrict__ x, const int64_t* __restric
   check_target(t, d.C, d.ignore);  // every thread, so none reads x[t] before the assert fires
   const T* xr = x + n * d.C;
   double v;
-  if (lse_only) v = row_lse(xr, d.C, 1, g);
-  else v = t == d.ignore ? 0.0 : row_ce_loss(xr, d.C, 1, t, w, d.eps, g);
-  if (g.rank() == 0) loss[n] = v;
+  if (lse_only) v = loss::lse(xr, d.C, 1, g);
+  else v = t == d.ignore ? 0.0 : loss::ce(xr, d.C, 1, t, w, d.eps, g);
+  if (g.rank() == 0) out[n] = v;
 }
 
 // logits: (N, C, S) -> loss: (N*S) double (or the lse), a thread per sample.
 template <class T>
-__global__ void ce_cols_kernel(const T* __restrict__ x, const int64_t* __restrict__ tp, const T* w, double* loss,
+__global__ void ce_cols_kernel(const T* __restrict__ x, const int64_t* __restrict__ tp, const T* w, double* out,
                                LossDims d, bool lse_only) {
   TT_GRID_STRIDE(i, d.N * d.S) {
     int64_t n = i / d.S, s = i % d.S, t = tp[i];
     check_target(t, d.C, d.ignore);
     const T* xs = x + n * d.C * d.S + s;
-    ThreadGroup g;
-    if (lse_only) loss[i] = row_lse(xs, d.C, d.S, g);
-    else loss[i] = t == d.ignore ? 0.0 : row_ce_loss(xs, d.C, d.S, t, w, d.eps, g);
+    loss::SerialGroup g;
+    if (lse_only) out[i] = loss::lse(xs, d.C, d.S, g);
+    else out[i] = t == d.ignore ? 0.0 : loss::ce(xs, d.C, d.S, t, w, d.eps, g);
   }
 }
 
 // input: (N, C, S) log-probs -> loss: (N*S) double.
 template <class T>
-__global__ void nll_kernel(const T* __restrict__ x, const int64_t* __restrict__ tp, const T* w, double* loss,
+__global__ void nll_kernel(const T* __restrict__ x, const int64_t* __restrict__ tp, const T* w, double* out,
                            LossDims d) {
   TT_GRID_STRIDE(i, d.N * d.S) {
     int64_t n = i / d.S, s = i % d.S, t = tp[i];
     check_target(t, d.C, d.ignore);
-    loss[i] = t == d.ignore ? 0.0 : -wt(w, t) * ld(x, (n * d.C + t) * d.S + s);
+    out[i] = t == d.ignore ? 0.0 : loss::nll(x, (n * d.C + t) * d.S + s, t, w);
   }
 }
 
 template <class T>
-__global__ void store_loss_kernel(const double* __restrict__ loss, T* __restrict__ out, int64_t M) {
-  TT_GRID_STRIDE(i, M) { out[i] = static_cast<T>(static_cast<opmath_t<T>>(loss[i])); }
+__global__ void store_loss_kernel(const double* __restrict__ losses, T* __restrict__ out, int64_t M) {
+  TT_GRID_STRIDE(i, M) { out[i] = loss::store<T>(losses[i]); }
 }
 
 // (loss_i, weight of target_i) pairs for the Sum/Mean reduction.
 template <class T>
 struct LossAndWeight {
-  const double* loss;
+  const double* losses;
   const int64_t* tp;
   const T* w;
   int64_t ignore;
   __device__ double2 operator()(int64_t i) const {
     int64_t t = tp[i];
-    return make_double2(loss[i], t == ignore ? 0.0 : wt(w, t));
+    return make_double2(losses[i], t == ignore ? 0.0 : class_weight(w, t));
   }
 };
 
@@ -150,7 +106,7 @@ struct StoreReduced {
   bool mean;
   __device__ void operator()(double2 s) const {
     double v = mean ? s.x / s.y : s.x;
-    out[0] = static_cast<T>(static_cast<opmath_t<T>>(v));
+    out[0] = loss::store<T>(v);
   }
 };
 
@@ -165,9 +121,9 @@ struct TargetAndClassWeights {
     if (i < M) {
       int64_t t = tp[i];
       check_target(t, C, ignore);
-      a = t == ignore ? 0.0 : wt(w, t);
+      a = t == ignore ? 0.0 : class_weight(w, t);
     }
-    if (i < C) b = wt(w, i);
+    if (i < C) b = class_weight(w, i);
     return make_double2(a, b);
   }
 };
@@ -255,9 +211,8 @@ __global__ void nll_backward_kernel(const T* __restrict__ gout, const int64_t* _
     int64_t n = i / d.S, s = i % d.S, t = tp[i];
     check_target(t, d.C, d.ignore);
     if (t == d.ignore) continue;
-    double scale = ld(gout, r == Reduction::None ? i : 0);
-    if (r == Reduction::Mean) scale /= sums[0];
-    gin[(n * d.C + t) * d.S + s] = static_cast<T>(static_cast<opmath_t<T>>(-wt(w, t) * scale));
+    double scale = grad_scale(gout, i, r, sums);
+    gin[(n * d.C + t) * d.S + s] = loss::store<T>(-class_weight(w, t) * scale);
   }
 }
 
@@ -306,11 +261,10 @@ __global__ void ce_backward_kernel(const T* __restrict__ gout, const T* __restri
       gin[e] = T(0);
       continue;
     }
-    double scale = ld(gout, r == Reduction::None ? i : 0);
-    if (r == Reduction::Mean) scale /= sums[0];
-    double p = exp(ld(x, e) - lse[i]);
-    double g = (1 - d.eps) * wt(w, t) * (p - (c == t ? 1.0 : 0.0)) + sm * (sums[1] * p - wt(w, c));
-    gin[e] = static_cast<T>(static_cast<opmath_t<T>>(scale * g));
+    double scale = grad_scale(gout, i, r, sums);
+    double g = loss::ce_grad(loss::softmax_prob(x, e, lse[i]), c == t, class_weight(w, t), class_weight(w, c), d.eps,
+                             sm, sums[1]);
+    gin[e] = loss::store<T>(scale * g);
   }
 }
 
