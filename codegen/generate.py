@@ -101,8 +101,8 @@ def _binary_fn(b) -> list:
     return out
 
 
-def pxi() -> str:
-    L = [f"# {BANNER}", "# Included by _ops/elementwise.pyx: the elementwise rows' functions and backward formulas.", ""]
+def grads_pxi() -> str:
+    L = [f"# {BANNER}", "# Included by _ops/elementwise.pyx: each elementwise row's backward formula and the gradient tables.", ""]
     for u in SCHEMA.unary:
         if u.grad:
             L += _unary_grad(u) + ["", ""]
@@ -122,14 +122,19 @@ def pxi() -> str:
         if b.grad:
             reads = tuple("".join(c[0] for c in ("input", "other", "result") if c in _reads(g)) for g in b.grad)
             L.append(f"    \"{b.name}\": (\"{b.grad_fn or camel(b.name) + 'Backward0'}\", _grad_{b.name}, {reads!r}),")
-    L += ["}", "", ""]
-    for u in SCHEMA.unary:
-        if u.public:
-            L += _unary_fn(u) + ["", ""]
-    for b in SCHEMA.binary:
-        if b.public:
-            L += _binary_fn(b) + ["", ""]
+    L.append("}")
     return "\n".join(L).rstrip() + "\n"
+
+
+def functions_pxi(kind: str):
+    def make() -> str:
+        L = [f"# {BANNER}", f"# Included by _ops/elementwise.pyx: the public functions of the {kind} elementwise rows.", ""]
+        rows, fn = (SCHEMA.unary, _unary_fn) if kind == "unary" else (SCHEMA.binary, _binary_fn)
+        for r in rows:
+            if r.public:
+                L += fn(r) + ["", ""]
+        return "\n".join(L).rstrip() + "\n"
+    return make
 
 
 # --------------------------------------------------------------------------------------- Python
@@ -211,7 +216,9 @@ def functional_policy_py() -> str:
 
 OUTPUTS = {
     "cpp/include/tinytorch/kernels/elementwise_ops.h": cpp_header,
-    "tinytorch/_ops/elementwise_ops.pxi": pxi,
+    "tinytorch/_ops/elementwise_grads.pxi": grads_pxi,
+    "tinytorch/_ops/elementwise_unary.pxi": functions_pxi("unary"),
+    "tinytorch/_ops/elementwise_binary.pxi": functions_pxi("binary"),
     "tinytorch/_functional.py": functional_py,
     "tinytorch/_methods.py": methods_py,
     "tinytorch/nn/functional/_autocast_policy.py": functional_policy_py,

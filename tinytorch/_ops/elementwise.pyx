@@ -360,4 +360,6 @@ def zero_(Tensor self):
 
 # ------------------------------------------------------------------ the schema's rows (codegen/ops.py)
 
-include "elementwise_ops.pxi"
+include "elementwise_grads.pxi"
+include "elementwise_unary.pxi"
+include "elementwise_binary.pxi"
