@@ -1,6 +1,9 @@
 from tinytorch._tensor cimport TensorBase as Tensor
 
+# Grad mode: one thread-local C flag, owned by _autograd.pyx; ops read it, the engine (_engine.pyx)
+# sets it around a run.
 cdef bint is_grad_enabled_c() noexcept nogil
+cdef int set_grad_enabled_c(int mode) noexcept nogil     # returns the previous mode
 
 cdef class Node:
     cdef public str _name
@@ -18,6 +21,10 @@ cdef class Node:
     cdef object __weakref__
     cdef dict __dict__                  # per-op attributes (dim, keepdim, ...) the formula needs
 
+cdef class AccumulateGrad(Node):
+    cdef public Tensor variable
+
+cdef tuple edge_of(Tensor t)
 cdef bint should_record(tuple inputs)
 cdef Node init_node(Node n, str name, object backward, tuple inputs, int num_outputs=*)
 cdef Node make_node(str name, object backward, tuple inputs, int num_outputs=*)

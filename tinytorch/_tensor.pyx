@@ -2,8 +2,8 @@
 """The Python tensor type's core: storage handle, autograd state and the autograd surface.
 
 ``tinytorch.Tensor`` (tinytorch/tensor.py) subclasses ``TensorBase`` and adds ``backward()``
-(the engine, ``_autograd``, sits above this module); the op methods come from the op schema
-(``tinytorch/_methods.py``), installed on it by the package root.
+(the graph, ``_autograd``, and the engine, ``_engine``, sit above this module); the op methods
+come from the op schema (``tinytorch/_methods.py``), installed on it by the package root.
 """
 import weakref
 

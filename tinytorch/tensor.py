@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from tinytorch import _C, _creation
-from tinytorch._autograd import backward as _engine_backward
 from tinytorch._cuda_loader import cuda_backend
 from tinytorch._dtype import DTYPES, device as _device, dtype as _dtype_cls, float32, to_dtype
+from tinytorch._engine import backward as _engine_backward
 from tinytorch._formatting import tensor_repr
 from tinytorch._ops import shape as S
 from tinytorch._tensor import TensorBase, _set_tensor_class, _wrap

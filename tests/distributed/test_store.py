@@ -10,7 +10,7 @@ import pytest
 
 import tinytorch.distributed as dist
 from tinytorch.distributed import FileStore, HashStore, PrefixStore, TCPStore
-from tinytorch.distributed.distributed_c10d import _store_rendezvous
+from tinytorch.distributed.process_group import _store_rendezvous
 
 
 def _tcp_pair(timeout=5.0):

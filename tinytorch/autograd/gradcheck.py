@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tinytorch._autograd import grad
 from tinytorch._creation import tensor
+from tinytorch._engine import grad
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.tensor import Tensor
 

@@ -9,8 +9,8 @@ import numpy as np
 
 from tinytorch._creation import tensor, zeros
 from tinytorch._dtype import device as _device, int64, uint8
-from tinytorch.distributed.distributed_c10d import (GroupMember, ProcessGroup, _pg, all_gather_into_tensor,
-                                                    broadcast, get_rank)
+from tinytorch.distributed.collectives import all_gather_into_tensor, broadcast
+from tinytorch.distributed.process_group import GroupMember, ProcessGroup, _pg, get_rank
 
 __all__ = ["all_gather_object", "broadcast_object_list"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Callable
 
-from tinytorch import _autograd
+from tinytorch import _autograd, _engine
 from tinytorch.autograd import backward as autograd_backward
 from tinytorch.autograd.function import Function
 from tinytorch.autograd.grad_mode import enable_grad
@@ -38,7 +38,7 @@ class _Checkpoint(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        if not _autograd._accumulating_into_all_leaves():
+        if not _engine._accumulating_into_all_leaves():
             raise RuntimeError("checkpoint (reentrant) is not compatible with autograd.grad() or backward(inputs=...): "
                                "its backward accumulates into every leaf's .grad; call .backward() without inputs")
         inputs = [a.detach().requires_grad_(r) if isinstance(a, Tensor) else a
