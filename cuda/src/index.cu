@@ -16,18 +16,6 @@
 namespace tt::cuda {
 namespace {
 
-// Calls f(U{}) with U an unsigned type of the element size: data movement needs no dtype.
-template <class F>
-void dispatch_bytes(size_t itemsize, const F& f) {
-  switch (itemsize) {
-    case 1: return f(uint8_t{});
-    case 2: return f(uint16_t{});
-    case 4: return f(uint32_t{});
-    case 8: return f(uint64_t{});
-    default: throw std::runtime_error(str_cat("unsupported element size ", itemsize));
-  }
-}
-
 // A view of t's memory over `shape`, keeping t's strides except `zero_dim` (stride 0).
 Tensor restride_to(const Tensor& t, const Shape& shape, int64_t zero_dim) {
   Shape strides = t.strides();

@@ -11,24 +11,6 @@ namespace {
 
 constexpr int64_t kSerial = std::numeric_limits<int64_t>::max();  // grain that forces one chunk
 
-template <size_t S> struct bits_of;
-template <> struct bits_of<1> { using type = uint8_t; };
-template <> struct bits_of<2> { using type = uint16_t; };
-template <> struct bits_of<4> { using type = uint32_t; };
-template <> struct bits_of<8> { using type = uint64_t; };
-
-// Calls f.template operator()<U>() with U an unsigned type of the tensor's element size.
-template <class F>
-void dispatch_bytes(size_t itemsize, const F& f) {
-  switch (itemsize) {
-    case 1: return f(uint8_t{});
-    case 2: return f(uint16_t{});
-    case 4: return f(uint32_t{});
-    case 8: return f(uint64_t{});
-    default: throw std::runtime_error(str_cat("unsupported element size ", itemsize));
-  }
-}
-
 [[noreturn]] void throw_oob(const char* op, int64_t idx, int64_t dim, int64_t size) {
   throw std::out_of_range(str_cat(op, ": index ", idx, " is out of bounds for dimension ", dim, " with size ", size));
 }

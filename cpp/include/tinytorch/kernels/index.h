@@ -2,11 +2,26 @@
 // Indexing and sorting kernel families. Kernels receive validated operands (shapes checked,
 // index tensors int64, outputs allocated by the op layer). Index *values* can only be checked
 // where the data is, so the kernels bounds-check them and throw IndexError (std::out_of_range).
+#include <cstddef>
+#include <cstdint>
 #include <vector>
 #include "tinytorch/dispatch.h"
 #include "tinytorch/tensor.h"
 
 namespace tt {
+
+// Calls f(U{}) with U the unsigned integer type of the element size: the kernels that only move
+// elements need one instantiation per size, not per dtype (both backends' index kernels).
+template <class F>
+void dispatch_bytes(size_t itemsize, const F& f) {
+  switch (itemsize) {
+    case 1: return f(uint8_t{});
+    case 2: return f(uint16_t{});
+    case 4: return f(uint32_t{});
+    case 8: return f(uint64_t{});
+    default: throw std::runtime_error(str_cat("unsupported element size ", itemsize));
+  }
+}
 
 // Advanced indexing, step 1. indices: k int64 tensors of one (broadcast) shape B;
 // sizes/strides: the indexed dims of x (size and element stride each);
