@@ -7,6 +7,7 @@
 #include "tinytorch/cuda/block_reduce.cuh"
 #include "tinytorch/cuda/loops.cuh"
 #include "tinytorch/kernels/reduce.h"
+#include "tinytorch/norm_math.h"
 
 namespace tt::cuda {
 namespace {
@@ -130,7 +131,7 @@ __global__ void __launch_bounds__(RowGroup<G>::kThreads) softmax_bwd_rows_kernel
     s = Grp::allreduce(s, AddOp(), smem);
     for (int64_t j = Grp::lane(); j < L; j += G) {
       const M gv = M(g[b + j]), ov = M(out[b + j]);
-      gin[b + j] = is_log ? T(gv - std::exp(ov) * s) : T(ov * (gv - s));
+      gin[b + j] = norm::softmax_grad<T>(is_log, gv, ov, s, norm::StdExp());
     }
   }
 }
@@ -148,7 +149,7 @@ __global__ void softmax_bwd_cols_kernel(const T* __restrict__ g, const T* __rest
     }
     for (int64_t l = 0; l < L; ++l) {
       const int64_t k = base + l * I;
-      gin[k] = is_log ? T(M(g[k]) - std::exp(M(out[k])) * s) : T(M(out[k]) * (M(g[k]) - s));
+      gin[k] = norm::softmax_grad<T>(is_log, M(g[k]), M(out[k]), s, norm::StdExp());
     }
   }
 }
@@ -213,7 +214,7 @@ __global__ void __launch_bounds__(RowGroup<G>::kThreads) layer_norm_kernel(
       row_each<G, V>(xr, D, [&](T t) { const M d = M(t) - mu; var += d * d; });
       var = Grp::allreduce(var, AddOp(), smem) / M(D);
     }
-    const M rstd = M(1) / std::sqrt(var + eps);
+    const M rstd = norm::rstd(var, eps);
     if (Grp::lane() == 0) {
       if (mean_out) mean_out[row] = mu;
       rstd_out[row] = rstd;
@@ -297,7 +298,7 @@ __global__ void __launch_bounds__(RowGroup<G>::kThreads) layer_norm_bwd_x_kernel
     for (int64_t j = Grp::lane(); j < D; j += G) {
       const M gh = w ? M(g[base + j]) * M(w[j]) : M(g[base + j]);
       const M xhat = (M(x[base + j]) - mu) * rs;
-      gx[base + j] = T(rs * (gh - a - xhat * c));
+      gx[base + j] = T(norm::norm_input_grad(gh, xhat, rs, a, c));
     }
   }
 }

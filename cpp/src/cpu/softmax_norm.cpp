@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 #include "tinytorch/kernels/reduce.h"
+#include "tinytorch/norm_math.h"
 #include "tinytorch/parallel.h"
 #include "reduce_simd.h"
 
@@ -38,6 +39,10 @@ inline float fast_exp(float x) {
 }
 inline float vexp(float x) { return fast_exp(x); }
 inline double vexp(double x) { return std::exp(x); }
+struct VExp {
+  template <class M>
+  M operator()(M x) const { return vexp(x); }
+};
 
 template <class M> inline M nan_max(M a, M x) {
   const M r = x > a ? x : a;
@@ -216,7 +221,7 @@ void softmax_backward_typed(bool is_log, const Tensor& gt, const Tensor& ot, con
       for (int64_t l = 0; l < L; ++l)
         for (int64_t j = 0; j < w; ++j) {
           const int64_t k = base + l * I + j;
-          gin[k] = is_log ? T(M(g[k]) - vexp(M(out[k])) * sum[j]) : T(M(out[k]) * (M(g[k]) - sum[j]));
+          gin[k] = norm::softmax_grad<T>(is_log, M(g[k]), M(out[k]), sum[j], VExp());
         }
     }
   });
@@ -263,7 +268,7 @@ void layer_norm_typed(bool rms, const Tensor& xt, const Tensor& wt, const Tensor
         mu = row_sum<M>(xr, D, [](M v) { return v; }) / M(D);
         var = row_sum<M>(xr, D, [mu](M v) { return (v - mu) * (v - mu); }) / M(D);
       }
-      const M rstd = M(1) / std::sqrt(var + M(eps));
+      const M rstd = norm::rstd(var, M(eps));
       if (mean_out) mean_out[i] = mu;
       rstd_out[i] = rstd;
       for (int64_t j = 0; j < D; ++j) {
@@ -319,7 +324,7 @@ void layer_norm_backward_typed(bool rms, const Tensor& gt, const Tensor& xt, con
       T* gxr = gx + i * D;
       for (int64_t j = 0; j < D; ++j) {
         const M xhat = (M(xr[j]) - mu) * rs;
-        gxr[j] = T(rs * (gh[j] - a - xhat * c));
+        gxr[j] = T(norm::norm_input_grad(gh[j], xhat, rs, a, c));
       }
       if (accw)
         for (int64_t j = 0; j < D; ++j) accw[j] += double(M(gr[j]) * (M(xr[j]) - mu) * rs);
