@@ -14,7 +14,9 @@ constexpr int kNumDTypes = 8;
 
 size_t itemsize(DType d);
 const char* dtype_name(DType d);  // "float32", as Python spells it
-inline bool is_floating(DType d) { return d >= DType::Float16; }
+inline bool is_floating(DType d) {
+  return d == DType::Float16 || d == DType::BFloat16 || d == DType::Float32 || d == DType::Float64;
+}
 inline bool is_integral(DType d, bool include_bool) {
   return d == DType::UInt8 || d == DType::Int32 || d == DType::Int64 || (include_bool && d == DType::Bool);
 }
