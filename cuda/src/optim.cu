@@ -95,53 +95,21 @@ void step(const C& c, const Tensor& param, const Ts&... slots) {
   });
 }
 
-void cuda_sgd_step(const Tensor& param, const Tensor& grad, const Tensor& buf, const SgdCoeffs& c) {
-  step<optim::SgdRule>(c, param, grad, buf);
-}
-
-void cuda_adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
-                    const Tensor& max_exp_avg_sq, const AdamCoeffs& c) {
-  step<optim::AdamRule>(c, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq);
-}
-
-void cuda_adadelta_step(const Tensor& param, const Tensor& grad, const Tensor& square_avg, const Tensor& acc_delta,
-                        const AdadeltaCoeffs& c) {
-  step<optim::AdadeltaRule>(c, param, grad, square_avg, acc_delta);
-}
-
-void cuda_adagrad_step(const Tensor& param, const Tensor& grad, const Tensor& state_sum, const AdagradCoeffs& c) {
-  step<optim::AdagradRule>(c, param, grad, state_sum);
-}
-
-void cuda_rmsprop_step(const Tensor& param, const Tensor& grad, const Tensor& square_avg,
-                       const Tensor& momentum_buffer, const Tensor& grad_avg, const RmspropCoeffs& c) {
-  step<optim::RmspropRule>(c, param, grad, square_avg, momentum_buffer, grad_avg);
-}
-
-void cuda_adamax_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_inf,
-                      const AdamaxCoeffs& c) {
-  step<optim::AdamaxRule>(c, param, grad, exp_avg, exp_inf);
-}
-
-void cuda_nadam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
-                     const NadamCoeffs& c) {
-  step<optim::NadamRule>(c, param, grad, exp_avg, exp_avg_sq);
-}
-
-void cuda_radam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
-                     const RadamCoeffs& c) {
-  step<optim::RadamRule>(c, param, grad, exp_avg, exp_avg_sq);
+// The kernel entry of Rule: the arguments as kernels/optim.h declares them.
+template <template <class> class Rule, class... Args>
+void step_kernel(const Args&... args) {
+  call_coeffs_first([](const auto&... a) { step<Rule>(a...); }, args...);
 }
 
 }  // namespace
 
-TT_REGISTER_KERNEL(sgd_step, CUDA, cuda_sgd_step)
-TT_REGISTER_KERNEL(adam_step, CUDA, cuda_adam_step)
-TT_REGISTER_KERNEL(adadelta_step, CUDA, cuda_adadelta_step)
-TT_REGISTER_KERNEL(adagrad_step, CUDA, cuda_adagrad_step)
-TT_REGISTER_KERNEL(rmsprop_step, CUDA, cuda_rmsprop_step)
-TT_REGISTER_KERNEL(adamax_step, CUDA, cuda_adamax_step)
-TT_REGISTER_KERNEL(nadam_step, CUDA, cuda_nadam_step)
-TT_REGISTER_KERNEL(radam_step, CUDA, cuda_radam_step)
+TT_REGISTER_KERNEL(sgd_step, CUDA, step_kernel<optim::SgdRule>)
+TT_REGISTER_KERNEL(adam_step, CUDA, step_kernel<optim::AdamRule>)
+TT_REGISTER_KERNEL(adadelta_step, CUDA, step_kernel<optim::AdadeltaRule>)
+TT_REGISTER_KERNEL(adagrad_step, CUDA, step_kernel<optim::AdagradRule>)
+TT_REGISTER_KERNEL(rmsprop_step, CUDA, step_kernel<optim::RmspropRule>)
+TT_REGISTER_KERNEL(adamax_step, CUDA, step_kernel<optim::AdamaxRule>)
+TT_REGISTER_KERNEL(nadam_step, CUDA, step_kernel<optim::NadamRule>)
+TT_REGISTER_KERNEL(radam_step, CUDA, step_kernel<optim::RadamRule>)
 
 }  // namespace tt::cuda

@@ -91,53 +91,21 @@ void step(const C& c, const Tensor& param, const Ts&... slots) {
   });
 }
 
-void cpu_sgd_step(const Tensor& param, const Tensor& grad, const Tensor& buf, const SgdCoeffs& c) {
-  step<optim::SgdRule>(c, param, grad, buf);
-}
-
-void cpu_adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
-                   const Tensor& max_exp_avg_sq, const AdamCoeffs& c) {
-  step<optim::AdamRule>(c, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq);
-}
-
-void cpu_adadelta_step(const Tensor& param, const Tensor& grad, const Tensor& square_avg, const Tensor& acc_delta,
-                       const AdadeltaCoeffs& c) {
-  step<optim::AdadeltaRule, /*kSimd=*/true>(c, param, grad, square_avg, acc_delta);
-}
-
-void cpu_adagrad_step(const Tensor& param, const Tensor& grad, const Tensor& state_sum, const AdagradCoeffs& c) {
-  step<optim::AdagradRule>(c, param, grad, state_sum);
-}
-
-void cpu_rmsprop_step(const Tensor& param, const Tensor& grad, const Tensor& square_avg, const Tensor& momentum_buffer,
-                      const Tensor& grad_avg, const RmspropCoeffs& c) {
-  step<optim::RmspropRule>(c, param, grad, square_avg, momentum_buffer, grad_avg);
-}
-
-void cpu_adamax_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_inf,
-                     const AdamaxCoeffs& c) {
-  step<optim::AdamaxRule>(c, param, grad, exp_avg, exp_inf);
-}
-
-void cpu_nadam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
-                    const NadamCoeffs& c) {
-  step<optim::NadamRule>(c, param, grad, exp_avg, exp_avg_sq);
-}
-
-void cpu_radam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
-                    const RadamCoeffs& c) {
-  step<optim::RadamRule>(c, param, grad, exp_avg, exp_avg_sq);
+// The kernel entry of Rule: the arguments as kernels/optim.h declares them.
+template <template <class> class Rule, bool kSimd = false, class... Args>
+void step_kernel(const Args&... args) {
+  call_coeffs_first([](const auto&... a) { step<Rule, kSimd>(a...); }, args...);
 }
 
 }  // namespace
 
-TT_REGISTER_KERNEL(sgd_step, CPU, cpu_sgd_step)
-TT_REGISTER_KERNEL(adam_step, CPU, cpu_adam_step)
-TT_REGISTER_KERNEL(adadelta_step, CPU, cpu_adadelta_step)
-TT_REGISTER_KERNEL(adagrad_step, CPU, cpu_adagrad_step)
-TT_REGISTER_KERNEL(rmsprop_step, CPU, cpu_rmsprop_step)
-TT_REGISTER_KERNEL(adamax_step, CPU, cpu_adamax_step)
-TT_REGISTER_KERNEL(nadam_step, CPU, cpu_nadam_step)
-TT_REGISTER_KERNEL(radam_step, CPU, cpu_radam_step)
+TT_REGISTER_KERNEL(sgd_step, CPU, step_kernel<optim::SgdRule>)
+TT_REGISTER_KERNEL(adam_step, CPU, step_kernel<optim::AdamRule>)
+TT_REGISTER_KERNEL(adadelta_step, CPU, (step_kernel<optim::AdadeltaRule, /*kSimd=*/true>))
+TT_REGISTER_KERNEL(adagrad_step, CPU, step_kernel<optim::AdagradRule>)
+TT_REGISTER_KERNEL(rmsprop_step, CPU, step_kernel<optim::RmspropRule>)
+TT_REGISTER_KERNEL(adamax_step, CPU, step_kernel<optim::AdamaxRule>)
+TT_REGISTER_KERNEL(nadam_step, CPU, step_kernel<optim::NadamRule>)
+TT_REGISTER_KERNEL(radam_step, CPU, step_kernel<optim::RadamRule>)
 
 }  // namespace tt::cpu

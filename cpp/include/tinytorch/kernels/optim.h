@@ -5,6 +5,9 @@
 // floats), each value rounded once on store. Step-dependent scalars (bias corrections, ...)
 // are computed by the op layer (ops/optim.h) and passed here ready to use. The update rules,
 // one per Coeffs struct, are in tinytorch/optim_math.h.
+#include <cstddef>
+#include <tuple>
+#include <utility>
 #include "tinytorch/dispatch.h"
 #include "tinytorch/tensor.h"
 
@@ -54,6 +57,17 @@ struct RadamCoeffs {
   double bias_correction1 = 1, bias_correction2_sqrt = 1, rect = 0;
   bool decoupled_weight_decay = false, maximize = false;
 };
+
+// Calls f(coeffs, param, grad, state...) for kernel arguments (param, grad, state..., coeffs):
+// each backend then registers one function template per update rule (cpu/optim.cpp, optim.cu).
+template <class F, class Tuple, size_t... I>
+void call_coeffs_first_impl(const F& f, const Tuple& args, std::index_sequence<I...>) {
+  f(std::get<sizeof...(I)>(args), std::get<I>(args)...);
+}
+template <class F, class... Args>
+void call_coeffs_first(const F& f, const Args&... args) {
+  call_coeffs_first_impl(f, std::tie(args...), std::make_index_sequence<sizeof...(Args) - 1>{});
+}
 
 // buf is undefined when momentum == 0.
 TT_DECLARE_KERNEL(sgd_step, const Tensor& param, const Tensor& grad, const Tensor& buf, const SgdCoeffs& c)
