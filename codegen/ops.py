@@ -135,8 +135,9 @@ BINARY = [
 
 # ---------------------------------------------------------------------------------------------
 # Ops written by hand in their family module (formula beside the forward, or composite).
-E, S, R, I, N = ("tinytorch._ops.elementwise", "tinytorch._ops.shape", "tinytorch._ops.reduce",
-                 "tinytorch._ops.index", "tinytorch._ops.nn")
+E, S, R, NORM, I = ("tinytorch._ops.elementwise", "tinytorch._ops.shape", "tinytorch._ops.reduce",
+                    "tinytorch._ops.norm", "tinytorch._ops.index")
+LA, CONV, EMB, DROP = "tinytorch._ops.linalg", "tinytorch._ops.conv", "tinytorch._ops.embedding", "tinytorch._ops.dropout"
 C, NUM, RND = "tinytorch._contractions", "tinytorch._numerics", "tinytorch.random"
 O = Op
 OPS = [
@@ -158,12 +159,14 @@ OPS = [
     O("unsqueeze", S), O("flatten", S), O("unflatten", S), O("narrow", S), O("select", S), O("unbind", S),
     O("split", S), O("chunk", S), O("unfold", S, function=False), O("diagonal", S), O("as_strided", S),
     O("contiguous", S, function=False), O("clone", S, function=False),
-    # reductions and normalizations (fused kernels, formulas in _ops/reduce.pyx)
+    # reductions and scans (fused kernels, formulas in _ops/reduce.pyx)
     O("sum", R), O("mean", R), O("prod", R), O("amax", R), O("amin", R), O("max", R), O("min", R),
     O("argmax", R), O("argmin", R), O("all", R), O("any", R), O("var", R), O("std", R),
     O("logsumexp", R, autocast="fp32"), O("norm", R, autocast="fp32"), O("cumsum", R, autocast="fp32"),
-    O("cumprod", R, autocast="fp32"), O("softmax", R, autocast="fp32"), O("log_softmax", R, autocast="fp32"),
-    O("layer_norm", R, method=False, autocast="fp32"), O("rms_norm", R, method=False),
+    O("cumprod", R, autocast="fp32"),
+    # softmax and normalizations (fused kernels, formulas in _ops/norm.pyx)
+    O("softmax", NORM, autocast="fp32"), O("log_softmax", NORM, autocast="fp32"),
+    O("layer_norm", NORM, method=False, autocast="fp32"), O("rms_norm", NORM, method=False),
     # indexing
     O("__getitem__", I, function=False, method_impl="getitem"), O("__setitem__", I, function=False, method_impl="setitem"),
     O("index_select", I), O("gather", I), O("scatter", I, inplace="scatter_"),
@@ -172,11 +175,11 @@ OPS = [
     O("repeat", I, function=False), O("tril", I), O("triu", I), O("sort", I), O("argsort", I), O("topk", I),
     O("cat", S, method=False, aliases=("concat", "concatenate")), O("stack", I, method=False),
     O("hstack", I, method=False), O("vstack", I, method=False),
-    # linear algebra and nn kernels (formulas in _ops/nn.pyx)
-    O("matmul", N, dunders=("__matmul__", "r:__rmatmul__"), autocast="lower"), O("mm", N, autocast="lower"),
-    O("bmm", N, autocast="lower"),
-    O("conv1d", N, method=False, autocast="lower"), O("conv2d", N, method=False, autocast="lower"),
-    O("dropout", N, method=False), O("embedding", N, method=False),
+    # matrix products (formulas in _ops/linalg.pyx), convolutions (_ops/conv.pyx), dropout, embedding
+    O("matmul", LA, dunders=("__matmul__", "r:__rmatmul__"), autocast="lower"), O("mm", LA, autocast="lower"),
+    O("bmm", LA, autocast="lower"),
+    O("conv1d", CONV, method=False, autocast="lower"), O("conv2d", CONV, method=False, autocast="lower"),
+    O("dropout", DROP, method=False), O("embedding", EMB, method=False),
     # random (in-place samplers)
     O("uniform_", RND, function=False), O("normal_", RND, function=False), O("bernoulli_", RND, function=False),
     O("bernoulli", RND, function=False, method_impl="_bernoulli_method"),

@@ -32,16 +32,26 @@ class dtype:
         return self._np
 
 
-bool_ = dtype(0, np.bool_)
-uint8 = dtype(1, np.uint8)
-int32 = dtype(2, np.int32)
-int64 = dtype(3, np.int64)
-float16 = dtype(4, np.float16)
-bfloat16 = dtype(5, None)
-float32 = dtype(6, np.float32)
-float64 = dtype(7, np.float64)
+# The C++ tt::DType codes (cpp/include/tinytorch/dtype.h), as _C takes and returns them
+# (``impl.dtype_code``): integral types first, then the floating ones.
+BOOL, UINT8, INT32, INT64, FLOAT16, BFLOAT16, FLOAT32, FLOAT64 = range(8)
 
-DTYPES = (bool_, uint8, int32, int64, float16, bfloat16, float32, float64)
+
+def is_floating_code(code: int) -> bool:
+    """Whether the dtype with C++ code ``code`` is a floating type (float16 ... float64)."""
+    return code >= FLOAT16
+
+
+bool_ = dtype(BOOL, np.bool_)
+uint8 = dtype(UINT8, np.uint8)
+int32 = dtype(INT32, np.int32)
+int64 = dtype(INT64, np.int64)
+float16 = dtype(FLOAT16, np.float16)
+bfloat16 = dtype(BFLOAT16, None)
+float32 = dtype(FLOAT32, np.float32)
+float64 = dtype(FLOAT64, np.float64)
+
+DTYPES = (bool_, uint8, int32, int64, float16, bfloat16, float32, float64)   # indexed by code
 _BY_NAME = {d.name: d for d in DTYPES}
 _BY_NAME.update({"half": float16, "float": float32, "double": float64, "long": int64, "int": int32})
 

@@ -2,9 +2,13 @@
 from tinytorch import _autocast
 from tinytorch import _contractions as _contractions
 from tinytorch import _numerics as _numerics
+from tinytorch._ops import conv as _CONV
+from tinytorch._ops import dropout as _DROP
 from tinytorch._ops import elementwise as _E
+from tinytorch._ops import embedding as _EMB
 from tinytorch._ops import index as _I
-from tinytorch._ops import nn as _N
+from tinytorch._ops import linalg as _LA
+from tinytorch._ops import norm as _NORM
 from tinytorch._ops import reduce as _R
 from tinytorch._ops import shape as _S
 
@@ -116,10 +120,10 @@ logsumexp = _autocast.wrap(_R.logsumexp, "fp32")
 norm = _autocast.wrap(_R.norm, "fp32")
 cumsum = _autocast.wrap(_R.cumsum, "fp32")
 cumprod = _autocast.wrap(_R.cumprod, "fp32")
-softmax = _autocast.wrap(_R.softmax, "fp32")
-log_softmax = _autocast.wrap(_R.log_softmax, "fp32")
-layer_norm = _autocast.wrap(_R.layer_norm, "fp32")
-rms_norm = _R.rms_norm
+softmax = _autocast.wrap(_NORM.softmax, "fp32")
+log_softmax = _autocast.wrap(_NORM.log_softmax, "fp32")
+layer_norm = _autocast.wrap(_NORM.layer_norm, "fp32")
+rms_norm = _NORM.rms_norm
 index_select = _I.index_select
 gather = _I.gather
 scatter = _I.scatter
@@ -141,13 +145,13 @@ concatenate = _S.cat
 stack = _I.stack
 hstack = _I.hstack
 vstack = _I.vstack
-matmul = _autocast.wrap(_N.matmul, "lower")
-mm = _autocast.wrap(_N.mm, "lower")
-bmm = _autocast.wrap(_N.bmm, "lower")
-conv1d = _autocast.wrap(_N.conv1d, "lower")
-conv2d = _autocast.wrap(_N.conv2d, "lower")
-dropout = _N.dropout
-embedding = _N.embedding
+matmul = _autocast.wrap(_LA.matmul, "lower")
+mm = _autocast.wrap(_LA.mm, "lower")
+bmm = _autocast.wrap(_LA.bmm, "lower")
+conv1d = _autocast.wrap(_CONV.conv1d, "lower")
+conv2d = _autocast.wrap(_CONV.conv2d, "lower")
+dropout = _DROP.dropout
+embedding = _EMB.embedding
 dot = _contractions.dot
 vdot = _contractions.vdot
 inner = _contractions.inner

@@ -4,7 +4,8 @@ from tinytorch import _contractions as _contractions
 from tinytorch import _numerics as _numerics
 from tinytorch._ops import elementwise as _E
 from tinytorch._ops import index as _I
-from tinytorch._ops import nn as _N
+from tinytorch._ops import linalg as _LA
+from tinytorch._ops import norm as _NORM
 from tinytorch._ops import reduce as _R
 from tinytorch._ops import shape as _S
 from tinytorch import random as _random
@@ -237,8 +238,8 @@ METHODS = {
     "norm": _autocast.wrap(_R.norm, "fp32"),
     "cumsum": _autocast.wrap(_R.cumsum, "fp32"),
     "cumprod": _autocast.wrap(_R.cumprod, "fp32"),
-    "softmax": _autocast.wrap(_R.softmax, "fp32"),
-    "log_softmax": _autocast.wrap(_R.log_softmax, "fp32"),
+    "softmax": _autocast.wrap(_NORM.softmax, "fp32"),
+    "log_softmax": _autocast.wrap(_NORM.log_softmax, "fp32"),
     "__getitem__": _I.getitem,
     "__setitem__": _I.setitem,
     "index_select": _I.index_select,
@@ -261,11 +262,11 @@ METHODS = {
     "sort": _I.sort,
     "argsort": _I.argsort,
     "topk": _I.topk,
-    "matmul": _autocast.wrap(_N.matmul, "lower"),
-    "__matmul__": _autocast.wrap(_N.matmul, "lower"),
-    "__rmatmul__": _reflected(_autocast.wrap(_N.matmul, "lower")),
-    "mm": _autocast.wrap(_N.mm, "lower"),
-    "bmm": _autocast.wrap(_N.bmm, "lower"),
+    "matmul": _autocast.wrap(_LA.matmul, "lower"),
+    "__matmul__": _autocast.wrap(_LA.matmul, "lower"),
+    "__rmatmul__": _reflected(_autocast.wrap(_LA.matmul, "lower")),
+    "mm": _autocast.wrap(_LA.mm, "lower"),
+    "bmm": _autocast.wrap(_LA.bmm, "lower"),
     "uniform_": _random.uniform_,
     "normal_": _random.normal_,
     "bernoulli_": _random.bernoulli_,

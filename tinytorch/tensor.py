@@ -9,7 +9,8 @@ import numpy as np
 
 from tinytorch import _C, _creation
 from tinytorch._cuda_loader import cuda_backend
-from tinytorch._dtype import DTYPES, device as _device, dtype as _dtype_cls, float32, to_dtype
+from tinytorch._dtype import DTYPES, bfloat16, bool_, device as _device, dtype as _dtype_cls, float16, float32, \
+    float64, int32, int64, to_dtype, uint8
 from tinytorch._engine import backward as _engine_backward
 from tinytorch._formatting import tensor_repr
 from tinytorch._ops import shape as S
@@ -138,28 +139,28 @@ class Tensor(TensorBase):
         return self.to(other.dtype)
 
     def float(self) -> "Tensor":
-        return self.to(DTYPES[6])
+        return self.to(float32)
 
     def double(self) -> "Tensor":
-        return self.to(DTYPES[7])
+        return self.to(float64)
 
     def half(self) -> "Tensor":
-        return self.to(DTYPES[4])
+        return self.to(float16)
 
     def bfloat16(self) -> "Tensor":
-        return self.to(DTYPES[5])
+        return self.to(bfloat16)
 
     def long(self) -> "Tensor":
-        return self.to(DTYPES[3])
+        return self.to(int64)
 
     def int(self) -> "Tensor":
-        return self.to(DTYPES[2])
+        return self.to(int32)
 
     def bool(self) -> "Tensor":
-        return self.to(DTYPES[0])
+        return self.to(bool_)
 
     def byte(self) -> "Tensor":
-        return self.to(DTYPES[1])
+        return self.to(uint8)
 
     def cpu(self) -> "Tensor":
         return self.to("cpu")

@@ -2,6 +2,8 @@ from tinytorch._tensor cimport TensorBase as Tensor
 
 cdef object operand(object x)
 cdef Tensor as_tensor_like(object x, Tensor like)
+cdef object impl_or_none(object t)
+cdef tuple pair(object v)
 cdef Tensor fused_result(str name, object impl, tuple inputs)
 cdef Tensor adjoint_result(str name, object impl, tuple inputs, object adjoint)
 cdef check_inplace(Tensor self, str op)

@@ -4,6 +4,7 @@ and results of fused backward kernels."""
 from libc.stdint cimport int64_t
 
 from tinytorch import _C
+from tinytorch._dtype import BOOL, FLOAT64, INT64
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
 from tinytorch._autograd cimport Node, make_node, set_history, save_tensors, is_grad_enabled_c
 
@@ -19,16 +20,26 @@ cdef object operand(object x):
     if impl is not None:
         return impl
     if isinstance(x, bool):
-        impl = _C.scalar_tensor(float(x), 0)
+        impl = _C.scalar_tensor(float(x), BOOL)
     elif isinstance(x, int):
-        impl = _C.scalar_tensor(float(x), 3)
+        impl = _C.scalar_tensor(float(x), INT64)
     elif isinstance(x, float):
-        impl = _C.scalar_tensor(x, 7)
+        impl = _C.scalar_tensor(x, FLOAT64)
     else:
         raise TypeError(f"expected a Tensor or a Python number, got {type(x).__name__}")
     if len(_scalar_cache) < 1024:
         _scalar_cache[key] = impl   # wrapped numbers are never written to
     return impl
+
+
+cdef object impl_or_none(object t):
+    """The _C.TensorImpl of an optional tensor argument (bias, weight), None for None."""
+    return None if t is None else (<Tensor>t)._impl
+
+
+cdef tuple pair(object v):
+    """An int or a pair -> a pair (kernel sizes, strides, padding of the 2-D ops)."""
+    return (v, v) if isinstance(v, int) else tuple(v)
 
 
 cdef Tensor as_tensor_like(object x, Tensor like):
@@ -117,9 +128,9 @@ cdef Tensor view_positions(Tensor base, Tensor view):
     read back through view's. -1 where view reads storage outside base."""
     b, v = base._impl, view._impl
     span = max(_last_offset(b), _last_offset(v)) + 1
-    pos = _C.full([span], -1.0, 3, b.device)
+    pos = _C.full([span], -1.0, INT64, b.device)
     pos.as_strided(list(b.shape), list(b.stride()), b.storage_offset).copy_(
-        _C.arange(0, b.numel, 1, 3, b.device).view(list(b.shape)))
+        _C.arange(0, b.numel, 1, INT64, b.device).view(list(b.shape)))
     return wrap(pos.as_strided(list(v.shape), list(v.stride()), v.storage_offset).contiguous().view([-1]))
 
 

@@ -3,6 +3,7 @@
 import numpy as np
 
 from tinytorch import _C
+from tinytorch._dtype import BOOL, INT64, is_floating_code
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
 from tinytorch._autograd cimport Node, make_node, set_history, is_grad_enabled_c
 from tinytorch._ops._common cimport record as _record, operand, check_inplace, rebase_inplace
@@ -24,11 +25,11 @@ def _index_select_back(Node n, g):
     return (index_put(_zeros(n.in_shape, g), indices, g, accumulate=True),)
 
 
-def index_select(Tensor x, int dim, Tensor index):
-    """Selects entries of x along dim at the positions in index."""
-    d = dim % max(x._impl.ndim, 1)
-    return _record("IndexSelectBackward0", _index_select_back, (x,), _C.index_select(x._impl, dim, index._impl),
-                   {"dim": d, "in_shape": x._impl.shape}, (index,))
+def index_select(Tensor input, int dim, Tensor index):
+    """Selects entries of input along dim at the positions in index."""
+    d = dim % max(input._impl.ndim, 1)
+    return _record("IndexSelectBackward0", _index_select_back, (input,), _C.index_select(input._impl, dim, index._impl),
+                   {"dim": d, "in_shape": input._impl.shape}, (index,))
 
 
 def _gather_back(Node n, g):
@@ -36,10 +37,10 @@ def _gather_back(Node n, g):
     return (scatter_add(_zeros(n.in_shape, g), n.dim, idx, g),)
 
 
-def gather(Tensor x, int dim, Tensor index):
+def gather(Tensor input, int dim, Tensor index):
     """Gathers values along an axis specified by dim."""
-    return _record("GatherBackward0", _gather_back, (x,), _C.gather(x._impl, dim, index._impl),
-                   {"dim": dim, "in_shape": x._impl.shape}, (index,))
+    return _record("GatherBackward0", _gather_back, (input,), _C.gather(input._impl, dim, index._impl),
+                   {"dim": dim, "in_shape": input._impl.shape}, (index,))
 
 
 def _scatter_back(Node n, g):
@@ -51,22 +52,23 @@ def _scatter_back(Node n, g):
     return (gx, gs)
 
 
-def scatter(Tensor x, int dim, Tensor index, src=None, *, value=None, reduce=None):
-    """Writes src (a tensor or a number) into x at the indices along dim (out of place); with
+def scatter(Tensor input, int dim, Tensor index, src=None, *, value=None, reduce=None):
+    """Writes src (a tensor or a number) into input at the indices along dim (out of place); with
     reduce='add', adds it there instead (as scatter_add)."""
     if src is None:
         src = value
     if reduce == "add":
         if not isinstance(src, Tensor):
-            src = wrap(_C.full(list(index._impl.shape), float(src), x._impl.dtype_code, x._impl.device))
-        return scatter_add(x, dim, index, src)
+            src = wrap(_C.full(list(index._impl.shape), float(src), input._impl.dtype_code, input._impl.device))
+        return scatter_add(input, dim, index, src)
     if reduce is not None:
         raise NotImplementedError(f"scatter(reduce={reduce!r}) is not implemented (reduce='add' is); "
                                   "PyTorch deprecates it for scatter_reduce")
     if isinstance(src, Tensor):
-        return _record("ScatterBackward0", _scatter_back, (x, src), _C.scatter(x._impl, dim, index._impl, (<Tensor>src)._impl),
+        return _record("ScatterBackward0", _scatter_back, (input, src),
+                       _C.scatter(input._impl, dim, index._impl, (<Tensor>src)._impl),
                        {"dim": dim}, (index,))
-    return _record("ScatterBackward1", _scatter_back, (x,), _C.scatter(x._impl, dim, index._impl, float(src)),
+    return _record("ScatterBackward1", _scatter_back, (input,), _C.scatter(input._impl, dim, index._impl, float(src)),
                    {"dim": dim}, (index,))
 
 
@@ -75,9 +77,10 @@ def _scatter_add_back(Node n, g):
     return (g, gather(g, n.dim, idx) if n.needs_input_grad[1] else None)
 
 
-def scatter_add(Tensor x, int dim, Tensor index, Tensor src):
-    """Adds all values from src into x at the indices along dim (out of place)."""
-    return _record("ScatterAddBackward0", _scatter_add_back, (x, src), _C.scatter_add(x._impl, dim, index._impl, src._impl),
+def scatter_add(Tensor input, int dim, Tensor index, Tensor src):
+    """Adds all values from src into input at the indices along dim (out of place)."""
+    return _record("ScatterAddBackward0", _scatter_add_back, (input, src),
+                   _C.scatter_add(input._impl, dim, index._impl, src._impl),
                    {"dim": dim}, (index,))
 
 
@@ -89,19 +92,20 @@ def _inplace_via(Tensor self, str name, result_fn, c_inplace):
     return self
 
 
-def scatter_(Tensor x, int dim, Tensor index, src=None, *, value=None, reduce=None):
+def scatter_(Tensor self, int dim, Tensor index, src=None, *, value=None, reduce=None):
     if src is None:
         src = value
-    return _inplace_via(x, "scatter_", lambda: scatter(x, dim, index, src, reduce=reduce),
-                        lambda: _C.scatter_(x._impl, dim, index._impl, (<Tensor>src)._impl if isinstance(src, Tensor) else float(src)))
+    return _inplace_via(self, "scatter_", lambda: scatter(self, dim, index, src, reduce=reduce),
+                        lambda: _C.scatter_(self._impl, dim, index._impl, (<Tensor>src)._impl
+                                            if isinstance(src, Tensor) else float(src)))
 
 
-def scatter_add_(Tensor x, int dim, Tensor index, Tensor src):
+def scatter_add_(Tensor self, int dim, Tensor index, Tensor src):
     if is_grad_enabled_c() and requires_grad(src):
-        check_inplace(x, "scatter_add_")
-        return rebase_inplace(x, scatter_add(x, dim, index, src))
-    return _inplace_via(x, "scatter_add_", lambda: scatter_add(x, dim, index, src),
-                        lambda: _C.scatter_add_(x._impl, dim, index._impl, src._impl))
+        check_inplace(self, "scatter_add_")
+        return rebase_inplace(self, scatter_add(self, dim, index, src))
+    return _inplace_via(self, "scatter_add_", lambda: scatter_add(self, dim, index, src),
+                        lambda: _C.scatter_add_(self._impl, dim, index._impl, src._impl))
 
 
 def _masked_fill_back(Node n, g):
@@ -110,19 +114,20 @@ def _masked_fill_back(Node n, g):
     return (where(mask, 0.0, g), None)
 
 
-def masked_fill(Tensor x, Tensor mask, value):
-    """Fills elements of x with value where mask is True."""
+def masked_fill(Tensor input, Tensor mask, value):
+    """Fills elements of input with value where mask is True."""
     if isinstance(value, Tensor):
         value = (<Tensor>value).item()
-    return _record("MaskedFillBackward0", _masked_fill_back, (x, None), _C.masked_fill(x._impl, mask._impl, float(value)),
+    return _record("MaskedFillBackward0", _masked_fill_back, (input, None),
+                   _C.masked_fill(input._impl, mask._impl, float(value)),
                    {}, (mask,))
 
 
-def masked_fill_(Tensor x, Tensor mask, value):
+def masked_fill_(Tensor self, Tensor mask, value):
     if isinstance(value, Tensor):
         value = (<Tensor>value).item()
-    return _inplace_via(x, "masked_fill_", lambda: masked_fill(x, mask, value),
-                        lambda: _C.masked_fill_(x._impl, mask._impl, float(value)))
+    return _inplace_via(self, "masked_fill_", lambda: masked_fill(self, mask, value),
+                        lambda: _C.masked_fill_(self._impl, mask._impl, float(value)))
 
 
 def _masked_select_back(Node n, g):
@@ -132,15 +137,15 @@ def _masked_select_back(Node n, g):
     return (index_put(_zeros(shape, g), [full_mask], g, accumulate=False),)
 
 
-def masked_select(Tensor x, Tensor mask):
-    return _record("MaskedSelectBackward0", _masked_select_back, (x,), _C.masked_select(x._impl, mask._impl),
-                   {"in_shape": x._impl.shape}, (mask,))
+def masked_select(Tensor input, Tensor mask):
+    return _record("MaskedSelectBackward0", _masked_select_back, (input,), _C.masked_select(input._impl, mask._impl),
+                   {"in_shape": input._impl.shape}, (mask,))
 
 
-def nonzero(Tensor x, *, as_tuple=False):
-    out = wrap(_C.nonzero(x._impl))
+def nonzero(Tensor input, *, as_tuple=False):
+    out = wrap(_C.nonzero(input._impl))
     if as_tuple:
-        return tuple(S.select(out, 1, i) for i in range(x._impl.ndim))
+        return tuple(S.select(out, 1, i) for i in range(input._impl.ndim))
     return out
 
 
@@ -170,24 +175,27 @@ def _index_put_back(Node n, g):
     return (gx, gv)
 
 
-def index_put(Tensor x, indices, values, accumulate=False):
-    """Out-of-place ``x[indices] = values`` (or ``+=`` with accumulate)."""
+def index_put(Tensor input, indices, values, accumulate=False):
+    """Out-of-place ``input[indices] = values`` (or ``+=`` with accumulate)."""
     indices = list(indices)
-    cdef Tensor v = values if isinstance(values, Tensor) else wrap(_C.full([], float(values), x._impl.dtype_code, x._impl.device))
+    cdef Tensor v = values if isinstance(values, Tensor) else \
+        wrap(_C.full([], float(values), input._impl.dtype_code, input._impl.device))
     impls = [None if i is None else (<Tensor>i)._impl for i in indices]
-    return _record("IndexPutBackward0", _index_put_back, (x, v), _C.index_put(x._impl, impls, v._impl, accumulate),
+    return _record("IndexPutBackward0", _index_put_back, (input, v),
+                   _C.index_put(input._impl, impls, v._impl, accumulate),
                    {"is_tensor": [i is not None for i in indices], "accumulate": accumulate},
                    tuple(indices))
 
 
-def index_put_(Tensor x, indices, values, accumulate=False):
+def index_put_(Tensor self, indices, values, accumulate=False):
     indices = list(indices)
-    check_inplace(x, "index_put_")
-    if is_grad_enabled_c() and (requires_grad(x) or (isinstance(values, Tensor) and requires_grad(<Tensor>values))):
-        return rebase_inplace(x, index_put(x, indices, values, accumulate))
-    cdef Tensor v = values if isinstance(values, Tensor) else wrap(_C.full([], float(values), x._impl.dtype_code, x._impl.device))
-    _C.index_put_(x._impl, [None if i is None else (<Tensor>i)._impl for i in indices], v._impl, accumulate)
-    return x
+    check_inplace(self, "index_put_")
+    if is_grad_enabled_c() and (requires_grad(self) or (isinstance(values, Tensor) and requires_grad(<Tensor>values))):
+        return rebase_inplace(self, index_put(self, indices, values, accumulate))
+    cdef Tensor v = values if isinstance(values, Tensor) else \
+        wrap(_C.full([], float(values), self._impl.dtype_code, self._impl.device))
+    _C.index_put_(self._impl, [None if i is None else (<Tensor>i)._impl for i in indices], v._impl, accumulate)
+    return self
 
 
 def _as_index(obj, Tensor like):
@@ -213,7 +221,7 @@ def _parse(Tensor x, key):
     for k in key:
         if k is None or k is Ellipsis:
             continue
-        if isinstance(k, Tensor) and (<Tensor>k)._impl.dtype_code == 0:
+        if isinstance(k, Tensor) and (<Tensor>k)._impl.dtype_code == BOOL:
             n_real += (<Tensor>k)._impl.ndim
         else:
             n_real += 1
@@ -253,11 +261,11 @@ def _parse(Tensor x, key):
             dim += 1
         else:
             t = k if isinstance(k, Tensor) else _as_index(k, x)
-            if (<Tensor>t)._impl.dtype_code > 3:     # as PyTorch: IndexError, not the kernel's TypeError
+            if is_floating_code((<Tensor>t)._impl.dtype_code):     # as PyTorch: IndexError, not the kernel's TypeError
                 raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, got {t.dtype}")
             advanced.append(t)
             has_adv = True
-            dim += (<Tensor>t)._impl.ndim if (<Tensor>t)._impl.dtype_code == 0 else 1
+            dim += (<Tensor>t)._impl.ndim if (<Tensor>t)._impl.dtype_code == BOOL else 1
     while advanced and advanced[-1] is None:
         advanced.pop()
     return view, (advanced if has_adv else None)
@@ -274,7 +282,8 @@ def setitem(Tensor x, key, value):
     check_inplace(x, "__setitem__")
     if is_grad_enabled_c() and (requires_grad(x) or (isinstance(value, Tensor) and requires_grad(<Tensor>value))):
         # out of place through the flat positions the key addresses, then take over the result
-        positions = getitem(S.view(wrap(_C.arange(0, x._impl.numel, 1, 3, x._impl.device)), list(x._impl.shape)), key)
+        flat_positions = wrap(_C.arange(0, x._impl.numel, 1, INT64, x._impl.device))
+        positions = getitem(S.view(flat_positions, list(x._impl.shape)), key)
         v = value if isinstance(value, Tensor) else wrap(_C.full([], float(value), x._impl.dtype_code, x._impl.device))
         v = S.expand(v, list(positions._impl.shape)) if tuple(v._impl.shape) != tuple(positions._impl.shape) else v
         flat = index_put(S.reshape(x, -1), [S.reshape(positions, -1)], S.reshape(v, -1))
@@ -317,10 +326,11 @@ def _roll_back(Node n, g):
     return (roll(g, [-s for s in n.shifts], n.dims),)
 
 
-def roll(Tensor x, shifts, dims=None):
+def roll(Tensor input, shifts, dims=None):
     shifts = [shifts] if isinstance(shifts, int) else list(shifts)
     dims = [] if dims is None else ([dims] if isinstance(dims, int) else list(dims))
-    return _record("RollBackward0", _roll_back, (x,), _C.roll(x._impl, shifts, dims), {"shifts": shifts, "dims": dims})
+    return _record("RollBackward0", _roll_back, (input,), _C.roll(input._impl, shifts, dims),
+                   {"shifts": shifts, "dims": dims})
 
 
 def _repeat_back(Node n, g):
@@ -336,22 +346,27 @@ def _repeat_back(Node n, g):
     return (S.reshape(gs, list(n.in_shape)),)
 
 
-def repeat(Tensor x, *sizes):
+def repeat(Tensor self, *sizes, repeats=None):
+    """``repeat(2, 1)``, ``repeat((2, 1))`` or ``repeat(repeats=(2, 1))``."""
+    if repeats is not None:
+        sizes = (repeats,)
     reps = list(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else list(sizes)
-    return _record("RepeatBackward0", _repeat_back, (x,), _C.repeat(x._impl, reps),
-                   {"repeats": reps, "in_shape": x._impl.shape})
+    return _record("RepeatBackward0", _repeat_back, (self,), _C.repeat(self._impl, reps),
+                   {"repeats": reps, "in_shape": self._impl.shape})
 
 
 def _tri_back(Node n, g):
     return ((tril if n.lower else triu)(g, n.diagonal),)
 
 
-def tril(Tensor x, int diagonal=0):
-    return _record("TrilBackward0", _tri_back, (x,), _C.tril(x._impl, diagonal), {"lower": True, "diagonal": diagonal})
+def tril(Tensor input, int diagonal=0):
+    return _record("TrilBackward0", _tri_back, (input,), _C.tril(input._impl, diagonal),
+                   {"lower": True, "diagonal": diagonal})
 
 
-def triu(Tensor x, int diagonal=0):
-    return _record("TriuBackward0", _tri_back, (x,), _C.triu(x._impl, diagonal), {"lower": False, "diagonal": diagonal})
+def triu(Tensor input, int diagonal=0):
+    return _record("TriuBackward0", _tri_back, (input,), _C.triu(input._impl, diagonal),
+                   {"lower": False, "diagonal": diagonal})
 
 
 # ------------------------------------------------------------------ sorting
@@ -361,23 +376,23 @@ def _sorted_back(Node n, g):
     return (scatter(_zeros(n.in_shape, g), n.dim, idx, g),)
 
 
-def sort(Tensor x, int dim=-1, bint descending=False, bint stable=False):
-    values, indices = _C.sort(x._impl, dim, descending, stable)
+def sort(Tensor input, int dim=-1, bint descending=False, bint stable=False):
+    values, indices = _C.sort(input._impl, dim, descending, stable)
     idx = wrap(indices)
-    out = _record("SortBackward0", _sorted_back, (x,), values, {"dim": dim, "in_shape": x._impl.shape}, (idx,))
+    out = _record("SortBackward0", _sorted_back, (input,), values, {"dim": dim, "in_shape": input._impl.shape}, (idx,))
     return values_indices(out, idx)
 
 
-def argsort(Tensor x, int dim=-1, bint descending=False, bint stable=False):
-    return wrap(_C.argsort(x._impl, dim, descending, stable))
+def argsort(Tensor input, int dim=-1, bint descending=False, bint stable=False):
+    return wrap(_C.argsort(input._impl, dim, descending, stable))
 
 
-def topk(Tensor x, int k, int dim=-1, bint largest=True, bint sorted=True):
-    values, indices = _C.topk(x._impl, k, dim, largest, sorted)
+def topk(Tensor input, int k, int dim=-1, bint largest=True, bint sorted=True):
+    values, indices = _C.topk(input._impl, k, dim, largest, sorted)
     idx = wrap(indices)
-    out = _record("TopkBackward0", _sorted_back, (x,), values, {"dim": dim, "in_shape": x._impl.shape}, (idx,))
+    out = _record("TopkBackward0", _sorted_back, (input,), values, {"dim": dim, "in_shape": input._impl.shape}, (idx,))
     return values_indices(out, idx)
 
 
-def one_hot(Tensor x, int num_classes=-1):
-    return wrap(_C.one_hot(x._impl, num_classes))
+def one_hot(Tensor input, int num_classes=-1):
+    return wrap(_C.one_hot(input._impl, num_classes))

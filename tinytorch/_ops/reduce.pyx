@@ -1,9 +1,10 @@
 # cython: language_level=3
-"""Reductions, scans, softmax and normalization, with their derivatives."""
+"""Reductions and scans, with their derivatives. The reduction node and its recording helper are
+shared through reduce.pxd (softmax and log_softmax, in norm.pyx, record one)."""
 from collections import namedtuple
 
 from tinytorch import _C
-from tinytorch._dtype import to_dtype
+from tinytorch._dtype import INT64, to_dtype
 from tinytorch._ops import elementwise as E
 from tinytorch._ops import shape as S
 from tinytorch._ops.elementwise import where
@@ -11,7 +12,6 @@ from tinytorch._ops.shape import cat, flip
 from tinytorch._tensor cimport TensorBase as Tensor, wrap
 from tinytorch._autograd cimport Node, make_node, init_node, should_record, set_history, save_tensors, \
     is_grad_enabled_c
-from tinytorch._ops._common cimport fused_result
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
 
@@ -38,11 +38,8 @@ cdef object _code(object dtype):
 
 
 cdef class ReduceNode(Node):
-    """Node of a reduction: the input's shape and the reduced dims (C fields; op-specific
-    extras such as the correction go to the attribute dict)."""
-    cdef public tuple in_shape
-    cdef public object dims         # sorted list of dims, None = all
-    cdef public bint keepdim
+    """Node of a reduction: the input's shape and the reduced dims (C fields, declared in
+    reduce.pxd; op-specific extras such as the correction go to the attribute dict)."""
 
 
 cdef Tensor _record(str name, object backward, Tensor x, object impl, object dims, bint keepdim,
@@ -89,11 +86,11 @@ def _sum_back(ReduceNode n, g):
     return (_keep(g, n).expand(*n.in_shape),)
 
 
-def sum(Tensor x, dim=None, keepdim=False, *, dtype=None):
+def sum(Tensor input, dim=None, keepdim=False, *, dtype=None):
     """Returns the sum of all elements, or over the given dimension(s)."""
-    dims = _dims(dim, x._impl.ndim)
-    return _record("SumBackward1" if dims is not None else "SumBackward0", _sum_back, x,
-                   _C.sum(x._impl, dims, keepdim, _code(dtype)), dims, keepdim,
+    dims = _dims(dim, input._impl.ndim)
+    return _record("SumBackward1" if dims is not None else "SumBackward0", _sum_back, input,
+                   _C.sum(input._impl, dims, keepdim, _code(dtype)), dims, keepdim,
                    None, (), False)   # (sum and mean save nothing)
 
 
@@ -101,10 +98,10 @@ def _mean_back(ReduceNode n, g):
     return (_keep(g, n).expand(*n.in_shape) / _count(n),)
 
 
-def mean(Tensor x, dim=None, keepdim=False, *, dtype=None):
-    dims = _dims(dim, x._impl.ndim)
-    return _record("MeanBackward1" if dims is not None else "MeanBackward0", _mean_back, x,
-                   _C.mean(x._impl, dims, keepdim, _code(dtype)), dims, keepdim,
+def mean(Tensor input, dim=None, keepdim=False, *, dtype=None):
+    dims = _dims(dim, input._impl.ndim)
+    return _record("MeanBackward1" if dims is not None else "MeanBackward0", _mean_back, input,
+                   _C.mean(input._impl, dims, keepdim, _code(dtype)), dims, keepdim,
                    None, (), False)   # (sum and mean save nothing)
 
 
@@ -135,9 +132,9 @@ def _prod_back(ReduceNode n, g):
     return (gk * _product_of_the_others(x, n.dims),)
 
 
-def prod(Tensor x, dim=None, keepdim=False, *, dtype=None):
-    dims = _dims(dim, x._impl.ndim)
-    return _record("ProdBackward0", _prod_back, x, _C.prod(x._impl, dims, keepdim, _code(dtype)),
+def prod(Tensor input, dim=None, keepdim=False, *, dtype=None):
+    dims = _dims(dim, input._impl.ndim)
+    return _record("ProdBackward0", _prod_back, input, _C.prod(input._impl, dims, keepdim, _code(dtype)),
                    dims, keepdim)
 
 
@@ -150,14 +147,14 @@ def _even_back(ReduceNode n, g):
     return (_keep(g, n) * mask / sum(mask, n.dims, keepdim=True),)
 
 
-def amax(Tensor x, dim=(), keepdim=False):
-    dims = _dims(dim, x._impl.ndim) if dim != () else None
-    return _record("AmaxBackward0", _even_back, x, _C.amax(x._impl, dims, keepdim), dims, keepdim)
+def amax(Tensor input, dim=(), keepdim=False):
+    dims = _dims(dim, input._impl.ndim) if dim != () else None
+    return _record("AmaxBackward0", _even_back, input, _C.amax(input._impl, dims, keepdim), dims, keepdim)
 
 
-def amin(Tensor x, dim=(), keepdim=False):
-    dims = _dims(dim, x._impl.ndim) if dim != () else None
-    return _record("AminBackward0", _even_back, x, _C.amin(x._impl, dims, keepdim), dims, keepdim)
+def amin(Tensor input, dim=(), keepdim=False):
+    dims = _dims(dim, input._impl.ndim) if dim != () else None
+    return _record("AminBackward0", _even_back, input, _C.amin(input._impl, dims, keepdim), dims, keepdim)
 
 
 def _index_back(ReduceNode n, g):
@@ -166,7 +163,7 @@ def _index_back(ReduceNode n, g):
     size = n.in_shape[n.dim]
     pos_shape = [1] * len(n.in_shape)
     pos_shape[n.dim] = size
-    positions = S.reshape(wrap(_C.arange(0, size, 1, 3, x._impl.device)), pos_shape)
+    positions = S.reshape(wrap(_C.arange(0, size, 1, INT64, x._impl.device)), pos_shape)
     hit = positions == _keep(idx, n)
     return (_keep(g, n) * hit,)
 
@@ -187,29 +184,29 @@ def _max_min(str which, Tensor x, dim, keepdim, other):
     return values_indices(out, idx)
 
 
-def max(Tensor x, dim=None, keepdim=False, other=None):
+def max(Tensor input, dim=None, keepdim=False, other=None):
     """max(): the largest element; max(dim) -> (values, indices); max(other) = maximum."""
-    return _max_min("max", x, dim, keepdim, other)
+    return _max_min("max", input, dim, keepdim, other)
 
 
-def min(Tensor x, dim=None, keepdim=False, other=None):
-    return _max_min("min", x, dim, keepdim, other)
+def min(Tensor input, dim=None, keepdim=False, other=None):
+    return _max_min("min", input, dim, keepdim, other)
 
 
-def argmax(Tensor x, dim=None, keepdim=False):
-    return wrap(_C.argmax(x._impl, dim, keepdim))
+def argmax(Tensor input, dim=None, keepdim=False):
+    return wrap(_C.argmax(input._impl, dim, keepdim))
 
 
-def argmin(Tensor x, dim=None, keepdim=False):
-    return wrap(_C.argmin(x._impl, dim, keepdim))
+def argmin(Tensor input, dim=None, keepdim=False):
+    return wrap(_C.argmin(input._impl, dim, keepdim))
 
 
-def all(Tensor x, dim=None, keepdim=False):
-    return wrap(_C.all(x._impl, _dims(dim, x._impl.ndim), keepdim))
+def all(Tensor input, dim=None, keepdim=False):
+    return wrap(_C.all(input._impl, _dims(dim, input._impl.ndim), keepdim))
 
 
-def any(Tensor x, dim=None, keepdim=False):
-    return wrap(_C.any(x._impl, _dims(dim, x._impl.ndim), keepdim))
+def any(Tensor input, dim=None, keepdim=False):
+    return wrap(_C.any(input._impl, _dims(dim, input._impl.ndim), keepdim))
 
 
 # ------------------------------------------------------------------ var / std / logsumexp / norm
@@ -228,13 +225,13 @@ def _var_back(ReduceNode n, g):
     return (_keep(g, n) * centered * (2.0 / (_count(n) - n.correction)),)
 
 
-def var(Tensor x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var(Tensor input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over dim(s) with Bessel's correction (``correction=1`` by default)."""
     if isinstance(dim, bool):
         unbiased, dim = dim, None
     c = _correction(unbiased, correction)
-    dims = _dims(dim, x._impl.ndim)
-    return _record("VarBackward0", _var_back, x, _C.var(x._impl, dims, c, keepdim), dims, keepdim,
+    dims = _dims(dim, input._impl.ndim)
+    return _record("VarBackward0", _var_back, input, _C.var(input._impl, dims, c, keepdim), dims, keepdim,
                    {"correction": c})
 
 
@@ -246,12 +243,12 @@ def _std_back(ReduceNode n, g):
     return (where(yk == 0, 0.0, _keep(g, n) * centered / (yk * (_count(n) - n.correction))),)
 
 
-def std(Tensor x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std(Tensor input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     if isinstance(dim, bool):
         unbiased, dim = dim, None
     c = _correction(unbiased, correction)
-    dims = _dims(dim, x._impl.ndim)
-    return _record("StdBackward0", _std_back, x, _C.std(x._impl, dims, c, keepdim), dims, keepdim,
+    dims = _dims(dim, input._impl.ndim)
+    return _record("StdBackward0", _std_back, input, _C.std(input._impl, dims, c, keepdim), dims, keepdim,
                    {"correction": c})
 
 
@@ -260,9 +257,9 @@ def _lse_back(ReduceNode n, g):
     return (_keep(g, n) * (x - _keep(y, n)).exp(),)
 
 
-def logsumexp(Tensor x, dim, keepdim=False):
-    dims = _dims(dim, x._impl.ndim)
-    return _record("LogsumexpBackward0", _lse_back, x, _C.logsumexp(x._impl, dims, keepdim), dims, keepdim)
+def logsumexp(Tensor input, dim, keepdim=False):
+    dims = _dims(dim, input._impl.ndim)
+    return _record("LogsumexpBackward0", _lse_back, input, _C.logsumexp(input._impl, dims, keepdim), dims, keepdim)
 
 
 def _norm_back(ReduceNode n, g):
@@ -283,16 +280,16 @@ def _norm_back(ReduceNode n, g):
     return (where(yk == 0, 0.0, gk * x.sign() * ax ** (p - 1) / yk ** (p - 1)),)
 
 
-def norm(Tensor x, p="fro", dim=None, keepdim=False, dtype=None):
+def norm(Tensor input, p="fro", dim=None, keepdim=False, dtype=None):
     """Vector p-norm over dim(s) (``'fro'`` = 2-norm over all given dims)."""
     if p == "fro" or p is None:
         p = 2.0
     if isinstance(p, str):
         raise NotImplementedError(f"norm: p={p!r} (matrix norms) is not implemented; use p='fro' or a number")
     if dtype is not None:
-        x = x.to(dtype)
-    dims = _dims(dim, x._impl.ndim)
-    return _record("NormBackward1", _norm_back, x, _C.norm(x._impl, float(p), dims, keepdim), dims,
+        input = input.to(dtype)
+    dims = _dims(dim, input._impl.ndim)
+    return _record("NormBackward1", _norm_back, input, _C.norm(input._impl, float(p), dims, keepdim), dims,
                    keepdim, {"p": float(p)})
 
 
@@ -303,11 +300,11 @@ def _cumsum_back(Node n, g):
     return (sum(g, n.dim, keepdim=True) - cumsum(g, n.dim) + g,)
 
 
-def cumsum(Tensor x, int dim, *, dtype=None):
-    d = _dims(dim, x._impl.ndim)[0]
-    out = wrap(_C.cumsum(x._impl, dim, _code(dtype)))
+def cumsum(Tensor input, int dim, *, dtype=None):
+    d = _dims(dim, input._impl.ndim)[0]
+    out = wrap(_C.cumsum(input._impl, dim, _code(dtype)))
     if out.dtype.is_floating_point:
-        n = make_node("CumsumBackward0", _cumsum_back, (x,))
+        n = make_node("CumsumBackward0", _cumsum_back, (input,))
         if n is not None:
             n.dim = d
             set_history(out, n, 0)
@@ -348,114 +345,13 @@ def _cumprod_back(Node n, g):
     return (dx + where(first_zero, _cumsum_back(n, g * y1)[0], 0.0),)
 
 
-def cumprod(Tensor x, int dim, *, dtype=None):
-    d = _dims(dim, x._impl.ndim)[0]
-    out = wrap(_C.cumprod(x._impl, dim, _code(dtype)))
+def cumprod(Tensor input, int dim, *, dtype=None):
+    d = _dims(dim, input._impl.ndim)[0]
+    out = wrap(_C.cumprod(input._impl, dim, _code(dtype)))
     if out.dtype.is_floating_point:
-        n = make_node("CumprodBackward0", _cumprod_back, (x,))
+        n = make_node("CumprodBackward0", _cumprod_back, (input,))
         if n is not None:
             n.dim = d
-            save_tensors(n, (x, out))
+            save_tensors(n, (input, out))
             set_history(out, n, 0)
-    return out
-
-
-# ------------------------------------------------------------------ softmax family
-
-def _softmax_back(Node n, g):
-    _, y = n.saved_tensors
-    if is_grad_enabled_c():
-        return (y * (g - sum(g * y, n.dim, keepdim=True)),)
-    return (fused_result("softmax_backward", _C.softmax_backward(g._impl, y._impl, n.dim), (g, y)),)
-
-
-def softmax(Tensor x, int dim, dtype=None):
-    """Softmax along dim, computed in float32 for half types."""
-    d = _dims(dim, x._impl.ndim)[0]
-    return _record("SoftmaxBackward0", _softmax_back, x, _C.softmax(x._impl, dim, _code(dtype)), None, False,
-                   {"dim": d})
-
-
-def _log_softmax_back(Node n, g):
-    _, y = n.saved_tensors
-    if is_grad_enabled_c():
-        return (g - y.exp() * sum(g, n.dim, keepdim=True),)
-    return (fused_result("log_softmax_backward", _C.log_softmax_backward(g._impl, y._impl, n.dim), (g, y)),)
-
-
-def log_softmax(Tensor x, int dim, dtype=None):
-    d = _dims(dim, x._impl.ndim)[0]
-    return _record("LogSoftmaxBackward0", _log_softmax_back, x, _C.log_softmax(x._impl, dim, _code(dtype)),
-                   None, False, {"dim": d})
-
-
-# ------------------------------------------------------------------ normalization
-
-def _norm_grads_composite(g, Tensor x, w, int nd, double eps, bint center):
-    """layer_norm's (center) or rms_norm's gradients for x and the weight from differentiable ops,
-    for create_graph: xhat = (x - mean) * rstd, gy = g * w,
-    gx = rstd * (gy - mean(gy) - xhat * mean(gy * xhat)) (no mean(gy) term for rms_norm)."""
-    dims = list(range(x._impl.ndim - nd, x._impl.ndim))
-    xc = x - mean(x, dims, keepdim=True) if center else x
-    rstd = (mean(xc * xc, dims, keepdim=True) + eps).rsqrt()
-    xhat = xc * rstd
-    gy = g if w is None else g * w
-    inner = gy - xhat * mean(gy * xhat, dims, keepdim=True)
-    if center:
-        inner = inner - mean(gy, dims, keepdim=True)
-    lead = list(range(x._impl.ndim - nd))
-    gw = None if w is None else (sum(g * xhat, lead) if lead else g * xhat)
-    return rstd * inner, gw
-
-
-def _layer_norm_back(Node n, g):
-    x, y, w, mean_, rstd = n.saved_tensors
-    if is_grad_enabled_c():
-        gx, gw = _norm_grads_composite(g, x, w, n.nd, n.eps, True)
-        lead = list(range(x._impl.ndim - n.nd))
-        gb = None if not n.has_bias else (sum(g, lead) if lead else g)
-        return gx, gw, gb
-    gx, gw, gb = _C.layer_norm_backward(g._impl, x._impl, mean_._impl, rstd._impl,
-                                        None if w is None else w._impl, n.has_bias)
-    inputs = (g, x)
-    return (fused_result("LayerNormBackwardBackward", gx, inputs),
-            None if w is None else fused_result("LayerNormBackwardBackward", gw, inputs),
-            None if not n.has_bias else fused_result("LayerNormBackwardBackward", gb, inputs))
-
-
-def layer_norm(Tensor x, normalized_shape, weight=None, bias=None, eps=1e-5):
-    """Layer normalization over the last len(normalized_shape) dims."""
-    shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
-    y, mean_, rstd = _C.layer_norm(x._impl, shape, None if weight is None else (<Tensor>weight)._impl,
-                                   None if bias is None else (<Tensor>bias)._impl, eps)
-    cdef Tensor out = wrap(y)
-    cdef Node n = make_node("NativeLayerNormBackward0", _layer_norm_back, (x, weight, bias))
-    if n is not None:
-        n.has_bias = bias is not None
-        n.nd, n.eps = len(shape), eps
-        save_tensors(n, (x, None, weight, wrap(mean_), wrap(rstd)))
-        set_history(out, n, 0)
-    return out
-
-
-def _rms_norm_back(Node n, g):
-    x, w, rstd = n.saved_tensors
-    if is_grad_enabled_c():
-        return _norm_grads_composite(g, x, w, n.nd, n.eps, False)
-    gx, gw = _C.rms_norm_backward(g._impl, x._impl, rstd._impl, None if w is None else w._impl)
-    return (fused_result("RmsNormBackwardBackward", gx, (g, x)),
-            None if w is None else fused_result("RmsNormBackwardBackward", gw, (g, x)))
-
-
-def rms_norm(Tensor x, normalized_shape, weight=None, eps=None):
-    shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
-    if eps is None:
-        eps = {4: 9.765625e-04, 5: 7.8125e-03, 7: 2.220446049250313e-16}.get(x._impl.dtype_code, 1.1920928955078125e-07)
-    y, rstd = _C.rms_norm(x._impl, shape, None if weight is None else (<Tensor>weight)._impl, eps)
-    cdef Tensor out = wrap(y)
-    cdef Node n = make_node("RmsNormBackward0", _rms_norm_back, (x, weight))
-    if n is not None:
-        n.nd, n.eps = len(shape), eps
-        save_tensors(n, (x, weight, wrap(rstd)))
-        set_history(out, n, 0)
     return out

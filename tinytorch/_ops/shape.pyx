@@ -6,6 +6,7 @@ gradient back to the input's shape."""
 import weakref
 
 from tinytorch import _C
+from tinytorch._dtype import INT64, is_floating_code
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
 from tinytorch._autograd cimport Node, make_node, init_node, should_record, set_history, is_grad_enabled_c
 from tinytorch._ops._common cimport view_positions, record as _record
@@ -75,36 +76,40 @@ cdef list _as_shape(tuple args):
     return list(args)
 
 
-def view(Tensor x, *shape):
-    """Returns a new tensor with the same data as the self tensor but of a different shape."""
+def view(Tensor self, *shape, size=None, dtype=None):
+    """Returns a new tensor with the same data as the self tensor but of a different shape
+    (``view(2, 3)``, ``view((2, 3))``, ``view(size=(2, 3))``), or ``view(dtype)``."""
+    if size is not None or dtype is not None:
+        shape = (size if size is not None else dtype,)
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
-        return x.to(shape[0]) if shape[0] is not None else x   # view(dtype) of same itemsize
-    return _record_view("ViewBackward0", x, x._impl.view(_as_shape(shape)), _reshape_back)
+        return self.to(shape[0]) if shape[0] is not None else self   # view(dtype) of same itemsize
+    return _record_view("ViewBackward0", self, self._impl.view(_as_shape(shape)), _reshape_back)
 
 
-def reshape(Tensor x, *shape):
+def reshape(Tensor input, *sizes, shape=None):
     """Returns a tensor with the same data and number of elements as input, but with the
-    specified shape: a view when possible, otherwise a copy."""
-    impl = x._impl.reshape(_as_shape(shape))
-    return _record_view("ReshapeAliasBackward0" if impl.storage_ptr == x._impl.storage_ptr else "ViewBackward0",
-                        x, impl, _reshape_back)
+    specified shape (``reshape(2, 3)``, ``reshape((2, 3))``, ``reshape(shape=(2, 3))``): a view
+    when possible, otherwise a copy."""
+    impl = input._impl.reshape(_as_shape(sizes) if shape is None else list(shape))
+    return _record_view("ReshapeAliasBackward0" if impl.storage_ptr == input._impl.storage_ptr else "ViewBackward0",
+                        input, impl, _reshape_back)
 
 
 def _transpose_back(Node n, g):
     return (transpose(g, n.d0, n.d1),)
 
 
-def transpose(Tensor x, int dim0, int dim1):
-    return _record_view("TransposeBackward0", x, x._impl.transpose(dim0, dim1), _transpose_back,
+def transpose(Tensor input, int dim0, int dim1):
+    return _record_view("TransposeBackward0", input, input._impl.transpose(dim0, dim1), _transpose_back,
                         {"d0": dim0, "d1": dim1})
 
 
-def t(Tensor x):
-    if x._impl.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x._impl.ndim}D")
-    if x._impl.ndim < 2:
-        return x
-    return transpose(x, 0, 1)
+def t(Tensor input):
+    if input._impl.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input._impl.ndim}D")
+    if input._impl.ndim < 2:
+        return input
+    return transpose(input, 0, 1)
 
 
 def _permute_back(Node n, g):
@@ -114,17 +119,18 @@ def _permute_back(Node n, g):
     return (permute(g, *inv),)
 
 
-def permute(Tensor x, *dims):
-    dims = _as_shape(dims)
-    nd = x._impl.ndim
+def permute(Tensor input, *args, dims=None):
+    """``permute(1, 0)``, ``permute((1, 0))`` or ``permute(dims=(1, 0))``."""
+    dims = _as_shape(args) if dims is None else list(dims)
+    nd = input._impl.ndim
     wrapped = [d + nd if d < 0 else d for d in dims]
-    return _record_view("PermuteBackward0", x, x._impl.permute(dims), _permute_back, {"dims": wrapped})
+    return _record_view("PermuteBackward0", input, input._impl.permute(dims), _permute_back, {"dims": wrapped})
 
 
-def movedim(Tensor x, source, destination):
+def movedim(Tensor input, source, destination):
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
-    nd = x._impl.ndim
+    nd = input._impl.ndim
     src = [s % nd for s in src]
     dst = [d % nd for d in dst]
     order = [None] * nd
@@ -132,47 +138,49 @@ def movedim(Tensor x, source, destination):
         order[d] = s
     rest = iter(i for i in range(nd) if i not in src)
     order = [o if o is not None else next(rest) for o in order]
-    return permute(x, order)
+    return permute(input, order)
 
 
 def _expand_back(Node n, g):
     return (sum_to_shape(g, n.in_shape),)
 
 
-def expand(Tensor x, *shape):
-    return _record_view("ExpandBackward0", x, x._impl.expand(_as_shape(shape)), _expand_back)
+def expand(Tensor self, *sizes, size=None):
+    """``expand(2, 3)``, ``expand((2, 3))`` or ``expand(size=(2, 3))``."""
+    return _record_view("ExpandBackward0", self, self._impl.expand(_as_shape(sizes) if size is None else list(size)),
+                        _expand_back)
 
 
-def expand_as(Tensor x, Tensor other):
-    return expand(x, other._impl.shape)
+def expand_as(Tensor self, Tensor other):
+    return expand(self, other._impl.shape)
 
 
-def broadcast_to(Tensor x, shape):
-    return expand(x, shape)
+def broadcast_to(Tensor input, size):
+    return expand(input, size)
 
 
-def squeeze(Tensor x, dim=None):
+def squeeze(Tensor input, dim=None):
     if dim is None:
-        impl = x._impl.squeeze()
+        impl = input._impl.squeeze()
     else:
-        impl = x._impl.squeeze([dim] if isinstance(dim, int) else list(dim))
-    return _record_view("SqueezeBackward0", x, impl, _reshape_back)
+        impl = input._impl.squeeze([dim] if isinstance(dim, int) else list(dim))
+    return _record_view("SqueezeBackward0", input, impl, _reshape_back)
 
 
-def unsqueeze(Tensor x, int dim):
-    return _record_view("UnsqueezeBackward0", x, x._impl.unsqueeze(dim), _reshape_back)
+def unsqueeze(Tensor input, int dim):
+    return _record_view("UnsqueezeBackward0", input, input._impl.unsqueeze(dim), _reshape_back)
 
 
-def flatten(Tensor x, int start_dim=0, int end_dim=-1):
-    impl = x._impl.flatten(start_dim, end_dim)
-    return _record_view("ViewBackward0", x, impl, _reshape_back)
+def flatten(Tensor input, int start_dim=0, int end_dim=-1):
+    impl = input._impl.flatten(start_dim, end_dim)
+    return _record_view("ViewBackward0", input, impl, _reshape_back)
 
 
-def unflatten(Tensor x, int dim, sizes):
-    shape = list(x._impl.shape)
+def unflatten(Tensor input, int dim, sizes):
+    shape = list(input._impl.shape)
     nd = len(shape)
     dim = dim + nd if dim < 0 else dim
-    return reshape(x, shape[:dim] + list(sizes) + shape[dim + 1:])
+    return reshape(input, shape[:dim] + list(sizes) + shape[dim + 1:])
 
 
 def _slice_back(Node n, g):
@@ -200,33 +208,33 @@ def _slice_scatter(Tensor g, shape, int dim, start, stop, int step):
     return out
 
 
-def narrow(Tensor x, int dim, int start, int length):
-    x._impl.narrow(dim, start, length)   # validates
-    n = x._impl.shape[dim]
+def narrow(Tensor input, int dim, int start, int length):
+    input._impl.narrow(dim, start, length)   # validates
+    n = input._impl.shape[dim]
     start = start + n if start < 0 else start
-    return slice(x, dim, start, start + length, 1)
+    return slice(input, dim, start, start + length, 1)
 
 
 def _select_back(Node n, g):
     return (_slice_scatter(unsqueeze(g, n.dim), n.in_shape, n.dim, n.index, n.index + 1, 1),)
 
 
-def select(Tensor x, int dim, int index):
-    impl = x._impl.select(dim, index)
-    nd = x._impl.ndim
+def select(Tensor input, int dim, int index):
+    impl = input._impl.select(dim, index)
+    nd = input._impl.ndim
     d = dim + nd if dim < 0 else dim
-    size = x._impl.shape[d]
+    size = input._impl.shape[d]
     i = index + size if index < 0 else index
-    return _record_view("SelectBackward0", x, impl, _select_back, {"dim": d, "index": i})
+    return _record_view("SelectBackward0", input, impl, _select_back, {"dim": d, "index": i})
 
 
-def unbind(Tensor x, int dim=0):
-    return tuple(select(x, dim, i) for i in range(x._impl.size(dim)))
+def unbind(Tensor input, int dim=0):
+    return tuple(select(input, dim, i) for i in range(input._impl.size(dim)))
 
 
-def split(Tensor x, split_size_or_sections, int dim=0):
+def split(Tensor tensor, split_size_or_sections, int dim=0):
     """Splits the tensor into chunks (views)."""
-    size = x._impl.size(dim)
+    size = tensor._impl.size(dim)
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
         if step <= 0:
@@ -243,15 +251,15 @@ def split(Tensor x, split_size_or_sections, int dim=0):
         for n in sections:
             bounds.append((s, s + n))
             s += n
-    return tuple(slice(x, dim, b, e, 1) for b, e in bounds)
+    return tuple(slice(tensor, dim, b, e, 1) for b, e in bounds)
 
 
-def chunk(Tensor x, int chunks, int dim=0):
+def chunk(Tensor input, int chunks, int dim=0):
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    size = x._impl.size(dim)
+    size = input._impl.size(dim)
     step = max(-(-size // chunks), 1)
-    return split(x, step, dim)
+    return split(input, step, dim)
 
 
 def _strided_view_back(Node n, g):
@@ -268,7 +276,7 @@ def _view_scatter(Tensor g, shape, view_fn):
     numel = 1
     for s in shape:
         numel *= s
-    positions = view_fn(view(wrap(_C.arange(0, numel, 1, 3, g._impl.device)), *shape))
+    positions = view_fn(view(wrap(_C.arange(0, numel, 1, INT64, g._impl.device)), *shape))
     flat = wrap(_C.full([numel], 0.0, g._impl.dtype_code, g._impl.device))
     flat.index_put_((positions.reshape(-1),), g.reshape(-1), accumulate=True)
     cdef Tensor out = flat.view(*shape)
@@ -279,35 +287,35 @@ def _view_scatter(Tensor g, shape, view_fn):
     return out
 
 
-def unfold(Tensor x, int dimension, int size, int step):
+def unfold(Tensor self, int dimension, int size, int step):
     fn = lambda t: unfold(t, dimension, size, step)
-    return _record_view("UnfoldBackward0", x, x._impl.unfold(dimension, size, step), _strided_view_back,
+    return _record_view("UnfoldBackward0", self, self._impl.unfold(dimension, size, step), _strided_view_back,
                         {"view_fn": fn})
 
 
-def diagonal(Tensor x, int offset=0, int dim1=0, int dim2=1):
+def diagonal(Tensor input, int offset=0, int dim1=0, int dim2=1):
     fn = lambda t: diagonal(t, offset, dim1, dim2)
-    return _record_view("DiagonalBackward0", x, x._impl.diagonal(offset, dim1, dim2), _strided_view_back,
+    return _record_view("DiagonalBackward0", input, input._impl.diagonal(offset, dim1, dim2), _strided_view_back,
                         {"view_fn": fn})
 
 
-def as_strided(Tensor x, size, stride, storage_offset=None):
-    if requires_grad(x) and not x._impl.is_contiguous() and is_grad_enabled_c():
+def as_strided(Tensor input, size, stride, storage_offset=None):
+    if requires_grad(input) and not input._impl.is_contiguous() and is_grad_enabled_c():
         # the gradient goes to the input elements at the positions the view reads (by geometry)
-        out = wrap(x._impl.as_strided(list(size), list(stride), storage_offset))
-        _track_view(x, out)
-        positions = view_positions(x, out)
+        out = wrap(input._impl.as_strided(list(size), list(stride), storage_offset))
+        _track_view(input, out)
+        positions = view_positions(input, out)
         if bool((positions < 0).any()):
             raise NotImplementedError("as_strided: this view of a non-contiguous input reads storage outside the "
                                       "input, which has no gradient; call .contiguous() first")
-        n = make_node("AsStridedBackward0", positions_back, (x,))
-        n.positions, n.numel, n.base_shape = positions, x._impl.numel, x._impl.shape
+        n = make_node("AsStridedBackward0", positions_back, (input,))
+        n.positions, n.numel, n.base_shape = positions, input._impl.numel, input._impl.shape
         set_history(out, n, 0)
         return out
-    base = x._impl.storage_offset
+    base = input._impl.storage_offset
     rel = None if storage_offset is None else storage_offset - base
     fn = lambda t: as_strided(t, size, stride, None if rel is None else t._impl.storage_offset + rel)
-    return _record_view("AsStridedBackward0", x, x._impl.as_strided(list(size), list(stride), storage_offset),
+    return _record_view("AsStridedBackward0", input, input._impl.as_strided(list(size), list(stride), storage_offset),
                         _strided_view_back, {"view_fn": fn})
 
 
@@ -317,16 +325,16 @@ def _identity_back(Node n, g):
     return (g,)
 
 
-def contiguous(Tensor x, memory_format=None):
+def contiguous(Tensor self, memory_format=None):
     """Returns a contiguous tensor containing the same data (self if already contiguous)."""
-    if x._impl.is_contiguous():
-        return x
-    return clone(x)
+    if self._impl.is_contiguous():
+        return self
+    return clone(self)
 
 
-def clone(Tensor x, memory_format=None):
-    cdef Tensor out = wrap(x._impl.clone())
-    cdef Node n = make_node("CloneBackward0", _identity_back, (x,))
+def clone(Tensor input, memory_format=None):
+    cdef Tensor out = wrap(input._impl.clone())
+    cdef Node n = make_node("CloneBackward0", _identity_back, (input,))
     if n is not None:
         set_history(out, n, 0)
     return out
@@ -341,7 +349,7 @@ def cast(Tensor x, int code, bint copy=False):
     if code == x._impl.dtype_code and not copy:
         return x
     cdef Tensor out = wrap(x._impl.to_dtype(code, copy))
-    if code >= 4:   # only floating results carry gradients
+    if is_floating_code(code):   # only floating results carry gradients
         n = make_node("ToCopyBackward0", _cast_back, (x,))
         if n is not None:
             n.src_code = x._impl.dtype_code
@@ -399,6 +407,6 @@ def _flip_back(Node n, g):
     return (flip(g, n.dims),)
 
 
-def flip(Tensor x, dims):
+def flip(Tensor input, dims):
     dims = [dims] if isinstance(dims, int) else list(dims)
-    return _record("FlipBackward0", _flip_back, (x,), _C.flip(x._impl, dims), {"dims": dims})
+    return _record("FlipBackward0", _flip_back, (input,), _C.flip(input._impl, dims), {"dims": dims})

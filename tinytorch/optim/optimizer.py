@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from tinytorch import _C
 from tinytorch._autograd import _set_grad_enabled, is_grad_enabled
-from tinytorch._dtype import device as _device
+from tinytorch._dtype import FLOAT32, device as _device
 from tinytorch._tensor import _wrap
 from tinytorch.tensor import Tensor
 
@@ -97,7 +97,7 @@ def _typename(o: Any) -> str:
 
 def scalar_state(value: float = 0.0) -> Tensor:
     """A one-element float32 CPU tensor (PyTorch's ``state["step"]``)."""
-    return _wrap(_C.full([], float(value), 6, _CPU))
+    return _wrap(_C.full([], float(value), FLOAT32, _CPU))
 
 
 def _as_float(v) -> float:

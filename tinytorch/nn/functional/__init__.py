@@ -3,7 +3,7 @@
 One module per concern; this package re-exports their public functions:
 
 * ``activation``: relu ... hardsigmoid, softmax / log_softmax / softmin (``inplace=`` honoured)
-* ``linear``: linear and the convolutions (kernels in ``tinytorch._ops.nn``)
+* ``linear``: linear and the convolutions (kernels in ``tinytorch._ops.linalg`` and ``_ops.conv``)
 * ``pooling``: max / avg / adaptive pooling, 1-D and 2-D
 * ``normalization``: batch_norm, instance_norm, group_norm, layer_norm, rms_norm
 * ``dropout``: dropout, dropout1d, dropout2d

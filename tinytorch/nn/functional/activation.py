@@ -6,7 +6,7 @@ from __future__ import annotations
 from tinytorch._autograd import is_grad_enabled
 from tinytorch._functional import where
 from tinytorch._ops import elementwise as _E
-from tinytorch._ops.reduce import log_softmax as _log_softmax, softmax as _softmax
+from tinytorch._ops.norm import log_softmax as _log_softmax, softmax as _softmax
 from tinytorch.tensor import Tensor
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -164,12 +164,12 @@ def _dim(dim, x: Tensor, name: str) -> int:
     return dim
 
 
-def softmax(x: Tensor, dim=None, dtype=None) -> Tensor:
-    return _softmax(x, _dim(dim, x, "softmax"), dtype)
+def softmax(input: Tensor, dim=None, dtype=None) -> Tensor:
+    return _softmax(input, _dim(dim, input, "softmax"), dtype)
 
 
-def log_softmax(x: Tensor, dim=None, dtype=None) -> Tensor:
-    return _log_softmax(x, _dim(dim, x, "log_softmax"), dtype)
+def log_softmax(input: Tensor, dim=None, dtype=None) -> Tensor:
+    return _log_softmax(input, _dim(dim, input, "log_softmax"), dtype)
 
 
 def softmin(input: Tensor, dim: int, dtype=None) -> Tensor:

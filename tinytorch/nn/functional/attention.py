@@ -6,8 +6,8 @@ import math
 
 from tinytorch._creation import ones
 from tinytorch._dtype import bool_
-from tinytorch._ops.nn import dropout
-from tinytorch._ops.reduce import softmax as _softmax
+from tinytorch._ops.dropout import dropout
+from tinytorch._ops.norm import softmax as _softmax
 from tinytorch.tensor import Tensor
 
 

@@ -6,8 +6,8 @@ from tinytorch._ops import reduce as _R
 from tinytorch.tensor import Tensor
 
 
-def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
-    return x / _R.norm(x, p, dim, keepdim=True).clamp(min=eps)
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    return input / _R.norm(input, p, dim, keepdim=True).clamp(min=eps)
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:

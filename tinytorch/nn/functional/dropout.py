@@ -1,9 +1,9 @@
-"""Dropout of ``nn.functional``: element-wise dropout (the kernel of ``tinytorch._ops.nn``) and
+"""Dropout of ``nn.functional``: element-wise dropout (the kernel of ``tinytorch._ops.dropout``) and
 channel dropout (dropout1d / dropout2d: one Bernoulli draw per channel)."""
 from __future__ import annotations
 
 from tinytorch._creation import ones
-from tinytorch._ops.nn import dropout  # noqa: F401
+from tinytorch._ops.dropout import dropout  # noqa: F401
 from tinytorch.tensor import Tensor
 
 

@@ -7,8 +7,8 @@ import numpy as np
 from tinytorch._creation import tensor
 from tinytorch._ops import elementwise as _E
 from tinytorch._ops import reduce as _R
+from tinytorch._ops.embedding import embedding as _embedding
 from tinytorch._ops.index import one_hot as _one_hot
-from tinytorch._ops.nn import embedding as _embedding
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.tensor import Tensor
 
@@ -45,5 +45,5 @@ def _embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type
         w[idx] = sel * scale
 
 
-def one_hot(x: Tensor, num_classes: int = -1) -> Tensor:
-    return _one_hot(x, num_classes)
+def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
+    return _one_hot(input, num_classes)

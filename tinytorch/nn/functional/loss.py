@@ -1,5 +1,5 @@
 """Losses of ``nn.functional`` (PyTorch's formulas, reductions and legacy ``size_average`` /
-``reduce`` flags): nll_loss and cross_entropy call their kernels in ``tinytorch._ops.nn``, the
+``reduce`` flags): nll_loss and cross_entropy call their kernels in ``tinytorch._ops.loss``, the
 rest are composed from ops."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 from tinytorch._creation import full as _full  # (poisson_nll_loss has an argument named full)
 from tinytorch._functional import minimum, where
-from tinytorch._ops import nn as _N
+from tinytorch._ops import loss as _LOSS
 from tinytorch.nn.functional.activation import logsigmoid, softplus
 from tinytorch.nn.functional.distance import cosine_similarity, pairwise_distance
 from tinytorch.nn.functional.embedding import one_hot
@@ -109,7 +109,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
 def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
              reduction: str = "mean") -> Tensor:
     """Negative log likelihood over log-probabilities ``input`` (N, C, *) or (C,) and class indices."""
-    return _N.nll_loss(input, target, weight, ignore_index, _legacy_reduction(size_average, reduce, reduction))
+    return _LOSS.nll_loss(input, target, weight, ignore_index, _legacy_reduction(size_average, reduce, reduction))
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index: int = -100,
@@ -117,7 +117,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
     """Cross entropy between logits (N, C, *) or (C,) and class indices or class probabilities."""
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    return _N.cross_entropy(input, target, weight, ignore_index, _legacy_reduction(size_average, reduce, reduction),
+    return _LOSS.cross_entropy(input, target, weight, ignore_index, _legacy_reduction(size_average, reduce, reduction),
                             label_smoothing)
 
 

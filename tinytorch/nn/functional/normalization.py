@@ -1,27 +1,27 @@
 """Normalization layers of ``nn.functional``: batch_norm (running statistics), instance_norm,
-group_norm, and the layer_norm / rms_norm kernels of ``tinytorch._ops.reduce``."""
+group_norm, and the layer_norm / rms_norm kernels of ``tinytorch._ops.norm``."""
 from __future__ import annotations
 
-from tinytorch._ops.reduce import layer_norm as _layer_norm, rms_norm  # noqa: F401
+from tinytorch._ops.norm import layer_norm as _layer_norm, rms_norm  # noqa: F401
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.tensor import Tensor
 
 
-def layer_norm(x: Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
-    return _layer_norm(x, normalized_shape, weight, bias, eps)
+def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
+    return _layer_norm(input, normalized_shape, weight, bias, eps)
 
 
-def batch_norm(x: Tensor, running_mean, running_var, weight=None, bias=None, training: bool = False,
+def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Batch normalization over dim 1 of (N, C, *) input; updates running stats in training."""
-    dims = [0] + list(range(2, x.dim()))
-    shape = [1, x.shape[1]] + [1] * (x.dim() - 2)
+    dims = [0] + list(range(2, input.dim()))
+    shape = [1, input.shape[1]] + [1] * (input.dim() - 2)
     if training:
-        n = x.numel() // x.shape[1]
+        n = input.numel() // input.shape[1]
         if n <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(x.shape)}")
-        mean = x.mean(dims)
-        var = x.var(dims, correction=0)
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(input.shape)}")
+        mean = input.mean(dims)
+        var = input.var(dims, correction=0)
         if running_mean is not None:
             with no_grad():
                 running_mean.mul_(1 - momentum).add_(mean.detach().to(running_mean.dtype), alpha=momentum)
@@ -29,7 +29,7 @@ def batch_norm(x: Tensor, running_mean, running_var, weight=None, bias=None, tra
                                                     alpha=momentum)
     else:
         mean, var = running_mean, running_var
-    y = (x - mean.reshape(shape)) * (var.reshape(shape) + eps).rsqrt()
+    y = (input - mean.reshape(shape)) * (var.reshape(shape) + eps).rsqrt()
     if weight is not None:
         y = y * weight.reshape(shape)
     if bias is not None:
@@ -59,13 +59,13 @@ def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=Non
     return out.reshape(input.shape)
 
 
-def group_norm(x: Tensor, num_groups: int, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
-    n, c = x.shape[0], x.shape[1]
+def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
+    n, c = input.shape[0], input.shape[1]
     if c % num_groups:
         raise ValueError(f"group_norm: num_channels ({c}) must be divisible by num_groups ({num_groups})")
-    g = x.reshape(n, num_groups, -1)
-    y = _layer_norm(g, [g.shape[-1]], None, None, eps).reshape(x.shape)
-    shape = [1, c] + [1] * (x.dim() - 2)
+    g = input.reshape(n, num_groups, -1)
+    y = _layer_norm(g, [g.shape[-1]], None, None, eps).reshape(input.shape)
+    shape = [1, c] + [1] * (input.dim() - 2)
     if weight is not None:
         y = y * weight.reshape(shape)
     if bias is not None:

@@ -41,7 +41,7 @@ def _pad_constant(x: Tensor, pairs, value: float) -> Tensor:
     return out
 
 
-def pad(x: Tensor, pad, mode: str = "constant", value: Optional[float] = None) -> Tensor:
+def pad(input: Tensor, pad, mode: str = "constant", value: Optional[float] = None) -> Tensor:
     """Pads tensor.
 
     ``pad = (left_last, right_last, left_prev, right_prev, ...)`` pads the last ``len(pad) // 2``
@@ -53,29 +53,29 @@ def pad(x: Tensor, pad, mode: str = "constant", value: Optional[float] = None) -
     k = len(pad) // 2
     if len(pad) % 2:
         raise ValueError("Padding length must be divisible by 2")
-    if k > x.dim():
+    if k > input.dim():
         raise ValueError(f"Padding length should be less than or equal to two times the input dimension but got "
-                         f"padding length {len(pad)} and input of dimension {x.dim()}")
-    pairs = [(x.dim() - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(k)]  # (dim, before, after)
+                         f"padding length {len(pad)} and input of dimension {input.dim()}")
+    pairs = [(input.dim() - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(k)]  # (dim, before, after)
     if mode == "constant":
-        return _pad_constant(x, pairs, 0.0 if value is None else value)
+        return _pad_constant(input, pairs, 0.0 if value is None else value)
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"pad: mode {mode!r} is not implemented (constant, reflect, replicate, circular)")
     if value is not None and value != 0:
         raise ValueError(f'Padding mode "{mode}" doesn\'t take in value argument')
     if k not in _PAD_INPUT_DIMS:
         raise NotImplementedError(f"pad: {mode} padding pads the last 1, 2 or 3 dimensions, got {k}")
-    if x.dim() not in _PAD_INPUT_DIMS[k]:
+    if input.dim() not in _PAD_INPUT_DIMS[k]:
         a, b = _PAD_INPUT_DIMS[k]
         raise NotImplementedError(f"pad: {mode} padding of the last {k} dimension(s) needs a {a}-D or {b}-D input, "
-                                  f"got {list(x.shape)}")
+                                  f"got {list(input.shape)}")
     for d, lo, hi in pairs:
-        n = x.shape[d]
+        n = input.shape[d]
         too_big = (lo >= n or hi >= n) if mode == "reflect" else (lo > n or hi > n) if mode == "circular" else n == 0
         if too_big or n - max(-lo, 0) - max(-hi, 0) <= 0:
             limit = {"reflect": "be less than", "circular": "be at most"}.get(mode, "need a non-empty")
-            raise ValueError(f"pad: {mode} padding ({lo}, {hi}) at dimension {d} of input {list(x.shape)}: pads "
+            raise ValueError(f"pad: {mode} padding ({lo}, {hi}) at dimension {d} of input {list(input.shape)}: pads "
                              f"must {limit} the corresponding input dimension")
-        idx = tensor(_pad_index(n, lo, hi, mode), dtype=int64, device=x.device)
-        x = x.index_select(d, idx)
-    return x
+        idx = tensor(_pad_index(n, lo, hi, mode), dtype=int64, device=input.device)
+        input = input.index_select(d, idx)
+    return input

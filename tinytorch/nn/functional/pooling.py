@@ -1,9 +1,9 @@
-"""Pooling of ``nn.functional``: the 2-D kernels of ``tinytorch._ops.nn`` (max_pool2d,
+"""Pooling of ``nn.functional``: the 2-D kernels of ``tinytorch._ops.pool`` (max_pool2d,
 avg_pool2d, adaptive_avg_pool2d), their 1-D forms over a height of 1, and adaptive max pooling."""
 from __future__ import annotations
 
 from tinytorch._functional import stack
-from tinytorch._ops.nn import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: F401
+from tinytorch._ops.pool import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: F401
 from tinytorch.tensor import Tensor
 
 

@@ -10,7 +10,7 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from tinytorch._creation import arange, tensor, zeros
-from tinytorch._ops.nn import adaptive_avg_pool2d
+from tinytorch._ops.pool import adaptive_avg_pool2d
 from tinytorch.nn.functional.padding import pad
 from tinytorch.tensor import Tensor
 

@@ -1,0 +1,61 @@
+# cython: language_level=3
+"""2-D pooling (max, average, adaptive average), with their derivatives: each backward kernel is
+linear in the gradient and records its adjoint, so double backward works."""
+from tinytorch import _C
+from tinytorch._tensor cimport TensorBase as Tensor, wrap
+from tinytorch._autograd cimport Node
+from tinytorch._ops._common cimport record as _record, adjoint_result, pair as _pair
+from tinytorch._ops import shape as S
+from tinytorch._ops.index import gather
+
+
+def _max_pool_back(Node n, g):
+    # linear in g: its adjoint picks gg at the argmax positions (a gather), so double backward works
+    idx, = n.saved_tensors
+
+    def adjoint(gg):
+        lead = list(idx._impl.shape[:-2])
+        picked = gather(S.reshape(gg, *(lead + [-1])), -1, S.reshape(idx, *(lead + [-1])))
+        return (S.reshape(picked, *idx._impl.shape),)
+    return (adjoint_result("MaxPool2DWithIndicesBackwardBackward",
+                           _C.max_pool2d_backward(g._impl, idx._impl, list(n.in_shape)), (g,), adjoint),)
+
+
+def max_pool2d(Tensor input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    k = _pair(kernel_size)
+    s = None if stride is None or stride == [] else _pair(stride)
+    out, idx = _C.max_pool2d(input._impl, k, s, _pair(padding), _pair(dilation), ceil_mode)
+    indices = wrap(idx)
+    y = _record("MaxPool2DWithIndicesBackward0", _max_pool_back, (input,), out,
+                {"in_shape": input._impl.shape}, (indices,))
+    return (y, indices) if return_indices else y
+
+
+def _avg_pool_back(Node n, g):
+    # avg_pool2d is linear: the adjoint of its backward is avg_pool2d itself
+    return (adjoint_result("AvgPool2DBackwardBackward", _C.avg_pool2d_backward(g._impl, list(n.in_shape), *n.args),
+                           (g,), lambda gg: (avg_pool2d(gg, *n.args),)),)
+
+
+def avg_pool2d(Tensor input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    k = _pair(kernel_size)
+    s = None if stride is None or stride == [] else _pair(stride)
+    args = (k, s, _pair(padding), ceil_mode, count_include_pad, divisor_override)
+    return _record("AvgPool2DBackward0", _avg_pool_back, (input,), _C.avg_pool2d(input._impl, *args),
+                   {"in_shape": input._impl.shape, "args": args})
+
+
+def _adaptive_avg_back(Node n, g):
+    size = list(g._impl.shape[-2:])
+    return (adjoint_result("AdaptiveAvgPool2DBackwardBackward",
+                           _C.adaptive_avg_pool2d_backward(g._impl, list(n.in_shape)), (g,),
+                           lambda gg: (adaptive_avg_pool2d(gg, size),)),)
+
+
+def adaptive_avg_pool2d(Tensor input, output_size):
+    size = list(_pair(output_size))
+    shape = input._impl.shape
+    size = [shape[-2 + i] if v is None else v for i, v in enumerate(size)]
+    return _record("AdaptiveAvgPool2DBackward0", _adaptive_avg_back, (input,),
+                   _C.adaptive_avg_pool2d(input._impl, size), {"in_shape": shape})
