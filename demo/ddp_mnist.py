@@ -1,7 +1,7 @@
 """MNIST CNN (demo/mnist.py's Net) trained with DistributedDataParallel.
 
-    python -m tinytorch.distributed.run --nproc-per-node 2 demo/ddp_mnist.py                  # NCCL, 2 GPUs
-    python -m tinytorch.distributed.run --nproc-per-node 2 --backend mpi demo/ddp_mnist.py    # MPI, CPU
+    tinytorch-run --nproc-per-node 2 demo/ddp_mnist.py                  # NCCL, 2 GPUs
+    tinytorch-run --nproc-per-node 2 --backend mpi demo/ddp_mnist.py    # MPI, CPU
 
 Each rank reads its share of the data through a DistributedSampler (set_epoch reshuffles every
 epoch); --batch-size is per rank, so the global batch is world_size x batch-size (the learning rate
