@@ -13,7 +13,7 @@ import numpy as np
 
 from tinytorch import _C
 from tinytorch._autograd import sum_to_shape
-from tinytorch._dtype import DTYPES
+from tinytorch._dtype import BOOL, DTYPES
 
 from tinytorch._autograd cimport AccumulateGrad, Node, edge_of, set_grad_enabled_c
 from tinytorch._tensor cimport TensorBase as Tensor, requires_grad, wrap
@@ -355,7 +355,7 @@ cdef Tensor _as_grad(object data, Tensor like):
     if isinstance(data, np.ndarray):
         arr = np.array(data, copy=True)
     else:
-        arr = np.array(data, dtype=np.float64 if d.is_floating_point else (np.bool_ if code == 0 else np.int64))
+        arr = np.array(data, dtype=np.float64 if d.is_floating_point else (np.bool_ if code == BOOL else np.int64))
     if d.name == "bfloat16":
         impl = _C.from_numpy(np.array(arr, dtype=np.float32, order="C")).to_dtype(code)
     else:

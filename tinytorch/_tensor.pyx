@@ -8,7 +8,7 @@ come from the op schema (``tinytorch/_methods.py``), installed on it by the pack
 import weakref
 
 from tinytorch import _C
-from tinytorch._dtype import device as _device
+from tinytorch._dtype import device as _device, is_floating_code
 from tinytorch._size import Size
 
 cdef object _tensor_cls = None     # tinytorch.Tensor, set by tinytorch/tensor.py
@@ -235,7 +235,7 @@ cdef class TensorBase:
         return int(self._impl.item())
 
     def __index__(self):
-        if self._impl.dtype_code > 3 or self._impl.numel != 1:
+        if is_floating_code(self._impl.dtype_code) or self._impl.numel != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self._impl.item())
 
