@@ -190,7 +190,7 @@ OPS = [
     O("einsum", C, grad="composite", method=False, autocast="lower"),
     O("tensordot", C, grad="composite", method=False, autocast="lower"),
     O("cdist", NUM, grad="composite", method=False, autocast="fp32"),
-    O("logaddexp", NUM, grad="composite"),
+    O("logaddexp", NUM, grad="composite", ref="np.logaddexp(x, y)", domain=(-30.0, 30.0)),
 ] + [O(n, NUM, grad="composite", method=False) for n in (
     "meshgrid", "cartesian_prod", "diff", "cross", "block_diag", "cov", "corrcoef", "trapezoid", "trapz", "bincount",
     "bucketize", "searchsorted", "histc", "unique")]

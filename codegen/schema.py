@@ -84,6 +84,8 @@ class Op:
     dunders: tuple = ()
     autocast: Optional[str] = None
     autocast_method: bool = True        # whether the policy also wraps Tensor.<name>
+    ref: Optional[str] = None           # numpy reference of x (or of x, y): an op-table test row
+    domain: tuple = (-2.0, 2.0)
 
 
 @dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -55,6 +56,12 @@ def _rows() -> list:
         call = getattr(tt, b.name)
         rows.append(Row(b.name, call, eval(f"lambda x, y: {b.ref}", REF_NAMES), b.domain, bool(b.grad), None, True,
                         b.dtypes in ("compare", "logical")))
+    for o in SCHEMA.ops:           # hand-written or composite ops that carry a reference
+        if o.ref is None:
+            continue
+        binary = re.search(r"\by\b", o.ref) is not None
+        ref = eval(f"lambda x, y: {o.ref}" if binary else f"lambda x: {o.ref}", REF_NAMES)
+        rows.append(Row(o.name, getattr(tt, o.name), ref, o.domain, o.grad != "none", None, binary, False))
     return rows
 
 

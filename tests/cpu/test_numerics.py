@@ -77,13 +77,3 @@ def test_counting_and_searching():
         tt.bincount(tt.tensor([-1, 2]))
     assert to_numpy(tt.unique(tt.tensor([3, 1, 3]))).tolist() == [1, 3]
 
-
-@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
-def test_logaddexp(dtype):
-    a, ar = make((3, 4), dtype, "transposed", -30, 30, seed=1)
-    b, br = make((4,), dtype, "contiguous", -30, 30, seed=2)
-    assert_close(tt.logaddexp(a, b), np.logaddexp(ar, br), dtype)
-    assert_close(a.logaddexp(b), np.logaddexp(ar, br), dtype)
-    x, _ = make((3, 4), "float64", "sliced", -3, 3, seed=3, requires_grad=True)
-    y, _ = make((3, 4), "float64", "contiguous", -3, 3, seed=4, requires_grad=True)
-    assert gradcheck(tt.logaddexp, (x, y))
