@@ -11,7 +11,6 @@ import math
 import numpy as np
 
 from tinytorch import _C
-from tinytorch._autograd import _set_grad_enabled, is_grad_enabled
 from tinytorch.optim.optimizer import Optimizer, _check_lr
 
 __all__ = ["LBFGS"]
@@ -162,17 +161,9 @@ class LBFGS(Optimizer):
     def _add_grad(self, x: np.ndarray, t: float, d: np.ndarray) -> None:
         self._set_flat_params(x + t * d)
 
-    def _call(self, closure) -> float:
-        prev = is_grad_enabled()
-        _set_grad_enabled(True)
-        try:
-            return closure()
-        finally:
-            _set_grad_enabled(prev)
-
     def _directional_evaluate(self, closure, x, t, d):
         self._add_grad(x, t, d)
-        loss = float(self._call(closure))
+        loss = float(self._eval_closure(closure))
         flat_grad = self._gather_flat_grad()
         self._set_flat_params(x)
         return loss, flat_grad
@@ -198,7 +189,7 @@ class LBFGS(Optimizer):
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
 
-        orig_loss = self._call(closure)
+        orig_loss = self._eval_closure(closure)
         loss = float(orig_loss)
         current_evals = 1
         state["func_evals"] += 1
@@ -280,7 +271,7 @@ class LBFGS(Optimizer):
                 self._set_flat_params(x)
                 opt_cond = False
                 if n_iter != max_iter:
-                    loss = float(self._call(closure))
+                    loss = float(self._eval_closure(closure))
                     flat_grad = self._gather_flat_grad()
                     opt_cond = np.abs(flat_grad).max() <= tolerance_grad
                     ls_func_evals = 1

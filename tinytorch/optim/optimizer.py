@@ -394,9 +394,79 @@ def _check_weight_decay(wd) -> None:
         raise ValueError(f"Invalid weight_decay value: {wd}")
 
 
+def _check_rho(rho) -> None:
+    if not 0.0 <= rho <= 1.0:
+        raise ValueError(f"Invalid rho value: {rho}")
+
+
 def _check_not_differentiable(differentiable: bool, name: str) -> None:
     if differentiable:
         raise NotImplementedError(f"{name}: differentiable=True is not supported by tinytorch")
+
+
+# Constructor checks by hyperparameter name; a name not listed here must be >= 0.
+_CHECKS: dict[str, Callable[[Any], None]] = {
+    "lr": _check_lr, "eps": _check_eps, "betas": _check_betas, "weight_decay": _check_weight_decay,
+    "rho": _check_rho,
+}
+
+
+def _check_hyperparameters(name: str, differentiable: bool, **values) -> None:
+    """Validates constructor hyperparameters in the order given (so the first invalid one is the
+    one reported), then rejects ``differentiable=True``."""
+    for key, value in values.items():
+        check = _CHECKS.get(key)
+        if check is not None:
+            check(value)
+        elif not 0.0 <= value:
+            raise ValueError(f"Invalid {key} value: {value}")
+    _check_not_differentiable(differentiable, name)
+
+
+# How a param group's hyperparameter is passed to a fused kernel (default: float).
+_BOOL_ARGS = frozenset({"maximize", "centered", "amsgrad", "decoupled_weight_decay"})
+
+
+def _kernel_args(group: dict[str, Any], keys: tuple[str, ...]) -> list:
+    args: list = []
+    for key in keys:
+        value = group[key]
+        if key == "lr":
+            args.append(_as_float(value))
+        elif key == "betas":
+            beta1, beta2 = value
+            args += (_as_float(beta1), _as_float(beta2))
+        elif key in _BOOL_ARGS:
+            args.append(bool(value))
+        else:
+            args.append(float(value))
+    return args
+
+
+class _FusedOptimizer(Optimizer):
+    """An optimizer whose step is one fused ``_C.<_kernel>`` call per param group.
+
+    Subclasses set ``_kernel`` (the ``_C`` function's name), ``_buffers`` (the state tensors like
+    the parameter) and ``_args`` (the group's hyperparameters passed after the state lists, in the
+    kernel's order; ``betas`` passes two floats); ``_state_lists`` can be overridden where the state
+    is not just ``_buffers`` (see ``Optimizer._collect``).
+    """
+
+    _kernel: str = ""
+    _buffers: tuple[str, ...] = ()
+    _args: tuple[str, ...] = ()
+
+    def _state_lists(self, group: dict[str, Any]) -> tuple:
+        return self._collect(group, self._buffers)
+
+    def step(self, closure=None):
+        """Performs a single optimization step; ``closure`` re-evaluates the model and returns the loss."""
+        loss = self._eval_closure(closure)
+        for group in self.param_groups:
+            lists = self._state_lists(group)
+            if lists[0]:
+                getattr(_C, self._kernel)(*lists, *_kernel_args(group, self._args))
+        return loss
 
 
 def _zeros_like(p: Tensor) -> Tensor:
