@@ -7,6 +7,7 @@ from tinytorch._creation import empty
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
 from tinytorch.nn.modules._checks import check_input
+from tinytorch.nn.modules.linear import _weight_and_bias
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
 
@@ -41,12 +42,7 @@ class _ConvNd(Module):
             self._pad_amounts = tuple(v for t in totals for v in (t // 2, t - t // 2))
         else:
             self._pad_amounts = tuple(p for p in reversed(self.padding) for _ in range(2))
-        self.weight = Parameter(empty(out_channels, in_channels // groups, *self.kernel_size,
-                                                dtype=dtype, device=device))
-        if bias:
-            self.bias = Parameter(empty(out_channels, dtype=dtype, device=device))
-        else:
-            self.register_parameter("bias", None)
+        _weight_and_bias(self, (out_channels, in_channels // groups, *self.kernel_size), bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

@@ -11,6 +11,13 @@ from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
 
 
+def _weight_and_bias(module: Module, weight_shape: tuple, bias: bool, device, dtype) -> None:
+    """Registers an uninitialized ``weight`` of ``weight_shape`` and, when ``bias``, a ``bias`` of
+    ``weight_shape[0]`` elements (else ``bias`` is None); the caller's ``reset_parameters`` fills them."""
+    module.weight = Parameter(empty(*weight_shape, dtype=dtype, device=device))
+    module.register_parameter("bias", Parameter(empty(weight_shape[0], dtype=dtype, device=device)) if bias else None)
+
+
 class Identity(Module):
     """A placeholder that returns its input (arguments are ignored)."""
 
@@ -28,11 +35,7 @@ class Linear(Module):
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        self.weight = Parameter(empty(out_features, in_features, dtype=dtype, device=device))
-        if bias:
-            self.bias = Parameter(empty(out_features, dtype=dtype, device=device))
-        else:
-            self.register_parameter("bias", None)
+        _weight_and_bias(self, (out_features, in_features), bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -62,11 +65,7 @@ class Bilinear(Module):
                  device=None, dtype=None) -> None:
         super().__init__()
         self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
-        self.weight = Parameter(empty(out_features, in1_features, in2_features, dtype=dtype, device=device))
-        if bias:
-            self.bias = Parameter(empty(out_features, dtype=dtype, device=device))
-        else:
-            self.register_parameter("bias", None)
+        _weight_and_bias(self, (out_features, in1_features, in2_features), bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

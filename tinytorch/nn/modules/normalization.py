@@ -14,26 +14,31 @@ def _shape(s) -> tuple:
     return (s,) if isinstance(s, int) else tuple(s)
 
 
+def _init_affine(module: Module, affine: bool, shape, bias: bool | None, device, dtype) -> None:
+    """Registers ``weight`` (ones of ``shape``) and ``bias`` (zeros) when ``affine``, else both as None;
+    ``bias=False`` registers it as None, ``bias=None`` (a layer without one, as RMSNorm) not at all."""
+    module.register_parameter("weight", Parameter(ones(shape, dtype=dtype, device=device)) if affine else None)
+    if bias is not None:
+        module.register_parameter("bias", Parameter(zeros(shape, dtype=dtype, device=device))
+                                  if affine and bias else None)
+
+
+def _check_trailing_shape(name: str, x, normalized_shape: tuple) -> None:
+    k = len(normalized_shape)
+    if tuple(x.shape[-k:]) != normalized_shape:
+        raise ValueError(f"{name}: expected input with trailing shape {list(normalized_shape)}, "
+                         f"got input of shape {list(x.shape)}")
+
+
 class LayerNorm(Module):
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
                  device=None, dtype=None) -> None:
         super().__init__()
         self.normalized_shape, self.eps, self.elementwise_affine = _shape(normalized_shape), eps, elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(ones(self.normalized_shape, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(zeros(self.normalized_shape, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _init_affine(self, elementwise_affine, self.normalized_shape, bias, device, dtype)
 
     def forward(self, x):
-        k = len(self.normalized_shape)
-        if tuple(x.shape[-k:]) != self.normalized_shape:
-            raise ValueError(f"LayerNorm: expected input with trailing shape {list(self.normalized_shape)}, "
-                             f"got input of shape {list(x.shape)}")
+        _check_trailing_shape("LayerNorm", x, self.normalized_shape)
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
@@ -45,16 +50,10 @@ class RMSNorm(Module):
     def __init__(self, normalized_shape, eps=None, elementwise_affine: bool = True, device=None, dtype=None) -> None:
         super().__init__()
         self.normalized_shape, self.eps, self.elementwise_affine = _shape(normalized_shape), eps, elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(ones(self.normalized_shape, dtype=dtype, device=device))
-        else:
-            self.register_parameter("weight", None)
+        _init_affine(self, elementwise_affine, self.normalized_shape, None, device, dtype)
 
     def forward(self, x):
-        k = len(self.normalized_shape)
-        if tuple(x.shape[-k:]) != self.normalized_shape:
-            raise ValueError(f"RMSNorm: expected input with trailing shape {list(self.normalized_shape)}, "
-                             f"got input of shape {list(x.shape)}")
+        _check_trailing_shape("RMSNorm", x, self.normalized_shape)
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self) -> str:
@@ -68,15 +67,7 @@ class GroupNorm(Module):
         if num_channels % num_groups:
             raise ValueError("num_channels must be divisible by num_groups")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
-        if affine:
-            self.weight = Parameter(ones(num_channels, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(zeros(num_channels, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _init_affine(self, affine, num_channels, bias, device, dtype)
 
     def forward(self, x):
         check_input(self, x, (2, 3, 4, 5), 1, self.num_channels)
@@ -95,15 +86,7 @@ class _BatchNorm(Module):
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(ones(num_features, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(zeros(num_features, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _init_affine(self, affine, num_features, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, dtype=dtype, device=device))
             self.register_buffer("running_var", ones(num_features, dtype=dtype, device=device))

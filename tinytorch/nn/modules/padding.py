@@ -30,61 +30,15 @@ class _ConstantPadNd(_PadNd):
         self.value = value
 
 
-class ZeroPad1d(_PadNd):
-    _n = 1
+# The public layers, one per (family, dims): e.g. ReflectionPad2d pads the last 2 dims by reflection.
+_FAMILIES = (("ZeroPad", _PadNd, "constant"), ("ConstantPad", _ConstantPadNd, "constant"),
+             ("ReflectionPad", _PadNd, "reflect"), ("ReplicationPad", _PadNd, "replicate"),
+             ("CircularPad", _PadNd, "circular"))
 
-
-class ZeroPad2d(_PadNd):
-    _n = 2
-
-
-class ZeroPad3d(_PadNd):
-    _n = 3
-
-
-class ConstantPad1d(_ConstantPadNd):
-    _n = 1
-
-
-class ConstantPad2d(_ConstantPadNd):
-    _n = 2
-
-
-class ConstantPad3d(_ConstantPadNd):
-    _n = 3
-
-
-class ReflectionPad1d(_PadNd):
-    _n, _mode = 1, "reflect"
-
-
-class ReflectionPad2d(_PadNd):
-    _n, _mode = 2, "reflect"
-
-
-class ReflectionPad3d(_PadNd):
-    _n, _mode = 3, "reflect"
-
-
-class ReplicationPad1d(_PadNd):
-    _n, _mode = 1, "replicate"
-
-
-class ReplicationPad2d(_PadNd):
-    _n, _mode = 2, "replicate"
-
-
-class ReplicationPad3d(_PadNd):
-    _n, _mode = 3, "replicate"
-
-
-class CircularPad1d(_PadNd):
-    _n, _mode = 1, "circular"
-
-
-class CircularPad2d(_PadNd):
-    _n, _mode = 2, "circular"
-
-
-class CircularPad3d(_PadNd):
-    _n, _mode = 3, "circular"
+__all__ = []
+for _family, _base, _mode in _FAMILIES:
+    for _n in (1, 2, 3):
+        _name = f"{_family}{_n}d"
+        globals()[_name] = type(_name, (_base,), {"_n": _n, "_mode": _mode, "__module__": __name__})
+        __all__.append(_name)
+del _family, _base, _mode, _n, _name
