@@ -194,20 +194,16 @@ class DataLoader:
         return len(self._index_sampler)  # type: ignore[arg-type]
 
 
+# The loader's settings an iterator copies when it starts: each loader attribute ``name`` (with its
+# leading underscore, if any, dropped) becomes the iterator's ``_name``.
+_LOADER_SETTINGS = ("dataset", "_is_iterable", "_auto_collation", "drop_last", "_index_sampler", "num_workers",
+                    "prefetch_factor", "timeout", "collate_fn", "pin_memory", "persistent_workers", "generator")
+
+
 class _BaseDataLoaderIter:
     def __init__(self, loader: DataLoader) -> None:
-        self._dataset = loader.dataset
-        self._is_iterable = loader._is_iterable
-        self._auto_collation = loader._auto_collation
-        self._drop_last = loader.drop_last
-        self._index_sampler = loader._index_sampler
-        self._num_workers = loader.num_workers
-        self._prefetch_factor = loader.prefetch_factor
-        self._timeout = loader.timeout
-        self._collate_fn = loader.collate_fn
-        self._pin_memory = loader.pin_memory
-        self._persistent_workers = loader.persistent_workers
-        self._generator = loader.generator
+        for name in _LOADER_SETTINGS:
+            setattr(self, "_" + name.lstrip("_"), getattr(loader, name))
         self._sampler_iter = iter(self._index_sampler)
         self._base_seed = _random.new_seed(loader.generator)
         self._num_yielded = 0
