@@ -31,6 +31,17 @@ def compare(name: str, ours, ref, rounds: int = 15, inner: int = 1, warmup: int 
     return {"name": name, "ours": ma, "ref": mb, "ratio": ratio}
 
 
+def alternate_medians(ours, ref, rounds: int) -> tuple:
+    """Calls ours() and ref() (when given) alternately ``rounds`` times; returns the medians of what
+    they return (ref's None without ref)."""
+    a, b = [], []
+    for _ in range(rounds):
+        a.append(ours())
+        if ref:
+            b.append(ref())
+    return statistics.median(a), (statistics.median(b) if ref else None)
+
+
 def try_import_torch():
     try:
         import torch

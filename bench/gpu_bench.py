@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tinytorch as tt  # noqa: E402
-from _harness import try_import_torch  # noqa: E402
+from _harness import alternate_medians, try_import_torch  # noqa: E402
 
 
 def gpu_time(lib, fn, reps: int) -> float:
@@ -33,15 +32,9 @@ def gpu_time(lib, fn, reps: int) -> float:
 
 
 def alternate(name, ours, ref, reps, rounds, metric, unit):
-    a, b = [], []
-    for _ in range(rounds):
-        a.append(metric(ours(reps)))
-        if ref:
-            b.append(metric(ref(reps)))
-    ma = statistics.median(a)
+    ma, mb = alternate_medians(lambda: metric(ours(reps)), ref and (lambda: metric(ref(reps))), rounds)
     line = f"{name:44s} tinytorch {ma:10.1f} {unit}"
     if ref:
-        mb = statistics.median(b)
         line += f"   torch {mb:10.1f} {unit}   ratio {ma / mb:5.2f}x"
     print(line, flush=True)
 

@@ -10,38 +10,21 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "demo"))
 import numpy as np  # noqa: E402
 
 import tinytorch as tt  # noqa: E402
-from _harness import try_import_torch  # noqa: E402
+from _harness import alternate_medians, try_import_torch  # noqa: E402
+from mnist import net_class  # noqa: E402
 
 
 def cnn(nn, F, flatten):
-    class Net(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(1, 32, 3, 1)
-            self.conv2 = nn.Conv2d(32, 64, 3, 1)
-            self.dropout1 = nn.Dropout(0.25)
-            self.dropout2 = nn.Dropout(0.5)
-            self.fc1 = nn.Linear(9216, 128)
-            self.fc2 = nn.Linear(128, 10)
-
-        def forward(self, x):
-            x = F.relu(self.conv1(x))
-            x = F.relu(self.conv2(x))
-            x = F.max_pool2d(x, 2)
-            x = self.dropout1(x)
-            x = flatten(x, 1)
-            x = F.relu(self.fc1(x))
-            x = self.dropout2(x)
-            return F.log_softmax(self.fc2(x), dim=1)
-    return Net()
+    """demo/mnist.py's Net, built from either library."""
+    return net_class(nn, F, flatten)()
 
 
 def mlp(nn):
@@ -108,15 +91,9 @@ def main() -> None:
         ours()
         if ref:
             ref()
-        a, b = [], []
-        for _ in range(args.rounds):
-            a.append(ours())
-            if ref:
-                b.append(ref())
-        ma = statistics.median(a)
+        ma, mb = alternate_medians(ours, ref, args.rounds)
         line = f"{kind.upper()} batch {batch} on {args.device}, {args.threads} threads: tinytorch {ma:9.0f} samples/s"
         if ref:
-            mb = statistics.median(b)
             line += f"   torch {mb:9.0f} samples/s   ratio {ma / mb:5.2f}x"
         print(line, flush=True)
 

@@ -20,13 +20,12 @@ import tinytorch as torch  # noqa: E402
 import tinytorch.distributed as dist  # noqa: E402
 import tinytorch.nn.functional as F  # noqa: E402
 import tinytorch.optim as optim  # noqa: E402
-from tinytorch.datasets import MNIST, transforms  # noqa: E402
 from tinytorch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
 from tinytorch.optim.lr_scheduler import StepLR  # noqa: E402
 from tinytorch.utils.data import DataLoader  # noqa: E402
 from tinytorch.utils.data.distributed import DistributedSampler  # noqa: E402
 
-from mnist import HERE, Net, test  # noqa: E402
+from mnist import HERE, Net, datasets, test  # noqa: E402
 
 
 def main(argv=None):
@@ -56,13 +55,7 @@ def main(argv=None):
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(args.seed)
 
-    transform = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.1307,), (0.3081,))])
-    train_set = MNIST(args.data, train=True, transform=transform)
-    test_set = MNIST(args.data, train=False, transform=transform)
-    if args.train_limit:
-        train_set = torch.utils.data.Subset(train_set, range(args.train_limit))
-    if args.test_limit:
-        test_set = torch.utils.data.Subset(test_set, range(args.test_limit))
+    train_set, test_set = datasets(args)
     sampler = DistributedSampler(train_set, shuffle=True, seed=args.seed)   # rank/world from the group
     train_loader = DataLoader(train_set, batch_size=args.batch_size, sampler=sampler)
     test_loader = DataLoader(test_set, batch_size=args.test_batch_size)

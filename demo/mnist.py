@@ -22,26 +22,49 @@ from tinytorch.utils.data import DataLoader
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-class Net(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 32, 3, 1)
-        self.conv2 = nn.Conv2d(32, 64, 3, 1)
-        self.dropout1 = nn.Dropout(0.25)
-        self.dropout2 = nn.Dropout(0.5)
-        self.fc1 = nn.Linear(9216, 128)
-        self.fc2 = nn.Linear(128, 10)
+def net_class(nn, F, flatten):
+    """The CNN of pytorch/examples' mnist, built from a library's ``nn``, ``nn.functional`` and
+    ``flatten`` (tinytorch's here; bench/ builds the same network from PyTorch's too)."""
 
-    def forward(self, x):
-        x = F.relu(self.conv1(x))
-        x = F.relu(self.conv2(x))
-        x = F.max_pool2d(x, 2)
-        x = self.dropout1(x)
-        x = torch.flatten(x, 1)
-        x = F.relu(self.fc1(x))
-        x = self.dropout2(x)
-        x = self.fc2(x)
-        return F.log_softmax(x, dim=1)
+    class Net(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 32, 3, 1)
+            self.conv2 = nn.Conv2d(32, 64, 3, 1)
+            self.dropout1 = nn.Dropout(0.25)
+            self.dropout2 = nn.Dropout(0.5)
+            self.fc1 = nn.Linear(9216, 128)
+            self.fc2 = nn.Linear(128, 10)
+
+        def forward(self, x):
+            x = F.relu(self.conv1(x))
+            x = F.relu(self.conv2(x))
+            x = F.max_pool2d(x, 2)
+            x = self.dropout1(x)
+            x = flatten(x, 1)
+            x = F.relu(self.fc1(x))
+            x = self.dropout2(x)
+            x = self.fc2(x)
+            return F.log_softmax(x, dim=1)
+
+    Net.__qualname__ = "Net"
+    return Net
+
+
+Net = net_class(nn, F, torch.flatten)
+
+
+def datasets(args):
+    """The MNIST train and test sets (normalized as pytorch/examples does) from ``args.data``, cut to
+    ``args.train_limit`` / ``args.test_limit`` images when those are set."""
+    transform = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.1307,), (0.3081,))])
+    train_set = MNIST(args.data, train=True, transform=transform)
+    test_set = MNIST(args.data, train=False, transform=transform)
+    if args.train_limit:
+        train_set = torch.utils.data.Subset(train_set, range(args.train_limit))
+    if args.test_limit:
+        test_set = torch.utils.data.Subset(test_set, range(args.test_limit))
+    return train_set, test_set
 
 
 def train(args, model, device, train_loader, optimizer, epoch, losses):
@@ -120,13 +143,7 @@ def main(argv=None):
     device = torch.device(args.device)
     torch.manual_seed(args.seed)
 
-    transform = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.1307,), (0.3081,))])
-    train_set = MNIST(args.data, train=True, transform=transform)
-    test_set = MNIST(args.data, train=False, transform=transform)
-    if args.train_limit:
-        train_set = torch.utils.data.Subset(train_set, range(args.train_limit))
-    if args.test_limit:
-        test_set = torch.utils.data.Subset(test_set, range(args.test_limit))
+    train_set, test_set = datasets(args)
     train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True)
     test_loader = DataLoader(test_set, batch_size=args.test_batch_size)
 
