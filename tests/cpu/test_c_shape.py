@@ -4,34 +4,16 @@ import pytest
 
 from tinytorch import _C
 
-BOOL, U8, I32, I64, F16, BF16, F32, F64 = range(8)
-FLOATS = [F32, F16, BF16, F64]
+from c_helpers import BF16, BOOL, F16, F32, F64, FLOATS, I32, I64, U8, from_array, random_array, to_np
+
 ALL = FLOATS + [I32, I64, U8, BOOL]
-NP = {BOOL: np.bool_, U8: np.uint8, I32: np.int32, I64: np.int64, F16: np.float16, F32: np.float32, F64: np.float64}
 rng = np.random.default_rng(1)
 CPU = _C.Device("cpu")
-
-
-def make(arr, code):
-    if code == BF16:
-        t = _C.from_numpy(np.ascontiguousarray(arr, dtype=np.float32)).to_dtype(BF16)
-    else:
-        t = _C.from_numpy(np.ascontiguousarray(arr.astype(NP[code])))
-    return t, to_np(t)
-
-
-def to_np(t):
-    if t.dtype_code == BF16:
-        return t.to_dtype(F32).numpy().copy()
-    return t.numpy().copy()
+make = from_array
 
 
 def rand(shape, code):
-    if code in FLOATS:
-        return make(rng.standard_normal(shape), code)
-    if code == BOOL:
-        return make(rng.integers(0, 2, shape), code)
-    return make(rng.integers(0, 100, shape), code)
+    return random_array(rng, shape, code)
 
 
 @pytest.mark.parametrize("code", ALL)

@@ -134,9 +134,8 @@ def ref_adamax(p, g, st, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, 
     return p - lr / (1 - b1 ** t) * st["m"] / st["u"]
 
 
-def ref_nadam(p, g, st, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
-              decoupled_weight_decay=False, maximize=False):
-    b1, b2 = betas
+def _step_and_weight_decay(p, g, st, lr, weight_decay, decoupled_weight_decay, maximize):
+    """The prologue of NAdam/RAdam: maximize, count the step, then weight decay (decoupled or L2)."""
     g = -g if maximize else g
     st["step"] = t = st.get("step", 0) + 1
     if weight_decay:
@@ -144,6 +143,13 @@ def ref_nadam(p, g, st, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, m
             p = p * (1 - lr * weight_decay)
         else:
             g = g + weight_decay * p
+    return p, g, t
+
+
+def ref_nadam(p, g, st, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
+              decoupled_weight_decay=False, maximize=False):
+    b1, b2 = betas
+    p, g, t = _step_and_weight_decay(p, g, st, lr, weight_decay, decoupled_weight_decay, maximize)
     mu = b1 * (1 - 0.5 * 0.96 ** (t * momentum_decay))
     mu_next = b1 * (1 - 0.5 * 0.96 ** ((t + 1) * momentum_decay))
     # PyTorch keeps mu_product as a float32 tensor
@@ -158,13 +164,7 @@ def ref_nadam(p, g, st, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, m
 def ref_radam(p, g, st, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
               maximize=False):
     b1, b2 = betas
-    g = -g if maximize else g
-    st["step"] = t = st.get("step", 0) + 1
-    if weight_decay:
-        if decoupled_weight_decay:
-            p = p * (1 - lr * weight_decay)
-        else:
-            g = g + weight_decay * p
+    p, g, t = _step_and_weight_decay(p, g, st, lr, weight_decay, decoupled_weight_decay, maximize)
     st["m"] = st.get("m", 0) * b1 + (1 - b1) * g
     st["v"] = st.get("v", 0) * b2 + (1 - b2) * g * g
     bc1, bc2 = 1 - b1 ** t, 1 - b2 ** t

@@ -56,20 +56,30 @@ def test_launcher_failing_worker_stops_the_others(backend):
     assert "worker rank 1" in out and "the last words" in out.split("worker rank 1")[-1], out
 
 
+def _check_raising_rank_ends_the_job(backend: str, timeout: float, max_secs: float) -> None:
+    """Rank 1 raises while the group is live: the job ends with its exit code, soon, and says why."""
+    rc, out, secs = launch("launcher_probe.py", "raise", nproc=2, backend=backend, timeout=timeout)
+    assert rc == 1, out
+    assert secs < max_secs, f"took {secs:.1f} s"
+    assert "worker rank 1" in out and "rank 1 fails on purpose" in out, out
+
+
+def _check_hang_is_aborted(backend: str, timeout: float, max_secs: float, message: str) -> None:
+    """A collective that never completes is aborted by the timeout: a failing exit, soon, with ``message``."""
+    rc, out, secs = launch("launcher_probe.py", "hang", nproc=2, backend=backend, timeout=timeout)
+    assert rc != 0, out
+    assert secs < max_secs, f"took {secs:.1f} s"
+    assert message in out, out
+
+
 @needs_mpi
 def test_rank_raising_with_a_live_process_group_ends_the_job():
-    rc, out, secs = launch("launcher_probe.py", "raise", nproc=2, backend="mpi", timeout=50)
-    assert rc == 1, out
-    assert secs < 20, f"took {secs:.1f} s"
-    assert "worker rank 1" in out and "rank 1 fails on purpose" in out, out
+    _check_raising_rank_ends_the_job("mpi", timeout=50, max_secs=20)
 
 
 @needs_mpi
 def test_launcher_hung_collective_is_aborted_after_timeout():
-    rc, out, secs = launch("launcher_probe.py", "hang", nproc=2, backend="mpi", timeout=50)
-    assert rc != 0, out
-    assert secs < 25, f"took {secs:.1f} s"
-    assert "timed out after 2 s" in out, out
+    _check_hang_is_aborted("mpi", timeout=50, max_secs=25, message="timed out after 2 s")
 
 
 @needs_mpi
@@ -125,10 +135,7 @@ def test_worker_nccl_2_gpus(script, ok):
 @pytest.mark.cuda
 @needs_2_gpus
 def test_nccl_hung_collective_is_aborted_after_timeout():
-    rc, out, secs = launch("launcher_probe.py", "hang", nproc=2, backend="nccl", timeout=120)
-    assert rc != 0, out
-    assert secs < 60, f"took {secs:.1f} s"
-    assert "timed out" in out, out
+    _check_hang_is_aborted("nccl", timeout=120, max_secs=60, message="timed out")
 
 
 @pytest.mark.cuda
@@ -143,7 +150,4 @@ def test_nccl_failing_worker():
 def test_nccl_rank_raising_with_a_live_communicator_ends_the_job():
     # The raising rank exits at once (its communicator is aborted at exit, not destroyed: a destroy
     # would wait for the peer stuck in the all_reduce); the launcher then stops the other.
-    rc, out, secs = launch("launcher_probe.py", "raise", nproc=2, backend="nccl", timeout=90)
-    assert rc == 1, out
-    assert secs < 30, f"took {secs:.1f} s"
-    assert "worker rank 1" in out and "rank 1 fails on purpose" in out, out
+    _check_raising_rank_ends_the_job("nccl", timeout=90, max_secs=30)
