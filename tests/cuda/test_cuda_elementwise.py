@@ -9,7 +9,8 @@ import pytest
 
 import tinytorch as tt
 from tinytorch._tensor import _wrap
-from conftest import FLOAT_DTYPES, TOL, to_numpy
+from conftest import FLOAT_DTYPES, TOL
+from cuda_helpers import check, layout_view
 
 pytestmark = pytest.mark.cuda
 
@@ -19,25 +20,9 @@ SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 0.5, 1.5, 2.5, -2.5, 1.0]
 
 
 def pair(shape, dtype="float32", layout="contiguous", lo=-2.0, hi=2.0, seed=0, specials=None):
-    """The same values as a CPU tensor and a GPU tensor; the layout is built on each device (so the GPU
-    kernel really sees a strided / broadcast / misaligned operand)."""
+    """The same values as a CPU tensor and a GPU tensor, the layout built on each device."""
     rng = np.random.default_rng(seed)
-    shape = tuple(shape)
-    view = lambda t: t  # noqa: E731
-    base_shape = shape
-    if layout == "transposed" and len(shape) >= 2:
-        base_shape = shape[:-2] + (shape[-1], shape[-2])
-        view = lambda t: t.transpose(-1, -2)  # noqa: E731
-    elif layout == "sliced" and len(shape) >= 1:
-        base_shape = shape[:-1] + (shape[-1] * 2,)
-        view = lambda t: tt._ops.shape.slice(t, -1, 0, None, 2)  # noqa: E731
-    elif layout == "expanded" and len(shape) >= 1:
-        base_shape = (1,) + shape[1:]
-        view = lambda t: t.expand(*shape)  # noqa: E731
-    elif layout == "misaligned":  # one element past a 16-byte boundary: no vectorized path
-        n = int(np.prod(shape))
-        base_shape = (n + 1,)
-        view = lambda t: t.narrow(0, 1, n).view(*shape)  # noqa: E731
+    base_shape, view = layout_view(shape, layout)
     if dtype in INT_DTYPES:
         data = rng.integers(int(lo), int(hi) + 1, base_shape)
     elif dtype == "bool":
@@ -50,18 +35,6 @@ def pair(shape, dtype="float32", layout="contiguous", lo=-2.0, hi=2.0, seed=0, s
             flat[:k] = specials[:k]
     base = tt.tensor(data, dtype=getattr(tt, dtype))
     return view(base), view(base.cuda())
-
-
-def check(gpu, cpu, what="", tol=None):
-    assert gpu.device.type == "cuda", what
-    assert gpu.dtype == cpu.dtype and tuple(gpu.shape) == tuple(cpu.shape), (what, gpu.dtype, cpu.dtype)
-    g, c = to_numpy(gpu), to_numpy(cpu)
-    if not cpu.dtype.is_floating_point:
-        np.testing.assert_array_equal(g, c, err_msg=what)
-        return
-    rtol, atol = tol or TOL[cpu.dtype.name]
-    scale = max(1.0, float(np.nanmax(np.abs(np.where(np.isfinite(c), c, 0)), initial=0.0)))
-    np.testing.assert_allclose(g, c, rtol=rtol, atol=atol * scale, err_msg=what)  # NaN == NaN here
 
 
 def unary(name, x, a=0.0, b=0.0):

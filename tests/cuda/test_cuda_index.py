@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import tinytorch as tt
-from tinytorch import _ops
 
 from conftest import to_numpy
+from cuda_helpers import layout_view
 
 pytestmark = pytest.mark.cuda
 
@@ -43,14 +43,7 @@ def pair(shape, dtype="float32", layout="contiguous", seed=0, data=None):
     if 0 in shape:  # empty: made on each device directly (Tensor.cuda() of some empty tensors crashes, see report)
         dt = getattr(tt, dtype)
         return tt.zeros(shape, dtype=dt), tt.zeros(shape, dtype=dt, device="cuda")
-    if layout == "transposed":
-        base_shape, view = shape[:-2] + (shape[-1], shape[-2]), lambda t: t.transpose(-1, -2)
-    elif layout == "sliced":
-        base_shape, view = shape[:-1] + (shape[-1] * 2,), lambda t: _ops.shape.slice(t, -1, 0, None, 2)
-    elif layout == "expanded":
-        base_shape, view = (1,) + shape[1:], lambda t: t.expand(*shape)
-    else:
-        base_shape, view = shape, lambda t: t
+    base_shape, view = layout_view(shape, layout)
     arr = values(base_shape, dtype, seed) if data is None else np.asarray(data)
     base = tt.tensor(arr, dtype=getattr(tt, dtype))
     c, g = view(base), view(base.cuda())

@@ -7,14 +7,17 @@ operands, linear and mm, integer matmul, the TF32 switch, and conv2d forward and
 groups, stride, padding and dilation."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
 import tinytorch as tt
 import tinytorch.nn.functional as F
-from tinytorch import _C, _ops
+from tinytorch import _C
 from tinytorch._tensor import _wrap
 
+import cuda_helpers
 from conftest import to_numpy
 
 pytestmark = pytest.mark.cuda
@@ -24,37 +27,8 @@ FLOATS = ["float32", "float16", "bfloat16", "float64"]
 TOL = {"float64": (1e-10, 1e-10), "float32": (1e-4, 1e-4), "float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2)}
 
 
-def pair(shape, dtype="float32", layout="contiguous", seed=0, requires_grad=False):
-    """(cpu, gpu) tensors holding the same values with the same memory layout on each device."""
-    rng = np.random.default_rng(seed)
-    shape = tuple(shape)
-    if layout == "transposed" and len(shape) >= 2:
-        base, view = shape[:-2] + (shape[-1], shape[-2]), lambda t: t.transpose(-1, -2)
-    elif layout == "sliced":
-        base, view = shape[:-1] + (shape[-1] * 2,), lambda t: _ops.shape.slice(t, -1, 0, None, 2)
-    elif layout == "expanded":
-        base, view = (1,) + shape[1:], lambda t: t.expand(*shape)
-    else:
-        base, view = shape, lambda t: t
-    if dtype in ("int32", "int64", "uint8"):
-        data = rng.integers(0 if dtype == "uint8" else -5, 6, base)
-    else:
-        data = rng.uniform(-1, 1, base)
-    c = tt.tensor(data, dtype=getattr(tt, dtype))
-    g = c.cuda()
-    c, g = view(c), view(g)
-    if requires_grad:
-        c.requires_grad_(True)
-        g.requires_grad_(True)
-    return c, g
-
-
-def close(gpu, cpu, dtype, scale=1.0, what=""):
-    assert gpu.device.type == "cuda", what
-    assert tuple(gpu.shape) == tuple(cpu.shape), what
-    assert gpu.dtype == cpu.dtype, what
-    rtol, atol = TOL.get(dtype, (0, 0))
-    np.testing.assert_allclose(to_numpy(gpu), to_numpy(cpu), rtol=rtol * scale, atol=atol * scale, err_msg=what)
+pair = functools.partial(cuda_helpers.pair, low=-1.0, high=1.0)
+close = functools.partial(cuda_helpers.close, tol=TOL)
 
 
 MATMUL_CASES = [

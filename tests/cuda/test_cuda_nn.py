@@ -6,6 +6,7 @@ two runs must agree bitwise. The device-side-assert tests run last, each in a su
 because a failed device assert leaves the CUDA context unusable."""
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 import textwrap
@@ -15,48 +16,20 @@ import pytest
 
 import tinytorch as tt
 import tinytorch.nn.functional as F
-from tinytorch import _ops
 
+import cuda_helpers
 from conftest import to_numpy
+from cuda_helpers import close  # conftest's TOL
 
 pytestmark = pytest.mark.cuda
 
 FLOATS = ["float32", "float16", "bfloat16", "float64"]
-TOL = {"float64": (1e-10, 1e-12), "float32": (1e-5, 1e-6), "float16": (2e-3, 2e-3), "bfloat16": (1.6e-2, 1.6e-2)}
-
-
-def pair(shape, dtype="float32", layout="contiguous", seed=0, requires_grad=False, low=-2.0, high=2.0):
-    """(cpu, gpu) tensors holding the same values with the same memory layout on each device."""
-    rng = np.random.default_rng(seed)
-    shape = tuple(shape)
-    if layout == "transposed":
-        base, view = shape[:-2] + (shape[-1], shape[-2]), lambda t: t.transpose(-1, -2)
-    elif layout == "sliced":
-        base, view = shape[:-1] + (shape[-1] * 2,), lambda t: _ops.shape.slice(t, -1, 0, None, 2)
-    elif layout == "expanded":
-        base, view = (1,) + shape[1:], lambda t: t.expand(*shape)
-    else:
-        base, view = shape, lambda t: t
-    c = tt.tensor(rng.uniform(low, high, base), dtype=getattr(tt, dtype))
-    g = c.cuda()
-    c, g = view(c), view(g)
-    if requires_grad:
-        c.requires_grad_(True)
-        g.requires_grad_(True)
-    return c, g
+pair = functools.partial(cuda_helpers.pair, low=-2.0, high=2.0)
 
 
 def ints(values, dtype="int64"):
     c = tt.tensor(np.asarray(values), dtype=getattr(tt, dtype))
     return c, c.cuda()
-
-
-def close(gpu, cpu, dtype, scale=1.0, what=""):
-    assert gpu.device.type == "cuda", what
-    assert tuple(gpu.shape) == tuple(cpu.shape), what
-    assert gpu.dtype == cpu.dtype, what
-    rtol, atol = TOL.get(dtype, (0, 0))
-    np.testing.assert_allclose(to_numpy(gpu), to_numpy(cpu), rtol=rtol * scale, atol=atol * scale, err_msg=what)
 
 
 def fwd_bwd(fn, xc, xg, dtype, scale=1.0, what="", seed=99):
@@ -204,37 +177,33 @@ LOSS_CASES = [
 ]
 
 
+def _check_loss(loss, what, case, dtype, seed, **kwargs):
+    """``loss`` of LOSS_CASES[case] (inputs from seeds seed, seed + 1, seed + 2) forward and backward."""
+    N, C, sp, weighted, ignore, _ = LOSS_CASES[case]
+    xc, xg = pair((N, C) + sp, dtype, seed=seed, requires_grad=True)
+    tc, tg = targets(N, C, sp, ignore, seed=seed + 1)
+    wc, wg = pair((C,), dtype, seed=seed + 2, low=0.1, high=2.0) if weighted else (None, None)
+
+    def fn(x):
+        cpu = x.device.type == "cpu"
+        return loss(x, tc if cpu else tg, weight=wc if cpu else wg, ignore_index=ignore, **kwargs)
+
+    fwd_bwd(fn, xc, xg, dtype, scale=4, what=what)
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("case", range(len(LOSS_CASES)))
 def test_cross_entropy(case, reduction, dtype):
-    N, C, sp, weighted, ignore, eps = LOSS_CASES[case]
-    xc, xg = pair((N, C) + sp, dtype, seed=20, requires_grad=True)
-    tc, tg = targets(N, C, sp, ignore, seed=21)
-    wc, wg = pair((C,), dtype, seed=22, low=0.1, high=2.0) if weighted else (None, None)
-
-    def fn(x):
-        cpu = x.device.type == "cpu"
-        return F.cross_entropy(x, tc if cpu else tg, weight=wc if cpu else wg, ignore_index=ignore,
-                               reduction=reduction, label_smoothing=eps)
-
-    fwd_bwd(fn, xc, xg, dtype, scale=4, what="cross_entropy")
+    _check_loss(F.cross_entropy, "cross_entropy", case, dtype, seed=20, reduction=reduction,
+                label_smoothing=LOSS_CASES[case][5])
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("case", [0, 1, 2, 4])
 def test_nll_loss(case, reduction, dtype):
-    N, C, sp, weighted, ignore, _ = LOSS_CASES[case]
-    xc, xg = pair((N, C) + sp, dtype, seed=23, requires_grad=True)
-    tc, tg = targets(N, C, sp, ignore, seed=24)
-    wc, wg = pair((C,), dtype, seed=25, low=0.1, high=2.0) if weighted else (None, None)
-
-    def fn(x):
-        cpu = x.device.type == "cpu"
-        return F.nll_loss(x, tc if cpu else tg, weight=wc if cpu else wg, ignore_index=ignore, reduction=reduction)
-
-    fwd_bwd(fn, xc, xg, dtype, scale=4, what="nll_loss")
+    _check_loss(F.nll_loss, "nll_loss", case, dtype, seed=23, reduction=reduction)
 
 
 def test_cross_entropy_noncontiguous_and_1d():

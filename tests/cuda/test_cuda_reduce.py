@@ -4,14 +4,13 @@ every dtype it supports, several dim combinations with keepdim, non-contiguous G
 forward and backward (through autograd) for softmax/log_softmax/layer_norm/rms_norm, and large sizes.
 
 Run on a GPU machine:  python -m pytest -q tests/cuda/test_cuda_reduce.py"""
-import math
-
 import numpy as np
 import pytest
 
 import tinytorch as tt
 import tinytorch.nn.functional as F
 from conftest import FLOAT_DTYPES, TOL, to_numpy
+from cuda_helpers import check, layout_view
 
 pytestmark = pytest.mark.cuda
 
@@ -21,18 +20,7 @@ INT_DTYPES = ["int32", "int64", "uint8"]
 def pair(shape, dtype="float32", layout="contiguous", lo=-2.0, hi=2.0, seed=0, data=None):
     """The same values as a CPU and a GPU tensor, the layout built on each device."""
     rng = np.random.default_rng(seed)
-    shape = tuple(shape)
-    view = lambda t: t  # noqa: E731
-    base_shape = shape
-    if layout == "transposed":
-        base_shape = shape[:-2] + (shape[-1], shape[-2])
-        view = lambda t: t.transpose(-1, -2)  # noqa: E731
-    elif layout == "sliced":
-        base_shape = shape[:-1] + (shape[-1] * 2,)
-        view = lambda t: tt._ops.shape.slice(t, -1, 0, None, 2)  # noqa: E731
-    elif layout == "permuted":
-        base_shape = (shape[-1],) + shape[:-1]
-        view = lambda t: t.permute(*range(1, len(shape)), 0)  # noqa: E731
+    base_shape, view = layout_view(shape, layout)
     if data is None:
         if dtype in INT_DTYPES:
             data = rng.integers(int(lo), int(hi) + 1, base_shape)
@@ -42,20 +30,6 @@ def pair(shape, dtype="float32", layout="contiguous", lo=-2.0, hi=2.0, seed=0, d
             data = rng.uniform(lo, hi, base_shape)
     base = tt.tensor(data, dtype=getattr(tt, dtype))
     return view(base), view(base.cuda())
-
-
-def check(gpu, cpu, what="", tol=None, n=1):
-    """GPU vs CPU; n = number of elements reduced into each output (scales the absolute tolerance)."""
-    assert gpu.device.type == "cuda", what
-    assert gpu.dtype == cpu.dtype and tuple(gpu.shape) == tuple(cpu.shape), (what, gpu.dtype, cpu.dtype,
-                                                                             gpu.shape, cpu.shape)
-    g, c = to_numpy(gpu), to_numpy(cpu)
-    if not cpu.dtype.is_floating_point:
-        np.testing.assert_array_equal(g, c, err_msg=what)
-        return
-    rtol, atol = tol or TOL[cpu.dtype.name]
-    scale = max(1.0, float(np.nanmax(np.abs(np.where(np.isfinite(c), c, 0)), initial=0.0)))
-    np.testing.assert_allclose(g, c, rtol=rtol, atol=atol * scale * math.sqrt(n), err_msg=what)
 
 
 # ---------------------------------------------------------------- reduce
