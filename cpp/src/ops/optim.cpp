@@ -69,12 +69,14 @@ void check_param(const char* op, const Tensor& p, size_t i) {
            "); optimizers update parameters in place");
 }
 
-void check_like_param(const char* op, const std::string& what, const Tensor& p, const Tensor& t) {
-  TT_CHECK(t.shape() == p.shape(), op, ": ", what, " has shape ", shape_str(t.shape()), " but its param has shape ",
-           shape_str(p.shape()));
-  TT_CHECK(t.dtype() == p.dtype(), op, ": ", what, " has dtype ", dtype_name(t.dtype()), " but its param has dtype ",
-           dtype_name(p.dtype()));
-  TT_CHECK(t.device() == p.device(), op, ": ", what, " is on ", t.device().str(), " but its param is on ",
+// The checks build their messages (label(...)) only on failure: they run for every tensor of
+// every step.
+void check_like_param(const char* op, const char* item, size_t i, const Tensor& p, const Tensor& t) {
+  TT_CHECK(t.shape() == p.shape(), op, ": ", label(item, i), " has shape ", shape_str(t.shape()),
+           " but its param has shape ", shape_str(p.shape()));
+  TT_CHECK(t.dtype() == p.dtype(), op, ": ", label(item, i), " has dtype ", dtype_name(t.dtype()),
+           " but its param has dtype ", dtype_name(p.dtype()));
+  TT_CHECK(t.device() == p.device(), op, ": ", label(item, i), " is on ", t.device().str(), " but its param is on ",
            p.device().str());
 }
 
@@ -82,18 +84,17 @@ bool is_step_dtype(DType d) { return d == DType::Float32 || d == DType::Float64 
 
 // Returns the tensor the kernel gets: a grad made contiguous, else t itself.
 Tensor check_one(const char* op, const ListArg& l, const Tensor& p, const Tensor& t, size_t i) {
-  std::string what = label(l.item, i);
   if (l.kind == Kind::Scalar) {
-    TT_CHECK(t.defined() && t.numel() == 1 && t.device().is_cpu() && is_step_dtype(t.dtype()), op, ": ", what,
-             " must be a one-element float32/float64/int64 CPU tensor, got ",
+    TT_CHECK(t.defined() && t.numel() == 1 && t.device().is_cpu() && is_step_dtype(t.dtype()), op, ": ",
+             label(l.item, i), " must be a one-element float32/float64/int64 CPU tensor, got ",
              t.defined() ? t.describe() : std::string("undefined"));
     return t;
   }
-  TT_CHECK(t.defined(), op, ": ", what, l.kind == Kind::Grad ? " is undefined" : " is missing");
-  check_like_param(op, what, p, t);
+  TT_CHECK(t.defined(), op, ": ", label(l.item, i), l.kind == Kind::Grad ? " is undefined" : " is missing");
+  check_like_param(op, l.item, i, p, t);
   if (l.kind == Kind::Grad) return t.contiguous();
-  TT_CHECK(t.is_contiguous(), op, ": ", what, " must be contiguous (", t.describe(), ")");
-  TT_CHECK(t.storage() != p.storage(), op, ": ", what, " shares memory with its param");
+  TT_CHECK(t.is_contiguous(), op, ": ", label(l.item, i), " must be contiguous (", t.describe(), ")");
+  TT_CHECK(t.storage() != p.storage(), op, ": ", label(l.item, i), " shares memory with its param");
   return t;
 }
 
