@@ -262,8 +262,7 @@ __global__ void ce_backward_kernel(const T* __restrict__ gout, const T* __restri
       continue;
     }
     double scale = grad_scale(gout, i, r, sums);
-    double g = loss::ce_grad(loss::softmax_prob(x, e, lse[i]), c == t, class_weight(w, t), class_weight(w, c), d.eps,
-                             sm, sums[1]);
+    double g = loss::ce_grad(loss::softmax_prob(x, e, lse[i]), c, t, w, d.eps, sm, sums[1]);
     gin[e] = loss::store<T>(scale * g);
   }
 }

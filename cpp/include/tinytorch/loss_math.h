@@ -81,9 +81,11 @@ template <class T>
 TT_INLINE double softmax_prob(const T* x, int64_t i, double l_se) { return std::exp(load(x, i) - l_se); }
 
 // d ce / d x_c for p = softmax_c: (1 - eps) w_t (p - [c == t]) + eps / C (sum_c' w_c' p - w_c).
-TT_INLINE double ce_grad(double p, bool is_target, double w_t, double w_c, double eps, double eps_over_c,
-                         double w_sum) {
-  return (1 - eps) * w_t * (p - (is_target ? 1.0 : 0.0)) + eps_over_c * (w_sum * p - w_c);
+// The class weights are read where they are used, as the kernels always did: nvcc's choice of
+// which product to fuse into an FMA follows that order.
+template <class T>
+TT_INLINE double ce_grad(double p, int64_t c, int64_t t, const T* w, double eps, double eps_over_c, double w_sum) {
+  return (1 - eps) * class_weight(w, t) * (p - (c == t ? 1.0 : 0.0)) + eps_over_c * (w_sum * p - class_weight(w, c));
 }
 
 }  // namespace tt::loss

@@ -117,9 +117,9 @@ void ce_backward_typed(const Tensor& gout, const Tensor& logits, const Tensor& t
         for (int64_t c = 0; c < C; ++c) g[c * S] = T(0);
         continue;
       }
-      double scale = grad_scale(gp, i, r, &tw), l_se = loss::lse(x, C, S, loss::SerialGroup()), w_t = class_weight(w, t);
+      double scale = grad_scale(gp, i, r, &tw), l_se = loss::lse(x, C, S, loss::SerialGroup());
       for (int64_t c = 0; c < C; ++c) {
-        double d = loss::ce_grad(loss::softmax_prob(x, c * S, l_se), c == t, w_t, class_weight(w, c), eps, sm, wsum);
+        double d = loss::ce_grad(loss::softmax_prob(x, c * S, l_se), c, t, w, eps, sm, wsum);
         g[c * S] = loss::store<T>(scale * d);
       }
     }
