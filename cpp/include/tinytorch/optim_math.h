@@ -7,7 +7,9 @@
 // loads slot k when uses<Rule>(k, flags), and stores it back unless it is the grad.
 // Options are bits (kMaximize, ...). CPU loops fix them at compile time (FixedFlags), so each
 // loop is branch-free and vectorizes; CUDA reads them at run time (Flags). The floating-point
-// expressions are kept as the kernels had them, so results stay bit-identical.
+// expressions are the kernels' own, in their order: CPU results are bit-identical to the
+// per-backend kernels these replace; on CUDA, where nvcc fuses products into FMAs depending on
+// the control flow, one float64 RAdam path (maximize + coupled weight decay) can differ by an ulp.
 #include <cmath>
 #include <cstddef>
 #include "tinytorch/kernels/optim.h"
