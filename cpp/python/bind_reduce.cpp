@@ -6,12 +6,6 @@
 namespace tt::python {
 namespace {
 
-std::optional<DType> opt_dtype(std::optional<int> code) {
-  if (!code) return std::nullopt;
-  return dtype_from_code(*code);
-}
-Tensor opt_tensor(const std::optional<Tensor>& t) { return t.value_or(Tensor()); }
-py::object none_if_undefined(const Tensor& t) { return t.defined() ? py::cast(t) : py::none(); }
 // normalized_shape given as an int k (the last k dims of x) or as a shape.
 Shape normalized(const Tensor& x, const py::object& spec) {
   if (py::isinstance<py::int_>(spec)) {
