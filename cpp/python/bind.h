@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <functional>
+#include <optional>
 #include "tinytorch/tensor.h"
 
 namespace py = pybind11;
@@ -19,6 +20,14 @@ inline DType dtype_from_code(int code) {
   TT_CHECK_TYPE(code >= 0 && code < kNumDTypes, "invalid dtype code ", code);
   return static_cast<DType>(code);
 }
+// An optional dtype code (None = the op's default).
+inline std::optional<DType> opt_dtype(std::optional<int> code) {
+  if (!code) return std::nullopt;
+  return dtype_from_code(*code);
+}
+// Optional tensor arguments and results: None <-> an undefined Tensor.
+inline Tensor opt_tensor(const std::optional<Tensor>& t) { return t.value_or(Tensor()); }
+inline py::object none_if_undefined(const Tensor& t) { return t.defined() ? py::cast(t) : py::none(); }
 
 }  // namespace tt::python
 

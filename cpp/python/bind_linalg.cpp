@@ -4,10 +4,6 @@
 
 namespace tt::python {
 
-namespace {
-py::object tensor_or_none(const Tensor& t) { return t.defined() ? py::cast(t) : py::none(); }
-}  // namespace
-
 TT_BIND(10, linalg) {
   m.def("matmul", &matmul, py::arg("a"), py::arg("b"));
   m.def("mm", &mm, py::arg("a"), py::arg("b"));
@@ -17,7 +13,7 @@ TT_BIND(10, linalg) {
   }, py::arg("x"), py::arg("w"), py::arg("b") = py::none());
   m.def("linear_backward", [](const Tensor& g, const Tensor& x, const Tensor& w, std::array<bool, 3> needs) {
     auto [gx, gw, gb] = linear_backward(g, x, w, needs);
-    return py::make_tuple(tensor_or_none(gx), tensor_or_none(gw), tensor_or_none(gb));
+    return py::make_tuple(none_if_undefined(gx), none_if_undefined(gw), none_if_undefined(gb));
   }, py::arg("grad_out"), py::arg("x"), py::arg("w"), py::arg("needs"));
 }
 

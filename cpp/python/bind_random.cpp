@@ -63,8 +63,6 @@ TT_BIND(10, random) {
     return randn(shape, dtype_from_code(dtype), device_or_cpu(d), g); }, py::arg("shape"),
         py::arg("dtype") = static_cast<int>(DType::Float32), py::arg("device") = py::none(),
         py::arg("generator") = nullptr);
-  m.def("dropout", &dropout, py::arg("x"), py::arg("p"), py::arg("train") = true, py::arg("generator") = nullptr);
-  m.def("dropout_backward", &dropout_backward, py::arg("grad"), py::arg("mask"), py::arg("p"));
 }
 
 }  // namespace tt::python

@@ -1,6 +1,7 @@
 #pragma once
-// Helpers for the linalg/conv/nn tests: random tensors in any dtype, float64 read-back, and
-// tolerances per dtype. References in the tests are plain double-precision loops.
+// Helpers for the linalg, conv, pool, embedding, loss and optim tests: random tensors in any
+// dtype, float64 read-back, and tolerances per dtype. References in the tests are plain
+// double-precision loops.
 #include <gtest/gtest.h>
 #include <cmath>
 #include <random>

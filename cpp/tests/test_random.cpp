@@ -1,6 +1,7 @@
 // Random kernels: Philox stream, reproducibility across thread counts, moments per dtype.
 #include <gtest/gtest.h>
 #include <cmath>
+#include "tinytorch/ops/dropout.h"
 #include "tinytorch/ops/random.h"
 #include "tinytorch/parallel.h"
 

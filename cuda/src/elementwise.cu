@@ -2,40 +2,23 @@
 // functor per op from tinytorch/math.h, run by the strided/vectorized loops of loops.cuh.
 #include "tinytorch/cuda/loops.cuh"
 #include "tinytorch/kernels/elementwise.h"
+#include "tinytorch/kernels/elementwise_dispatch.h"
 #include "tinytorch/math.h"
 
 namespace tt::cuda {
 namespace {
 
-// in: any layout, out: in's shape -> out = op(in). One kernel per (op, dtype).
-template <UnaryOp op, class T>
-void unary_op(const Tensor& in, const Tensor& out, OpScalars s) {
-  using F = math::UnaryFn<op, T>;
-  if constexpr (!F::kSupported) {
-    throw TypeError(str_cat(op_name(op), ": not implemented for integer dtype ", dtype_name(in.dtype()),
-                            " (convert to a floating dtype first)"));
-  } else {
-    gpu_unary<typename F::Out, T>(in, out, F(s));
+// The loop under the shared unary dispatch (kernels/elementwise_dispatch.h): in: any layout,
+// out: in's shape -> out = f(in), one kernel per (op, dtype).
+struct GpuUnaryLoop {
+  template <class Out, class T, class F>
+  static void unary(const Tensor& in, const Tensor& out, const F& f) {
+    gpu_unary<Out, T>(in, out, f);
   }
-}
-
-template <class T>
-void unary_typed(UnaryOp op, const Tensor& in, const Tensor& out, OpScalars s) {
-  switch (op) {
-#define TT_UNARY_CASE(Name, name, cls) \
-    case UnaryOp::Name: return unary_op<UnaryOp::Name, T>(in, out, s);
-    TT_UNARY_OPS(TT_UNARY_CASE)
-#undef TT_UNARY_CASE
-  }
-  throw std::runtime_error(str_cat(op_name(op), ": unknown op"));
-}
+};
 
 void cuda_unary(UnaryOp op, const Tensor& in, const Tensor& out, OpScalars s) {
-  if (in.dtype() == DType::Bool) {
-    TT_CHECK_TYPE(is_predicate(op), op_name(op), ": not implemented for dtype bool");
-    return unary_typed<uint8_t>(op, in, out, s);  // bool is stored as one byte 0/1
-  }
-  TT_DISPATCH_NUMERIC(in.dtype(), op_name(op), [&] { unary_typed<scalar_t>(op, in, out, s); });
+  elementwise_dispatch::unary<GpuUnaryLoop>(op, in, out, s);
 }
 
 template <class T>

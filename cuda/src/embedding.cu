@@ -6,7 +6,7 @@
 #include <climits>
 #include "tinytorch/cuda/device_assert.cuh"
 #include "tinytorch/cuda/loops.cuh"
-#include "tinytorch/kernels/nn.h"
+#include "tinytorch/kernels/embedding.h"
 
 namespace tt::cuda {
 namespace {

@@ -6,7 +6,7 @@
 // (coalesced).
 #include "nn_reduce.cuh"
 #include "tinytorch/cuda/device_assert.cuh"
-#include "tinytorch/kernels/nn.h"
+#include "tinytorch/kernels/loss.h"
 #include "tinytorch/loss_math.h"
 
 namespace tt::cuda {

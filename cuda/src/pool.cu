@@ -6,7 +6,7 @@
 #include <cmath>
 #include "tinytorch/cuda/device_assert.cuh"
 #include "tinytorch/cuda/loops.cuh"
-#include "tinytorch/kernels/nn.h"
+#include "tinytorch/kernels/pool.h"
 
 namespace tt::cuda {
 namespace {

@@ -1,33 +1,17 @@
 // CUDA random kernels. Element i of a contiguous output uses philox4x32(seed, offset + i) and the
 // uint -> float conversions of tinytorch/kernels/random.h, the same host/device (TT_INLINE) code
-// the CPU kernels (cpp/src/cpu/random.cpp) run, so both backends draw identical bits for the same
-// generator state. The arithmetic on the draws uses __f*_rn/__d*_rn intrinsics so nvcc cannot
+// the CPU kernels (cpp/src/cpu/random.cpp, dropout.cpp) run, so both backends draw identical bits
+// for the same generator state. The arithmetic on the draws uses __f*_rn/__d*_rn intrinsics so nvcc cannot
 // contract it into FMAs: uniform, bernoulli, randint, random_keys and dropout are bit-equal to the
 // CPU; normal differs only by the last-ulp differences of logf/cosf (log/cos) between libdevice
 // and the host libm.
 #include <cmath>
 #include "tinytorch/cuda/loops.cuh"
+#include "random_philox.cuh"
 #include "tinytorch/kernels/random.h"
 
 namespace tt::cuda {
 namespace {
-
-// Launches f(i, philox block of element i) for i in [0, n) on x's device; f is a device functor.
-template <class F>
-__global__ void philox_kernel(int64_t n, PhiloxState st, F f) {
-  TT_GRID_STRIDE(i, n) {
-    const auto r = philox4x32(st.seed, st.offset + uint64_t(i));
-    f(i, r[0], r[1], r[2], r[3]);
-  }
-}
-
-template <class F>
-void launch_philox(const Tensor& x, int64_t n, PhiloxState st, F f) {
-  if (n == 0) return;
-  DeviceGuard guard(x.device());
-  philox_kernel<<<grid_for(n), kThreads, 0, current_stream(x.device().index)>>>(n, st, f);
-  TT_CUDA_KERNEL_CHECK();
-}
 
 // x: contiguous float (n) <- low + (high - low) * U[0, 1)
 template <class T>
@@ -141,48 +125,6 @@ void cuda_random_keys(const Tensor& keys, PhiloxState st) {
   launch_philox(keys, keys.numel(), st, KeysOp{keys.data<int64_t>()});
 }
 
-// x: contiguous (n) -> mask[i] = U >= p, y[i] = mask ? x * 1/(1-p) : 0
-template <class T>
-struct DropoutOp {
-  const T* x;
-  T* y;
-  bool* mask;
-  double p;
-  opmath_t<T> scale;
-  __device__ void operator()(int64_t i, uint32_t a, uint32_t b, uint32_t, uint32_t) const {
-    using M = opmath_t<T>;
-    const bool keep = uniform_double(a, b) >= p;
-    mask[i] = keep;
-    y[i] = keep ? T(M(x[i]) * scale) : T(M(0));
-  }
-};
-
-void cuda_dropout(const Tensor& x, double p, const Tensor& y, const Tensor& mask, PhiloxState st) {
-  TT_DISPATCH_FLOATING(x.dtype(), "dropout", [&] {
-    using M = opmath_t<scalar_t>;
-    const M scale = p >= 1 ? M(0) : M(1.0 / (1.0 - p));
-    launch_philox(x, x.numel(), st,
-                  DropoutOp<scalar_t>{x.data<scalar_t>(), y.data<scalar_t>(), mask.data<bool>(), p, scale});
-  });
-}
-
-// grad: (...), mask: bool broadcast to grad -> out = mask ? grad * scale : 0
-template <class T>
-struct MaskedScaleOp {
-  opmath_t<T> s;
-  __device__ __forceinline__ T operator()(T g, bool k) const {
-    using M = opmath_t<T>;
-    return k ? T(M(g) * s) : T(M(0));
-  }
-};
-
-void cuda_masked_scale(const Tensor& grad, const Tensor& mask, double scale, const Tensor& out) {
-  TT_DISPATCH_FLOATING(grad.dtype(), "dropout_backward", [&] {
-    using M = opmath_t<scalar_t>;
-    gpu_binary<scalar_t, scalar_t, bool>(grad, mask, out, MaskedScaleOp<scalar_t>{M(scale)});
-  });
-}
-
 }  // namespace
 
 TT_REGISTER_KERNEL(uniform, CUDA, cuda_uniform)
@@ -190,7 +132,5 @@ TT_REGISTER_KERNEL(normal, CUDA, cuda_normal)
 TT_REGISTER_KERNEL(bernoulli, CUDA, cuda_bernoulli)
 TT_REGISTER_KERNEL(randint, CUDA, cuda_randint)
 TT_REGISTER_KERNEL(random_keys, CUDA, cuda_random_keys)
-TT_REGISTER_KERNEL(dropout, CUDA, cuda_dropout)
-TT_REGISTER_KERNEL(masked_scale, CUDA, cuda_masked_scale)
 
 }  // namespace tt::cuda

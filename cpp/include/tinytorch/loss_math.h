@@ -10,7 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include "tinytorch/dtype.h"
-#include "tinytorch/kernels/nn.h"
+#include "tinytorch/kernels/loss.h"
 #include "tinytorch/macros.h"
 
 namespace tt::loss {

@@ -1,6 +1,6 @@
 #pragma once
 // Per-element formulas of softmax/log_softmax and layer_norm/rms_norm backward, shared by the
-// CPU (cpu/softmax_norm.cpp) and CUDA (softmax_norm.cu) kernels; the backends keep the loops and
+// CPU (cpu/norm.cpp) and CUDA (norm.cu) kernels; the backends keep the loops and
 // the row reductions (lane-parallel partials on the CPU, warp/block all-reduces on CUDA), whose
 // orders differ. M is the compute type (opmath_t).
 #include <cmath>

@@ -3,64 +3,29 @@
 #include "loops.h"
 #include "tinytorch/math.h"
 #include "tinytorch/kernels/elementwise.h"
+#include "tinytorch/kernels/elementwise_dispatch.h"
 
 namespace tt::cpu {
 namespace {
 
-// One instantiation per (op, dtype): the functor from tinytorch/math.h over the strided loop.
-template <UnaryOp op, class T>
-void unary_op(const Tensor& in, const Tensor& out, OpScalars s) {
-  using F = math::UnaryFn<op, T>;
-  if constexpr (!F::kSupported) {
-    throw TypeError(str_cat(op_name(op), ": not implemented for integer dtype ", dtype_name(in.dtype()),
-                            " (convert to a floating dtype first)"));
-  } else {
-    unary_loop<typename F::Out, T>(in, out, F(s));
+// The loops under the shared unary/binary dispatch (kernels/elementwise_dispatch.h).
+struct CpuLoop {
+  template <class Out, class T, class F>
+  static void unary(const Tensor& in, const Tensor& out, const F& f) {
+    unary_loop<Out, T>(in, out, f);
   }
-}
-
-template <class T>
-void unary_typed(UnaryOp op, const Tensor& in, const Tensor& out, OpScalars s) {
-  switch (op) {
-#define TT_UNARY_CASE(Name, name, cls) \
-    case UnaryOp::Name: return unary_op<UnaryOp::Name, T>(in, out, s);
-    TT_UNARY_OPS(TT_UNARY_CASE)
-#undef TT_UNARY_CASE
+  template <class Out, class T, class F>
+  static void binary(const Tensor& a, const Tensor& b, const Tensor& out, const F& f) {
+    binary_loop<Out, T>(a, b, out, f);
   }
-  throw std::runtime_error(str_cat(op_name(op), ": unknown op"));
-}
+};
 
 void cpu_unary(UnaryOp op, const Tensor& in, const Tensor& out, OpScalars s) {
-  if (in.dtype() == DType::Bool) {
-    TT_CHECK_TYPE(is_predicate(op), op_name(op), ": not implemented for dtype bool");
-    return unary_typed<uint8_t>(op, in, out, s);  // bool is stored as one byte 0/1
-  }
-  TT_DISPATCH_NUMERIC(in.dtype(), op_name(op), [&] { unary_typed<scalar_t>(op, in, out, s); });
-}
-
-template <BinaryOp op, class T>
-void binary_op(const Tensor& a, const Tensor& b, const Tensor& out, OpScalars s) {
-  using F = math::BinaryFn<op, T>;
-  if constexpr (!F::kSupported) {
-    throw TypeError(str_cat(op_name(op), ": not implemented for dtype ", dtype_name(a.dtype())));
-  } else {
-    binary_loop<typename F::Out, T>(a, b, out, F(s));
-  }
-}
-
-template <class T>
-void binary_typed(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out, OpScalars s) {
-  switch (op) {
-#define TT_BINARY_CASE(Name, name, cls) \
-    case BinaryOp::Name: return binary_op<BinaryOp::Name, T>(a, b, out, s);
-    TT_BINARY_OPS(TT_BINARY_CASE)
-#undef TT_BINARY_CASE
-  }
-  throw std::runtime_error(str_cat(op_name(op), ": unknown op"));
+  elementwise_dispatch::unary<CpuLoop>(op, in, out, s);
 }
 
 void cpu_binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out, OpScalars s) {
-  TT_DISPATCH_ALL(a.dtype(), op_name(op), [&] { binary_typed<scalar_t>(op, a, b, out, s); });
+  elementwise_dispatch::binary<CpuLoop>(op, a, b, out, s);
 }
 
 void cpu_where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) {

@@ -1,7 +1,7 @@
 // CPU embedding lookup and its deterministic backward.
 #include <cstring>
 #include <vector>
-#include "tinytorch/kernels/nn.h"
+#include "tinytorch/kernels/embedding.h"
 #include "tinytorch/parallel.h"
 
 namespace tt::cpu {

@@ -2,7 +2,7 @@
 // Layout: input (N, C, S), class c of sample (n, s) at (n*C + c)*S + s; target (N, S).
 // The per-sample formulas are tinytorch/loss_math.h's (as on CUDA).
 #include <vector>
-#include "tinytorch/kernels/nn.h"
+#include "tinytorch/kernels/loss.h"
 #include "tinytorch/loss_math.h"
 #include "tinytorch/parallel.h"
 

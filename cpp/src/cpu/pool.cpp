@@ -2,7 +2,7 @@
 // One task per plane range; backward kernels own whole planes, so no atomics are needed.
 #include <cmath>
 #include <limits>
-#include "tinytorch/kernels/nn.h"
+#include "tinytorch/kernels/pool.h"
 #include "tinytorch/parallel.h"
 
 namespace tt::cpu {

@@ -1,5 +1,5 @@
 #pragma once
-// float32 row kernels shared by reduce.cpp and softmax_norm.cpp, written with GCC vector
+// float32 row kernels shared by reduce.cpp and norm.cpp, written with GCC vector
 // extensions (8 lanes x 2 accumulators) so NaN-aware max/min vectorize; on x86-64 each is
 // compiled for AVX-512, AVX2 and the baseline and picked at load time.
 #include <cmath>

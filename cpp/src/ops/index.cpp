@@ -1,5 +1,5 @@
 // Indexing and sorting ops: validation, bool-mask -> nonzero conversion, broadcasting of index
-// tensors and result-shape rules; the kernels (cpp/src/cpu/index.cpp, sort.cpp) only compute.
+// tensors and result-shape rules; the kernels (cpp/src/cpu/index.cpp, index_sort.cpp) only compute.
 #include "tinytorch/ops/index.h"
 #include <algorithm>
 #include "tinytorch/ops/elementwise.h"

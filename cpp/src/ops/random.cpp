@@ -14,8 +14,6 @@ TT_DEFINE_KERNEL(normal)
 TT_DEFINE_KERNEL(bernoulli)
 TT_DEFINE_KERNEL(randint)
 TT_DEFINE_KERNEL(random_keys)
-TT_DEFINE_KERNEL(dropout)
-TT_DEFINE_KERNEL(masked_scale)
 
 void Generator::manual_seed(uint64_t seed) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -185,28 +183,6 @@ Tensor rand(const Shape& shape, DType dtype, Device device, Generator* gen) {
 Tensor randn(const Shape& shape, DType dtype, Device device, Generator* gen) {
   Tensor t = Tensor::empty(shape, dtype, device);
   return normal_(t, 0, 1, gen);
-}
-
-std::pair<Tensor, Tensor> dropout(const Tensor& x, double p, bool train, Generator* gen) {
-  TT_CHECK_VALUE(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
-  check_floating("dropout", x);
-  if (!train || p == 0) return {x.clone(), full(x.shape(), 1, DType::Bool, x.device())};
-  Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device());
-  Tensor mask = Tensor::empty(x.shape(), DType::Bool, x.device());
-  PhiloxState st = pick(gen, x.device()).reserve(x.numel());
-  dropout_kernel[x.device()](x.contiguous(), p, y, mask, st);
-  return {y, mask};
-}
-
-Tensor dropout_backward(const Tensor& grad, const Tensor& mask, double p) {
-  TT_CHECK(mask.dtype() == DType::Bool, "dropout_backward: expected a bool mask, got ", mask.describe());
-  check_same_device("dropout_backward", grad, mask);
-  Shape shape = broadcast_shapes(grad.shape(), mask.shape(), "dropout_backward");
-  TT_CHECK(shape == grad.shape(), "dropout_backward: mask ", shape_str(mask.shape()), " does not broadcast to grad ",
-           shape_str(grad.shape()));
-  Tensor out = Tensor::empty(grad.shape(), grad.dtype(), grad.device());
-  masked_scale_kernel[grad.device()](grad, mask, p >= 1 ? 0.0 : 1.0 / (1.0 - p), out);
-  return out;
 }
 
 }  // namespace tt

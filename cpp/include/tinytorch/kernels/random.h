@@ -48,9 +48,5 @@ TT_DECLARE_KERNEL(bernoulli, const Tensor& x, double p, const Tensor& probs, Phi
 TT_DECLARE_KERNEL(randint, const Tensor& x, int64_t low, int64_t high, PhiloxState st)
 // keys: int64 (n,) <- 63 random bits each (randperm argsorts them)
 TT_DECLARE_KERNEL(random_keys, const Tensor& keys, PhiloxState st)
-// x: any -> y = x * m / (1 - p), mask bool m = U >= p; y, mask contiguous of x's shape
-TT_DECLARE_KERNEL(dropout, const Tensor& x, double p, const Tensor& y, const Tensor& mask, PhiloxState st)
-// grad_in = grad * mask * scale; mask bool broadcast to grad's shape
-TT_DECLARE_KERNEL(masked_scale, const Tensor& grad, const Tensor& mask, double scale, const Tensor& out)
 
 }  // namespace tt

@@ -44,8 +44,5 @@ Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype = DTyp
 Tensor randperm(int64_t n, DType dtype = DType::Int64, Device device = Device(), Generator* gen = nullptr);
 Tensor rand(const Shape& shape, DType dtype, Device device = Device(), Generator* gen = nullptr);
 Tensor randn(const Shape& shape, DType dtype, Device device = Device(), Generator* gen = nullptr);
-// (y, mask): y = x * mask / (1 - p), mask bool; !train or p == 0 -> (x, all-true mask).
-std::pair<Tensor, Tensor> dropout(const Tensor& x, double p, bool train, Generator* gen = nullptr);
-Tensor dropout_backward(const Tensor& grad, const Tensor& mask, double p);  // grad * mask / (1 - p)
 
 }  // namespace tt

@@ -6,7 +6,7 @@
 #include <cmath>
 #include "tinytorch/cuda/block_reduce.cuh"
 #include "tinytorch/cuda/loops.cuh"
-#include "tinytorch/kernels/reduce.h"
+#include "tinytorch/kernels/norm.h"
 #include "tinytorch/norm_math.h"
 
 namespace tt::cuda {

@@ -1,5 +1,5 @@
-// Pooling, embedding and loss ops: argument checks, output shapes, then the kernels.
-#include "tinytorch/ops/nn.h"
+// Pooling ops: argument checks, output shapes, then the kernels.
+#include "tinytorch/ops/pool.h"
 
 namespace tt {
 
@@ -9,16 +9,8 @@ TT_DEFINE_KERNEL(avg_pool2d)
 TT_DEFINE_KERNEL(avg_pool2d_backward)
 TT_DEFINE_KERNEL(adaptive_avg_pool2d)
 TT_DEFINE_KERNEL(adaptive_avg_pool2d_backward)
-TT_DEFINE_KERNEL(embedding)
-TT_DEFINE_KERNEL(embedding_backward)
-TT_DEFINE_KERNEL(nll_loss)
-TT_DEFINE_KERNEL(nll_loss_backward)
-TT_DEFINE_KERNEL(cross_entropy)
-TT_DEFINE_KERNEL(cross_entropy_backward)
 
 namespace {
-
-// ---------------------------------------------------------------- pooling
 
 // PyTorch's pooling_output_shape: floor or ceil, and a last window must start inside the
 // input or its left padding.
@@ -79,66 +71,6 @@ std::pair<int64_t, int64_t> pool_out_hw(const char* op, const Shape& in, const P
 void check_grad_shape(const char* op, const Tensor& g, const Shape& expect) {
   TT_CHECK(g.defined() && g.shape() == expect, op, ": grad_output ", g.defined() ? g.describe() : "undefined",
            " should have shape ", shape_str(expect));
-}
-
-// ---------------------------------------------------------------- losses
-
-Reduction to_reduction(const char* op, int64_t r) {
-  TT_CHECK_VALUE(r >= 0 && r <= 2, op, ": reduction must be 0 (none), 1 (mean) or 2 (sum), got ", r);
-  return static_cast<Reduction>(r);
-}
-
-struct LossGeom {
-  Tensor input, target, weight;  // (N, C, S), (N, S) int64, (C) contiguous
-  Shape out_shape;               // for Reduction::None
-};
-
-LossGeom check_loss(const char* op, const Tensor& input, const Tensor& target, const Tensor& weight) {
-  TT_CHECK(input.defined() && target.defined(), op, ": undefined tensor argument");
-  check_same_device(op, input, target);
-  if (!is_floating(input.dtype())) throw_unsupported_dtype(op, input.dtype());
-  TT_CHECK(target.dtype() == DType::Int64 || target.dtype() == DType::Int32, op,
-           ": expected target of dtype int64 (class indices), got ", target.describe());
-  TT_CHECK(input.dim() >= 1, op, ": input must have at least 1 dim (C), got ", input.describe());
-  LossGeom g;
-  if (input.dim() == 1) {
-    TT_CHECK_VALUE(target.dim() == 0, op, ": 1D input ", input.describe(), " expects a 0D target, got ",
-                   target.describe());
-    g.input = input.contiguous().view({1, input.size(0), 1});
-    g.target = target.to(DType::Int64).contiguous().view({1, 1});
-  } else {
-    int64_t N = input.size(0), C = input.size(1);
-    TT_CHECK_VALUE(target.dim() >= 1 && target.size(0) == N, op, ": Expected input batch_size (", N,
-                   ") to match target batch_size (", target.dim() ? target.size(0) : 0, ").");
-    Shape expect{N};
-    for (int64_t i = 2; i < input.dim(); ++i) expect.push_back(input.size(i));
-    TT_CHECK_VALUE(target.shape() == expect, op, ": Expected target size ", shape_str(expect), ", got ",
-                   shape_str(target.shape()));
-    int64_t S = shape_numel(Shape(expect.begin() + 1, expect.end()));
-    g.input = input.contiguous().view({N, C, S});
-    g.target = target.to(DType::Int64).contiguous().view({N, S});
-  }
-  g.out_shape = target.shape();
-  if (weight.defined()) {
-    check_same_device(op, input, weight);
-    int64_t C = g.input.size(1);
-    TT_CHECK(weight.dim() == 1 && weight.numel() == C, op, ": weight tensor should be defined either for all ", C,
-             " classes or no classes but got weight tensor of shape: ", shape_str(weight.shape()));
-    TT_CHECK(weight.dtype() == input.dtype(), op, ": expected weight dtype ", dtype_name(input.dtype()), ", got ",
-             dtype_name(weight.dtype()));
-    g.weight = weight.contiguous();
-  }
-  return g;
-}
-
-void check_loss_grad(const char* op, const Tensor& grad_out, const LossGeom& g, Reduction r) {
-  TT_CHECK(grad_out.defined(), op, ": undefined grad_output");
-  if (r == Reduction::None)
-    TT_CHECK(grad_out.shape() == g.out_shape, op, ": grad_output ", grad_out.describe(), " should have shape ",
-             shape_str(g.out_shape));
-  else
-    TT_CHECK(grad_out.numel() == 1, op, ": grad_output of a reduced loss must have one element, got ",
-             grad_out.describe());
 }
 
 }  // namespace
@@ -241,96 +173,6 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_out, const Shape& input_s
     adaptive_avg_pool2d_backward_kernel[gx.device()](as_planes(grad_out),
                                                      gx.view({-1, input_shape[d - 2], input_shape[d - 1]}));
   return gx;
-}
-
-Tensor embedding(const Tensor& weight, const Tensor& indices) {
-  TT_CHECK(weight.defined() && indices.defined(), "embedding: undefined tensor argument");
-  check_same_device("embedding", weight, indices);
-  TT_CHECK(weight.dim() == 2, "embedding: 'weight' must be 2-D (num_embeddings, embedding_dim), got ",
-           weight.describe());
-  TT_CHECK(indices.dtype() == DType::Int64 || indices.dtype() == DType::Int32,
-           "embedding: Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, "
-           "Int; but got ", indices.describe(), " instead");
-  Shape shape = indices.shape();
-  shape.push_back(weight.size(1));
-  Tensor out = Tensor::empty(shape, weight.dtype(), weight.device());
-  if (out.numel() == 0 && indices.numel() == 0) return out;
-  embedding_kernel[weight.device()](weight.contiguous(), indices.contiguous().view({-1}),
-                                    out.view({indices.numel(), weight.size(1)}));
-  return out;
-}
-
-Tensor embedding_backward(const Tensor& grad, const Tensor& indices, int64_t num_weights,
-                          std::optional<int64_t> padding_idx) {
-  TT_CHECK(grad.defined() && indices.defined(), "embedding_backward: undefined tensor argument");
-  check_same_device("embedding_backward", grad, indices);
-  TT_CHECK(indices.dtype() == DType::Int64 || indices.dtype() == DType::Int32,
-           "embedding_backward: indices must be int64 or int32, got ", indices.describe());
-  TT_CHECK(num_weights >= 0, "embedding_backward: negative num_weights ", num_weights);
-  TT_CHECK(grad.dim() == indices.dim() + 1 &&
-               Shape(grad.shape().begin(), grad.shape().end() - 1) == indices.shape(),
-           "embedding_backward: grad ", grad.describe(), " should have shape indices.shape + (D,), indices ",
-           indices.describe());
-  if (!is_floating(grad.dtype())) throw_unsupported_dtype("embedding_backward", grad.dtype());
-  int64_t pad = -1;
-  if (padding_idx) {
-    pad = *padding_idx < 0 ? *padding_idx + num_weights : *padding_idx;
-    TT_CHECK_INDEX(pad >= 0 && pad < num_weights, "embedding_backward: padding_idx ", *padding_idx,
-                   " must be within num_embeddings ", num_weights);
-  }
-  int64_t D = grad.size(grad.dim() - 1);
-  Tensor gw = Tensor::empty({num_weights, D}, grad.dtype(), grad.device());
-  embedding_backward_kernel[gw.device()](grad.contiguous().view({indices.numel(), D}),
-                                         indices.contiguous().view({-1}), gw, pad);
-  return gw;
-}
-
-Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t reduction,
-                int64_t ignore_index) {
-  Reduction r = to_reduction("nll_loss", reduction);
-  LossGeom g = check_loss("nll_loss", input, target, weight);
-  Tensor out = Tensor::empty(r == Reduction::None ? g.out_shape : Shape{}, input.dtype(), input.device());
-  nll_loss_kernel[input.device()](g.input, g.target, g.weight, out, r, ignore_index);
-  return out;
-}
-
-Tensor nll_loss_backward(const Tensor& grad_out, const Tensor& input, const Tensor& target, const Tensor& weight,
-                         int64_t reduction, int64_t ignore_index) {
-  Reduction r = to_reduction("nll_loss_backward", reduction);
-  LossGeom g = check_loss("nll_loss_backward", input, target, weight);
-  check_loss_grad("nll_loss_backward", grad_out, g, r);
-  Tensor gi = Tensor::empty(input.shape(), input.dtype(), input.device());
-  Tensor go = r == Reduction::None ? grad_out.to(input.dtype()).contiguous().view(g.target.shape())
-                                   : grad_out.to(input.dtype()).contiguous().view({});
-  nll_loss_backward_kernel[input.device()](go, g.target, g.weight, gi.view(g.input.shape()), r, ignore_index);
-  return gi;
-}
-
-Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight, int64_t reduction,
-                     int64_t ignore_index, double label_smoothing) {
-  Reduction r = to_reduction("cross_entropy", reduction);
-  TT_CHECK_VALUE(label_smoothing >= 0.0 && label_smoothing <= 1.0,
-                 "cross_entropy: label_smoothing must be between 0.0 and 1.0. Got: ", label_smoothing);
-  LossGeom g = check_loss("cross_entropy", logits, target, weight);
-  Tensor out = Tensor::empty(r == Reduction::None ? g.out_shape : Shape{}, logits.dtype(), logits.device());
-  cross_entropy_kernel[logits.device()](g.input, g.target, g.weight, out, r, ignore_index, label_smoothing);
-  return out;
-}
-
-Tensor cross_entropy_backward(const Tensor& grad_out, const Tensor& logits, const Tensor& target,
-                              const Tensor& weight, int64_t reduction, int64_t ignore_index,
-                              double label_smoothing) {
-  Reduction r = to_reduction("cross_entropy_backward", reduction);
-  TT_CHECK_VALUE(label_smoothing >= 0.0 && label_smoothing <= 1.0,
-                 "cross_entropy_backward: label_smoothing must be between 0.0 and 1.0. Got: ", label_smoothing);
-  LossGeom g = check_loss("cross_entropy_backward", logits, target, weight);
-  check_loss_grad("cross_entropy_backward", grad_out, g, r);
-  Tensor gi = Tensor::empty(logits.shape(), logits.dtype(), logits.device());
-  Tensor go = r == Reduction::None ? grad_out.to(logits.dtype()).contiguous().view(g.target.shape())
-                                   : grad_out.to(logits.dtype()).contiguous().view({});
-  cross_entropy_backward_kernel[logits.device()](go, g.input, g.target, g.weight, gi.view(g.input.shape()), r,
-                                                 ignore_index, label_smoothing);
-  return gi;
 }
 
 }  // namespace tt

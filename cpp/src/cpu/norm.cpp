@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <vector>
-#include "tinytorch/kernels/reduce.h"
+#include "tinytorch/kernels/norm.h"
 #include "tinytorch/norm_math.h"
 #include "tinytorch/parallel.h"
 #include "reduce_simd.h"

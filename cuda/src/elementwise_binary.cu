@@ -4,6 +4,7 @@
 // costs one kernel launch and no host-to-device copy.
 #include "tinytorch/cuda/loops.cuh"
 #include "tinytorch/kernels/elementwise.h"
+#include "tinytorch/kernels/elementwise_dispatch.h"
 #include "tinytorch/math.h"
 
 namespace tt::cuda {
@@ -25,15 +26,11 @@ struct BindLeft {
 
 bool is_host_scalar(const Tensor& t) { return t.dim() == 0 && t.device().is_cpu(); }
 
-// a, b: broadcastable to out (one of them may be a 0-dim CPU tensor) -> out = op(a, b).
-template <BinaryOp op, class T>
-void binary_op(const Tensor& a, const Tensor& b, const Tensor& out, OpScalars s) {
-  using F = math::BinaryFn<op, T>;
-  using Out = typename F::Out;
-  if constexpr (!F::kSupported) {
-    throw TypeError(str_cat(op_name(op), ": not implemented for dtype ", dtype_name(a.dtype())));
-  } else {
-    const F f(s);
+// The loop under the shared binary dispatch (kernels/elementwise_dispatch.h): a, b:
+// broadcastable to out (one of them may be a 0-dim CPU tensor) -> out = f(a, b).
+struct GpuBinaryLoop {
+  template <class Out, class T, class F>
+  static void binary(const Tensor& a, const Tensor& b, const Tensor& out, const F& f) {
     if (is_host_scalar(b)) {  // CPU memory: a plain host read, nothing to synchronize
       gpu_unary<Out, T>(a, out, BindRight<F, T>{f, *static_cast<const T*>(b.data_ptr())});
     } else if (is_host_scalar(a)) {
@@ -42,21 +39,10 @@ void binary_op(const Tensor& a, const Tensor& b, const Tensor& out, OpScalars s)
       gpu_binary<Out, T, T>(a, b, out, f);
     }
   }
-}
-
-template <class T>
-void binary_typed(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out, OpScalars s) {
-  switch (op) {
-#define TT_BINARY_CASE(Name, name, cls) \
-    case BinaryOp::Name: return binary_op<BinaryOp::Name, T>(a, b, out, s);
-    TT_BINARY_OPS(TT_BINARY_CASE)
-#undef TT_BINARY_CASE
-  }
-  throw std::runtime_error(str_cat(op_name(op), ": unknown op"));
-}
+};
 
 void cuda_binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out, OpScalars s) {
-  TT_DISPATCH_ALL(a.dtype(), op_name(op), [&] { binary_typed<scalar_t>(op, a, b, out, s); });
+  elementwise_dispatch::binary<GpuBinaryLoop>(op, a, b, out, s);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// CUDA sort/topk along the last dim of a contiguous (R, n) tensor, matching cpp/src/cpu/sort.cpp:
+// CUDA sort/topk along the last dim of a contiguous (R, n) tensor, matching cpp/src/cpu/index_sort.cpp:
 // NaN is larger than every number, ties keep input order (stable, also when descending).
 //
 // Each element becomes an unsigned radix key whose unsigned order is the wanted order: floats

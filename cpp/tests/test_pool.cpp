@@ -1,7 +1,7 @@
-// Pooling, embedding and loss kernels against double-precision loops, all float dtypes.
+// Pooling kernels against double-precision loops, all float dtypes.
 #include <limits>
 #include "nn_test_util.h"
-#include "tinytorch/ops/nn.h"
+#include "tinytorch/ops/pool.h"
 
 using namespace tt;
 using namespace tt::testing;
@@ -19,7 +19,7 @@ struct PoolSpec { int64_t P, H, W, kh, kw, sh, sw, ph, pw, dh, dw; bool ceil; };
 
 }  // namespace
 
-TEST(NN, MaxPool2dForwardBackward) {
+TEST(Pool, MaxPool2dForwardBackward) {
   std::vector<PoolSpec> specs = {{6, 7, 6, 3, 2, 2, 1, 1, 1, 1, 2, true},
                                  {4, 8, 8, 2, 2, 2, 2, 0, 0, 1, 1, false},
                                  {2, 9, 7, 3, 3, 2, 3, 1, 0, 2, 1, true}};
@@ -59,7 +59,7 @@ TEST(NN, MaxPool2dForwardBackward) {
     }
 }
 
-TEST(NN, AvgPool2dForwardBackward) {
+TEST(Pool, AvgPool2dForwardBackward) {
   struct S { int64_t kh, kw, sh, sw, ph, pw; bool ceil, cip; int64_t div; };
   std::vector<S> specs = {{3, 2, 2, 1, 1, 1, true, true, 0}, {3, 2, 2, 1, 1, 1, true, false, 0},
                           {2, 2, 2, 2, 0, 0, false, true, 0}, {3, 3, 2, 2, 1, 1, false, false, 5}};
@@ -95,7 +95,7 @@ TEST(NN, AvgPool2dForwardBackward) {
     }
 }
 
-TEST(NN, AdaptiveAvgPool2d) {
+TEST(Pool, AdaptiveAvgPool2d) {
   int64_t H = 7, W = 5, Ho = 3, Wo = 2;
   for (DType d : kFloatTypes) {
     Tensor x = rand_tensor({3, W, H}, d, 41).transpose(1, 2);  // unbatched, non-contiguous
@@ -120,7 +120,7 @@ TEST(NN, AdaptiveAvgPool2d) {
   }
 }
 
-TEST(NN, PoolErrors) {
+TEST(Pool, PoolErrors) {
   Tensor x = rand_tensor({1, 2, 4, 4}, DType::Float32, 1);
   EXPECT_THROW(max_pool2d(x, {2, 2}, std::nullopt, {2, 2}, {1, 1}, false), std::runtime_error);  // pad > k/2
   EXPECT_THROW(max_pool2d(x, {5, 5}, std::nullopt, {0, 0}, {1, 1}, false), std::runtime_error);  // output empty
@@ -128,122 +128,4 @@ TEST(NN, PoolErrors) {
                           std::nullopt),
                std::runtime_error);
   EXPECT_THROW(max_pool2d(x.to(DType::Int64), {2, 2}, std::nullopt, {0, 0}, {1, 1}, false), TypeError);
-}
-
-TEST(NN, Embedding) {
-  for (DType d : kFloatTypes)
-    for (DType id : {DType::Int64, DType::Int32}) {
-      Tensor w = rand_tensor({5, 3}, d, 51);
-      Tensor idx = int_tensor({2, 3}, {4, 0, 4, 1, 2, 4}, id);
-      Tensor out = embedding(w, idx);
-      ASSERT_EQ(out.shape(), (Shape{2, 3, 3}));
-      std::vector<double> wv = to_vec(w), iv = to_vec(idx), want;
-      for (double i : iv) want.insert(want.end(), wv.begin() + static_cast<int64_t>(i) * 3, wv.begin() + static_cast<int64_t>(i) * 3 + 3);
-      expect_close(out, want, d, 0.0, "embedding");
-      Tensor g = rand_tensor({2, 3, 3}, d, 52);
-      std::vector<double> gv = to_vec(g);
-      for (int pad : {-1, 4}) {
-        std::vector<double> gwant(15, 0.0);
-        for (size_t n = 0; n < iv.size(); ++n)
-          if (static_cast<int>(iv[n]) != pad)
-            for (int k = 0; k < 3; ++k) gwant[static_cast<size_t>(iv[n]) * 3 + k] += gv[n * 3 + k];
-        Tensor gw = embedding_backward(g, idx, 5, pad < 0 ? std::nullopt : std::optional<int64_t>(pad));
-        expect_close(gw, gwant, d, 2.0, "embedding_backward");
-      }
-    }
-  EXPECT_THROW(embedding(rand_tensor({5, 3}, DType::Float32, 1), int_tensor({2}, {1, 5})), std::out_of_range);
-  EXPECT_THROW(embedding(rand_tensor({5, 3}, DType::Float32, 1), int_tensor({2}, {-1, 2})), std::out_of_range);
-  EXPECT_THROW(embedding(rand_tensor({5, 3}, DType::Float32, 1), rand_tensor({2}, DType::Float32, 1)),
-               std::runtime_error);
-}
-
-namespace {
-// Cross-entropy / nll reference over (N, C, S) in double; returns (per-sample loss, total weight).
-void ce_ref(const std::vector<double>& x, const std::vector<int64_t>& t, const std::vector<double>& w, int64_t N,
-            int64_t C, int64_t S, int64_t ignore, double eps, bool log_softmax, std::vector<double>& loss,
-            std::vector<double>& grad_unit, double& tw) {
-  loss.assign(static_cast<size_t>(N * S), 0.0);
-  grad_unit.assign(x.size(), 0.0);  // d loss[n,s] / d x, before the reduction scale
-  tw = 0;
-  auto W = [&](int64_t c) { return w.empty() ? 1.0 : w[c]; };
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t s = 0; s < S; ++s) {
-      int64_t tt_ = t[n * S + s];
-      if (tt_ == ignore) continue;
-      tw += W(tt_);
-      std::vector<double> lp(C), p(C);
-      double mx = -1e300, se = 0;
-      for (int64_t c = 0; c < C; ++c) mx = std::max(mx, x[(n * C + c) * S + s]);
-      for (int64_t c = 0; c < C; ++c) se += std::exp(x[(n * C + c) * S + s] - mx);
-      for (int64_t c = 0; c < C; ++c) {
-        double v = x[(n * C + c) * S + s];
-        lp[c] = log_softmax ? v - mx - std::log(se) : v;
-        p[c] = std::exp(lp[c]);
-      }
-      double smooth = 0, wsum = 0;
-      for (int64_t c = 0; c < C; ++c) smooth -= W(c) * lp[c], wsum += W(c);
-      loss[n * S + s] = (1 - eps) * (-W(tt_) * lp[tt_]) + eps / C * smooth;
-      for (int64_t c = 0; c < C; ++c) {
-        double gval = log_softmax ? (1 - eps) * W(tt_) * (p[c] - (c == tt_)) + eps / C * (wsum * p[c] - W(c))
-                                  : (c == tt_ ? -W(tt_) : 0.0);
-        grad_unit[(n * C + c) * S + s] = gval;
-      }
-    }
-}
-}  // namespace
-
-TEST(NN, NllAndCrossEntropy) {
-  int64_t N = 3, C = 4, S = 2;  // input (N, C, 2) -> target (N, 2)
-  std::vector<int64_t> t = {0, 3, -100, 1, 2, 2};
-  for (DType d : kFloatTypes)
-    for (bool ce : {false, true})
-      for (bool weighted : {false, true})
-        for (double eps : ce ? std::vector<double>{0.0, 0.2} : std::vector<double>{0.0})
-          for (int64_t red : {0, 1, 2}) {
-            SCOPED_TRACE(std::string(ce ? "ce" : "nll") + (weighted ? " weighted" : "") + " eps=" +
-                         std::to_string(eps) + " red=" + std::to_string(red));
-            Tensor x = rand_tensor({N, S, C}, d, 61).transpose(1, 2);  // (N, C, S), non-contiguous
-            Tensor target = int_tensor({N, S}, t);
-            Tensor w = weighted ? rand_tensor({C}, d, 62) : Tensor();
-            std::vector<double> xv = to_vec(x), wv = weighted ? to_vec(w) : std::vector<double>{}, loss, gu;
-            double tw;
-            ce_ref(xv, t, wv, N, C, S, -100, eps, ce, loss, gu, tw);
-            Tensor out = ce ? cross_entropy(x, target, w, red, -100, eps) : nll_loss(x, target, w, red, -100);
-            Tensor g = red == 0 ? rand_tensor({N, S}, d, 63) : rand_tensor({}, d, 63);
-            std::vector<double> gv = to_vec(g), want, gwant(xv.size());
-            if (red == 0) want = loss;
-            else {
-              double s = 0;
-              for (double v : loss) s += v;
-              want = {red == 1 ? s / tw : s};
-            }
-            for (int64_t n = 0; n < N; ++n)
-              for (int64_t c = 0; c < C; ++c)
-                for (int64_t s = 0; s < S; ++s) {
-                  double scale = red == 0 ? gv[n * S + s] : (red == 1 ? gv[0] / tw : gv[0]);
-                  gwant[(n * C + c) * S + s] = scale * gu[(n * C + c) * S + s];
-                }
-            EXPECT_EQ(out.shape(), red == 0 ? (Shape{N, S}) : Shape{});
-            expect_close(out, want, d, 4.0, "loss");
-            Tensor gx = ce ? cross_entropy_backward(g, x, target, w, red, -100, eps)
-                           : nll_loss_backward(g, x, target, w, red, -100);
-            EXPECT_EQ(gx.shape(), x.shape());
-            expect_close(gx, gwant, d, 4.0, "grad");
-          }
-}
-
-TEST(NN, LossErrors) {
-  Tensor x = rand_tensor({3, 4}, DType::Float32, 1);
-  EXPECT_THROW(nll_loss(x, int_tensor({3}, {0, 4, 1}), Tensor(), 1, -100), std::out_of_range);
-  EXPECT_THROW(cross_entropy(x, int_tensor({3}, {0, -2, 1}), Tensor(), 1, -100, 0.0), std::out_of_range);
-  EXPECT_THROW(nll_loss(x, int_tensor({2}, {0, 1}), Tensor(), 1, -100), std::invalid_argument);
-  EXPECT_THROW(nll_loss(x, int_tensor({3}, {0, 1, 1}), rand_tensor({3}, DType::Float32, 1), 1, -100),
-               std::runtime_error);
-  EXPECT_THROW(nll_loss(x, int_tensor({3}, {0, 1, 1}), Tensor(), 3, -100), std::invalid_argument);
-  EXPECT_THROW(cross_entropy(x, int_tensor({3}, {0, 1, 1}), Tensor(), 1, -100, 1.5), std::invalid_argument);
-  try {
-    nll_loss(x, int_tensor({3}, {0, 7, 1}), Tensor(), 1, -100);
-  } catch (const std::out_of_range& e) {
-    EXPECT_NE(std::string(e.what()).find("Target 7 is out of bounds"), std::string::npos) << e.what();
-  }
 }
