@@ -12,6 +12,11 @@
 namespace tt {
 namespace {
 
+[[noreturn]] void throw_oom(size_t nbytes) {
+  throw std::runtime_error(str_cat("DefaultCPUAllocator: can't allocate memory: you tried to allocate ", nbytes,
+                                   " bytes (", static_cast<double>(nbytes) / double(1 << 30), " GiB): out of memory"));
+}
+
 // 64-byte aligned host memory: whole cache lines, AVX-512 friendly.
 // Buffers >= 4 MiB are 2 MiB-aligned and backed by transparent huge pages where the kernel
 // allows (as numpy does). Buffers >= 128 KiB (which glibc would mmap and unmap each time) are
@@ -40,7 +45,7 @@ class CpuAllocator final : public Allocator {
         }
       }
       void* p = std::aligned_alloc(align, rounded);
-      if (!p) throw std::runtime_error(str_cat("cpu: out of memory allocating ", nbytes, " bytes"));
+      if (!p) throw_oom(nbytes);
       if (huge) madvise(p, rounded, MADV_HUGEPAGE);  // advisory: failure is harmless
       std::lock_guard<std::mutex> lock(mutex_);
       large_[p] = rounded;
@@ -48,7 +53,7 @@ class CpuAllocator final : public Allocator {
     }
 #endif
     void* p = std::aligned_alloc(64, rounded);
-    if (!p) throw std::runtime_error(str_cat("cpu: out of memory allocating ", nbytes, " bytes"));
+    if (!p) throw_oom(nbytes);
     return p;
   }
 

@@ -38,11 +38,22 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, Shape strides, int
     : storage_(std::move(storage)), shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset),
       numel_(shape_numel(shape_)), dtype_(dtype) {}
 
-Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
+// shape -> numel -> bytes, each step checked: every allocation of a tensor comes through here.
+size_t storage_nbytes(const Shape& shape, DType dtype) {
   for (int64_t s : shape)
     TT_CHECK(s >= 0, "empty: negative dimension ", s, " in shape ", shape_str(shape));
-  int64_t n = shape_numel(shape);
-  auto storage = std::make_shared<Storage>(static_cast<size_t>(n) * tt::itemsize(dtype), device);
+  int64_t n = 1, nbytes = 0;
+  bool overflow = false;
+  for (int64_t s : shape) overflow |= __builtin_mul_overflow(n, s, &n);
+  overflow |= __builtin_mul_overflow(n, static_cast<int64_t>(tt::itemsize(dtype)), &nbytes);
+  // A zero dimension makes any shape empty, however large the others.
+  for (int64_t s : shape) if (s == 0) return 0;
+  TT_CHECK(!overflow, "Storage size calculation overflowed with sizes=", shape_str(shape));
+  return static_cast<size_t>(nbytes);
+}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
+  auto storage = std::make_shared<Storage>(storage_nbytes(shape, dtype), device);
   return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, dtype);
 }
 

@@ -156,3 +156,15 @@ TEST(Elementwise, ComparisonWritesBool) {
 TEST(Elementwise, MismatchedShapesThrow) {
   EXPECT_THROW(binary(BinaryOp::Add, arange_f32(3), arange_f32(4)), std::runtime_error);
 }
+
+// Issue 13: shape -> numel -> bytes is checked once, in Tensor::empty (every allocation).
+TEST(Tensor, EmptyRejectsOverflowingSizes) {
+  EXPECT_THROW(Tensor::empty({int64_t(1) << 31, int64_t(1) << 31}, DType::Float32), std::runtime_error);
+  EXPECT_THROW(Tensor::empty({int64_t(1) << 62}, DType::Int32), std::runtime_error);
+  EXPECT_THROW(Tensor::empty({INT64_MAX, 2}, DType::UInt8), std::runtime_error);
+  EXPECT_THROW(Tensor::empty({int64_t(1) << 48}, DType::Float32), std::runtime_error);  // out of memory
+  EXPECT_EQ(storage_nbytes({0, int64_t(1) << 40}, DType::Float64), 0u);
+  EXPECT_EQ(storage_nbytes({3, 5}, DType::Float64), 120u);
+  Tensor one = Tensor::empty({1}, DType::Float32);
+  EXPECT_THROW(one.expand({int64_t(1) << 62}).contiguous(), std::runtime_error);
+}

@@ -16,6 +16,8 @@ using Shape = std::vector<int64_t>;
 
 Shape contiguous_strides(const Shape& shape);
 int64_t shape_numel(const Shape& shape);
+// Bytes a contiguous tensor of shape/dtype needs; RuntimeError when the count overflows.
+size_t storage_nbytes(const Shape& shape, DType dtype);
 // Wraps a possibly negative dim into [0, ndim); IndexError naming `op` when out of range.
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
 
