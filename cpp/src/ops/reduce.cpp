@@ -136,12 +136,14 @@ std::tuple<Tensor, Tensor> index_reduce(bool is_max, const Tensor& x, std::optio
   Shape out_shape;
   if (!dim) {
     TT_CHECK_INDEX(x.numel() > 0, name, "(): Expected reduction dim to be specified for input.numel() == 0.");
-    rows = x.reshape({1, x.numel()});
+    // The kernels (CPU and CUDA) read each row as contiguous memory: a strided or expanded
+    // input (diagonal(), expand()) is copied first.
+    rows = x.contiguous().view({1, x.numel()});
     if (keepdim) out_shape.assign(x.dim(), 1);
   } else {
     int64_t d = wrap_dim(*dim, x.dim(), name);
     if (x.dim() == 0) {
-      rows = x.reshape({1, 1});
+      rows = x.contiguous().view({1, 1});
     } else {
       TT_CHECK_INDEX(x.size(d) > 0, name, "(): Expected reduction dim ", d, " to have non-zero size.");
       Shape perm;
