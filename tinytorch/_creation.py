@@ -67,10 +67,20 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False, pin_memor
         if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
             data = _nested_tolist(data)
         np_dtype = np.float64 if d.is_floating_point else (np.bool_ if d is bool_ else np.int64)
-        out = _from_array(np.array(data, dtype=np_dtype), d)
+        arr = np.array(data, dtype=np_dtype)
+        if d.name in _INT_RANGE and arr.size:  # PyTorch's checked conversion, not numpy's wrap
+            lo, hi = _INT_RANGE[d.name]
+            if arr.min() < lo or arr.max() > hi:
+                raise RuntimeError(f"value cannot be converted to type {d.name} without overflow")
+        out = _from_array(arr, d)
     if device is not None:
         out = out.to(device)
     return _finish(out, requires_grad)
+
+
+# What tensor(data, dtype=...) accepts from Python ints: negative uint8 values down to -255
+# wrap (two's complement), as in PyTorch; anything else out of range raises.
+_INT_RANGE = {"uint8": (-255, 255), "int32": (-2**31, 2**31 - 1)}
 
 
 def _flat(x):

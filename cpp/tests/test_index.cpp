@@ -39,7 +39,9 @@ TEST_P(IndexTest, IndexSelectTransposed) {
   DType dt = GetParam();
   auto v = rounded(12, dt);
   Tensor x = from_vec(v, {3, 4}, dt).transpose(0, 1);  // (4, 3), x[i][j] = v[j*4+i]
-  Tensor out = index_select(x, 1, ids({2, -3, 2}, {3}));
+  Tensor out = index_select(x, 1, ids({2, 0, 2}, {3}));
+  // negative indices are rejected (PyTorch: IndexError "index out of range in self")
+  EXPECT_THROW(index_select(x, 1, ids({-3}, {1})), std::out_of_range);
   auto got = to_vec(out);
   ASSERT_EQ(out.shape(), (Shape{4, 3}));
   int64_t cols[] = {2, 0, 2};
@@ -51,8 +53,12 @@ TEST_P(IndexTest, GatherAndScatterAdd) {
   DType dt = GetParam();
   auto v = rounded(20, dt);
   Tensor x = from_vec(v, {4, 5}, dt);
-  std::vector<int64_t> ind = {0, 4, 4, -1, 2, 1};
+  std::vector<int64_t> ind = {0, 4, 4, 3, 2, 1};
   Tensor g = gather(x, 1, ids(ind, {2, 3}));
+  // no wrapping of negative indices (PyTorch: RuntimeError "index -1 is out of bounds ...")
+  EXPECT_THROW(gather(x, 1, ids({0, -1}, {1, 2})), std::runtime_error);
+  Tensor z = from_vec(std::vector<double>(20, 0.0), {4, 5}, dt);
+  EXPECT_THROW(scatter_add_(z, 1, ids({-1}, {1, 1}), from_vec({1.0}, {1, 1}, dt)), std::runtime_error);
   auto got = to_vec(g);
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 3; ++j) EXPECT_EQ(got[i * 3 + j], v[i * 5 + (ind[i * 3 + j] + 5) % 5]);

@@ -28,6 +28,12 @@ __device__ __forceinline__ int64_t wrap_checked(int64_t v, int64_t size) {
   return v < 0 ? v + size : v;
 }
 
+// gather/scatter/scatter_add: no wrapping (PyTorch rejects negative indices there).
+__device__ __forceinline__ int64_t bounds_checked(int64_t v, int64_t size) {
+  TT_CUDA_KERNEL_ASSERT(v >= 0 && v < size);
+  return v;
+}
+
 // ---------------------------------------------------------------- index_offsets
 
 struct OffsetsArgs {
@@ -109,7 +115,7 @@ struct AccumMap {
   OffsetCalc<3> oc;
   Pointers<3> p;
   int64_t itemsize;
-  int64_t size;    // scatter: the size of dim (indices are wrapped and checked); 0 for index_put
+  int64_t size;    // scatter: the size of dim (indices are checked in [0, size)); 0 for index_put
   int64_t stride;  // scatter: the element stride of dim
 
   __device__ __forceinline__ int64_t dest(int64_t i, int64_t& value_off) const {
@@ -117,7 +123,7 @@ struct AccumMap {
     oc.offsets(i, off);
     value_off = off[2];
     const int64_t v = *reinterpret_cast<const int64_t*>(p.p[1] + off[1]);
-    return off[0] / itemsize + (size ? wrap_checked(v, size) * stride : v);
+    return off[0] / itemsize + (size ? bounds_checked(v, size) * stride : v);
   }
 };
 
@@ -203,7 +209,7 @@ __global__ void gather_kernel(int64_t n, OffsetCalc<3> oc, Pointers<3> p, int64_
   TT_GRID_STRIDE(i, n) {
     int64_t off[3];
     oc.offsets(i, off);
-    const int64_t v = wrap_checked(*reinterpret_cast<const int64_t*>(p.p[2] + off[2]), size);
+    const int64_t v = bounds_checked(*reinterpret_cast<const int64_t*>(p.p[2] + off[2]), size);
     *reinterpret_cast<U*>(p.p[0] + off[0]) = reinterpret_cast<const U*>(p.p[1] + off[1])[v * stride];
   }
 }
@@ -231,7 +237,7 @@ __global__ void scatter_kernel(int64_t n, OffsetCalc<3> oc, Pointers<3> p, int64
   TT_GRID_STRIDE(i, n) {
     int64_t off[3];
     oc.offsets(i, off);
-    const int64_t v = wrap_checked(*reinterpret_cast<const int64_t*>(p.p[1] + off[1]), size);
+    const int64_t v = bounds_checked(*reinterpret_cast<const int64_t*>(p.p[1] + off[1]), size);
     reinterpret_cast<U*>(p.p[0] + off[0])[v * stride] = *reinterpret_cast<const U*>(p.p[2] + off[2]);
   }
 }

@@ -27,18 +27,18 @@ def test_index_select(code):
         ii = i % xn.shape[dim]
         got = to_np(_C.index_select(x, dim, idx(ii)))
         np.testing.assert_array_equal(got, np.take(xn, ii, axis=dim))
-    # non-contiguous input and negative indices
+    # non-contiguous input (negative indices raise: PyTorch's index_select doesn't wrap them)
     xt = x.transpose(0, 2)
-    got = to_np(_C.index_select(xt, 1, idx([-1, 1])))
+    got = to_np(_C.index_select(xt, 1, idx([4, 1])))
     np.testing.assert_array_equal(got, np.take(xn.transpose(2, 1, 0), [4, 1], axis=1))
 
 
 @pytest.mark.parametrize("code", ALL)
 def test_gather(code):
     x, xn = rand((4, 6), code)
-    ind = rng.integers(-6, 6, (3, 5))
+    ind = rng.integers(0, 6, (3, 5))  # negative indices raise (PyTorch): see test_errors
     got = to_np(_C.gather(x, 1, idx(ind)))
-    np.testing.assert_array_equal(got, np.take_along_axis(xn[:3], ind % 6, axis=1))
+    np.testing.assert_array_equal(got, np.take_along_axis(xn[:3], ind, axis=1))
     ind0 = rng.integers(0, 4, (2, 6))
     got = to_np(_C.gather(x, 0, idx(ind0)))
     np.testing.assert_array_equal(got, np.take_along_axis(xn, ind0, axis=0))
@@ -239,10 +239,15 @@ def test_errors():
         _C.index(x, [idx([0, 3])])
     with pytest.raises(IndexError, match=r"index -5 is out of bounds for dimension 1 with size 4"):
         _C.index_select(x, 1, idx([-5]))
-    with pytest.raises(IndexError, match="out of bounds"):
+    # gather/scatter: RuntimeError, and no wrapping of negative indices (PyTorch)
+    with pytest.raises(RuntimeError, match="index 4 is out of bounds for dimension 1 with size 4"):
         _C.gather(x, 1, idx([[4]]))
-    with pytest.raises(IndexError, match="out of bounds"):
+    with pytest.raises(RuntimeError, match="index -1 is out of bounds for dimension 1 with size 4"):
+        _C.gather(x, 1, idx([[-1]]))
+    with pytest.raises(RuntimeError, match="out of bounds"):
         _C.scatter_(x, 0, idx([[9]]), 1.0)
+    with pytest.raises(RuntimeError, match="index -1 is out of bounds"):
+        _C.scatter_(x, 0, idx([[-1]]), 1.0)
     with pytest.raises(IndexError, match="too many indices"):
         _C.index(x, [idx([0]), idx([0]), idx([0])])
     with pytest.raises(IndexError, match="shape mismatch"):

@@ -50,11 +50,15 @@ template <class T> TT_INLINE T mish_grad(T x) {
   T t = std::tanh(sp);
   return t + x * (T(1) - t * t) * sigmoid(x);
 }
+// PyTorch's formulas: x * clamp(x + 3, 0, 6) / 6 keeps NaN and gives NaN at -inf (-inf * 0).
 template <class T> TT_INLINE T hardswish(T x) {
-  return x <= T(-3) ? T(0) : (x >= T(3) ? x : x * (x + T(3)) / T(6));
+  T c = x + T(3);
+  c = c < T(0) ? T(0) : c;  // NaN fails both tests and stays NaN
+  c = c > T(6) ? T(6) : c;
+  return x * c / T(6);
 }
-template <class T> TT_INLINE T hardswish_grad(T x) {
-  return x < T(-3) ? T(0) : (x > T(3) ? T(1) : (T(2) * x + T(3)) / T(6));
+template <class T> TT_INLINE T hardswish_grad(T x) {  // NaN fails both tests: gradient 1
+  return x < T(-3) ? T(0) : (x <= T(3) ? x / T(3) + T(0.5) : T(1));
 }
 template <class T> TT_INLINE T sign(T x) { return T((T(0) < x) - (x < T(0))); }
 // std::max / std::min spelled out (same comparisons) so device code needs no <algorithm>.
@@ -80,7 +84,15 @@ template <class T> TT_INLINE T remainder(T a, T b) {
 }
 template <class T> TT_INLINE T floor_divide(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
-    return std::floor(a / b);
+    // PyTorch's div_floor_floating_point: floor of the exact quotient, so inf // x and
+    // x // inf follow fmod (NaN, 0), not floor(a / b) (inf).
+    if (b == T(0)) return a / b;
+    T mod = std::fmod(a, b);
+    T div = (a - mod) / b;
+    if (mod != T(0) && ((b < T(0)) != (mod < T(0)))) div -= T(1);
+    if (div == T(0)) return std::copysign(T(0), a / b);
+    T floordiv = std::floor(div);
+    return div - floordiv > T(0.5) ? floordiv + T(1) : floordiv;
   } else {
     if (b == 0) return 0;
     T q = a / b;
@@ -158,7 +170,7 @@ struct UnaryFn {
       else if constexpr (op == U::Cosh) return std::cosh(x);
       else if constexpr (op == U::Tanh) return std::tanh(x);
       else if constexpr (op == U::Sigmoid) return sigmoid(x);
-      else if constexpr (op == U::Relu) return x > M(0) ? x : M(0);
+      else if constexpr (op == U::Relu) return x <= M(0) ? M(0) : x;  // NaN stays NaN
       else if constexpr (op == U::Gelu) return gelu(x);
       else if constexpr (op == U::GeluTanh) return gelu_tanh(x);
       else if constexpr (op == U::Silu) return silu(x);
@@ -262,7 +274,7 @@ struct BinaryFn {
     } else {
       // (g, saved) -> grad_in
       if constexpr (op == B::Atan2) return std::atan2(x, y);
-      else if constexpr (op == B::ReluBackward) return y > M(0) ? x : M(0);
+      else if constexpr (op == B::ReluBackward) return y <= M(0) ? M(0) : x;  // threshold_backward: NaN passes
       else if constexpr (op == B::SigmoidBackward) return x * y * (M(1) - y);
       else if constexpr (op == B::TanhBackward) return x * (M(1) - y * y);
       else if constexpr (op == B::GeluBackward) return x * gelu_grad(y);

@@ -15,6 +15,13 @@ constexpr int64_t kSerial = std::numeric_limits<int64_t>::max();  // grain that 
   throw std::out_of_range(str_cat(op, ": index ", idx, " is out of bounds for dimension ", dim, " with size ", size));
 }
 
+// gather/scatter/scatter_add: PyTorch rejects negative indices there, with a RuntimeError.
+inline int64_t check_index(int64_t v, int64_t dim, int64_t size) {
+  if (v < 0 || v >= size)
+    throw std::runtime_error(str_cat("index ", v, " is out of bounds for dimension ", dim, " with size ", size));
+  return v;
+}
+
 inline int64_t wrap_index(const char* op, int64_t v, int64_t dim, int64_t size) {
   if (v < -size || v >= size) throw_oob(op, v, dim, size);
   return v < 0 ? v + size : v;
@@ -97,7 +104,7 @@ void cpu_gather(const Tensor& x, int64_t dim, const Tensor& index, const Tensor&
     using U = decltype(tag);
     it.for_each([&](char* const* p, const int64_t* s, int64_t n) {
       for (int64_t i = 0; i < n; ++i) {
-        int64_t v = wrap_index("gather", *reinterpret_cast<const int64_t*>(p[2] + i * s[2]), dim, size);
+        int64_t v = check_index(*reinterpret_cast<const int64_t*>(p[2] + i * s[2]), dim, size);
         *reinterpret_cast<U*>(p[0] + i * s[0]) = reinterpret_cast<const U*>(p[1] + i * s[1])[v * stride];
       }
     });
@@ -115,8 +122,7 @@ void cpu_scatter(const Tensor& self, int64_t dim, const Tensor& index, const Ten
     using M = opmath_t<T>;
     it.for_each([&](char* const* p, const int64_t* s, int64_t n) {  // serial: duplicates resolve in order
       for (int64_t i = 0; i < n; ++i) {
-        int64_t v = wrap_index(add ? "scatter_add" : "scatter", *reinterpret_cast<const int64_t*>(p[1] + i * s[1]),
-                               dim, size);
+        int64_t v = check_index(*reinterpret_cast<const int64_t*>(p[1] + i * s[1]), dim, size);
         T& d = reinterpret_cast<T*>(p[0] + i * s[0])[v * stride];
         T x = *reinterpret_cast<const T*>(p[2] + i * s[2]);
         d = add ? T(M(d) + M(x)) : x;

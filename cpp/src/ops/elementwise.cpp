@@ -1,5 +1,7 @@
 #include "tinytorch/ops/elementwise.h"
 #include <algorithm>
+#include <cmath>
+#include "tinytorch/ops/reduce.h"
 
 namespace tt {
 
@@ -32,7 +34,10 @@ std::optional<DType> combine(std::optional<DType> higher, std::optional<DType> l
 DType unary_compute_dtype(UnaryOp op, const Tensor& x, OpScalars s) {
   DType d = x.dtype();
   if (is_predicate(op) || is_floating(d)) return d;
-  if (op == UnaryOp::PowScalar && s.a == static_cast<double>(static_cast<int64_t>(s.a)) && s.a >= 0) return d;
+  if (op == UnaryOp::PowScalar && s.a == static_cast<double>(static_cast<int64_t>(s.a))) {
+    TT_CHECK(s.a >= 0, "Integers to negative integer powers are not allowed.");
+    return d;
+  }
   if (op_class(op) == UnaryClass::Integral) {
     TT_CHECK_TYPE(d != DType::Bool, op_name(op), ": not supported on a bool tensor (",
                   x.describe(), "); use logical_not or convert the dtype first");
@@ -109,6 +114,19 @@ Tensor& unary_(UnaryOp op, Tensor& x, OpScalars s) {
   return x;
 }
 
+// Checks PyTorch makes before an integer kernel runs (on every device: the CUDA check syncs).
+// Integer //, % and div(rounding_mode='floor') by zero raise RuntimeError("ZeroDivisionError");
+// an integer tensor to a negative Python-int power raises instead of wrapping the exponent.
+static void check_integer_args(BinaryOp op, DType compute, const Tensor& b, const Tensor& y, int64_t numel) {
+  if (is_floating(compute) || numel == 0) return;
+  if ((op == BinaryOp::Remainder || op == BinaryOp::FloorDivide) && compute != DType::Bool) {
+    Tensor nonzero = all(y).to(Device());
+    TT_CHECK(*nonzero.data<bool>(), "ZeroDivisionError");
+  } else if (op == BinaryOp::Pow && b.is_wrapped_number()) {
+    TT_CHECK(*b.to(DType::Float64).data<double>() >= 0, "Integers to negative integer powers are not allowed.");
+  }
+}
+
 static DType binary_compute_dtype(BinaryOp op, const Tensor& a, const Tensor& b) {
   DType d = result_type({&a, &b});
   const BinaryClass c = op_class(op);
@@ -129,6 +147,7 @@ void binary_out(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out, OpSc
            " can't be cast to the desired output type ", dtype_name(out.dtype()));
   Tensor x = a.to(compute), y = b.to(compute);
   to_binary_device(x, y, out.device());
+  check_integer_args(op, compute, b, y, out.numel());
   if (out.dtype() == result) {
     binary_kernel[out.device()](op, x, y, out, s);
   } else {
@@ -148,6 +167,7 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b, OpScalars s) {
   DType compute = binary_compute_dtype(op, a, b);
   Tensor x = a.to(compute), y = b.to(compute);
   to_binary_device(x, y, device);
+  check_integer_args(op, compute, b, y, shape_numel(shape));
   Tensor out = Tensor::empty(shape, is_comparison(op) ? DType::Bool : compute, device);
   binary_kernel[device](op, x, y, out, s);
   return out;
@@ -189,20 +209,38 @@ Tensor clamp(const Tensor& x, const Tensor& lo, const Tensor& hi) {
   return out;
 }
 
+void check_scalar_fits(double v, DType d) {
+  bool ok = true;
+  const bool integral = std::isfinite(v) && v == std::trunc(v);
+  switch (d) {
+    case DType::Bool: case DType::Float64: break;
+    case DType::UInt8: ok = integral ? (v >= -255 && v <= 255) : (v >= 0 && v <= 255); break;
+    case DType::Int32: ok = v >= -2147483648.0 && v <= 2147483647.0; break;
+    case DType::Int64: ok = v >= -9223372036854775808.0 && v < 9223372036854775808.0; break;
+    case DType::Float16: ok = !std::isfinite(v) || std::abs(v) <= 65504.0; break;
+    case DType::BFloat16: ok = !std::isfinite(v) || std::abs(v) <= 3.3895313892515355e38; break;
+    case DType::Float32: ok = !std::isfinite(v) || std::abs(v) <= 3.4028234663852886e38; break;
+  }
+  TT_CHECK(ok, "value cannot be converted to type ", dtype_name(d), " without overflow");
+}
+
 Tensor& fill_(Tensor& x, double value) {
+  check_scalar_fits(value, x.dtype());
   fill_kernel[x.device()](x, value);
   x.bump_version();
   return x;
 }
 
 Tensor full(const Shape& shape, double value, DType dtype, Device device) {
+  check_scalar_fits(value, dtype);
   Tensor t = Tensor::empty(shape, dtype, device);
   fill_kernel[device](t, value);
   return t;
 }
 
-Tensor scalar_tensor(double value, DType dtype) {
-  Tensor t = full({}, value, dtype, Device());
+Tensor scalar_tensor(double value, DType dtype) {  // unchecked: x + 1e300 is inf, not an error
+  Tensor t = Tensor::empty({}, dtype, Device());
+  fill_kernel[t.device()](t, value);
   t.set_wrapped_number(true);
   return t;
 }

@@ -1,6 +1,7 @@
 // Indexing and sorting ops: validation, bool-mask -> nonzero conversion, broadcasting of index
 // tensors and result-shape rules; the kernels (cpp/src/cpu/index.cpp, index_sort.cpp) only compute.
 #include "tinytorch/ops/index.h"
+#include "tinytorch/ops/reduce.h"
 #include <algorithm>
 #include "tinytorch/ops/elementwise.h"
 
@@ -182,6 +183,13 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index_t) {
   TT_CHECK(index_t.dtype() == DType::Int64 || index_t.dtype() == DType::Int32,
            "index_select(): Expected dtype int32/int64 for index, but got ", dtype_name(index_t.dtype()));
   dim = wrap_dim(dim, x.dim(), "index_select");
+  // index() wraps negative indices (x[idx] does); index_select rejects them, as PyTorch. On CPU
+  // only: a CUDA check would sync (the kernel's device assert catches indices >= size there).
+  if (index_t.numel() > 0 && index_t.device().is_cpu()) {
+    const int64_t lo = *amin(index_t).to(DType::Int64).data<int64_t>();
+    TT_CHECK_INDEX(lo >= 0, "index_select(): index ", lo, " is out of bounds for dimension ", dim, " with size ",
+                   x.dim() == 0 ? 1 : x.size(dim), " (index out of range in self)");
+  }
   Tensor xx = x.dim() == 0 ? x.reshape({1}) : x;
   std::vector<OptTensor> idx(dim, std::nullopt);
   idx.emplace_back(index_t.reshape({-1}));
@@ -260,6 +268,7 @@ Tensor& masked_fill_(Tensor& x, const Tensor& mask, double value) {
   Shape shape = broadcast_shapes(x.shape(), mask.shape(), "masked_fill_");
   TT_CHECK(shape == x.shape(), "masked_fill_: mask of shape ", shape_str(mask.shape()),
            " doesn't broadcast to the self shape ", shape_str(x.shape()));
+  check_scalar_fits(value, x.dtype());
   masked_fill_kernel[x.device()](x, mask, value);
   x.bump_version();
   return x;

@@ -112,10 +112,10 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
-    """x where x > threshold, else value."""
+    """value where x <= threshold, else x (NaN stays NaN, as in PyTorch)."""
     if inplace:
-        return input.masked_fill_((input > threshold).logical_not(), value)
-    return where(input > threshold, input, value)
+        return input.masked_fill_(input <= threshold, value)
+    return where(input <= threshold, value, input)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:

@@ -17,6 +17,11 @@ void binary_out(BinaryOp op, const Tensor& a, const Tensor& b, Tensor& out, OpSc
 Tensor& binary_(BinaryOp op, Tensor& self, const Tensor& other, OpScalars s = {});
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor clamp(const Tensor& x, const Tensor& lo, const Tensor& hi);  // lo or hi may be undefined
+// RuntimeError when a fill value can't be stored in dtype (PyTorch's checked scalar conversion:
+// NaN/inf or out of range for integers, finite overflow for 16/32-bit floats; integral values in
+// [-255, 255] wrap into uint8, as a negative Python int does there).
+void check_scalar_fits(double value, DType dtype);
+// fill_, full and masked_fill(_) check the value with check_scalar_fits.
 Tensor& fill_(Tensor& x, double value);
 Tensor full(const Shape& shape, double value, DType dtype, Device device = Device());
 // A Python number as a 0-dim CPU tensor marked as a wrapped number.
