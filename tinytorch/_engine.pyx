@@ -50,16 +50,31 @@ cdef object _checked_grad(Node node, int i, object g, object meta):
 
 
 cdef _run_hooks(list hooks, object grad, str where):
-    cdef Tensor g
+    """Tensor hooks in order; one may return a replacement of the same shape, dtype and device
+    (PyTorch's check_single_result: a non-Tensor is a TypeError, a change a RuntimeError)."""
+    cdef Tensor g, old
     for hook in hooks:
         r = hook(grad)
-        if r is not None:
-            g = <Tensor>r
-            if g._impl.shape != (<Tensor>grad)._impl.shape:
-                raise RuntimeError(f"hook '{getattr(hook, '__name__', hook)}' has changed the size of value: "
-                                   f"expected {list((<Tensor>grad)._impl.shape)} but got {list(g._impl.shape)} ({where})")
-            grad = r
+        if r is None:
+            continue
+        if not isinstance(r, Tensor):
+            raise TypeError(f"expected Tensor, but hook returned '{_qualname(r)}'")
+        g, old = <Tensor>r, <Tensor>grad
+        name = getattr(hook, '__name__', hook)
+        if g._impl.dtype_code != old._impl.dtype_code or g._impl.device_str != old._impl.device_str:
+            raise RuntimeError(f"hook '{name}' has changed the type of value (was {DTYPES[old._impl.dtype_code].name} "
+                               f"on {old._impl.device_str} got {DTYPES[g._impl.dtype_code].name} on {g._impl.device_str}) ({where})")
+        if g._impl.shape != old._impl.shape:
+            raise RuntimeError(f"hook '{name}' has changed the size of value: "
+                               f"expected {list(old._impl.shape)} but got {list(g._impl.shape)} ({where})")
+        grad = r
     return grad
+
+
+cdef str _qualname(object r):
+    cls = type(r)
+    mod = cls.__module__
+    return cls.__qualname__ if mod == "builtins" else f"{mod}.{cls.__qualname__}"
 
 
 cdef _accumulate(AccumulateGrad acc, object g, bint create_graph):
@@ -268,7 +283,9 @@ cdef tuple _run_backward(tuple roots, tuple root_grads, bint keep_graph, bint cr
                                        f"(expected {len(edges)}, got {len(<tuple>in_grads)})")
                 if node._post_hooks:
                     in_grads = _run_node_hooks(node, node._post_hooks, (in_grads, tuple(buf)), len(edges), "hook")
-                if not keep_graph:
+                if not keep_graph and node._saved:
+                    # freed: running it again raises; a node that saved nothing (add, sum, views)
+                    # can run again, as PyTorch's
                     node._saved = None
                     node._freed = True
             for i in range(len(edges)):
