@@ -47,8 +47,14 @@ def _parse(equation: str, operands: Sequence[Tensor]) -> tuple[list[str], str]:
     return out_terms, out
 
 
-def _diagonal(t: Tensor, s: str) -> tuple[Tensor, str]:
-    """Repeated letters within one operand ('ii') take the diagonal."""
+def _diagonal(t: Tensor, s: str, k: int = 0) -> tuple[Tensor, str]:
+    """Repeated letters within one operand ('ii', operand k) take the diagonal; their sizes must match."""
+    for c in set(s):
+        sizes = [n for ch, n in zip(s, t.shape) if ch == c]
+        for n in sizes[1:]:
+            if n != sizes[0]:
+                raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {k} but the sizes don't match, "
+                                   f"{n} != {sizes[0]}")
     while len(set(s)) != len(s):
         c = next(c for c in s if s.count(c) > 1)
         i = s.index(c)
@@ -98,7 +104,7 @@ def einsum(equation: str, *operands) -> Tensor:
     if not operands:
         raise ValueError("einsum(): must provide at least one operand")
     terms, out = _parse(equation, operands)
-    pairs = [_diagonal(t, s) for t, s in zip(operands, terms)]
+    pairs = [_diagonal(t, s, k) for k, (t, s) in enumerate(zip(operands, terms))]
     # letters still needed after operand k: the output's and those of later operands
     acc, sacc = pairs[0]
     for k in range(1, len(pairs)):

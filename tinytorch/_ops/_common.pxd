@@ -4,6 +4,7 @@ cdef object operand(object x)
 cdef Tensor as_tensor_like(object x, Tensor like)
 cdef object impl_or_none(object t)
 cdef tuple pair(object v)
+cdef int wrap_dim(object dim, int ndim) except? -1
 cdef Tensor fused_result(str name, object impl, tuple inputs)
 cdef Tensor adjoint_result(str name, object impl, tuple inputs, object adjoint)
 cdef check_inplace(Tensor self, str op)

@@ -42,6 +42,16 @@ cdef tuple pair(object v):
     return (v, v) if isinstance(v, int) else tuple(v)
 
 
+cdef int wrap_dim(object dim, int ndim) except? -1:
+    """PyTorch's maybe_wrap_dim for an existing dim of an ndim-dim tensor (a 0-dim tensor takes
+    0 and -1 only when wrapping is allowed, as a scalar's dim; the callers decide)."""
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    if dim < -ndim or dim >= ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], but got {dim})")
+    return dim % ndim
+
+
 cdef Tensor as_tensor_like(object x, Tensor like):
     if isinstance(x, Tensor):
         return <Tensor>x

@@ -5,6 +5,7 @@ Gradients of broadcast inputs are reduced to the input's shape by the engine."""
 import math
 
 from tinytorch import _C
+from tinytorch._dtype import DTYPES, is_floating_code
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
 from tinytorch._autograd cimport Node, make_node, init_node, should_record, set_history, save_tensors, \
     is_grad_enabled_c
@@ -116,11 +117,26 @@ def clamp(Tensor input, min=None, max=None):
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return _clamp_tensor(input, min, max)
+    code = _clamp_result_code(input, min, max)
+    if code != input._impl.dtype_code:     # an integral tensor, a float bound: the result is float
+        input = input.to(dtype=code)
     if min is None:
         return _unary("clamp_max", input, max)
     if max is None:
         return _unary("clamp_min", input, min)
     return _unary("clamp", input, min, max)
+
+
+cdef object _clamp_result_code(Tensor x, lo, hi):
+    """The result type of clamp with Python-number bounds: x's dtype promoted with the bounds
+    (an int64 tensor clamped to [-2.5, 3.5] is float32), as PyTorch."""
+    cdef object code = x._impl.dtype_code, c
+    for bound in (lo, hi):
+        if bound is not None:
+            c = _C.result_type(x._impl, operand(bound))
+            if c != x._impl.dtype_code and (code == x._impl.dtype_code or is_floating_code(c)):
+                code = c
+    return code
 
 
 def _clamp_tensor(Tensor x, lo, hi):
@@ -220,7 +236,12 @@ def div(input, other, *, rounding_mode=None):
     if rounding_mode == "floor":
         return _binary("floor_divide", a, b)
     if rounding_mode == "trunc":
-        return trunc(_binary("div", a, b)).to(_C.result_type(operand(a), operand(b)))
+        if is_floating_code(_C.result_type(operand(a), operand(b))):
+            return trunc(_binary("div", a, b))
+        # integers: exactly, from floor division (which raises ZeroDivisionError, as PyTorch's
+        # trunc division does); the floor of a negative inexact quotient is one below the trunc
+        q = _binary("floor_divide", a, b)
+        return where((_binary("remainder", a, b) != 0).logical_and(q < 0), q + 1, q)
     raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
 
 
@@ -281,6 +302,10 @@ def clamp_(Tensor self, min=None, max=None):
         return rebase_inplace(self, clamp(self, min, max))
     if min is None and max is None:
         raise RuntimeError("clamp_: At least one of 'min' or 'max' must not be None")
+    code = _clamp_result_code(self, min, max)
+    if code != self._impl.dtype_code:
+        raise RuntimeError(f"clamp_: result type {DTYPES[code].name} can't be cast to the desired output type "
+                           f"{self.dtype.name}")
     if min is None:
         return _inplace_unary("clamp_max", self, max)
     if max is None:

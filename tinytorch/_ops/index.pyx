@@ -6,7 +6,7 @@ from tinytorch import _C
 from tinytorch._dtype import BOOL, INT64, is_floating_code
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
 from tinytorch._autograd cimport Node, make_node, set_history, is_grad_enabled_c
-from tinytorch._ops._common cimport record as _record, operand, check_inplace, rebase_inplace
+from tinytorch._ops._common cimport record as _record, operand, check_inplace, rebase_inplace, wrap_dim
 from tinytorch._ops import shape as S
 from tinytorch._ops.elementwise import where
 from tinytorch._ops.reduce import sum as _rsum, values_indices
@@ -308,8 +308,7 @@ def stack(tensors, int dim=0):
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
-    nd = (<Tensor>tensors[0])._impl.ndim + 1
-    d = dim % nd
+    d = wrap_dim(dim, (<Tensor>tensors[0])._impl.ndim + 1)
     return cat([S.unsqueeze(t, d) for t in tensors], d)
 
 
@@ -329,6 +328,8 @@ def _roll_back(Node n, g):
 def roll(Tensor input, shifts, dims=None):
     shifts = [shifts] if isinstance(shifts, int) else list(shifts)
     dims = [] if dims is None else ([dims] if isinstance(dims, int) else list(dims))
+    for d in dims:
+        wrap_dim(d, input._impl.ndim)    # IndexError for a dim out of range (any dim of a 0-dim tensor)
     return _record("RollBackward0", _roll_back, (input,), _C.roll(input._impl, shifts, dims),
                    {"shifts": shifts, "dims": dims})
 

@@ -17,9 +17,11 @@ def _matmul_back(Node n, g):
     a2 = S.unsqueeze(a, 0) if a.dim() == 1 else a
     b2 = S.unsqueeze(b, -1) if b.dim() == 1 else b
     g2 = g
-    if a.dim() == 1:
+    if a.dim() == 1 and b.dim() == 1:     # a dot product: g is 0-dim
+        g2 = S.reshape(g2, 1, 1)
+    elif a.dim() == 1:
         g2 = S.unsqueeze(g2, -2)
-    if b.dim() == 1:
+    elif b.dim() == 1:
         g2 = S.unsqueeze(g2, -1)
     ga = gb = None
     if n.needs_input_grad[0]:

@@ -21,9 +21,21 @@ def _max_pool_back(Node n, g):
                            _C.max_pool2d_backward(g._impl, idx._impl, list(n.in_shape)), (g,), adjoint),)
 
 
+cdef tuple _stride(object stride):
+    """None (the kernel size) or a checked pair: PyTorch rejects zero and negative strides."""
+    if stride is None or stride == [] or stride == ():
+        return None
+    s = _pair(stride)
+    if any(v == 0 for v in s):
+        raise RuntimeError("stride should not be zero")
+    if any(v < 0 for v in s):
+        raise RuntimeError(f"stride should be greater than zero, but got dH: {s[0]} dW: {s[-1]}")
+    return s
+
+
 def max_pool2d(Tensor input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     k = _pair(kernel_size)
-    s = None if stride is None or stride == [] else _pair(stride)
+    s = _stride(stride)
     out, idx = _C.max_pool2d(input._impl, k, s, _pair(padding), _pair(dilation), ceil_mode)
     indices = wrap(idx)
     y = _record("MaxPool2DWithIndicesBackward0", _max_pool_back, (input,), out,
@@ -40,7 +52,7 @@ def _avg_pool_back(Node n, g):
 def avg_pool2d(Tensor input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     k = _pair(kernel_size)
-    s = None if stride is None or stride == [] else _pair(stride)
+    s = _stride(stride)
     args = (k, s, _pair(padding), ceil_mode, count_include_pad, divisor_override)
     return _record("AvgPool2DBackward0", _avg_pool_back, (input,), _C.avg_pool2d(input._impl, *args),
                    {"in_shape": input._impl.shape, "args": args})

@@ -27,8 +27,11 @@ cdef object _dims(object dim, int ndim):
     for d in dim:
         if d < -n or d >= n:
             raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
-        out.append(d % ndim if ndim else 0)
-    return out if len(out) == 1 else sorted(set(out))
+        d = d % ndim if ndim else 0
+        if d in out:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        out.append(d)
+    return out if len(out) == 1 else sorted(out)
 
 
 cdef object _code(object dtype):
@@ -64,7 +67,7 @@ cdef Tensor _record(str name, object backward, Tensor x, object impl, object dim
 cdef object _keep(Tensor g, ReduceNode n):
     """g with the reduced dims put back as size-1 dims (so it broadcasts against the input).
     A full reduction's 0-dim result already broadcasts as is."""
-    if n.keepdim or n.dims is None:
+    if n.keepdim or n.dims is None or not n.in_shape:   # (a 0-dim input's dim 0 is no dim)
         return g
     shape = list(n.in_shape)
     for d in n.dims:
@@ -74,7 +77,7 @@ cdef object _keep(Tensor g, ReduceNode n):
 
 cdef object _count(ReduceNode n):
     c = 1
-    dims = range(len(n.in_shape)) if n.dims is None else n.dims
+    dims = range(len(n.in_shape)) if n.dims is None or not n.in_shape else n.dims
     for d in dims:
         c *= n.in_shape[d]
     return c
@@ -127,6 +130,8 @@ def _product_of_the_others(Tensor x, dims):
 def _prod_back(ReduceNode n, g):
     x, y = n.saved_tensors
     gk = _keep(g, n)
+    if not n.in_shape:          # a 0-dim input: the product of one element
+        return (gk * (x == x),)
     if not bool((x == 0).any()):
         return (gk * _keep(y, n) / x,)
     return (gk * _product_of_the_others(x, n.dims),)
@@ -222,7 +227,8 @@ def _correction(unbiased, correction):
 def _var_back(ReduceNode n, g):
     x, y = n.saved_tensors
     centered = x - mean(x, n.dims, keepdim=True)
-    return (_keep(g, n) * centered * (2.0 / (_count(n) - n.correction)),)
+    dof = _count(n) - n.correction      # 0: an infinite factor (nan, as PyTorch), not ZeroDivisionError
+    return (_keep(g, n) * centered * (2.0 / dof if dof != 0 else float("inf")),)
 
 
 def var(Tensor input, dim=None, unbiased=None, keepdim=False, *, correction=None):

@@ -9,7 +9,7 @@ from tinytorch import _C
 from tinytorch._dtype import INT64, is_floating_code
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
 from tinytorch._autograd cimport Node, make_node, init_node, should_record, set_history, is_grad_enabled_c
-from tinytorch._ops._common cimport view_positions, record as _record
+from tinytorch._ops._common cimport view_positions, record as _record, wrap_dim
 from tinytorch._ops._common import positions_back
 from tinytorch._autograd import sum_to_shape  # noqa: F401  (expand's backward; the engine's reduction too)
 
@@ -130,9 +130,17 @@ def permute(Tensor input, *args, dims=None):
 def movedim(Tensor input, source, destination):
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain "
+                           f"the same number of dims as destination ({dst} dims)")
     nd = input._impl.ndim
-    src = [s % nd for s in src]
-    dst = [d % nd for d in dst]
+    src = [wrap_dim(s, nd if nd else 1) for s in src]    # a 0-dim tensor takes 0 and -1, as a scalar's dim
+    dst = [wrap_dim(d, nd if nd else 1) for d in dst]
+    for name, ds in (("source", src), ("destination", dst)):
+        if len(set(ds)) != len(ds):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(source if name == 'source' else destination)})")
+    if nd == 0:
+        return permute(input, [])
     order = [None] * nd
     for s, d in zip(src, dst):
         order[d] = s
