@@ -201,8 +201,17 @@ def test_binary_integer(name, dtype, layout):
     lo = 0 if dtype == "uint8" else -7
     ac, ag = pair((6, 35), dtype, layout, lo, 7, seed=7)
     bc, bg = pair((6, 35), dtype, "contiguous", 0 if name == "pow" else lo, 3 if name == "pow" else 7, seed=8)
-    # includes division by zero for remainder / floor_divide (0 on both devices for integers)
+    if name in ("remainder", "floor_divide"):   # integer division by zero raises (test below)
+        bc, bg = bc.masked_fill(bc == 0, 1), bg.masked_fill(bg == 0, 1)
     check(binary(name, ag, bg), binary(name, ac, bc), f"{name} {dtype} {layout}")
+
+
+@pytest.mark.parametrize("name", ["remainder", "floor_divide"])
+def test_integer_division_by_zero_raises(name):
+    a, b = tt.tensor([4, 5], device="cuda"), tt.tensor([1, 0], device="cuda")
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):   # as PyTorch, before any kernel runs
+        getattr(tt, name)(a, b)
+    assert tt.cuda.is_available() and (a + 1).cpu().tolist() == [5, 6]   # the context still works
 
 
 BOOL_BINARY = ["add", "mul", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
