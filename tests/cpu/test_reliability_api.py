@@ -11,12 +11,13 @@ import pytest
 import tinytorch as tt
 import tinytorch.nn.functional as F
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# the child imports the same tinytorch as this process (installed, or a dev build's source tree)
+_ENV = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(tt.__file__))))
 
 
 def _run(code: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=os.path.dirname(__file__), env=_ENV,
+                          capture_output=True, text=True, timeout=120)
 
 
 # ------------------------------------------------------------------ 1. tensor hooks
