@@ -79,26 +79,31 @@ def _binary_grad(b) -> list:
     return out
 
 
+def _function(name: str, tensors: str, sig: str, call: str, doc: str, inplace: bool, inplace_call: str) -> list:
+    """A row's public function of `tensors` ("Tensor input" or "input, other"), and its in-place variant
+    `<name>_(self, ...)` where it has one."""
+    out = [f"def {name}({tensors}{sig}):", f'    """{doc}"""', f"    return {call}"]
+    if inplace:
+        self_args = "Tensor self" + tensors.split("input", 1)[1]
+        out += ["", f"def {name}_({self_args}{sig}):", f'    """In-place version of {name}."""',
+                f"    return {inplace_call}"]
+    return out
+
+
 def _unary_fn(u) -> list:
     params = _params(u)
     sig = "".join(f", {p}={d}" for p, d in params)
     args = "".join(f", {p}" for p, _ in params)
     doc = u.doc or f"Returns a new tensor with the {u.name} of the elements of input."
-    out = [f"def {u.name}(Tensor input{sig}):", f'    """{doc}"""', f"    return _unary(\"{u.name}\", input{args})"]
-    if u.inplace:
-        out += ["", f"def {u.name}_(Tensor self{sig}):", f'    """In-place version of {u.name}."""',
-                f"    return _inplace_unary(\"{u.name}\", self{args})"]
-    return out
+    return _function(u.name, "Tensor input", sig, f"_unary(\"{u.name}\", input{args})", doc, u.inplace,
+                     f"_inplace_unary(\"{u.name}\", self{args})")
 
 
 def _binary_fn(b) -> list:
     sig, arg = (", *, alpha=1", ", alpha") if b.alpha else ("", "")
     doc = b.doc or f"Computes {b.name} of input and other elementwise (broadcasting, type promotion)."
-    out = [f"def {b.name}(input, other{sig}):", f'    """{doc}"""', f"    return _binary(\"{b.name}\", input, other{arg})"]
-    if b.inplace:
-        out += ["", f"def {b.name}_(Tensor self, other{sig}):", f'    """In-place version of {b.name}."""',
-                f"    return _inplace(\"{b.name}\", self, other{arg})"]
-    return out
+    return _function(b.name, "input, other", sig, f"_binary(\"{b.name}\", input, other{arg})", doc, b.inplace,
+                     f"_inplace(\"{b.name}\", self, other{arg})")
 
 
 def grads_pxi() -> str:
@@ -148,7 +153,8 @@ _ALIAS = {"tinytorch._ops.elementwise": "_E", "tinytorch._ops.shape": "_S", "tin
 
 
 def _entries():
-    """(kind, name, module, impl, method_impl, inplace impl, aliases, dunders, autocast, method?)."""
+    """One dict per exported op: name, module, impl (the function), method_impl, function/method (which
+    forms exist), inplace (the in-place function's name or None), aliases, dunders, autocast policy."""
     for r in SCHEMA.unary + SCHEMA.binary:
         if r.public is True:
             yield dict(name=r.name, module=_E, impl=r.name, method_impl=r.name, function=True, method=True,
@@ -160,6 +166,11 @@ def _entries():
                    aliases=o.aliases, dunders=o.dunders, autocast=o.autocast, autocast_method=o.autocast_method)
 
 
+def _imports(modules) -> list:
+    """tinytorch._ops.index -> from tinytorch._ops import index as _I (each family under its alias)."""
+    return [f"from {m.rpartition('.')[0]} import {m.rpartition('.')[2]} as {_ALIAS[m]}" for m in modules]
+
+
 def _ref(e, attr, policy=None):
     ref = f"{_ALIAS[e['module']]}.{attr}"
     return f"_autocast.wrap({ref}, \"{policy}\")" if policy else ref
@@ -168,8 +179,7 @@ def _ref(e, attr, policy=None):
 def functional_py() -> str:
     mods = sorted({e["module"] for e in _entries() if e["function"]})
     L = [f'"""Every op function exported as tinytorch.<name>. {BANNER}"""', "from tinytorch import _autocast"]
-    L += [f"from tinytorch import {m.split('.', 1)[1]} as {_ALIAS[m]}" if m.count(".") == 1 else
-          f"from tinytorch.{m.split('.')[1]} import {m.split('.')[2]} as {_ALIAS[m]}" for m in mods]
+    L += _imports(mods)
     L.append("")
     names = []
     for e in _entries():
@@ -186,8 +196,7 @@ def methods_py() -> str:
     mods = sorted({e["module"] for e in _entries() if e["method"] or e["inplace"] or e["dunders"]})
     L = [f'"""Every Tensor method that is an op, installed on tinytorch.Tensor. {BANNER}"""',
          "from tinytorch import _autocast"]
-    L += [f"from tinytorch import {m.split('.', 1)[1]} as {_ALIAS[m]}" if m.count(".") == 1 else
-          f"from tinytorch.{m.split('.')[1]} import {m.split('.')[2]} as {_ALIAS[m]}" for m in mods]
+    L += _imports(mods)
     L += ["", "", "def _reflected(fn):", '    """other <op> self."""', "    def op(self, other):",
           "        return fn(other, self)", "    op.__name__ = fn.__name__", "    return op", "", "", "METHODS = {"]
     for e in _entries():

@@ -12,6 +12,7 @@ from tinytorch._ops.shape import cat, flip
 from tinytorch._tensor cimport TensorBase as Tensor, wrap
 from tinytorch._autograd cimport Node, make_node, init_node, should_record, set_history, save_tensors, \
     is_grad_enabled_c
+from tinytorch._ops._common cimport wrap_dim
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
 
@@ -23,11 +24,8 @@ cdef object _dims(object dim, int ndim):
     if isinstance(dim, int):
         dim = [dim]
     out = []
-    cdef int n = ndim if ndim > 1 else 1
     for d in dim:
-        if d < -n or d >= n:
-            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
-        d = d % ndim if ndim else 0
+        d = wrap_dim(d, ndim if ndim > 1 else 1)   # a 0-dim tensor takes 0 and -1, as a scalar's dim
         if d in out:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
         out.append(d)

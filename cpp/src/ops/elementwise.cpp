@@ -114,12 +114,13 @@ Tensor& unary_(UnaryOp op, Tensor& x, OpScalars s) {
   return x;
 }
 
-// Checks PyTorch makes before an integer kernel runs (on every device: the CUDA check syncs).
-// Integer //, % and div(rounding_mode='floor') by zero raise RuntimeError("ZeroDivisionError");
-// an integer tensor to a negative Python-int power raises instead of wrapping the exponent.
+// Checks PyTorch makes before an integer kernel runs. Integer //, % and div(rounding_mode='floor')
+// by zero raise RuntimeError("ZeroDivisionError") on the CPU; PyTorch does not check on CUDA (it
+// would cost a device sync per op), and neither do we. An integer tensor to a negative Python-int
+// power raises instead of wrapping the exponent.
 static void check_integer_args(BinaryOp op, DType compute, const Tensor& b, const Tensor& y, int64_t numel) {
   if (is_floating(compute) || numel == 0) return;
-  if ((op == BinaryOp::Remainder || op == BinaryOp::FloorDivide) && compute != DType::Bool) {
+  if ((op == BinaryOp::Remainder || op == BinaryOp::FloorDivide) && compute != DType::Bool && y.device().is_cpu()) {
     Tensor nonzero = all(y).to(Device());
     TT_CHECK(*nonzero.data<bool>(), "ZeroDivisionError");
   } else if (op == BinaryOp::Pow && b.is_wrapped_number()) {

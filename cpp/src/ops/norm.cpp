@@ -2,6 +2,7 @@
 // reshaping that brings every call to the kernels' simple contiguous shapes.
 #include "tinytorch/ops/norm.h"
 #include "tinytorch/ops/elementwise.h"
+#include "common.h"
 
 namespace tt {
 
@@ -13,18 +14,6 @@ TT_DEFINE_KERNEL(layer_norm_backward)
 namespace {
 
 DType opmath_dtype(DType d) { return (d == DType::Float16 || d == DType::BFloat16) ? DType::Float32 : d; }
-
-void check_floating(const Tensor& x, const char* op, const char* what) {
-  TT_CHECK_TYPE(is_floating(x.dtype()), op, ": ", what, " Got: ", dtype_name(x.dtype()));
-}
-
-// (O, L, I) view of x contiguous around `dim`.
-Tensor view_around(const Tensor& x, int64_t dim) {
-  int64_t O = 1, I = 1;
-  for (int64_t d = 0; d < dim; ++d) O *= x.size(d);
-  for (int64_t d = dim + 1; d < x.dim(); ++d) I *= x.size(d);
-  return x.contiguous().view({O, x.dim() == 0 ? 1 : x.size(dim), I});
-}
 
 Tensor softmax_op(bool is_log, const Tensor& x, int64_t dim, std::optional<DType> dtype) {
   const char* name = is_log ? "log_softmax" : "softmax";

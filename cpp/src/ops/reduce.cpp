@@ -4,6 +4,7 @@
 #include "tinytorch/ops/elementwise.h"
 #include <algorithm>
 #include <cmath>
+#include "common.h"
 
 namespace tt {
 
@@ -96,10 +97,6 @@ Tensor run_reduce(ReduceOp op, const Tensor& x, const OptDims& dims, bool keepdi
   return out.view(p.out_shape);
 }
 
-void check_floating(const Tensor& x, const char* op, const char* what) {
-  TT_CHECK_TYPE(is_floating(x.dtype()), op, ": ", what, " Got: ", dtype_name(x.dtype()));
-}
-
 // amax/amin/norm(inf) cannot reduce an empty dim.
 void check_nonempty_reduce(const Tensor& x, const OptDims& dims, const char* op) {
   if (x.numel() != 0) return;
@@ -119,14 +116,6 @@ Tensor sum_like(ReduceOp op, const Tensor& x, const OptDims& dims, bool keepdim,
 Tensor minmax(ReduceOp op, const Tensor& x, const OptDims& dims, bool keepdim) {
   check_nonempty_reduce(x, dims, op_name(op));
   return run_reduce(op, x, dims, keepdim, x.dtype());
-}
-
-// (O, L, I) view of x contiguous around `dim`.
-Tensor view_around(const Tensor& x, int64_t dim) {
-  int64_t O = 1, I = 1;
-  for (int64_t d = 0; d < dim; ++d) O *= x.size(d);
-  for (int64_t d = dim + 1; d < x.dim(); ++d) I *= x.size(d);
-  return x.contiguous().view({O, x.dim() == 0 ? 1 : x.size(dim), I});
 }
 
 std::tuple<Tensor, Tensor> index_reduce(bool is_max, const Tensor& x, std::optional<int64_t> dim, bool keepdim,
