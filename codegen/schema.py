@@ -12,6 +12,7 @@ from typing import Optional
 # dtype classes of the elementwise kernels (C++ `UnaryClass` / `BinaryClass`)
 UNARY_CLASSES = {
     "floating": "Floating",     # integer inputs compute in float32
+    "float_only": "FloatOnly",  # floating inputs only: integer and bool raise (activations, as PyTorch)
     "integral": "Integral",     # integer inputs keep their dtype (bool rejected)
     "predicate": "Predicate",   # any dtype in, bool out
 }

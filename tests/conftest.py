@@ -30,9 +30,14 @@ def pytest_collection_modifyitems(config, items):
     except AttributeError:
         pass
     skip = pytest.mark.skip(reason="no CUDA GPU on this machine")
+    # The fuzzer's long tier runs only when asked for: pytest -m fuzz
+    skip_fuzz = pytest.mark.skip(reason="the long fuzz tier runs with -m fuzz")
+    fuzz_asked = "fuzz" in (config.getoption("markexpr", "") or "")
     for item in items:
         if "cuda" in item.keywords and not has_cuda:
             item.add_marker(skip)
+        if item.get_closest_marker("fuzz") and not fuzz_asked:
+            item.add_marker(skip_fuzz)
 
 
 @pytest.fixture(autouse=True, scope="session")

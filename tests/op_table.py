@@ -19,7 +19,7 @@ sys.path.insert(0, _CODEGEN)
 from ops import SCHEMA  # noqa: E402
 sys.path.remove(_CODEGEN)
 
-_erf = np.vectorize(math.erf)
+_erf = np.vectorize(math.erf, otypes=[float])
 # names a schema `ref` expression may use
 REF_NAMES = {"np": np, "math": math, "erf": _erf, "sigmoid": lambda x: 1 / (1 + np.exp(-x))}
 

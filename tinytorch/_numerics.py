@@ -18,6 +18,10 @@ __all__ = ["logaddexp", "meshgrid", "cartesian_prod", "diff", "cross", "cdist", 
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     """Logarithm of the sum of exponentiations of the inputs, log(exp(input) + exp(other)),
     computed without overflow as max + log1p(exp(-|input - other|))."""
+    for t in (input, other):
+        if isinstance(t, Tensor) and not t.dtype.is_floating_point:
+            raise NotImplementedError(f'"logaddexp" not implemented for \'{t.dtype.name}\' ({t.dtype.name}'
+                                      f'{list(t.shape)} on {t.device}): it takes floating-point inputs')
     return input.maximum(other) + (-(input - other).abs()).exp().log1p()
 
 

@@ -34,6 +34,13 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
   return dim < 0 ? dim + std::max<int64_t>(ndim, 1) : dim;
 }
 
+// A dim that indexes shape_ needs a tensor with a dimension (wrap_dim lets 0-d tensors take dim 0
+// or -1, as reductions over them do).
+static int64_t wrap_indexed_dim(int64_t dim, int64_t ndim, const char* op) {
+  TT_CHECK_INDEX(ndim > 0, op, ": dimension specified as ", dim, " but tensor has no dimensions");
+  return wrap_dim(dim, ndim, op);
+}
+
 Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, Shape strides, int64_t offset, DType dtype)
     : storage_(std::move(storage)), shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset),
       numel_(shape_numel(shape_)), dtype_(dtype) {}
@@ -57,8 +64,8 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   return Tensor(std::move(storage), shape, contiguous_strides(shape), 0, dtype);
 }
 
-int64_t Tensor::size(int64_t d) const { return shape_[wrap_dim(d, dim(), "size")]; }
-int64_t Tensor::stride(int64_t d) const { return strides_[wrap_dim(d, dim(), "stride")]; }
+int64_t Tensor::size(int64_t d) const { return shape_[wrap_indexed_dim(d, dim(), "size")]; }
+int64_t Tensor::stride(int64_t d) const { return strides_[wrap_indexed_dim(d, dim(), "stride")]; }
 
 bool Tensor::is_contiguous() const {
   int64_t expected = 1;
@@ -217,7 +224,7 @@ Tensor Tensor::expand(const Shape& shape) const {
 }
 
 Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step) const {
-  d = wrap_dim(d, dim(), "slice");
+  d = wrap_indexed_dim(d, dim(), "slice");
   TT_CHECK_VALUE(step > 0, "slice: step must be greater than zero, got ", step);
   int64_t n = shape_[d];
   auto clampi = [n](int64_t v) { if (v < 0) v += n; return std::min(std::max<int64_t>(v, 0), n); };
@@ -231,7 +238,7 @@ Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int6
 }
 
 Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
-  d = wrap_dim(d, dim(), "narrow");
+  d = wrap_indexed_dim(d, dim(), "narrow");
   int64_t n = shape_[d];
   if (start < 0) start += n;
   TT_CHECK_INDEX(start >= 0 && start <= n, "narrow: start (", start, ") out of range for dimension ", d, " of size ", n);

@@ -266,6 +266,8 @@ def chunk(Tensor input, int chunks, int dim=0):
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     size = input._impl.size(dim)
+    if size == 0:                       # PyTorch: `chunks` empty pieces of an empty dim
+        return tuple(narrow(input, dim, 0, 0) for _ in range(chunks))
     step = max(-(-size // chunks), 1)
     return split(input, step, dim)
 

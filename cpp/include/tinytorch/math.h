@@ -115,7 +115,7 @@ template <class T> TT_INLINE T ipow(T base, T exp) {  // integer power, exp >= 0
 
 // Ops defined for integer inputs (everything is defined for floating ones).
 constexpr bool unary_integral_ok(UnaryOp op) {
-  return op_class(op) != UnaryClass::Floating || op == UnaryOp::PowScalar;
+  return (op_class(op) != UnaryClass::Floating && op_class(op) != UnaryClass::FloatOnly) || op == UnaryOp::PowScalar;
 }
 
 template <UnaryOp op, class T>

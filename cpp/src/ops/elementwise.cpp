@@ -38,6 +38,8 @@ DType unary_compute_dtype(UnaryOp op, const Tensor& x, OpScalars s) {
     TT_CHECK(s.a >= 0, "Integers to negative integer powers are not allowed.");
     return d;
   }
+  TT_CHECK_AS(NotImplementedError, op_class(op) != UnaryClass::FloatOnly, "\"", op_name(op),
+              "\" not implemented for '", dtype_name(d), "' (", x.describe(), "): it takes floating-point inputs");
   if (op_class(op) == UnaryClass::Integral) {
     TT_CHECK_TYPE(d != DType::Bool, op_name(op), ": not supported on a bool tensor (",
                   x.describe(), "); use logical_not or convert the dtype first");
@@ -129,6 +131,9 @@ static void check_integer_args(BinaryOp op, DType compute, const Tensor& b, cons
 }
 
 static DType binary_compute_dtype(BinaryOp op, const Tensor& a, const Tensor& b) {
+  TT_CHECK(op != BinaryOp::Sub || (a.dtype() != DType::Bool && b.dtype() != DType::Bool),
+           "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, "
+           "use the `~` or `logical_not()` operator instead. (", a.describe(), " - ", b.describe(), ")");
   DType d = result_type({&a, &b});
   const BinaryClass c = op_class(op);
   if ((c == BinaryClass::TrueDivide || c == BinaryClass::Floating) && !is_floating(d)) return DType::Float32;

@@ -183,6 +183,8 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index_t) {
   TT_CHECK(index_t.dtype() == DType::Int64 || index_t.dtype() == DType::Int32,
            "index_select(): Expected dtype int32/int64 for index, but got ", dtype_name(index_t.dtype()));
   dim = wrap_dim(dim, x.dim(), "index_select");
+  TT_CHECK_INDEX(x.dim() > 0 || index_t.numel() == 1, "index_select(): Index to scalar can have only 1 value, got ",
+                 index_t.numel(), " value(s)");
   // index() wraps negative indices (x[idx] does); index_select rejects them, as PyTorch. On CPU
   // only: a CUDA check would sync (the kernel's device assert catches indices >= size there).
   if (index_t.numel() > 0 && index_t.device().is_cpu()) {
@@ -194,7 +196,7 @@ Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index_t) {
   std::vector<OptTensor> idx(dim, std::nullopt);
   idx.emplace_back(index_t.reshape({-1}));
   Tensor out = index(xx, idx);
-  return x.dim() == 0 ? out.reshape(index_t.shape()) : out;
+  return x.dim() == 0 ? out.reshape({}) : out;   // a scalar stays a scalar, as PyTorch
 }
 
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index_t) {
@@ -306,6 +308,7 @@ Tensor argsort(const Tensor& x, int64_t dim, bool descending, bool stable) {
 }
 
 std::pair<Tensor, Tensor> topk(const Tensor& x, int64_t k, int64_t dim, bool largest, bool /*sorted: always*/) {
+  TT_CHECK(x.dtype() != DType::Bool, "topk: does not support bool input (", x.describe(), ")");
   dim = wrap_dim(dim, x.dim(), "topk");
   int64_t n = x.dim() == 0 ? 1 : x.shape()[dim];
   TT_CHECK(k >= 0 && k <= n, "topk: selected index k out of range (k = ", k, ", dimension ", dim, " has size ", n, ")");

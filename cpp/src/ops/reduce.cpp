@@ -177,11 +177,14 @@ Tensor mean(const Tensor& x, const OptDims& dims, bool keepdim, std::optional<DT
 }
 Tensor amax(const Tensor& x, const OptDims& dims, bool keepdim) { return minmax(ReduceOp::Amax, x, dims, keepdim); }
 Tensor amin(const Tensor& x, const OptDims& dims, bool keepdim) { return minmax(ReduceOp::Amin, x, dims, keepdim); }
+// all/any of a uint8 tensor are uint8 (PyTorch keeps that legacy rule); of anything else, bool.
 Tensor all(const Tensor& x, const OptDims& dims, bool keepdim) {
-  return run_reduce(ReduceOp::All, x, dims, keepdim, DType::Bool);
+  Tensor out = run_reduce(ReduceOp::All, x, dims, keepdim, DType::Bool);
+  return x.dtype() == DType::UInt8 ? out.to(DType::UInt8) : out;
 }
 Tensor any(const Tensor& x, const OptDims& dims, bool keepdim) {
-  return run_reduce(ReduceOp::Any, x, dims, keepdim, DType::Bool);
+  Tensor out = run_reduce(ReduceOp::Any, x, dims, keepdim, DType::Bool);
+  return x.dtype() == DType::UInt8 ? out.to(DType::UInt8) : out;
 }
 Tensor var(const Tensor& x, const OptDims& dims, double correction, bool keepdim) {
   check_floating(x, "var", "std and var only support floating point and complex dtypes.");
@@ -222,9 +225,11 @@ Tensor min_all(const Tensor& x) {
   return run_reduce(ReduceOp::Amin, x, std::nullopt, false, x.dtype());
 }
 Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  TT_CHECK(x.dtype() != DType::Bool, "argmax(): does not support bool input (", x.describe(), ")");
   return std::get<1>(index_reduce(true, x, dim, keepdim, false));
 }
 Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
+  TT_CHECK(x.dtype() != DType::Bool, "argmin(): does not support bool input (", x.describe(), ")");
   return std::get<1>(index_reduce(false, x, dim, keepdim, false));
 }
 

@@ -21,6 +21,7 @@ enum class BinaryOp { TT_BINARY_OPS(TT_ENUM_ENTRY) };
 // Which dtypes an op takes and returns: each schema row names its class.
 enum class UnaryClass {
   Floating,   // integer inputs compute in float32
+  FloatOnly,  // floating inputs only: integer and bool inputs raise (activations, as PyTorch)
   Integral,   // integer inputs keep their dtype; bool is rejected
   Predicate,  // any dtype in, bool out
 };

@@ -41,14 +41,14 @@
   X(Isinf, isinf, Predicate) \
   X(Isfinite, isfinite, Predicate) \
   X(LogicalNot, logical_not, Predicate) \
-  X(Gelu, gelu, Floating) \
-  X(GeluTanh, gelu_tanh, Floating) \
-  X(Silu, silu, Floating) \
-  X(Softplus, softplus, Floating) \
-  X(LeakyRelu, leaky_relu, Floating) \
-  X(Elu, elu, Floating) \
-  X(Mish, mish, Floating) \
-  X(Hardswish, hardswish, Floating) \
+  X(Gelu, gelu, FloatOnly) \
+  X(GeluTanh, gelu_tanh, FloatOnly) \
+  X(Silu, silu, FloatOnly) \
+  X(Softplus, softplus, FloatOnly) \
+  X(LeakyRelu, leaky_relu, FloatOnly) \
+  X(Elu, elu, FloatOnly) \
+  X(Mish, mish, FloatOnly) \
+  X(Hardswish, hardswish, FloatOnly) \
   X(ClampMin, clamp_min, Integral) \
   X(ClampMax, clamp_max, Integral) \
   X(Clamp, clamp, Integral) \
