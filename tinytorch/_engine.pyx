@@ -78,9 +78,8 @@ cdef str _qualname(object r):
 
 
 cdef _accumulate(AccumulateGrad acc, object g, bint create_graph):
+    """Adds g (already through the leaf's tensor hooks) into leaf.grad."""
     cdef Tensor leaf = acc.variable
-    if leaf._hooks:
-        g = _run_hooks(leaf._hooks, g, "leaf")
     cdef Tensor gt = <Tensor>g
     if leaf._grad is None:
         # a fresh tensor: the incoming gradient may be shared (e.g. both inputs of an add)
@@ -253,6 +252,10 @@ cdef tuple _run_backward(tuple roots, tuple root_grads, bint keep_graph, bint cr
                 for nr_obj, hooks in node._output_hooks.items():
                     if buf[nr_obj] is not None:
                         buf[nr_obj] = _run_hooks(hooks, buf[nr_obj], node._name)
+            if (isinstance(node, AccumulateGrad) and buf[0] is not None and (<AccumulateGrad>node).variable._hooks
+                    and (needed is None or node in needed)):
+                # a leaf's tensor hooks run before its gradient is captured or accumulated, as PyTorch's
+                buf[0] = _run_hooks((<AccumulateGrad>node).variable._hooks, buf[0], "leaf")
             if targets is not None:
                 for nr in range(node._num_outputs):
                     for i in targets.get((node, nr), ()):

@@ -209,6 +209,8 @@ class _Decoder:
             self._fail(f"unexpected JSON value {node!r}")
         if "$t" in node:
             name = node["$t"]
+            if not isinstance(name, str) or not isinstance(node.get("dev", "cpu"), str):
+                self._fail(f"bad tensor reference {node!r}")
             if name not in self.tensors:
                 self._fail(f"reference to tensor {name!r} which is not in the file")
             t = self._place(self.tensors[name], node.get("dev", "cpu"))
@@ -216,11 +218,17 @@ class _Decoder:
                 t.requires_grad_(True)
             return t
         if "$float" in node:
+            if node["$float"] not in ("nan", "inf", "-inf"):
+                self._fail(f"bad float {node['$float']!r}")
             return float(node["$float"])
         if "$tuple" in node:
+            if not isinstance(node["$tuple"], list):
+                self._fail(f"bad tuple {node['$tuple']!r}")
             return tuple(self.decode(v) for v in node["$tuple"])
         cls = collections.OrderedDict if node.get("$o") else dict
         if "$d" in node:
+            if not isinstance(node["$d"], dict):
+                self._fail(f"bad dict {node['$d']!r}")
             return cls((k, self.decode(v)) for k, v in node["$d"].items())
         if "$dk" in node:
             try:

@@ -17,30 +17,42 @@ _ENV = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspa
 FAILING = ("crash", "hang", "mismatch", "bad_error")
 
 
+def run_isolated(command, n: int, case_seconds: int = 20) -> dict:
+    """Runs items 0..n-1 through child processes, `command(start)` giving the argv of a child that
+    handles items start.. in order, printing one JSON line {"i": ..., "status": ...} per item. A
+    child that dies or outlives its deadline leaves its current item as a "crash" or a "hang", and
+    a fresh child carries on after it. Returns {i: result}."""
+    results: dict = {}
+    start = 0
+    env = dict(_ENV, TINYTORCH_FUZZ_CASE_SECONDS=str(case_seconds))
+    while start < n:
+        proc = subprocess.run(command(start), capture_output=True, text=True, env=env,
+                              timeout=120 + case_seconds + 2 * (n - start))
+        for line in proc.stdout.splitlines():
+            if line.startswith("{"):
+                r = json.loads(line)
+                results[r.pop("i")] = r
+        if proc.returncode == 0:
+            break
+        dead = next((i for i in range(start, n) if i not in results), None)
+        if dead is None:        # every item answered, then the child failed on its way out
+            results[n - 1] = {"status": "crash", "detail": f"exit {proc.returncode} at exit: {proc.stderr[-400:]}"}
+            break
+        kind = "hang" if "Timeout (" in proc.stderr else "crash"
+        results[dead] = {"status": kind, "detail": f"exit {proc.returncode}: {proc.stderr[-400:]}"}
+        start = dead + 1
+    return results
+
+
 def run_cases(cases: list, tier: str, python: str = sys.executable,
               case_seconds: int = 20) -> tuple[collections.Counter, list]:
     """(counts by status, [(case, result)] for every case not in 'agree'/'agree_error'); a case
     running longer than `case_seconds` is a hang."""
-    results: dict = {}
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(cases, f)
         path = f.name
     try:
-        start = 0
-        while start < len(cases):
-            proc = subprocess.run([python, CHILD, path, tier, str(start)], capture_output=True, text=True,
-                                  env=dict(_ENV, TINYTORCH_FUZZ_CASE_SECONDS=str(case_seconds)),
-                                  timeout=120 + case_seconds + 2 * (len(cases) - start))
-            for line in proc.stdout.splitlines():
-                if line.startswith("{"):
-                    r = json.loads(line)
-                    results[r.pop("i")] = r
-            if proc.returncode == 0:
-                break
-            dead = next(i for i in range(start, len(cases)) if i not in results)
-            kind = "hang" if "Timeout (" in proc.stderr else "crash"
-            results[dead] = {"status": kind, "detail": f"exit {proc.returncode}: {proc.stderr[-400:]}"}
-            start = dead + 1
+        results = run_isolated(lambda start: [python, CHILD, path, tier, str(start)], len(cases), case_seconds)
     finally:
         os.unlink(path)
     counts = collections.Counter(r["status"] for r in results.values())
