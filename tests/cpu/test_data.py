@@ -306,6 +306,28 @@ def test_timeout():
         next(iter(DataLoader(Slow(4), num_workers=1, timeout=0.3)))
 
 
+def test_timeout_is_exact_and_a_dead_worker_is_noticed_before_it():
+    class Slow(Squares):
+        def __getitem__(self, i):
+            time.sleep(30)
+            return i
+
+    it = iter(DataLoader(Slow(4), num_workers=1, timeout=1.0))
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match="timed out after 1.0 seconds"):
+        next(it)
+    assert 1.0 <= time.monotonic() - t0 < 2.0
+
+    class Dies(Squares):
+        def __getitem__(self, i):
+            os._exit(3)
+
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match="exited unexpectedly"):
+        next(iter(DataLoader(Dies(4), num_workers=1, timeout=60)))
+    assert time.monotonic() - t0 < 10           # not the 60 s timeout
+
+
 def test_iterator_deletion_shuts_workers_down():
     it = iter(DataLoader(Squares(100), batch_size=2, num_workers=2))
     next(it)

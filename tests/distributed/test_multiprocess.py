@@ -14,6 +14,7 @@ def test_collectives_mpi_3_ranks():
     rc, out, _ = launch("collectives.py", nproc=3, timeout=120)
     assert rc == 0, out
     assert sum("collectives OK" in line for line in out.splitlines()) == 3, out
+    assert out.count("collective timeout 1800 s") == 1, out      # reported once, by rank 0
 
 
 @needs_mpi

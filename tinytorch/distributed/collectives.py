@@ -66,8 +66,15 @@ class Work:
         self.wait()
 
 
-def _debug_detail() -> bool:
-    return os.environ.get("TINYTORCH_DISTRIBUTED_DEBUG", os.environ.get("TORCH_DISTRIBUTED_DEBUG", "")).upper() == "DETAIL"
+def _debug_level() -> str:
+    return os.environ.get("TINYTORCH_DISTRIBUTED_DEBUG", os.environ.get("TORCH_DISTRIBUTED_DEBUG", "OFF")).upper()
+
+
+def _check_every_call(pg: ProcessGroup) -> bool:
+    """MPI (CPU) checks every call: a metadata exchange costs little next to the collective. NCCL
+    checks the first call of each op, and every call with TINYTORCH_DISTRIBUTED_DEBUG=INFO or DETAIL
+    (as PyTorch's), since there the exchange is a host round trip per collective."""
+    return pg.name() == "mpi" or _debug_level() in ("INFO", "DETAIL")
 
 
 # ---------------------------------------------------------------------------- checks
@@ -84,10 +91,10 @@ def _check_tensor(pg: ProcessGroup, t, what: str) -> None:
 
 
 def _check_same(pg: ProcessGroup, op: str, t, extra: int = 0) -> None:
-    """Cheap cross-rank consistency check of (op, dtype, shape): once per (group, op), and on every
-    call with TINYTORCH_DISTRIBUTED_DEBUG=DETAIL. Raises on every rank, naming the shapes."""
+    """Cross-rank fingerprint check of (op, dtype, shape, root/op): on every call or once per
+    (group, op), see _check_every_call. Raises on every rank, naming each rank's tensor."""
     key = (op,)
-    if key in pg._checked and not _debug_detail():
+    if key in pg._checked and not _check_every_call(pg):
         return
     pg._checked.add(key)
     desc = [t._impl.dtype_code, t.dim(), extra] + list(t.shape)

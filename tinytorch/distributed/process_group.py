@@ -15,6 +15,7 @@ The collectives over these groups are in ``collectives.py``.
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from datetime import timedelta
 from typing import Any, Optional
@@ -65,6 +66,12 @@ class ProcessGroup:
 
     def name(self) -> str:
         return self._backend_name
+
+    @property
+    def timeout(self) -> timedelta:
+        """How long a collective of this group may take before it is aborted with an error
+        (init_process_group(timeout=) / new_group(timeout=))."""
+        return timedelta(seconds=self._timeout)
 
     def __repr__(self) -> str:
         return f"ProcessGroup({self._backend_name}, rank={self._rank}, size={self._size}, ranks={self._ranks})"
@@ -261,6 +268,12 @@ def init_process_group(backend: Optional[str] = None, init_method: Optional[str]
         impl = NCCLBackend(PrefixStore("pg0", store), rank, world_size, secs, device_id)
         pg = ProcessGroup("nccl", rank, world_size, list(range(world_size)), impl, secs, "0")
         _world["store"] = store
+    if pg.rank() == 0:      # the limit a hung collective runs into, said once, where it can be read
+        print(f"tinytorch.distributed: {backend} backend, world size {pg.size()}, collective timeout "
+              f"{secs:g} s (init_process_group(timeout=) and new_group(timeout=) set it; cross-rank shape/dtype "
+              f"check {'on every call' if backend == 'mpi' else 'on first use of each collective'}"
+              f"{'' if backend == 'mpi' else ', every call with TINYTORCH_DISTRIBUTED_DEBUG=INFO'})",
+              file=sys.stderr, flush=True)
     _world["pg"] = pg
     _world["groups"] = 0
     _world["subgroups"] = []

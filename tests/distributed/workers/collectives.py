@@ -1,5 +1,6 @@
 """Every collective and reduce op against numpy, on CPU (mpi) or GPU (nccl, argv[1] == 'cuda')."""
 import faulthandler
+import os
 import sys
 
 import numpy as np
@@ -148,6 +149,16 @@ try:
     raise AssertionError("expected a shape mismatch error")
 except ValueError as e:
     assert "differ across ranks" in str(e) and "rank 1 has" in str(e), e
+# the fingerprint is checked on every call (MPI; NCCL with TINYTORCH_DISTRIBUTED_DEBUG=INFO), not just
+# the first: after a matching all_reduce, a mismatched one on the same group is still caught
+if device == "cpu" or os.environ.get("TINYTORCH_DISTRIBUTED_DEBUG", "").upper() in ("INFO", "DETAIL"):
+    dist.all_reduce(T(np.zeros(3)), group=g2)
+    try:
+        dist.all_reduce(T(np.zeros(3 + rank)), group=g2)
+        raise AssertionError("expected a per-call shape mismatch error")
+    except ValueError as e:
+        assert "differ across ranks" in str(e), e
+assert g2.timeout == dist.GroupMember.WORLD.timeout
 dist.barrier()
 dist.destroy_process_group(g2)          # one group alone; using it afterwards is an error
 try:

@@ -6,6 +6,7 @@ import itertools
 import multiprocessing as python_multiprocessing
 import pickle
 import queue
+import time
 import warnings
 from typing import Any, Callable, Iterable, List, Optional, Sequence, Union
 
@@ -313,16 +314,19 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         return False, None
 
     def _get_data(self):
-        if self._timeout > 0:
-            success, data = self._try_get_data(self._timeout)
-            if success:
-                return data
-            self._shutdown_workers()
-            raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
+        # Short waits up to the deadline: a dead worker is noticed within one interval, and the
+        # timeout fires at `timeout` seconds, not later.
+        deadline = time.monotonic() + self._timeout if self._timeout > 0 else None
         while True:
-            success, data = self._try_get_data(_worker.MP_STATUS_CHECK_INTERVAL)
+            wait = _worker.MP_STATUS_CHECK_INTERVAL
+            if deadline is not None:
+                wait = max(min(wait, deadline - time.monotonic()), 0.0)
+            success, data = self._try_get_data(wait)
             if success:
                 return data
+            if deadline is not None and time.monotonic() >= deadline:
+                self._shutdown_workers(patience=0.0)    # they are stuck: don't add to the timeout
+                raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
 
     def _next_data(self):
         while True:
@@ -382,7 +386,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             data.reraise()
         return _worker.unpack(data)
 
-    def _shutdown_workers(self) -> None:
+    def _shutdown_workers(self, patience: float = _worker.MP_STATUS_CHECK_INTERVAL * 10) -> None:
+        """Stops the workers: each gets `patience` seconds to exit by itself, then is terminated."""
         if getattr(self, "_shutdown", True) or not hasattr(self, "_workers"):
             return  # already shut down, or __init__ failed before starting workers
         self._shutdown = True
@@ -394,7 +399,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 except (OSError, ValueError):
                     pass
             for w in self._workers:
-                w.join(timeout=_worker.MP_STATUS_CHECK_INTERVAL * 10)
+                w.join(timeout=patience)
             for w in self._workers:
                 if w.is_alive():
                     w.terminate()  # stuck (e.g. in user code): don't let shutdown hang
