@@ -67,11 +67,12 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False, pin_memor
         if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
             data = _nested_tolist(data)
         np_dtype = np.float64 if d.is_floating_point else (np.bool_ if d is bool_ else np.int64)
-        arr = np.array(data, dtype=np_dtype)
-        if d.name in _INT_RANGE and arr.size:  # PyTorch's checked conversion, not numpy's wrap
-            lo, hi = _INT_RANGE[d.name]
-            if arr.min() < lo or arr.max() > hi:
+        if d.name in _INT_RANGE:    # PyTorch's checked conversion, not numpy's wrap
+            raw = np.array(data)
+            lo, hi = _INT_RANGE[d.name] if raw.dtype.kind in "iub" else _FLOAT_RANGE[d.name]
+            if raw.size and not (raw.min() >= lo and raw.max() <= hi):     # NaN fails too
                 raise RuntimeError(f"value cannot be converted to type {d.name} without overflow")
+        arr = np.array(data, dtype=np_dtype)
         out = _from_array(arr, d)
     if device is not None:
         out = out.to(device)
@@ -81,6 +82,8 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False, pin_memor
 # What tensor(data, dtype=...) accepts from Python ints: negative uint8 values down to -255
 # wrap (two's complement), as in PyTorch; anything else out of range raises.
 _INT_RANGE = {"uint8": (-255, 255), "int32": (-2**31, 2**31 - 1)}
+# ... and from Python floats: no wrapping at all (tensor([-1.5], dtype=uint8) raises)
+_FLOAT_RANGE = {"uint8": (0, 255), "int32": (-2**31, 2**31 - 1)}
 
 
 def _flat(x):

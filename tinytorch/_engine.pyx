@@ -58,7 +58,7 @@ cdef _run_hooks(list hooks, object grad, str where):
         if r is None:
             continue
         if not isinstance(r, Tensor):
-            raise TypeError(f"expected Tensor, but hook returned '{_qualname(r)}'")
+            raise TypeError(f"expected Variable, but hook returned '{_qualname(r)}'")
         g, old = <Tensor>r, <Tensor>grad
         name = getattr(hook, '__name__', hook)
         if g._impl.dtype_code != old._impl.dtype_code or g._impl.device_str != old._impl.device_str:

@@ -77,7 +77,7 @@ def _d_softplus(g, x, beta, threshold):   # linear above the threshold
 
 
 def _d_hardswish(g, x):      # piecewise: select g (a tensor) so the result keeps g's dtype
-    return where(x < -3.0, g * 0.0, where(x <= 3.0, g * (x / 3.0 + 0.5), g))
+    return where(x <= -3.0, g * 0.0, where(x < 3.0, g * (x / 3.0 + 0.5), g))
 
 
 def _d_pow_scalar(g, x, exponent):

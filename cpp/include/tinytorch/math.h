@@ -57,8 +57,8 @@ template <class T> TT_INLINE T hardswish(T x) {
   c = c > T(6) ? T(6) : c;
   return x * c / T(6);
 }
-template <class T> TT_INLINE T hardswish_grad(T x) {  // NaN fails both tests: gradient 1
-  return x < T(-3) ? T(0) : (x <= T(3) ? x / T(3) + T(0.5) : T(1));
+template <class T> TT_INLINE T hardswish_grad(T x) {  // 0 at -3 and 1 at 3, as PyTorch; NaN: 1
+  return x <= T(-3) ? T(0) : (x < T(3) ? x / T(3) + T(0.5) : T(1));
 }
 template <class T> TT_INLINE T sign(T x) { return T((T(0) < x) - (x < T(0))); }
 // std::max / std::min spelled out (same comparisons) so device code needs no <algorithm>.
