@@ -22,7 +22,11 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:
         if isinstance(t, Tensor) and not t.dtype.is_floating_point:
             raise NotImplementedError(f'"logaddexp" not implemented for \'{t.dtype.name}\' ({t.dtype.name}'
                                       f'{list(t.shape)} on {t.device}): it takes floating-point inputs')
-    return input.maximum(other) + (-(input - other).abs()).exp().log1p()
+    out = input.maximum(other) + (-(input - other).abs()).exp().log1p()
+    if isinstance(input, Tensor) and isinstance(other, Tensor):
+        # equal infinities: inf - inf is NaN in the formula; the answer is the infinity itself
+        out = input.where((input == other) & input.isinf(), out)
+    return out
 
 
 def meshgrid(*tensors, indexing: str = "ij") -> tuple:

@@ -27,6 +27,7 @@ class Entry:
     ties: bool = False                 # index results are ambiguous when inputs repeat values
     tensor_list: bool = False          # the inputs go in as one list (cat, stack)
     shape_only: bool = False           # creation ops: no tensor inputs, the args are sizes
+    ref_finite: bool = False           # the numpy reference is only right on finite inputs
 
 
 # --- argument generators ------------------------------------------------------------------------
@@ -248,11 +249,11 @@ ENTRIES += [
     Entry("any", "top", "any", args=_argdim),
     Entry("var", "top", "var", args=_maybe_dim, ref=_np_var(np.var)),
     Entry("std", "top", "std", args=_maybe_dim, ref=_np_var(np.std)),
-    Entry("logsumexp", "top", "logsumexp", args=_dim_required, ref=_np_logsumexp),
+    Entry("logsumexp", "top", "logsumexp", args=_dim_required, ref=_np_logsumexp, ref_finite=True),
     Entry("cumsum", "top", "cumsum", args=_dim_required, ref=lambda x, dim: np.cumsum(x, axis=dim).reshape(x.shape)),
     Entry("cumprod", "top", "cumprod", args=_dim_required, ref=lambda x, dim: np.cumprod(x, axis=dim).reshape(x.shape)),
-    Entry("softmax", "F", "softmax", args=_dim_required, ref=_np_softmax),
-    Entry("log_softmax", "F", "log_softmax", args=_dim_required, ref=lambda x, dim: np.log(_np_softmax(x, dim))),
+    Entry("softmax", "F", "softmax", args=_dim_required, ref=_np_softmax, ref_finite=True),
+    Entry("log_softmax", "F", "log_softmax", args=_dim_required, ref=lambda x, dim: x - _np_logsumexp(x, dim, keepdim=True), ref_finite=True),
     Entry("transpose", "top", "transpose", args=_two_dims, ref=lambda x, a, b: np.swapaxes(x, a, b)),
     Entry("permute", "method", "permute", args=_perm, ref=lambda x, p: np.transpose(x, p)),
     Entry("reshape", "top", "reshape", args=_reshape, ref=lambda x, s: np.reshape(x, s)),

@@ -101,6 +101,10 @@ def _run_reference(c: dict, tier: str):
         return _outputs(call(c, torch))
     if entry.ref is None or any(s["dtype"] not in FLOATS for s in c["inputs"]):
         raise LookupError("no numpy reference")
+    if len({s["dtype"] for s in c["inputs"]}) > 1:     # promotion (0-d operands rounded first): torch tier
+        raise LookupError("mixed dtypes: no numpy reference")
+    if entry.ref_finite and any(s.get("special") in ("inf", "-inf", "nan") for s in c["inputs"]):
+        raise LookupError("non-finite inputs: numpy's formula differs; the torch tier checks these")
     arrays = [np.asarray(logical_numpy(s), dtype=np.float64) for s in c["inputs"]]
     tuples = lambda v: tuple(v) if isinstance(v, list) else v       # noqa: E731 - JSON made them lists
     with np.errstate(all="ignore"):
