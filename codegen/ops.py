@@ -193,7 +193,13 @@ OPS = [
     O("logaddexp", NUM, grad="composite", ref="np.logaddexp(x, y)", domain=(-30.0, 30.0)),
 ] + [O(n, NUM, grad="composite", method=False) for n in (
     "meshgrid", "cartesian_prod", "diff", "cross", "block_diag", "cov", "corrcoef", "trapezoid", "trapz", "bincount",
-    "bucketize", "searchsorted", "histc", "unique")]
+    "bucketize", "searchsorted", "histc")]
+
+# ---------------------------------------------------------------------------------------------
+# issue 16: PyTorch names real programs use (composites in tinytorch/_compat_ops.py unless noted)
+OPS += [
+    O("unique", NUM, grad="composite"),
+]
 
 # ---------------------------------------------------------------------------------------------
 # tinytorch.nn.functional functions with an autocast policy (matmul-like ones in lower precision)

@@ -278,4 +278,5 @@ METHODS = {
     "ger": _contractions.outer,
     "kron": _contractions.kron,
     "logaddexp": _numerics.logaddexp,
+    "unique": _numerics.unique,
 }

@@ -59,6 +59,13 @@ class Tensor(TensorBase):
     def __repr__(self) -> str:
         return tensor_repr(self)
 
+    def __format__(self, format_spec: str) -> str:
+        # As PyTorch: a 0-d Tensor formats as its Python scalar (f"{loss:.4f}"); anything else
+        # takes only the empty spec (its repr), a Parameter or other subclass included.
+        if self.dim() == 0 and type(self) is Tensor:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
     def __iter__(self):
         if self.dim() == 0:
             raise TypeError("iteration over a 0-d tensor")
