@@ -58,6 +58,11 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """PyTorch's name for MultiheadAttention.out_proj (a plain Linear); kept so reprs and
+    ``nn.modules.linear.NonDynamicallyQuantizableLinear`` imports match."""
+
+
 class Bilinear(Module):
     """y = x1^T A x2 + b, A: (out, in1, in2)."""
 
