@@ -46,6 +46,9 @@ from tinytorch.random import (
     randint, randint_like, randn, randn_like, randperm, seed, set_rng_state,
 )
 from tinytorch.serialization import load, save  # noqa: E402  (safetensors layout, no pickle)
+from tinytorch._legacy import CPU_TYPES as _LEGACY_TYPES, finfo, iinfo, tensor_type as _tensor_type  # noqa: E402
+globals().update(_LEGACY_TYPES)   # FloatTensor, LongTensor, ...: legacy constructors/isinstance checks
+Tensor.type = _tensor_type        # Tensor.type('torch.FloatTensor') and friends
 
 __version__ = "0.1.0"
 

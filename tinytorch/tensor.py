@@ -137,11 +137,6 @@ class Tensor(TensorBase):
             out = S.clone(out)
         return out
 
-    def type(self, dtype=None):
-        if dtype is None:
-            return f"tinytorch.{self.dtype.name}"
-        return self.to(dtype)
-
     def type_as(self, other: "Tensor") -> "Tensor":
         return self.to(other.dtype)
 

@@ -8,6 +8,9 @@ import contextlib
 from tinytorch._cuda_loader import cuda_backend as _backend
 from tinytorch._dtype import device as _device
 from tinytorch.random import manual_seed as _seed
+from tinytorch._legacy import CUDA_TYPES as _LEGACY_TYPES
+
+globals().update(_LEGACY_TYPES)   # cuda.FloatTensor, cuda.LongTensor, ...: legacy types (tinytorch._legacy)
 
 
 def is_available() -> bool:
