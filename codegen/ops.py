@@ -47,6 +47,8 @@ UNARY = [
     U("relu", "integral", grad="grad * (result > 0)", fused="relu_backward(result)", inplace=True,
       ref="np.maximum(x, 0)"),
     U("erf", grad="grad * _TWO_OVER_SQRT_PI * _unary('exp', -(input * input))", inplace=True, ref="erf(x)"),
+    U("erfinv", grad="grad * _SQRT_PI_OVER_2 * _unary('exp', result * result)", inplace=True,
+      ref="erfinv(x)", domain=(-0.9, 0.9)),
     U("reciprocal", grad="-grad * result * result", inplace=True, autocast="fp32", ref="1 / x",
       domain=(0.3, 3.0)),
     U("square", "integral", grad="grad * input * 2.0", grad_fn="PowBackward0", inplace=True,
@@ -158,7 +160,7 @@ OPS = [
     O("expand", S, function=False), O("expand_as", S, function=False), O("broadcast_to", S), O("squeeze", S),
     O("unsqueeze", S), O("flatten", S), O("unflatten", S), O("narrow", S), O("select", S), O("unbind", S),
     O("split", S), O("chunk", S), O("unfold", S, function=False), O("diagonal", S), O("as_strided", S),
-    O("contiguous", S, function=False), O("clone", S, function=False),
+    O("contiguous", S, function=False), O("clone", S),
     # reductions and scans (fused kernels, formulas in _ops/reduce.pyx)
     O("sum", R), O("mean", R), O("prod", R), O("amax", R), O("amin", R), O("max", R), O("min", R),
     O("argmax", R), O("argmin", R), O("all", R), O("any", R), O("var", R), O("std", R),
@@ -192,13 +194,46 @@ OPS = [
     O("cdist", NUM, grad="composite", method=False, autocast="fp32"),
     O("logaddexp", NUM, grad="composite", ref="np.logaddexp(x, y)", domain=(-30.0, 30.0)),
 ] + [O(n, NUM, grad="composite", method=False) for n in (
-    "meshgrid", "cartesian_prod", "diff", "cross", "block_diag", "cov", "corrcoef", "trapezoid", "trapz", "bincount",
-    "bucketize", "searchsorted", "histc")]
+    "meshgrid", "cartesian_prod", "cross", "block_diag", "cov", "corrcoef", "trapezoid", "trapz",
+    "bucketize", "searchsorted")]
 
 # ---------------------------------------------------------------------------------------------
 # issue 16: PyTorch names real programs use (composites in tinytorch/_compat_ops.py unless noted)
+PW, IX = "tinytorch._pointwise", "tinytorch._indexing"
 OPS += [
-    O("unique", NUM, grad="composite"),
+    O("unique", NUM, grad="composite"), O("diff", NUM, grad="composite"), O("histc", NUM, grad="composite"),
+    O("bincount", NUM, grad="composite"),
+    # elementwise composites (tinytorch/_pointwise.py)
+    O("lerp", PW, grad="composite", inplace="lerp_"),
+    O("addcmul", PW, grad="composite", inplace="addcmul_"), O("addcdiv", PW, grad="composite", inplace="addcdiv_"),
+    O("hypot", PW, grad="composite", inplace="hypot_", ref="np.hypot(x, y)"),
+    O("sinc", PW, grad="composite", inplace="sinc_", ref="np.sinc(x)"),
+    O("deg2rad", PW, grad="composite", inplace="deg2rad_", ref="np.deg2rad(x)"),
+    O("rad2deg", PW, grad="composite", inplace="rad2deg_", ref="np.rad2deg(x)"),
+    O("frac", PW, grad="composite", inplace="frac_", ref="x - np.trunc(x)"),
+    O("fmod", PW, grad="composite", inplace="fmod_", ref="np.fmod(x, y)", domain=(0.5, 3.0)),
+    O("copysign", PW, grad="composite", inplace="copysign_"),
+    O("heaviside", PW, grad="none", inplace="heaviside_", ref="np.heaviside(x, y)"),
+    O("xlogy", PW, grad="composite", inplace="xlogy_", ref="x * np.log(y)", domain=(0.1, 3.0)),
+    O("logaddexp2", PW, grad="composite", ref="np.logaddexp2(x, y)", domain=(-30.0, 30.0)),
+    O("float_power", PW, grad="composite", inplace="float_power_"),
+    O("nan_to_num", PW, grad="composite", inplace="nan_to_num_", ref="np.nan_to_num(x)"),
+    O("signbit", PW, grad="none"), O("isposinf", PW, grad="none"), O("isneginf", PW, grad="none"),
+    O("isclose", PW, grad="none"), O("allclose", PW, grad="none"), O("equal", PW, grad="none"),
+    O("isin", PW, grad="none", method=False),
+    # indexing, scans, matrix products (tinytorch/_indexing.py)
+    O("index_add", IX, grad="composite", inplace="index_add_"),
+    O("scatter_reduce", IX, grad="composite", inplace="scatter_reduce_"),
+    O("take_along_dim", IX, grad="composite"), O("repeat_interleave", IX, grad="composite"),
+    O("diag", IX, grad="composite"), O("trace", IX, grad="composite", ref="np.trace(x)"),
+    O("median", IX, grad="composite"), O("cummax", IX, grad="composite"), O("cummin", IX, grad="composite"),
+    O("logcumsumexp", IX, grad="composite"), O("count_nonzero", IX, grad="none"),
+    O("atleast_1d", IX, grad="composite", method=False), O("atleast_2d", IX, grad="composite", method=False),
+    O("atleast_3d", IX, grad="composite", method=False), O("broadcast_tensors", IX, grad="composite", method=False),
+    O("vander", IX, grad="composite", method=False),
+    O("addmm", IX, grad="composite", autocast="lower"), O("baddbmm", IX, grad="composite", autocast="lower"),
+    O("addmv", IX, grad="composite"), O("addr", IX, grad="composite"), O("mv", IX, grad="composite"),
+    O("random_", IX, grad="none", function=False),
 ]
 
 # ---------------------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ from tinytorch.serialization import load, save  # noqa: E402  (safetensors layou
 from tinytorch._legacy import CPU_TYPES as _LEGACY_TYPES, finfo, iinfo, tensor_type as _tensor_type  # noqa: E402
 globals().update(_LEGACY_TYPES)   # FloatTensor, LongTensor, ...: legacy constructors/isinstance checks
 Tensor.type = _tensor_type        # Tensor.type('torch.FloatTensor') and friends
+from tinytorch.compiler import compile  # noqa: E402,A004  (a pass-through: tinytorch runs eagerly)
 
 __version__ = "0.1.0"
 

@@ -190,6 +190,10 @@ class Module:
 
     register_module = add_module
 
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """Does nothing (``tinytorch.compile``'s in-place form): tinytorch runs eagerly and has no
+        compiler; PyTorch's arguments are accepted and ignored."""
+
     def get_submodule(self, target: str) -> "Module":
         mod = self
         for part in target.split(".") if target else []:
