@@ -50,6 +50,7 @@ from tinytorch._legacy import CPU_TYPES as _LEGACY_TYPES, finfo, iinfo, tensor_t
 globals().update(_LEGACY_TYPES)   # FloatTensor, LongTensor, ...: legacy constructors/isinstance checks
 Tensor.type = _tensor_type        # Tensor.type('torch.FloatTensor') and friends
 from tinytorch.compiler import compile  # noqa: E402,A004  (a pass-through: tinytorch runs eagerly)
+from tinytorch._formatting import get_printoptions, set_printoptions  # noqa: E402
 
 __version__ = "0.1.0"
 

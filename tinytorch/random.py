@@ -153,12 +153,12 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: 
     return _wrap(_C.randperm(int(n), d.code, _dev(device), _gen(generator)))
 
 
-def rand_like(x, *, dtype=None, device=None, requires_grad: bool = False):
-    return rand(x.shape, dtype=dtype or x.dtype, device=device or x.device, requires_grad=requires_grad)
+def rand_like(input, *, dtype=None, device=None, requires_grad: bool = False):  # noqa: A002
+    return rand(input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
 
 
-def randn_like(x, *, dtype=None, device=None, requires_grad: bool = False):
-    return randn(x.shape, dtype=dtype or x.dtype, device=device or x.device, requires_grad=requires_grad)
+def randn_like(input, *, dtype=None, device=None, requires_grad: bool = False):  # noqa: A002
+    return randn(input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,  # noqa: A002

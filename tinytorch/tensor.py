@@ -212,5 +212,6 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
-def numel(t: Tensor) -> int:
-    return t.numel()
+def numel(input: Tensor) -> int:  # noqa: A002  (PyTorch's parameter name)
+    """The total number of elements in input."""
+    return input.numel()
