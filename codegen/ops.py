@@ -200,6 +200,7 @@ OPS = [
 # ---------------------------------------------------------------------------------------------
 # issue 16: PyTorch names real programs use (composites in tinytorch/_compat_ops.py unless noted)
 PW, IX = "tinytorch._pointwise", "tinytorch._indexing"
+RS, ST = "tinytorch._reshaping", "tinytorch._statistics"
 OPS += [
     O("unique", NUM, grad="composite"), O("diff", NUM, grad="composite"), O("histc", NUM, grad="composite"),
     O("bincount", NUM, grad="composite"),
@@ -234,6 +235,21 @@ OPS += [
     O("addmm", IX, grad="composite", autocast="lower"), O("baddbmm", IX, grad="composite", autocast="lower"),
     O("addmv", IX, grad="composite"), O("addr", IX, grad="composite"), O("mv", IX, grad="composite"),
     O("random_", IX, grad="none", function=False),
+    # shapes and index helpers (tinytorch/_reshaping.py), statistics (tinytorch/_statistics.py)
+    O("tile", RS, grad="composite"), O("ravel", RS, grad="composite"), O("fliplr", RS, grad="composite"),
+    O("flipud", RS, grad="composite"), O("rot90", RS, grad="composite"),
+    O("column_stack", RS, grad="composite", method=False), O("dstack", RS, grad="composite", method=False),
+    O("tensor_split", RS, grad="composite"), O("hsplit", RS, grad="composite"), O("vsplit", RS, grad="composite"),
+    O("dsplit", RS, grad="composite"), O("diag_embed", RS, grad="composite"), O("diagflat", RS, grad="composite"),
+    O("take", RS, grad="composite"), O("argwhere", RS, grad="none"), O("positive", RS, grad="composite"),
+    O("tril_indices", RS, grad="none", method=False), O("triu_indices", RS, grad="none", method=False),
+    O("unravel_index", RS, grad="none", method=False),
+    O("nansum", ST, grad="composite"), O("nanmean", ST, grad="composite"),
+    O("std_mean", ST, grad="composite", method=False), O("var_mean", ST, grad="composite", method=False),
+    O("aminmax", ST, grad="composite"), O("kthvalue", ST, grad="composite"), O("quantile", ST, grad="composite"),
+    O("nanquantile", ST, grad="composite"), O("msort", ST, grad="composite"), O("dist", ST, grad="composite"),
+    O("logit", ST, grad="composite", ref="np.log(x / (1 - x))", domain=(0.05, 0.95)),
+    O("fmax", ST, grad="composite", ref="np.fmax(x, y)"), O("fmin", ST, grad="composite", ref="np.fmin(x, y)"),
 ]
 
 # ---------------------------------------------------------------------------------------------

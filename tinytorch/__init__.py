@@ -51,6 +51,7 @@ globals().update(_LEGACY_TYPES)   # FloatTensor, LongTensor, ...: legacy constru
 Tensor.type = _tensor_type        # Tensor.type('torch.FloatTensor') and friends
 from tinytorch.compiler import compile  # noqa: E402,A004  (a pass-through: tinytorch runs eagerly)
 from tinytorch._formatting import get_printoptions, set_printoptions  # noqa: E402
+from tinytorch._queries import *  # noqa: E402,F401,F403  (result_type, broadcast_shapes, ...)
 
 __version__ = "0.1.0"
 

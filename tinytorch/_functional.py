@@ -13,6 +13,8 @@ from tinytorch._ops import norm as _NORM
 from tinytorch._ops import reduce as _R
 from tinytorch._ops import shape as _S
 from tinytorch import _pointwise as _pointwise
+from tinytorch import _reshaping as _reshaping
+from tinytorch import _statistics as _statistics
 
 neg = _E.neg
 negative = _E.neg
@@ -223,6 +225,38 @@ baddbmm = _autocast.wrap(_indexing.baddbmm, "lower")
 addmv = _indexing.addmv
 addr = _indexing.addr
 mv = _indexing.mv
+tile = _reshaping.tile
+ravel = _reshaping.ravel
+fliplr = _reshaping.fliplr
+flipud = _reshaping.flipud
+rot90 = _reshaping.rot90
+column_stack = _reshaping.column_stack
+dstack = _reshaping.dstack
+tensor_split = _reshaping.tensor_split
+hsplit = _reshaping.hsplit
+vsplit = _reshaping.vsplit
+dsplit = _reshaping.dsplit
+diag_embed = _reshaping.diag_embed
+diagflat = _reshaping.diagflat
+take = _reshaping.take
+argwhere = _reshaping.argwhere
+positive = _reshaping.positive
+tril_indices = _reshaping.tril_indices
+triu_indices = _reshaping.triu_indices
+unravel_index = _reshaping.unravel_index
+nansum = _statistics.nansum
+nanmean = _statistics.nanmean
+std_mean = _statistics.std_mean
+var_mean = _statistics.var_mean
+aminmax = _statistics.aminmax
+kthvalue = _statistics.kthvalue
+quantile = _statistics.quantile
+nanquantile = _statistics.nanquantile
+msort = _statistics.msort
+dist = _statistics.dist
+logit = _statistics.logit
+fmax = _statistics.fmax
+fmin = _statistics.fmin
 
 __all__ = [
     "neg",
@@ -434,4 +468,36 @@ __all__ = [
     "addmv",
     "addr",
     "mv",
+    "tile",
+    "ravel",
+    "fliplr",
+    "flipud",
+    "rot90",
+    "column_stack",
+    "dstack",
+    "tensor_split",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "diag_embed",
+    "diagflat",
+    "take",
+    "argwhere",
+    "positive",
+    "tril_indices",
+    "triu_indices",
+    "unravel_index",
+    "nansum",
+    "nanmean",
+    "std_mean",
+    "var_mean",
+    "aminmax",
+    "kthvalue",
+    "quantile",
+    "nanquantile",
+    "msort",
+    "dist",
+    "logit",
+    "fmax",
+    "fmin",
 ]

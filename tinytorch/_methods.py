@@ -10,6 +10,8 @@ from tinytorch._ops import norm as _NORM
 from tinytorch._ops import reduce as _R
 from tinytorch._ops import shape as _S
 from tinytorch import _pointwise as _pointwise
+from tinytorch import _reshaping as _reshaping
+from tinytorch import _statistics as _statistics
 from tinytorch import random as _random
 
 
@@ -340,4 +342,29 @@ METHODS = {
     "addr": _indexing.addr,
     "mv": _indexing.mv,
     "random_": _indexing.random_,
+    "tile": _reshaping.tile,
+    "ravel": _reshaping.ravel,
+    "fliplr": _reshaping.fliplr,
+    "flipud": _reshaping.flipud,
+    "rot90": _reshaping.rot90,
+    "tensor_split": _reshaping.tensor_split,
+    "hsplit": _reshaping.hsplit,
+    "vsplit": _reshaping.vsplit,
+    "dsplit": _reshaping.dsplit,
+    "diag_embed": _reshaping.diag_embed,
+    "diagflat": _reshaping.diagflat,
+    "take": _reshaping.take,
+    "argwhere": _reshaping.argwhere,
+    "positive": _reshaping.positive,
+    "nansum": _statistics.nansum,
+    "nanmean": _statistics.nanmean,
+    "aminmax": _statistics.aminmax,
+    "kthvalue": _statistics.kthvalue,
+    "quantile": _statistics.quantile,
+    "nanquantile": _statistics.nanquantile,
+    "msort": _statistics.msort,
+    "dist": _statistics.dist,
+    "logit": _statistics.logit,
+    "fmax": _statistics.fmax,
+    "fmin": _statistics.fmin,
 }
