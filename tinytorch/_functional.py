@@ -19,6 +19,7 @@ from tinytorch import _statistics as _statistics
 neg = _E.neg
 negative = _E.neg
 abs = _E.abs
+absolute = _E.abs
 sign = _E.sign
 exp = _autocast.wrap(_E.exp, "fp32")
 exp2 = _E.exp2
@@ -33,11 +34,17 @@ sin = _E.sin
 cos = _E.cos
 tan = _E.tan
 asin = _E.asin
+arcsin = _E.asin
 acos = _E.acos
+arccos = _E.acos
 atan = _E.atan
+arctan = _E.atan
 asinh = _E.asinh
+arcsinh = _E.asinh
 acosh = _E.acosh
+arccosh = _E.acosh
 atanh = _E.atanh
+arctanh = _E.atanh
 sinh = _E.sinh
 cosh = _E.cosh
 tanh = _E.tanh
@@ -51,6 +58,7 @@ floor = _E.floor
 ceil = _E.ceil
 round = _E.round
 trunc = _E.trunc
+fix = _E.trunc
 isnan = _E.isnan
 isinf = _E.isinf
 isfinite = _E.isfinite
@@ -65,8 +73,10 @@ minimum = _E.minimum
 remainder = _E.remainder
 floor_divide = _E.floor_divide
 atan2 = _E.atan2
+arctan2 = _E.atan2
 eq = _E.eq
 ne = _E.ne
+not_equal = _E.ne
 lt = _E.lt
 less = _E.lt
 le = _E.le
@@ -96,6 +106,7 @@ swapdims = _S.transpose
 t = _S.t
 permute = _S.permute
 movedim = _S.movedim
+moveaxis = _S.movedim
 broadcast_to = _S.broadcast_to
 squeeze = _S.squeeze
 unsqueeze = _S.unsqueeze
@@ -262,6 +273,7 @@ __all__ = [
     "neg",
     "negative",
     "abs",
+    "absolute",
     "sign",
     "exp",
     "exp2",
@@ -276,11 +288,17 @@ __all__ = [
     "cos",
     "tan",
     "asin",
+    "arcsin",
     "acos",
+    "arccos",
     "atan",
+    "arctan",
     "asinh",
+    "arcsinh",
     "acosh",
+    "arccosh",
     "atanh",
+    "arctanh",
     "sinh",
     "cosh",
     "tanh",
@@ -294,6 +312,7 @@ __all__ = [
     "ceil",
     "round",
     "trunc",
+    "fix",
     "isnan",
     "isinf",
     "isfinite",
@@ -308,8 +327,10 @@ __all__ = [
     "remainder",
     "floor_divide",
     "atan2",
+    "arctan2",
     "eq",
     "ne",
+    "not_equal",
     "lt",
     "less",
     "le",
@@ -339,6 +360,7 @@ __all__ = [
     "t",
     "permute",
     "movedim",
+    "moveaxis",
     "broadcast_to",
     "squeeze",
     "unsqueeze",
