@@ -26,8 +26,8 @@ def _init_affine(module: Module, affine: bool, shape, bias: bool | None, device,
 def _check_trailing_shape(name: str, x, normalized_shape: tuple) -> None:
     k = len(normalized_shape)
     if tuple(x.shape[-k:]) != normalized_shape:
-        raise ValueError(f"{name}: expected input with trailing shape {list(normalized_shape)}, "
-                         f"got input of shape {list(x.shape)}")
+        raise RuntimeError(f"{name}: expected input with trailing shape {list(normalized_shape)}, "
+                           f"got input of shape {list(x.shape)}")   # RuntimeError, as PyTorch
 
 
 class LayerNorm(Module):
