@@ -64,10 +64,12 @@ def test_grad_scaler_disabled_still_steps():
 def test_cuda_amp_deprecated_aliases():
     from tinytorch.cuda import amp as cuda_amp
     assert tinytorch.cuda.amp is cuda_amp
-    with pytest.warns(FutureWarning, match=r"torch.amp.GradScaler\('cuda'"):
+    with pytest.warns(FutureWarning, match=r"torch.amp.GradScaler\('cuda'"), \
+            pytest.warns(UserWarning, match="CUDA is not available.  Disabling"):
         scaler = cuda_amp.GradScaler(init_scale=8.0)
     assert isinstance(scaler, tinytorch.amp.GradScaler) and not scaler.is_enabled()
-    with pytest.warns(FutureWarning, match=r"torch.amp.autocast\('cuda'"):
+    with pytest.warns(FutureWarning, match=r"torch.amp.autocast\('cuda'"), \
+            pytest.warns(UserWarning, match="Disabling autocast"):
         ctx = cuda_amp.autocast()
     assert isinstance(ctx, tinytorch.amp.autocast) and not ctx.enabled
     with ctx:
