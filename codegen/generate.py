@@ -152,6 +152,11 @@ _ALIAS = {"tinytorch._ops.elementwise": "_E", "tinytorch._ops.shape": "_S", "tin
           "tinytorch._contractions": "_contractions", "tinytorch._numerics": "_numerics"}
 
 
+def _alias(module: str) -> str:
+    """The generated files' name for a family module: _ALIAS's, else "_" + its last part."""
+    return _ALIAS.get(module) or "_" + module.rpartition(".")[2].lstrip("_")
+
+
 def _entries():
     """One dict per exported op: name, module, impl (the function), method_impl, function/method (which
     forms exist), inplace (the in-place function's name or None), aliases, dunders, autocast policy."""
@@ -168,11 +173,11 @@ def _entries():
 
 def _imports(modules) -> list:
     """tinytorch._ops.index -> from tinytorch._ops import index as _I (each family under its alias)."""
-    return [f"from {m.rpartition('.')[0]} import {m.rpartition('.')[2]} as {_ALIAS[m]}" for m in modules]
+    return [f"from {m.rpartition('.')[0]} import {m.rpartition('.')[2]} as {_alias(m)}" for m in modules]
 
 
 def _ref(e, attr, policy=None):
-    ref = f"{_ALIAS[e['module']]}.{attr}"
+    ref = f"{_alias(e['module'])}.{attr}"
     return f"_autocast.wrap({ref}, \"{policy}\")" if policy else ref
 
 

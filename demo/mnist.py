@@ -2,6 +2,7 @@
 
     python demo/mnist.py                 # 1 epoch on CPU (or CUDA when available): >= 98% test accuracy
     python demo/mnist.py --epochs 14 --save-model --plot loss.png
+    python demo/mnist.py --no-progress   # plain log lines instead of a progress bar
 
 Data: the MNIST database (LeCun, Cortes, Burges; CC BY-SA 3.0), read from demo/data/mnist/.
 """
@@ -68,10 +69,13 @@ def datasets(args):
 
 
 def train(args, model, device, train_loader, optimizer, epoch, losses):
-    from tqdm import tqdm
     model.train()
-    bar = tqdm(train_loader, desc=f"epoch {epoch}", unit="batch", dynamic_ncols=True)
-    for batch_idx, (data, target) in enumerate(bar):
+    if args.no_progress:
+        batches = train_loader
+    else:
+        from tqdm import tqdm
+        batches = tqdm(train_loader, desc=f"epoch {epoch}", unit="batch", dynamic_ncols=True)
+    for batch_idx, (data, target) in enumerate(batches):
         data, target = data.to(device), target.to(device)
         optimizer.zero_grad()
         output = model(data)
@@ -80,7 +84,11 @@ def train(args, model, device, train_loader, optimizer, epoch, losses):
         optimizer.step()
         if batch_idx % args.log_interval == 0:
             losses.append((epoch - 1 + batch_idx / len(train_loader), loss.item()))
-            bar.set_postfix(loss=f"{loss.item():.4f}")
+            if args.no_progress:
+                print(f"Train Epoch: {epoch} [{batch_idx * len(data)}/{len(train_loader.dataset)} "
+                      f"({100. * batch_idx / len(train_loader):.0f}%)]\tLoss: {loss:.6f}")
+            else:
+                batches.set_postfix(loss=f"{loss:.4f}")
             if args.dry_run:
                 break
 
@@ -102,13 +110,9 @@ def test(model, device, test_loader):
 
 
 def plot(losses, path):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("--plot needs matplotlib: pip install matplotlib")
-        return
+    import matplotlib   # main() checked that it is installed before training
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     xs, ys = zip(*losses)
     plt.figure(figsize=(6, 3.5))
     plt.plot(xs, ys)
@@ -120,23 +124,42 @@ def plot(losses, path):
     print(f"wrote {path}")
 
 
-def main(argv=None):
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (every option with help text, as pytorch/examples' mnist)."""
     parser = argparse.ArgumentParser(description="tinytorch MNIST Example")
-    parser.add_argument("--batch-size", type=int, default=64, metavar="N")
-    parser.add_argument("--test-batch-size", type=int, default=1000, metavar="N")
-    parser.add_argument("--epochs", type=int, default=1, metavar="N")
-    parser.add_argument("--lr", type=float, default=1.0, metavar="LR")
-    parser.add_argument("--gamma", type=float, default=0.7, metavar="M")
-    parser.add_argument("--dry-run", action="store_true", default=False)
-    parser.add_argument("--seed", type=int, default=1, metavar="S")
-    parser.add_argument("--log-interval", type=int, default=10, metavar="N")
-    parser.add_argument("--save-model", action="store_true", default=False)
+    parser.add_argument("--batch-size", type=int, default=64, metavar="N",
+                        help="input batch size for training (default: 64)")
+    parser.add_argument("--test-batch-size", type=int, default=1000, metavar="N",
+                        help="input batch size for testing (default: 1000)")
+    parser.add_argument("--epochs", type=int, default=1, metavar="N", help="number of epochs to train (default: 1)")
+    parser.add_argument("--lr", type=float, default=1.0, metavar="LR", help="learning rate (default: 1.0)")
+    parser.add_argument("--gamma", type=float, default=0.7, metavar="M", help="learning rate step gamma (default: 0.7)")
+    parser.add_argument("--dry-run", action="store_true", default=False, help="quickly check a single pass")
+    parser.add_argument("--seed", type=int, default=1, metavar="S", help="random seed (default: 1)")
+    parser.add_argument("--log-interval", type=int, default=10, metavar="N",
+                        help="how many batches to wait before logging training status (default: 10)")
+    parser.add_argument("--save-model", action="store_true", default=False,
+                        help="save the trained model to mnist_cnn.pt")
     parser.add_argument("--device", default=None, help="cpu or cuda[:N] (default: cuda when available)")
-    parser.add_argument("--data", default=os.path.join(HERE, "data", "mnist"))
-    parser.add_argument("--plot", default=None, metavar="PNG", help="write the training-loss curve here")
+    parser.add_argument("--data", default=os.path.join(HERE, "data", "mnist"),
+                        help="directory of the MNIST IDX files (default: demo/data/mnist)")
+    parser.add_argument("--plot", default=None, metavar="PNG",
+                        help="write the training-loss curve here (needs matplotlib)")
+    parser.add_argument("--no-progress", action="store_true", default=False,
+                        help="no progress bar (print the loss at each log interval instead)")
     parser.add_argument("--train-limit", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--test-limit", type=int, default=None, help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
     args = parser.parse_args(argv)
+    if args.plot:
+        try:    # checked before training, not after it
+            import matplotlib  # noqa: F401
+        except ImportError:
+            parser.error("--plot needs matplotlib: pip install matplotlib")
 
     if args.device is None:
         args.device = "cuda" if torch.cuda.is_available() else "cpu"

@@ -20,8 +20,25 @@ from ops import SCHEMA  # noqa: E402
 sys.path.remove(_CODEGEN)
 
 _erf = np.vectorize(math.erf, otypes=[float])
+
+
+def _erfinv_scalar(y: float) -> float:
+    """float64 erfinv by Newton's method on math.erf from 0 (erf is concave on either side of 0,
+    so the iterates approach the root from below without overshooting)."""
+    if abs(y) >= 1:
+        return math.copysign(math.inf, y) if abs(y) == 1 else math.nan
+    x = 0.0
+    for _ in range(100):
+        step = (math.erf(x) - y) / (2 / math.sqrt(math.pi) * math.exp(-x * x))
+        x -= step
+        if abs(step) < 1e-17:
+            break
+    return x
+
+
+_erfinv = np.vectorize(_erfinv_scalar, otypes=[float])
 # names a schema `ref` expression may use
-REF_NAMES = {"np": np, "math": math, "erf": _erf, "sigmoid": lambda x: 1 / (1 + np.exp(-x))}
+REF_NAMES = {"np": np, "math": math, "erf": _erf, "erfinv": _erfinv, "sigmoid": lambda x: 1 / (1 + np.exp(-x))}
 
 
 @dataclass

@@ -46,11 +46,18 @@ from tinytorch.random import (
     randint, randint_like, randn, randn_like, randperm, seed, set_rng_state,
 )
 from tinytorch.serialization import load, save  # noqa: E402  (safetensors layout, no pickle)
+from tinytorch._legacy import CPU_TYPES as _LEGACY_TYPES, finfo, iinfo, tensor_type as _tensor_type  # noqa: E402
+globals().update(_LEGACY_TYPES)   # FloatTensor, LongTensor, ...: legacy constructors/isinstance checks
+Tensor.type = _tensor_type        # Tensor.type('torch.FloatTensor') and friends
+from tinytorch.compiler import compile  # noqa: E402,A004  (a pass-through: tinytorch runs eagerly)
+from tinytorch._formatting import get_printoptions, set_printoptions  # noqa: E402
+from tinytorch._queries import *  # noqa: E402,F401,F403  (result_type, broadcast_shapes, ...)
 
 __version__ = "0.1.0"
 
 
 _LAZY_SUBMODULES = {"nn", "optim", "utils", "datasets", "transforms", "cuda", "distributed", "amp", "backends"}
+_LAZY_SUBMODULES |= {"accelerator", "onnx", "jit", "compiler"}   # PyTorch's module paths (issue 16)
 
 
 def __getattr__(name: str):

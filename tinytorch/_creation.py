@@ -152,24 +152,24 @@ def _like(x: Tensor, dtype, device):
     return (dtype or x.dtype), (device or x.device)
 
 
-def empty_like(x: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    d, dev = _like(x, dtype, device)
-    return empty(x.shape, dtype=d, device=dev, requires_grad=requires_grad)
+def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:  # noqa: A002
+    d, dev = _like(input, dtype, device)
+    return empty(input.shape, dtype=d, device=dev, requires_grad=requires_grad)
 
 
-def zeros_like(x: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    d, dev = _like(x, dtype, device)
-    return zeros(x.shape, dtype=d, device=dev, requires_grad=requires_grad)
+def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:  # noqa: A002
+    d, dev = _like(input, dtype, device)
+    return zeros(input.shape, dtype=d, device=dev, requires_grad=requires_grad)
 
 
-def ones_like(x: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    d, dev = _like(x, dtype, device)
-    return ones(x.shape, dtype=d, device=dev, requires_grad=requires_grad)
+def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:  # noqa: A002
+    d, dev = _like(input, dtype, device)
+    return ones(input.shape, dtype=d, device=dev, requires_grad=requires_grad)
 
 
-def full_like(x: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    d, dev = _like(x, dtype, device)
-    return full(x.shape, fill_value, dtype=d, device=dev, requires_grad=requires_grad)
+def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:  # noqa: A002
+    d, dev = _like(input, dtype, device)
+    return full(input.shape, fill_value, dtype=d, device=dev, requires_grad=requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:

@@ -85,8 +85,9 @@ def set_default_dtype(d: dtype) -> None:
     _default_dtype = d
 
 
-def promote_types(a: dtype, b: dtype) -> dtype:
-    return DTYPES[_C.promote_types(a.code, b.code)]
+def promote_types(type1: dtype, type2: dtype) -> dtype:
+    """The smallest dtype to which both type1 and type2 can be cast (PyTorch's promotion rules)."""
+    return DTYPES[_C.promote_types(type1.code, type2.code)]
 
 
 def can_cast(from_: dtype, to: dtype) -> bool:

@@ -101,14 +101,50 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = 
     return _finish(_wrap(_C.randn(_shape(size), d.code, _dev(device), _gen(generator))), requires_grad)
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad: bool = False):
-    """Random integers on [low, high)."""
-    if high is None:
-        low, high = 0, low
+def _randint_args(args: tuple, low, high, size) -> tuple:
+    """PyTorch's randint overloads: (high, size), (low, high, size), any of them by keyword."""
+    args = list(args)
+    if size is None and args:
+        if not isinstance(args[-1], (tuple, list)) and len(args) + (low is not None) + \
+                (high is not None) >= 2:
+            raise TypeError(f"randint(): argument 'size' (position {len(args)}) must be tuple of ints, "
+                            f"not {type(args[-1]).__name__}")
+        if isinstance(args[-1], (tuple, list)):
+            size = args.pop()
     if size is None:
-        raise TypeError("randint() missing required argument 'size'")
+        raise TypeError("randint() missing required argument 'size'; expected randint(high, size) or "
+                        "randint(low, high, size)")
+    if len(args) > 2:
+        raise TypeError(f"randint() takes at most 3 positional arguments ({len(args) + 1} given)")
+    if len(args) == 2:
+        low, high = args
+    elif len(args) == 1:
+        if high is None:
+            high = args[0]
+        else:
+            low = args[0]
+    if high is None:
+        raise TypeError("randint() missing required argument 'high'")
+    return (0 if low is None else low), high, size
+
+
+def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, device=None,
+            requires_grad: bool = False, layout=None, pin_memory: bool = False):
+    """randint(low=0, high, size, *, generator=None, dtype=None, device=None, requires_grad=False)
+
+    Returns a tensor filled with random integers drawn uniformly from [low, high), of shape
+    ``size``; as PyTorch, ``randint(high, size)`` and ``randint(low, high, size)`` (or keywords).
+    The dtype defaults to int64."""
+    low, high, size = _randint_args(args, low, high, size)
+    if isinstance(size, int):
+        raise TypeError(f"randint(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+    if int(low) >= int(high):
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={int(low)} >= to={int(high)}")
     d = to_dtype(dtype) if dtype is not None else int64
-    return _wrap(_C.randint(int(low), int(high), list(size), d.code, _dev(device), _gen(generator)))
+    if requires_grad and not d.is_floating_point:
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    out = _wrap(_C.randint(int(low), int(high), [int(n) for n in size], d.code, _dev(device), _gen(generator)))
+    return out.requires_grad_() if requires_grad else out
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False):
@@ -117,16 +153,22 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: 
     return _wrap(_C.randperm(int(n), d.code, _dev(device), _gen(generator)))
 
 
-def rand_like(x, *, dtype=None, device=None, requires_grad: bool = False):
-    return rand(x.shape, dtype=dtype or x.dtype, device=device or x.device, requires_grad=requires_grad)
+def rand_like(input, *, dtype=None, device=None, requires_grad: bool = False):  # noqa: A002
+    return rand(input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
 
 
-def randn_like(x, *, dtype=None, device=None, requires_grad: bool = False):
-    return randn(x.shape, dtype=dtype or x.dtype, device=device or x.device, requires_grad=requires_grad)
+def randn_like(input, *, dtype=None, device=None, requires_grad: bool = False):  # noqa: A002
+    return randn(input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
 
 
-def randint_like(x, low, high=None, *, dtype=None, device=None):
-    return randint(low, high, x.shape, dtype=dtype or x.dtype, device=device or x.device)
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,  # noqa: A002
+                 requires_grad: bool = False):
+    """randint_like(input, low=0, high, *, dtype=None, device=None): random integers on
+    [low, high) with input's shape (and its dtype and device unless given)."""
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, input.shape, generator=generator, dtype=dtype or input.dtype,
+                   device=device or input.device, requires_grad=requires_grad)
 
 
 def bernoulli(input, *, generator=None):

@@ -59,6 +59,13 @@ class Tensor(TensorBase):
     def __repr__(self) -> str:
         return tensor_repr(self)
 
+    def __format__(self, format_spec: str) -> str:
+        # As PyTorch: a 0-d Tensor formats as its Python scalar (f"{loss:.4f}"); anything else
+        # takes only the empty spec (its repr), a Parameter or other subclass included.
+        if self.dim() == 0 and type(self) is Tensor:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
     def __iter__(self):
         if self.dim() == 0:
             raise TypeError("iteration over a 0-d tensor")
@@ -129,11 +136,6 @@ class Tensor(TensorBase):
         elif copy and out is self:
             out = S.clone(out)
         return out
-
-    def type(self, dtype=None):
-        if dtype is None:
-            return f"tinytorch.{self.dtype.name}"
-        return self.to(dtype)
 
     def type_as(self, other: "Tensor") -> "Tensor":
         return self.to(other.dtype)
@@ -210,5 +212,6 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
-def numel(t: Tensor) -> int:
-    return t.numel()
+def numel(input: Tensor) -> int:  # noqa: A002  (PyTorch's parameter name)
+    """The total number of elements in input."""
+    return input.numel()

@@ -41,13 +41,40 @@ def make_mnist(root, n=5, gz=False, train=True):
 def test_mnist_synthetic_raw_and_gz(tmp_path, gz):
     images, labels = make_mnist(str(tmp_path), gz=gz)
     ds = MNIST(str(tmp_path), train=True)
-    assert len(ds) == 5 and ds.data.shape == (5, 28, 28) and ds.data.dtype == np.uint8
+    assert len(ds) == 5 and ds.data.shape == (5, 28, 28) and ds.data.dtype == tt.uint8
     img, target = ds[3]
     assert isinstance(img, np.ndarray) and img.shape == (28, 28) and isinstance(target, int)
     np.testing.assert_array_equal(img, images[3])
     assert target == labels[3]
     with pytest.raises(RuntimeError, match="t10k-images-idx3-ubyte"):
         MNIST(str(tmp_path), train=False)
+
+
+def test_mnist_data_and_targets_are_tensors_as_torchvision(tmp_path):
+    images, labels = make_mnist(str(tmp_path), n=7)
+    ds = MNIST(str(tmp_path), train=True)
+    assert isinstance(ds.data, tt.Tensor) and ds.data.dtype == tt.uint8 and ds.data.shape == (7, 28, 28)
+    assert isinstance(ds.targets, tt.Tensor) and ds.targets.dtype == tt.int64 and ds.targets.shape == (7,)
+    np.testing.assert_array_equal(ds.data.numpy(), images)
+    np.testing.assert_array_equal(ds.targets.numpy(), labels.astype(np.int64))
+    # the torchvision idiom for a subset: assign sliced tensors back
+    ds.data, ds.targets = ds.data[2:5], ds.targets[2:5]
+    assert len(ds) == 3
+    img, target = ds[0]
+    np.testing.assert_array_equal(img, images[2])
+    assert target == labels[2]
+    ds.data[0, 0, 0] = 7                                    # in-place edits are seen too
+    assert ds[0][0][0, 0] == 7
+
+
+def test_mnist_download_argument(tmp_path):
+    make_mnist(str(tmp_path))
+    assert len(MNIST(str(tmp_path), train=True, download=True)) == 5      # present: nothing to do
+    with pytest.raises(RuntimeError, match=r"download=True was given, but tinytorch downloads nothing.*"
+                                           r"t10k-images-idx3-ubyte.*demo.data.mnist"):
+        MNIST(str(tmp_path), train=False, download=True)
+    with pytest.raises(RuntimeError, match="Dataset not found"):
+        MNIST(str(tmp_path / "missing"), download=False)
 
 
 def test_fashion_mnist_raw_folder_and_transforms(tmp_path):

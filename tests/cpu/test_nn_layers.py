@@ -345,19 +345,19 @@ def test_gradcheck_batchnorm_training_embedding_mha():
 
 # ------------------------------------------------------------------ bad inputs name the layer and both shapes
 
-@pytest.mark.parametrize("layer,x,pattern", [
-    (nn.Linear(3, 4), tt.zeros(2, 5), r"Linear.*3.*\[2, 5\]"),
-    (nn.Conv2d(3, 4, 3), tt.zeros(2, 5, 8, 8), r"Conv2d.*3 channels.*\[2, 5, 8, 8\]"),
-    (nn.Conv2d(3, 4, 3), tt.zeros(8, 8), r"Conv2d.*3D or 4D.*\[8, 8\]"),
-    (nn.Conv1d(3, 4, 3), tt.zeros(2, 4, 8), r"Conv1d.*3 channels.*\[2, 4, 8\]"),
-    (nn.BatchNorm2d(3), tt.zeros(2, 3, 8), r"BatchNorm2d.*4D.*\[2, 3, 8\]"),
-    (nn.BatchNorm1d(3), tt.zeros(2, 4), r"BatchNorm1d.*3 features.*\[2, 4\]"),
-    (nn.LayerNorm(6), tt.zeros(2, 5), r"LayerNorm.*\[6\].*\[2, 5\]"),
-    (nn.GroupNorm(2, 4), tt.zeros(2, 6, 3), r"GroupNorm.*4 channels.*\[2, 6, 3\]"),
-    (nn.MaxPool2d(2), tt.zeros(4, 4), r"MaxPool2d.*3D or 4D.*\[4, 4\]"),
+@pytest.mark.parametrize("layer,x,error,pattern", [   # PyTorch's exception type for each
+    (nn.Linear(3, 4), tt.zeros(2, 5), RuntimeError, r"Linear.*3.*\[2, 5\]"),
+    (nn.Conv2d(3, 4, 3), tt.zeros(2, 5, 8, 8), RuntimeError, r"Conv2d.*3 channels.*\[2, 5, 8, 8\]"),
+    (nn.Conv2d(3, 4, 3), tt.zeros(8, 8), RuntimeError, r"Conv2d.*3D or 4D.*\[8, 8\]"),
+    (nn.Conv1d(3, 4, 3), tt.zeros(2, 4, 8), RuntimeError, r"Conv1d.*3 channels.*\[2, 4, 8\]"),
+    (nn.BatchNorm2d(3), tt.zeros(2, 3, 8), ValueError, r"BatchNorm2d.*4D.*\[2, 3, 8\]"),
+    (nn.BatchNorm1d(3), tt.zeros(2, 4), RuntimeError, r"BatchNorm1d.*3 features.*\[2, 4\]"),
+    (nn.LayerNorm(6), tt.zeros(2, 5), RuntimeError, r"LayerNorm.*\[6\].*\[2, 5\]"),
+    (nn.GroupNorm(2, 4), tt.zeros(2, 6, 3), RuntimeError, r"GroupNorm.*4 channels.*\[2, 6, 3\]"),
+    (nn.MaxPool2d(2), tt.zeros(4, 4), RuntimeError, r"MaxPool2d.*3D or 4D.*\[4, 4\]"),
 ])
-def test_bad_input_errors(layer, x, pattern):
-    with pytest.raises(ValueError, match=pattern):
+def test_bad_input_errors(layer, x, error, pattern):
+    with pytest.raises(error, match=pattern):
         layer(x)
 
 

@@ -48,6 +48,7 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_SQRT_PI_OVER_2 = math.sqrt(math.pi) / 2.0
 
 
 # Pieces of the schema's formulas (codegen/ops.py) too long for one expression.

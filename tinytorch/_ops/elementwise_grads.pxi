@@ -115,6 +115,10 @@ def _grad_erf(UnaryNode n, grad, input, result):
     return grad * _TWO_OVER_SQRT_PI * _unary('exp', -(input * input))
 
 
+def _grad_erfinv(UnaryNode n, grad, input, result):
+    return grad * _SQRT_PI_OVER_2 * _unary('exp', result * result)
+
+
 def _grad_reciprocal(UnaryNode n, grad, input, result):
     return -grad * result * result
 
@@ -293,6 +297,7 @@ _UNARY_GRAD = {
     "sigmoid": ("SigmoidBackward0", _grad_sigmoid, (False, True)),
     "relu": ("ReluBackward0", _grad_relu, (False, True)),
     "erf": ("ErfBackward0", _grad_erf, (True, False)),
+    "erfinv": ("ErfinvBackward0", _grad_erfinv, (False, True)),
     "reciprocal": ("ReciprocalBackward0", _grad_reciprocal, (False, True)),
     "square": ("PowBackward0", _grad_square, (True, False)),
     "floor": ("FloorBackward0", _grad_floor, (False, False)),

@@ -244,6 +244,15 @@ def erf_(Tensor self):
     return _inplace_unary("erf", self)
 
 
+def erfinv(Tensor input):
+    """Returns a new tensor with the erfinv of the elements of input."""
+    return _unary("erfinv", input)
+
+def erfinv_(Tensor self):
+    """In-place version of erfinv."""
+    return _inplace_unary("erfinv", self)
+
+
 def reciprocal(Tensor input):
     """Returns a new tensor with the reciprocal of the elements of input."""
     return _unary("reciprocal", input)

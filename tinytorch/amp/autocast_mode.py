@@ -54,3 +54,50 @@ class autocast:
             with autocast(self.device_type, self.fast_dtype, self.enabled):
                 return fn(*args, **kwargs)
         return decorated
+
+
+def custom_fwd(fwd=None, *, device_type: str, cast_inputs=None):
+    """Decorator for the ``forward`` of a custom ``autograd.Function`` (``torch.amp.custom_fwd``).
+    With ``cast_inputs`` set, inside an autocast region on ``device_type`` the floating-point
+    tensor arguments on that device are cast to ``cast_inputs`` and forward runs with autocast
+    off; otherwise forward runs under the ambient autocast state, which the decorated backward
+    (``custom_bwd``) restores."""
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def decorate_fwd(*args, **kwargs):
+        ctx = args[0] if args else None
+        active = _autocast.state.active
+        if ctx is not None:
+            ctx._fwd_autocast_state = active
+        if cast_inputs is None or active is None or active[0] != device_type:
+            return fwd(*args, **kwargs)
+        args = tuple(_autocast._cast(a, device_type, cast_inputs, _autocast.LOWER) for a in args)
+        kwargs = {k: _autocast._cast(v, device_type, cast_inputs, _autocast.LOWER) for k, v in kwargs.items()}
+        if ctx is not None:
+            ctx._fwd_autocast_state = None
+        _autocast.state.active = None
+        try:
+            return fwd(*args, **kwargs)
+        finally:
+            _autocast.state.active = active
+    return decorate_fwd
+
+
+def custom_bwd(bwd=None, *, device_type: str):
+    """Decorator for the ``backward`` of a custom ``autograd.Function`` (``torch.amp.custom_bwd``):
+    backward runs under the autocast state its forward ran under."""
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def decorate_bwd(*args, **kwargs):
+        ctx = args[0] if args else None
+        prev = _autocast.state.active
+        _autocast.state.active = getattr(ctx, "_fwd_autocast_state", None)
+        try:
+            return bwd(*args, **kwargs)
+        finally:
+            _autocast.state.active = prev
+    return decorate_bwd

@@ -5,7 +5,10 @@ skipped and the scale lowered (``backoff_factor``); after ``growth_interval`` cl
 it grows (``growth_factor``)."""
 from __future__ import annotations
 
+import warnings
 from typing import Any, Dict, Optional
+
+from tinytorch._cuda_loader import cuda_backend
 
 from tinytorch._functional import stack
 from tinytorch.autograd.grad_mode import no_grad
@@ -22,6 +25,12 @@ class GradScaler:
         if not 0.0 < backoff_factor < 1.0:
             raise ValueError("The backoff factor must be < 1.0.")
         self.device = device
+        backend = cuda_backend()
+        if enabled and device == "cuda" and (backend is None or backend.device_count() == 0):
+            # as PyTorch: the default device is cuda, and without one the scaler turns itself off
+            warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
+                          UserWarning, stacklevel=2)
+            enabled = False
         self._enabled = enabled
         self._scale = float(init_scale)
         self._growth_factor, self._backoff_factor = float(growth_factor), float(backoff_factor)

@@ -8,9 +8,10 @@ from tinytorch._engine import run_backward  # noqa: F401
 from tinytorch.autograd.function import Function, FunctionCtx
 from tinytorch.autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from tinytorch.autograd.gradcheck import gradcheck
+from tinytorch.autograd.variable import Variable  # noqa: F401  (legacy)
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "gradcheck", "no_grad", "enable_grad",
-           "set_grad_enabled", "inference_mode", "is_grad_enabled", "Node"]
+           "set_grad_enabled", "inference_mode", "is_grad_enabled", "Node", "Variable"]
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None:

@@ -8,6 +8,9 @@ import contextlib
 from tinytorch._cuda_loader import cuda_backend as _backend
 from tinytorch._dtype import device as _device
 from tinytorch.random import manual_seed as _seed
+from tinytorch._legacy import CUDA_TYPES as _LEGACY_TYPES
+
+globals().update(_LEGACY_TYPES)   # cuda.FloatTensor, cuda.LongTensor, ...: legacy types (tinytorch._legacy)
 
 
 def is_available() -> bool:
@@ -223,3 +226,21 @@ def stream(s: Stream | None):
         yield
     finally:
         b.set_current_stream(prev)
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """True when the current GPU computes in bfloat16: compute capability 8.0 or newer, or any
+    GPU with ``including_emulation`` (bfloat16 kernels then run through float). False without
+    a GPU, as PyTorch."""
+    if not is_available():
+        return False
+    return including_emulation or get_device_capability()[0] >= 8
+
+
+def __getattr__(name: str):
+    # tinytorch.cuda.amp (deprecated spellings of tinytorch.amp) loads on first use, as amp
+    # imports the optimizer-facing code that `import tinytorch.cuda` doesn't need.
+    if name == "amp":
+        import importlib
+        return importlib.import_module("tinytorch.cuda.amp")
+    raise AttributeError(f"module 'tinytorch.cuda' has no attribute '{name}'")

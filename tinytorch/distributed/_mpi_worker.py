@@ -78,9 +78,13 @@ def main() -> int:
     env = dict(os.environ, RANK=rank, WORLD_SIZE=size, LOCAL_RANK=local, LOCAL_WORLD_SIZE=nlocal,
                PYTHONUNBUFFERED="1")
     from tinytorch.distributed.run import _set_pdeathsig
+    from tinytorch.distributed import _run_logs
+    route = _run_logs.route_from_env(os.environ["TINYTORCH_RUN_LOGS"], int(local)) \
+        if os.environ.get("TINYTORCH_RUN_LOGS") else None
+    split = route is not None and route.splits_streams
     # close_fds=False: the child inherits hydra's PMI_FD
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            close_fds=False, preexec_fn=_set_pdeathsig)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE if split else subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, close_fds=False, preexec_fn=_set_pdeathsig)
 
     def forward(signum, frame):
         try:
@@ -91,13 +95,26 @@ def main() -> int:
         signal.signal(s, forward)
     d = os.environ.get("TINYTORCH_RUN_DIR")
     log = open(os.path.join(d, f"rank{rank}.log"), "ab") if d else None
-    out = sys.stdout.buffer
-    for line in iter(proc.stdout.readline, b""):
-        out.write(line)
-        out.flush()
-        if log is not None:
-            log.write(line)
-            log.flush()
+    if split:
+        import collections
+
+        class _Tail(collections.deque):   # the launcher's failure report reads rank<r>.log
+            def append(self, line) -> None:
+                if log is not None:
+                    log.write(line)
+                    log.flush()
+
+        tail = _Tail()
+        for t in (route.pump(proc.stdout, _run_logs.STDOUT, tail), route.pump(proc.stderr, _run_logs.STDERR, tail)):
+            t.join()
+    else:
+        out = sys.stdout.buffer
+        for line in iter(proc.stdout.readline, b""):
+            out.write(line)
+            out.flush()
+            if log is not None:
+                log.write(line)
+                log.flush()
     rc = proc.wait()
     code = 128 - rc if rc < 0 else rc
     if code != 0 and not os.path.exists(os.path.join(d or "/nonexistent", f"rank{rank}.exit")):

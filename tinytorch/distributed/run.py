@@ -6,7 +6,9 @@ LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR, MASTER_PORT and TINYTORCH_BACKEND set
 and when one worker fails stops the others (each runs in its own process group; the launcher
 signals the group, then kills it after a grace period) and exits with the failing rank's exit code,
 printing the tail of its output. ``--max-restarts N`` restarts the whole node's workers up to N
-times (single node).
+times (single node). As torchrun: ``--standalone`` (one node on a free local port),
+``--nproc-per-node auto|gpu|cpu|N``, and ``--log-dir`` with ``--redirects``/``--tee`` to send
+workers' stdout/stderr to per-rank files (``_run_logs.py``).
 
 ``--backend mpi``: MPI (mpich) cannot join processes it did not start, so the launcher runs the
 workers through ``mpiexec -n NPROC`` (the mpiexec of the mpich wheel, or the PATH's). Each MPI
@@ -29,6 +31,8 @@ import threading
 import time
 import uuid
 
+from tinytorch.distributed import _run_logs
+
 GRACE_S = 5.0
 TAIL_LINES = 40
 
@@ -47,29 +51,77 @@ def _default_backend() -> str:
         return "mpi"
 
 
+def _nproc(value: str) -> int:
+    """torchrun's --nproc-per-node: a number, 'gpu' (the CUDA devices), 'cpu' (the CPU cores) or
+    'auto' (the CUDA devices when there are any, else the CPU cores)."""
+    if value in ("auto", "gpu"):
+        try:
+            import tinytorch.cuda
+            gpus = tinytorch.cuda.device_count() if tinytorch.cuda.is_available() else 0
+        except Exception:
+            gpus = 0
+        if gpus:
+            return gpus
+        if value == "gpu":
+            raise ValueError("--nproc-per-node gpu: CUDA is not available")
+        return os.cpu_count() or 1
+    if value == "cpu":
+        return os.cpu_count() or 1
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"--nproc-per-node: expected a number, 'auto', 'gpu' or 'cpu', got {value!r}") from None
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="python -m tinytorch.distributed.run",
                                 description="Start distributed tinytorch workers (as torchrun).")
-    p.add_argument("--nproc-per-node", "--nproc_per_node", type=int, default=1)
-    p.add_argument("--nnodes", type=int, default=1)
-    p.add_argument("--node-rank", "--node_rank", type=int, default=0)
-    p.add_argument("--master-addr", "--master_addr", default="127.0.0.1")
+    p.add_argument("--nproc-per-node", "--nproc_per_node", default="1",
+                   help="workers per node: a number, 'gpu', 'cpu' or 'auto' (GPUs if any, else CPU cores)")
+    p.add_argument("--nnodes", type=int, default=1, help="number of nodes")
+    p.add_argument("--node-rank", "--node_rank", type=int, default=0, help="this node's rank, 0 .. nnodes-1")
+    p.add_argument("--master-addr", "--master_addr", default="127.0.0.1", help="address of rank 0's node")
     p.add_argument("--master-port", "--master_port", type=int, default=None,
                    help="default: a free port (single node) or 29500 (several nodes)")
-    p.add_argument("--max-restarts", "--max_restarts", type=int, default=0)
+    p.add_argument("--standalone", action="store_true",
+                   help="a single-node job on a free local port (sets --nnodes 1, --master-addr 127.0.0.1)")
+    p.add_argument("--max-restarts", "--max_restarts", type=int, default=0,
+                   help="restart all of this node's workers up to this many times when one fails")
     p.add_argument("--backend", choices=["nccl", "mpi"], default=None,
                    help="default: nccl when a CUDA GPU is available, else mpi")
+    p.add_argument("--log-dir", "--log_dir", default=None,
+                   help="directory for the workers' log files: <log-dir>/<run id>/attempt_<n>/<local rank>/"
+                        "{stdout,stderr}.log (default with --redirects/--tee: a new temporary directory)")
+    p.add_argument("-r", "--redirects", default="0",
+                   help="send the workers' streams to the log files instead of the console: 0 none, 1 stdout, "
+                        "2 stderr, 3 both; or per local rank, e.g. 0:1,1:3")
+    p.add_argument("-t", "--tee", default="0",
+                   help="copy the workers' streams to the log files as well as the console (values as --redirects)")
     p.add_argument("-m", "--module", action="store_true", help="run the script argument as a module (python -m)")
     p.add_argument("--no-python", action="store_true", help="run the script argument as an executable")
     p.add_argument("script", help="the training script (or module with -m)")
-    p.add_argument("script_args", nargs=argparse.REMAINDER)
+    p.add_argument("script_args", nargs=argparse.REMAINDER, help="the script's own arguments")
     a = p.parse_args(argv)
+    try:
+        a.nproc_per_node = _nproc(a.nproc_per_node)
+        a.redirects = _run_logs.parse_std_spec(a.redirects, "--redirects")
+        a.tee = _run_logs.parse_std_spec(a.tee, "--tee")
+    except ValueError as e:
+        p.error(str(e))
+    if a.standalone:
+        if a.nnodes != 1:
+            p.error("--standalone runs a single node; it can't be combined with --nnodes > 1")
+        a.node_rank, a.master_addr, a.master_port = 0, "127.0.0.1", None
     if a.nproc_per_node < 1 or a.nnodes < 1 or not 0 <= a.node_rank < a.nnodes:
         p.error("need --nproc-per-node >= 1, --nnodes >= 1 and 0 <= --node-rank < --nnodes")
     if a.master_port is None:
         a.master_port = _free_port() if a.nnodes == 1 else 29500
     if a.backend is None:
         a.backend = _default_backend()
+    if a.log_dir is None and any(v for d in (a.redirects, a.tee) for v in d.values()):
+        a.log_dir = tempfile.mkdtemp(prefix="tinytorch-run-logs-")
+    if a.log_dir is not None:
+        os.makedirs(a.log_dir, exist_ok=True)
     return a
 
 
@@ -92,11 +144,20 @@ def _set_pdeathsig() -> None:
 
 
 class _Worker:
-    def __init__(self, rank: int, local_rank: int, proc: subprocess.Popen) -> None:
+    def __init__(self, rank: int, local_rank: int, proc: subprocess.Popen,
+                 route: "_run_logs.Route | None" = None) -> None:
         self.rank, self.local_rank, self.proc = rank, local_rank, proc
         self.tail: collections.deque = collections.deque(maxlen=TAIL_LINES)
-        self.reader = threading.Thread(target=self._pump, daemon=True)
-        self.reader.start()
+        if route is not None and route.splits_streams:
+            self.readers = [route.pump(proc.stdout, _run_logs.STDOUT, self.tail),
+                            route.pump(proc.stderr, _run_logs.STDERR, self.tail)]
+        else:
+            self.readers = [threading.Thread(target=self._pump, daemon=True)]
+            self.readers[0].start()
+
+    def join(self, timeout: float) -> None:
+        for r in self.readers:
+            r.join(timeout=timeout)
 
     def _pump(self) -> None:
         out = sys.stdout.buffer
@@ -178,12 +239,14 @@ def _env(a, rank: int, local_rank: int, restart: int, run_id: str) -> dict:
 
 def _run_local(a, sigs: _Signals, restart: int, run_id: str) -> int:
     workers: list[_Worker] = []
+    logs = _run_logs.attempt_dir(a.log_dir, run_id, restart)
     for lr in range(a.nproc_per_node):
         rank = a.node_rank * a.nproc_per_node + lr
+        route = _run_logs.Route(logs, lr, _run_logs.streams_for(a.redirects, lr), _run_logs.streams_for(a.tee, lr))
         proc = subprocess.Popen(_cmd(a), env=_env(a, rank, lr, restart, run_id), stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-                                preexec_fn=_set_pdeathsig)
-        workers.append(_Worker(rank, lr, proc))
+                                stderr=subprocess.PIPE if route.splits_streams else subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_set_pdeathsig)
+        workers.append(_Worker(rank, lr, proc, route))
     procs = [w.proc for w in workers]
     try:
         while True:
@@ -198,12 +261,12 @@ def _run_local(a, sigs: _Signals, restart: int, run_id: str) -> int:
             if failed:
                 w = failed[0]
                 _stop_all(procs)
-                w.reader.join(timeout=2)
+                w.join(timeout=2)
                 _report(w.rank, w.local_rank, w.proc.returncode, list(w.tail))
                 return _exit_code(w.proc.returncode)
             if all(w.proc.poll() == 0 for w in workers):
                 for w in workers:
-                    w.reader.join(timeout=2)
+                    w.join(timeout=2)
                 return 0
             time.sleep(0.05)
     finally:
@@ -228,6 +291,9 @@ def _run_mpi(a, sigs: _Signals, restart: int, run_id: str) -> int:
     for k in ("RANK", "LOCAL_RANK"):
         env.pop(k)
     env["TINYTORCH_RUN_DIR"] = run_dir
+    if a.log_dir is not None:   # the bootstrap of each rank routes its streams (_run_logs.route_from_env)
+        env["TINYTORCH_RUN_LOGS"] = _run_logs.env_value(_run_logs.attempt_dir(a.log_dir, run_id, restart),
+                                                        a.redirects, a.tee)
     # the bootstrap by path, not with -m: -m would put the current directory (the repository root, say,
     # a source tree without compiled extensions) first on the workers' sys.path
     worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_mpi_worker.py")
@@ -250,7 +316,7 @@ def _run_mpi(a, sigs: _Signals, restart: int, run_id: str) -> int:
                 _stop_all([proc])
                 break
             time.sleep(0.05)
-        w.reader.join(timeout=2)
+        w.join(timeout=2)
         fails = []
         for name in os.listdir(run_dir):
             if name.endswith(".exit"):
@@ -275,6 +341,8 @@ def _run_mpi(a, sigs: _Signals, restart: int, run_id: str) -> int:
 def main(argv=None) -> int:
     a = parse_args(argv)
     run_id = uuid.uuid4().hex[:12]
+    if a.log_dir is not None:
+        sys.stderr.write(f"tinytorch.distributed.run: worker logs in {os.path.join(a.log_dir, run_id)}\n")
     sigs = _Signals()
     sigs.install()
     try:

@@ -36,3 +36,6 @@ class Buffer(Tensor):
         b._impl = data.detach()._impl
         b.persistent = persistent
         return b
+
+    def __init__(self, data: Tensor, *, persistent: bool = True) -> None:
+        pass

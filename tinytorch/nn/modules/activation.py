@@ -264,3 +264,7 @@ class Hardsigmoid(Module):
 
     def forward(self, x):
         return F.hardsigmoid(x, self.inplace)
+
+
+# PyTorch defines MultiheadAttention in torch.nn.modules.activation; programs import it from there.
+from tinytorch.nn.modules.attention import MultiheadAttention  # noqa: E402,F401

@@ -8,13 +8,9 @@ from tinytorch._dtype import bool_
 from tinytorch._functional import cat
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
-from tinytorch.nn.modules.linear import Linear
+from tinytorch.nn.modules.linear import Linear, NonDynamicallyQuantizableLinear  # noqa: F401
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """PyTorch's name for MultiheadAttention.out_proj (a plain Linear); kept so reprs match."""
 
 
 def _canonical_mask(mask, name: str, dtype):

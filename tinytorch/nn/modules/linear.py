@@ -50,12 +50,17 @@ class Linear(Module):
         except RuntimeError:
             # checked only on failure: on small inputs the check costs as much as the op
             if x.dim() == 0 or x.shape[-1] != self.in_features:
-                raise ValueError(f"Linear: expected input with last dimension {self.in_features}, "
-                                 f"got input of shape {list(x.shape)}") from None
+                raise RuntimeError(f"Linear: mat1 and mat2 shapes cannot be multiplied: expected input with "
+                                   f"last dimension {self.in_features}, got input of shape {list(x.shape)}") from None
             raise
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """PyTorch's name for MultiheadAttention.out_proj (a plain Linear); kept so reprs and
+    ``nn.modules.linear.NonDynamicallyQuantizableLinear`` imports match."""
 
 
 class Bilinear(Module):

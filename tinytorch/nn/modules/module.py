@@ -92,38 +92,59 @@ class Module:
 
     # ------------------------------------------------------------ registration
     def __setattr__(self, name: str, value: Any) -> None:
+        # As PyTorch: a name assigned again keeps its place in its store (so children(),
+        # parameters() and state_dict() order do not change); it leaves the other stores.
         params = self.__dict__.get("_parameters")
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._remove_name(name)
-            params[name] = value
-        elif isinstance(value, Module):
-            if params is None:
-                raise AttributeError("cannot assign module before Module.__init__() call")
-            self._remove_name(name)
-            self._modules[name] = value
+            self._remove_name(name, self.__dict__, self._buffers, self._modules)
+            self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
                 raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
                                 "(torch.nn.Parameter or None expected)")
-            params[name] = value
-        elif isinstance(value, Buffer):
+            self.register_parameter(name, value)
+        elif isinstance(value, Module):
+            if params is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._remove_name(name, self.__dict__, self._parameters, self._buffers)
+            self._modules[name] = value
+        elif params is not None and name in self._modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
+                                "(torch.nn.Module or None expected)")
+            self._modules[name] = None
+        elif isinstance(value, Buffer) or (params is not None and name in self._buffers):
             if params is None:
                 raise AttributeError("cannot assign buffer before Module.__init__() call")
-            self.register_buffer(name, value, value.persistent)
-        elif params is not None and name in self._buffers:
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' (Tensor or None expected)")
-            self._buffers[name] = value
-        elif params is not None and name in self._modules and value is None:
-            self._modules[name] = None
+                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                                "(torch.nn.Buffer, torch.Tensor or None expected)")
+            persistent = value.persistent if isinstance(value, Buffer) \
+                else name not in self._non_persistent_buffers
+            self.register_buffer(name, value, persistent)
         else:
             object.__setattr__(self, name, value)
 
-    def _remove_name(self, name: str) -> None:
-        for d in (self.__dict__, self._parameters, self._buffers, self._modules):
+    def _remove_name(self, name: str, *stores: dict) -> None:
+        for d in stores:
             d.pop(name, None)
+        if name not in self._buffers:
+            self._non_persistent_buffers.discard(name)
+
+    def _check_new_name(self, kind: str, name: str, store: dict) -> None:
+        """PyTorch's checks for register_parameter/register_buffer/add_module: a dotted, empty
+        or non-str name, or a name taken by a plain attribute or another store, is a KeyError."""
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain ".", got: {name}')
+        if not name:
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if name not in store and (hasattr(self, name) or any(
+                name in s for s in (self._parameters, self._buffers, self._modules))):
+            raise KeyError(f"attribute '{name}' already exists")
 
     def __getattr__(self, name: str):
         d = self.__dict__
@@ -141,20 +162,20 @@ class Module:
         object.__delattr__(self, name)
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
-        if "." in name or not name:
-            raise KeyError(f'parameter name can\'t contain "." and can\'t be empty, got "{name}"')
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        self._check_new_name("parameter", name, self._parameters)
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
                             "(torch.nn.Parameter or None required)")
-        self._remove_name(name)
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
-        if "." in name or not name:
-            raise KeyError(f'buffer name can\'t contain "." and can\'t be empty, got "{name}"')
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        self._check_new_name("buffer", name, self._buffers)
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' (Tensor or None required)")
-        self._remove_name(name)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers.discard(name)
@@ -164,12 +185,14 @@ class Module:
     def add_module(self, name: str, module: "Module | None") -> None:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
-        if "." in name or not name:
-            raise KeyError(f'module name can\'t contain "." and can\'t be empty, got "{name}"')
-        self._remove_name(name)
+        self._check_new_name("module", name, self._modules)
         self._modules[name] = module
 
     register_module = add_module
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """Does nothing (``tinytorch.compile``'s in-place form): tinytorch runs eagerly and has no
+        compiler; PyTorch's arguments are accepted and ignored."""
 
     def get_submodule(self, target: str) -> "Module":
         mod = self

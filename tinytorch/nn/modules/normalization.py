@@ -26,8 +26,8 @@ def _init_affine(module: Module, affine: bool, shape, bias: bool | None, device,
 def _check_trailing_shape(name: str, x, normalized_shape: tuple) -> None:
     k = len(normalized_shape)
     if tuple(x.shape[-k:]) != normalized_shape:
-        raise ValueError(f"{name}: expected input with trailing shape {list(normalized_shape)}, "
-                         f"got input of shape {list(x.shape)}")
+        raise RuntimeError(f"{name}: expected input with trailing shape {list(normalized_shape)}, "
+                           f"got input of shape {list(x.shape)}")   # RuntimeError, as PyTorch
 
 
 class LayerNorm(Module):
@@ -110,7 +110,8 @@ class _BatchNorm(Module):
             init.zeros_(self.bias)
 
     def forward(self, x):
-        check_input(self, x, self._ranks, 1, self.num_features, "features" if x.dim() == 2 else "channels")
+        check_input(self, x, self._ranks, 1, self.num_features, "features" if x.dim() == 2 else "channels",
+                    rank_error=ValueError)
         use_batch = self.training or self.running_mean is None
         momentum = self.momentum
         if self.training and self.track_running_stats:
@@ -147,7 +148,7 @@ class _InstanceNorm(_BatchNorm):
 
     def forward(self, x):
         n = self._spatial
-        check_input(self, x, (n + 1, n + 2), -(n + 1), self.num_features)
+        check_input(self, x, (n + 1, n + 2), -(n + 1), self.num_features, rank_error=ValueError)
         unbatched = x.dim() == n + 1
         out = F.instance_norm(x.unsqueeze(0) if unbatched else x, self.running_mean, self.running_var, self.weight,
                               self.bias, self.training or not self.track_running_stats, self.momentum or 0.0, self.eps)

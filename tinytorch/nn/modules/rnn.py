@@ -155,6 +155,10 @@ class RNNBase(Module):
                 s += f", {name}={getattr(self, name)}"
         return s
 
+    def flatten_parameters(self) -> None:
+        """Does nothing: PyTorch compacts the weights into one cuDNN buffer here, and on the CPU
+        (and in tinytorch, which keeps one Parameter per weight everywhere) it is a no-op."""
+
 
 class RNN(RNNBase):
     """Elman RNN: h_t = tanh(W_ih x_t + b_ih + W_hh h_{t-1} + b_hh) (or relu)."""

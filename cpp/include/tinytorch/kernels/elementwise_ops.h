@@ -31,6 +31,7 @@
   X(Sigmoid, sigmoid, Floating) \
   X(Relu, relu, Integral) \
   X(Erf, erf, Floating) \
+  X(Erfinv, erfinv, Floating) \
   X(Reciprocal, reciprocal, Floating) \
   X(Square, square, Integral) \
   X(Floor, floor, Integral) \
