@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from tinytorch._creation import arange
+from tinytorch._dtype import int64
 from tinytorch._sampling import multinomial
 from tinytorch._size import Size
 from tinytorch.autograd.grad_mode import no_grad
@@ -89,6 +90,8 @@ class Categorical(Distribution):
         for s in sample_shape:
             n *= s
         with no_grad():
+            if n == 0:
+                return self.probs.new_zeros(tuple(self._extended_shape(sample_shape)), dtype=int64)
             probs_2d = self.probs.reshape(-1, self._num_events)
             samples_2d = multinomial(probs_2d, n, True).T
             return samples_2d.reshape(self._extended_shape(sample_shape))
