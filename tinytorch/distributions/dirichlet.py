@@ -5,34 +5,33 @@ from numbers import Number
 
 from tinytorch._functional import stack, where
 from tinytorch._size import Size
-from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.distributions import constraints
+from tinytorch.distributions._gamma_sampler import standard_gamma_rsample
 from tinytorch.distributions._special import digamma, lbeta, lgamma, xlogy
 from tinytorch.distributions.distribution import Distribution, expand_params
-from tinytorch.distributions.gamma import standard_gamma
 from tinytorch.distributions.utils import broadcast_all, finfo
 from tinytorch.nn.functional import one_hot
 
 __all__ = ["Dirichlet", "Beta"]
 
 
-def _dirichlet_sample(concentration):
-    # gamma draws normalized over the last dim; clamped so 0/0 can't occur for tiny concentrations
-    with no_grad():
-        g = standard_gamma(concentration)
-        x = g / g.sum(-1, keepdim=True)
-        info = finfo(x.dtype)
-        return x.clamp(min=info.tiny, max=1 - info.eps)
+def _dirichlet_rsample(concentration):
+    # reparameterized gamma draws normalized over the last dim (the gradient flows through the
+    # normalization); clamped into the open simplex
+    g = standard_gamma_rsample(concentration)
+    x = g / g.sum(-1, keepdim=True)
+    info = finfo(x.dtype)
+    return x.clamp(min=info.tiny, max=1 - info.eps)
 
 
 class Dirichlet(Distribution):
     """Dirichlet distribution parameterized by ``concentration`` (..., K), all > 0.
 
-    ``rsample`` is not implemented (see Gamma); ``has_rsample`` is False.
+    ``rsample`` differentiates through reparameterized gamma draws.
     """
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
-    has_rsample = False
+    has_rsample = True
 
     def __init__(self, concentration, validate_args=None) -> None:
         if concentration.dim() < 1:
@@ -43,8 +42,8 @@ class Dirichlet(Distribution):
     def expand(self, batch_shape, _instance=None):
         return expand_params(self, Dirichlet, batch_shape, ("concentration",), _instance, event_dims=1)
 
-    def sample(self, sample_shape=Size()):
-        return _dirichlet_sample(self.concentration.expand(self._extended_shape(sample_shape)))
+    def rsample(self, sample_shape=Size()):
+        return _dirichlet_rsample(self.concentration.expand(self._extended_shape(sample_shape)))
 
     def log_prob(self, value):
         if self._validate_args:
@@ -79,11 +78,11 @@ class Dirichlet(Distribution):
 class Beta(Distribution):
     """Beta distribution parameterized by ``concentration1`` (alpha) and ``concentration0`` (beta).
 
-    ``rsample`` is not implemented (see Gamma); ``has_rsample`` is False.
+    ``rsample`` differentiates through reparameterized gamma draws.
     """
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
     support = constraints.unit_interval
-    has_rsample = False
+    has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None) -> None:
         self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
@@ -107,10 +106,10 @@ class Beta(Distribution):
         total = self.concentration1 + self.concentration0
         return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
 
-    def sample(self, sample_shape=Size()):
+    def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         both = stack([self.concentration1.expand(shape), self.concentration0.expand(shape)], -1)
-        return _dirichlet_sample(both)[..., 0]
+        return _dirichlet_rsample(both)[..., 0]
 
     def log_prob(self, value):
         if self._validate_args:
