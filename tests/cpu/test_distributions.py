@@ -46,7 +46,7 @@ CASES = {
     "Gamma": dict(params={"concentration": (0.3, 5), "rate": (0.5, 3)},
                   build=lambda p: D.Gamma(p["concentration"], p["rate"]),
                   ref=lambda p: st.gamma(p["concentration"], scale=1 / p["rate"]),
-                  values=lambda p, r, s: r.uniform(0.05, 6, s),
+                  values=lambda p, r, s: r.uniform(0.05, 6, s), cdf=True,
                   mode=lambda p: np.maximum((p["concentration"] - 1) / p["rate"], 0)),
     "Beta": dict(params={"concentration1": (0.3, 4), "concentration0": (0.3, 4)},
                  build=lambda p: D.Beta(p["concentration1"], p["concentration0"]),

@@ -1,6 +1,7 @@
 """Gamma(alpha, 1) draws (Marsaglia and Tsang) and their reparameterized gradient.
 
-The gradient is the implicit reparameterization one (as PyTorch's ``_standard_gamma_grad``): x = F^-1(u; alpha) with u held fixed gives
+The gradient is the implicit reparameterization one (as PyTorch's ``_standard_gamma_grad``):
+x = F^-1(u; alpha) with u held fixed gives
 dx/dalpha = -(dF/dalpha)(x; alpha) / f(x; alpha), F the regularized lower incomplete gamma
 function P(alpha, x) and f the Gamma(alpha, 1) density.
 
@@ -79,6 +80,33 @@ def _dP_dalpha(alpha: Tensor, x: Tensor, terms: int) -> Tensor:
     psi0 = digamma(a + 1.0)                                                         # (m, 1)
     psi = cat([psi0, psi0 + a_n.reciprocal().cumsum(-1)], -1)                       # digamma(a + n + 1)
     return (log_t.exp() * (log_x - psi)).sum(-1)
+
+
+def _log_series_terms(a: Tensor, x: Tensor, terms: int) -> Tensor:
+    # a, x: (m,) float64, x > 0 -> log t_n, (m, terms + 1)
+    n = arange(1, terms + 1, dtype=float64, device=a.device)
+    log_x = x.log().unsqueeze(-1)
+    a = a.unsqueeze(-1)
+    log_t0 = a * log_x - x.unsqueeze(-1) - lgamma(a + 1.0)
+    return cat([log_t0, log_t0 + (log_x - (a + n).log()).cumsum(-1)], -1)
+
+
+def regularized_gamma_p(a: Tensor, x: Tensor) -> Tensor:
+    """P(a, x), the regularized lower incomplete gamma function, for a > 0 and x >= 0 of one
+    shape: the series summed in log space (as above), differentiable in both arguments; the
+    result in a's dtype."""
+    shape = tuple(a.shape)
+    a64, x64 = a.to(float64).reshape(-1), x.to(float64).reshape(-1)
+    zero = x64 <= 0
+    safe_x = where(zero, x64.new_ones(()), x64)
+    if a64.numel() == 0:
+        return a.new_zeros(shape)
+    terms = _series_terms(float(safe_x.detach().max().item()))
+    step = max(1, _CHUNK // (terms + 1))
+    parts = [_log_series_terms(a64[i:i + step], safe_x[i:i + step], terms).logsumexp(-1).exp()
+             for i in range(0, a64.numel(), step)]
+    p = cat(parts) if len(parts) > 1 else parts[0]
+    return where(zero, p.new_zeros(()), p).reshape(shape).to(a.dtype)
 
 
 def standard_gamma_grad(alpha: Tensor, x: Tensor) -> Tensor:

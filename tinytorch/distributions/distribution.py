@@ -55,7 +55,8 @@ class Distribution:
                 arg_constraints = self.arg_constraints
             except NotImplementedError:
                 arg_constraints = {}
-                warnings.warn(f"{self.__class__} does not define `arg_constraints`. Please set `arg_constraints = {{}}` "
+                warnings.warn(f"{self.__class__} does not define `arg_constraints`. "
+                              "Please set `arg_constraints = {}` "
                               "or initialize the distribution with `validate_args=False` to turn off validation.")
             for param, constraint in arg_constraints.items():
                 if constraints.is_dependent(constraint):
@@ -71,7 +72,7 @@ class Distribution:
 
     def expand(self, batch_shape, _instance=None):
         """A new distribution with batch dims expanded to ``batch_shape`` (no new memory)."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement expand")
 
     @property
     def batch_shape(self) -> Size:
@@ -84,16 +85,16 @@ class Distribution:
     @property
     def arg_constraints(self) -> dict:
         """The constraint each argument must satisfy."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement arg_constraints")
 
     @property
     def support(self):
         """The constraint the samples satisfy."""
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement support")
 
     @property
     def mean(self) -> Tensor:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement mean")
 
     @property
     def mode(self) -> Tensor:
@@ -101,7 +102,7 @@ class Distribution:
 
     @property
     def variance(self) -> Tensor:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement variance")
 
     @property
     def stddev(self) -> Tensor:
@@ -122,19 +123,19 @@ class Distribution:
         return self.sample(Size((n,)))
 
     def log_prob(self, value: Tensor) -> Tensor:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement log_prob")
 
     def cdf(self, value: Tensor) -> Tensor:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement cdf")
 
     def icdf(self, value: Tensor) -> Tensor:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement icdf")
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement enumerate_support")
 
     def entropy(self) -> Tensor:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__} does not implement entropy")
 
     def perplexity(self) -> Tensor:
         return self.entropy().exp()
@@ -148,7 +149,8 @@ class Distribution:
             raise ValueError("The value argument to log_prob must be a Tensor")
         event_dim_start = value.dim() - len(self._event_shape)
         if tuple(value.shape[event_dim_start:]) != tuple(self._event_shape):
-            raise ValueError(f"The right-most size of value must match event_shape: {value.shape} vs {self._event_shape}.")
+            raise ValueError("The right-most size of value must match event_shape: "
+                             f"{value.shape} vs {self._event_shape}.")
         actual_shape = tuple(value.shape)
         expected_shape = tuple(self._batch_shape) + tuple(self._event_shape)
         for i, j in zip(reversed(actual_shape), reversed(expected_shape)):

@@ -5,7 +5,7 @@ from numbers import Number
 
 from tinytorch._size import Size
 from tinytorch.distributions import constraints
-from tinytorch.distributions._gamma_sampler import standard_gamma_rsample
+from tinytorch.distributions._gamma_sampler import regularized_gamma_p, standard_gamma_rsample
 from tinytorch.distributions._special import digamma, lgamma, xlogy
 from tinytorch.distributions.distribution import Distribution, expand_params
 from tinytorch.distributions.utils import broadcast_all, finfo
@@ -59,6 +59,12 @@ class Gamma(Distribution):
         value = value.to(self.rate.dtype) if not value.dtype.is_floating_point else value
         return (xlogy(self.concentration, self.rate) + xlogy(self.concentration - 1, value)
                 - self.rate * value - lgamma(self.concentration))
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        x = self.rate * value
+        return regularized_gamma_p(self.concentration.expand(x.shape), x)
 
     def entropy(self):
         return (self.concentration - self.rate.log() + lgamma(self.concentration)

@@ -210,13 +210,14 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
 @register_kl(Independent, Independent)
 def _kl_independent_independent(p, q):
     if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
-        raise NotImplementedError
+        raise NotImplementedError("KL between Independent distributions with different reinterpreted_batch_ndims "
+                                  f"({p.reinterpreted_batch_ndims} vs {q.reinterpreted_batch_ndims})")
     return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
 
 
 @register_kl(TransformedDistribution, TransformedDistribution)
 def _kl_transformed_transformed(p, q):
     if p.transforms != q.transforms or tuple(p.event_shape) != tuple(q.event_shape):
-        raise NotImplementedError
+        raise NotImplementedError("KL between TransformedDistributions needs the same transforms and event shapes")
     extra_event_dim = len(p.event_shape) - len(p.base_dist.event_shape)
     return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), extra_event_dim)

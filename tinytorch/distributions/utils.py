@@ -22,10 +22,15 @@ class _FInfo:
         self.eps, self.tiny, self.max, self.min = eps, tiny, max, -max
 
 
-_FINFO = {"float64": _FInfo(float(np.finfo(np.float64).eps), float(np.finfo(np.float64).tiny), float(np.finfo(np.float64).max)),
-          "float32": _FInfo(float(np.finfo(np.float32).eps), float(np.finfo(np.float32).tiny), float(np.finfo(np.float32).max)),
-          "float16": _FInfo(float(np.finfo(np.float16).eps), float(np.finfo(np.float16).tiny), float(np.finfo(np.float16).max)),
-          "bfloat16": _FInfo(2.0 ** -7, float(np.finfo(np.float32).tiny), 3.3895313892515355e38)}
+def _numpy_finfo(np_dtype) -> _FInfo:
+    info = np.finfo(np_dtype)
+    return _FInfo(float(info.eps), float(info.tiny), float(info.max))
+
+
+# bfloat16: float32's exponent range with an 8-bit significand
+_FINFO = {"float64": _numpy_finfo(np.float64), "float32": _numpy_finfo(np.float32),
+          "float16": _numpy_finfo(np.float16), "bfloat16": _FInfo(2.0 ** -7, float(np.finfo(np.float32).tiny),
+                                                                  3.3895313892515355e38)}
 
 
 def finfo(dtype) -> _FInfo:
