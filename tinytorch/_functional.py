@@ -14,6 +14,7 @@ from tinytorch._ops import reduce as _R
 from tinytorch._ops import shape as _S
 from tinytorch import _pointwise as _pointwise
 from tinytorch import _reshaping as _reshaping
+from tinytorch import _sampling as _sampling
 from tinytorch import _statistics as _statistics
 
 neg = _E.neg
@@ -169,6 +170,7 @@ conv1d = _autocast.wrap(_CONV.conv1d, "lower")
 conv2d = _autocast.wrap(_CONV.conv2d, "lower")
 dropout = _DROP.dropout
 embedding = _EMB.embedding
+multinomial = _sampling.multinomial
 dot = _contractions.dot
 vdot = _contractions.vdot
 inner = _contractions.inner
@@ -423,6 +425,7 @@ __all__ = [
     "conv2d",
     "dropout",
     "embedding",
+    "multinomial",
     "dot",
     "vdot",
     "inner",

@@ -11,6 +11,7 @@ from tinytorch._ops import reduce as _R
 from tinytorch._ops import shape as _S
 from tinytorch import _pointwise as _pointwise
 from tinytorch import _reshaping as _reshaping
+from tinytorch import _sampling as _sampling
 from tinytorch import _statistics as _statistics
 from tinytorch import random as _random
 
@@ -298,6 +299,7 @@ METHODS = {
     "normal_": _random.normal_,
     "bernoulli_": _random.bernoulli_,
     "bernoulli": _random._bernoulli_method,
+    "multinomial": _sampling.multinomial,
     "dot": _contractions.dot,
     "vdot": _contractions.dot,
     "inner": _contractions.inner,

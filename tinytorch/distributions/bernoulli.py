@@ -1,0 +1,91 @@
+"""The Bernoulli distribution."""
+from __future__ import annotations
+
+from numbers import Number
+
+from tinytorch._creation import arange
+from tinytorch._functional import where
+from tinytorch._size import Size
+from tinytorch.autograd.grad_mode import no_grad
+from tinytorch.distributions import constraints
+from tinytorch.distributions.distribution import Distribution, expand_params
+from tinytorch.distributions.utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from tinytorch.nn.functional import binary_cross_entropy_with_logits
+from tinytorch.random import bernoulli
+
+__all__ = ["Bernoulli"]
+
+
+def probs_or_logits(dist, probs, logits):
+    """Stores exactly one of probs/logits (broadcast) on ``dist``; returns it and whether it was a Number."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    param = probs if probs is not None else logits
+    (value,) = broadcast_all(param)
+    setattr(dist, "probs" if probs is not None else "logits", value)
+    return value, isinstance(param, Number)
+
+
+class Bernoulli(Distribution):
+    """Bernoulli distribution parameterized by ``probs`` or ``logits`` (but not both): 1 with
+    probability p, 0 with probability 1 - p.
+
+    Args:
+        probs (Number, Tensor): the probability of sampling 1.
+        logits (Number, Tensor): the log-odds of sampling 1.
+    """
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.boolean
+    has_enumerate_support = True
+
+    def __init__(self, probs=None, logits=None, validate_args=None) -> None:
+        self._param, is_scalar = probs_or_logits(self, probs, logits)
+        super().__init__(Size() if is_scalar else self._param.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = expand_params(self, Bernoulli, batch_shape, ("probs", "logits"), _instance)
+        new._param = new.probs if "probs" in self.__dict__ else new.logits
+        return new
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self) -> Size:
+        return self._param.size()
+
+    @property
+    def mean(self):
+        return self.probs
+
+    @property
+    def mode(self):
+        mode = (self.probs >= 0.5).to(self.probs.dtype)
+        return where(self.probs == 0.5, mode.new_full((), float("nan")), mode)
+
+    @property
+    def variance(self):
+        return self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape=Size()):
+        with no_grad():
+            return bernoulli(self.probs.expand(self._extended_shape(sample_shape)).contiguous())
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        logits, value = broadcast_all(self.logits, value)
+        return -binary_cross_entropy_with_logits(logits, value.to(logits.dtype), reduction="none")
+
+    def entropy(self):
+        return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+
+    def enumerate_support(self, expand: bool = True):
+        values = arange(2, dtype=self._param.dtype, device=self._param.device)
+        values = values.reshape((-1,) + (1,) * len(self._batch_shape))
+        return values.expand((2,) + tuple(self._batch_shape)) if expand else values
