@@ -1,6 +1,7 @@
 """``nn.Parameter``: a Tensor that a Module registers as a learnable parameter."""
 from __future__ import annotations
 
+from tinytorch import _torch_unpickler
 from tinytorch._creation import empty
 from tinytorch.tensor import Tensor
 
@@ -26,6 +27,9 @@ class Parameter(Tensor):
 
     def __deepcopy__(self, memo):
         return Parameter(self.detach().clone(), self.requires_grad)
+
+
+_torch_unpickler._set_parameter_class(Parameter)  # PyTorch checkpoints rebuild nn.Parameter through it
 
 
 class Buffer(Tensor):
