@@ -46,6 +46,7 @@ from tinytorch.random import (
     randint, randint_like, randn, randn_like, randperm, seed, set_rng_state,
 )
 from tinytorch.serialization import load, save  # noqa: E402  (safetensors layout, no pickle)
+from tinytorch._interop import from_dlpack  # noqa: E402  (DLPack, zero-copy)
 
 __version__ = "0.1.0"
 
