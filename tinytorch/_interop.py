@@ -175,13 +175,14 @@ def reduce_tensor(t: TensorBase) -> tuple:
     host = host if host.is_contiguous() else host.contiguous()
     nbytes = host.numel * host.itemsize
     data = ctypes.string_at(host.data_ptr, nbytes) if nbytes else b""
-    state = dict(t.__dict__) if getattr(t, "__dict__", None) else None
+    # Python attributes travel as an argument, not as a BUILD state (Cython's __setstate__ wants tuples)
+    attrs = dict(t.__dict__) if getattr(t, "__dict__", None) else None
     return (_rebuild_tensor, (type(t), data, t.dtype.name, tuple(impl.shape), bool(t.requires_grad),
-                              str(impl.device_str)), state)
+                              str(impl.device_str), attrs))
 
 
 def _rebuild_tensor(cls: type, data: bytes, dtype: str, shape: tuple, requires_grad: bool,
-                    device: str = "cpu") -> TensorBase:
+                    device: str = "cpu", attrs: Optional[dict] = None) -> TensorBase:
     """Inverse of :func:`reduce_tensor` (a module-level name, so pickles can refer to it)."""
     dt = _BY_NAME[dtype]
     flat = empty(tuple(shape), dtype=dt)
@@ -195,6 +196,8 @@ def _rebuild_tensor(cls: type, data: bytes, dtype: str, shape: tuple, requires_g
     out._impl = impl
     if requires_grad:
         out.requires_grad_(True)
+    if attrs:
+        out.__dict__.update(attrs)
     return out
 
 
@@ -207,3 +210,20 @@ def copy_tensor(t: TensorBase) -> TensorBase:
     if getattr(t, "__dict__", None):
         out.__dict__.update(t.__dict__)
     return out
+
+
+# ----------------------------------------------------------------------------- foreign tensors
+def as_tensor(obj: Any, what: str = "value") -> TensorBase:
+    """``obj`` as a tinytorch tensor, sharing memory where it can: tinytorch tensors as they are,
+    anything with ``__dlpack__`` (torch, cupy, jax; detached first if it has ``detach``) through
+    DLPack, anything with ``__array__`` (numpy arrays) through numpy."""
+    if isinstance(obj, TensorBase):
+        return obj
+    if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
+        if getattr(obj, "requires_grad", False) and hasattr(obj, "detach"):
+            obj = obj.detach()  # DLPack exports no autograd state (torch refuses tensors that require grad)
+        return from_dlpack(obj)
+    if hasattr(obj, "__array__") or isinstance(obj, np.ndarray):
+        return _wrap(_array_operand(np.asarray(obj)))
+    raise TypeError(f"{what}: expected a tensor, a numpy array or an object with __dlpack__/__array__, "
+                    f"got {type(obj).__name__}")
