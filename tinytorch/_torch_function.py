@@ -6,8 +6,9 @@ tensors as ``cls``; a subclass may override it to intercept ops.
 Costs nothing on plain tensors: the dispatching wrappers are installed on each subclass when it is
 created (``Tensor.__init_subclass__``), never on ``Tensor`` itself, and a subclass that sets
 ``__torch_function__ = _disabled_torch_function_impl`` (``nn.Parameter``, as in PyTorch) gets none,
-so ops on it return plain tensors. ``tinytorch.<function>(subclass_instance)`` and ``nn.functional``
-do not dispatch (see docs/interop.md).
+so ops on it return plain tensors. The package's op functions (``tinytorch.add(s, 1)``) dispatch
+once the first such subclass exists: the package root then replaces them with dispatching
+wrappers (``on_first_subclass``); ``nn.functional`` does not dispatch (see docs/interop.md).
 """
 from __future__ import annotations
 
@@ -139,10 +140,32 @@ def _dispatching_method(name: str, base: Callable) -> Callable:
     return method
 
 
+_first_subclass_hooks: list = []  # run once, when the first dispatching subclass is created
+
+
+def on_first_subclass(hook: Callable[[], None]) -> None:
+    _first_subclass_hooks.append(hook)
+
+
+def dispatching_function(fn: Callable) -> Callable:
+    """``fn`` that dispatches on its arguments' ``__torch_function__`` (tinytorch.<op> functions)."""
+    def function(*args, **kwargs):
+        if getattr(_state, "disabled", False):
+            return fn(*args, **kwargs)
+        return dispatch(fn, args, kwargs)
+    function.__name__ = getattr(fn, "__name__", "function")
+    function.__qualname__ = getattr(fn, "__qualname__", function.__name__)
+    function.__doc__ = getattr(fn, "__doc__", None)
+    function.__wrapped__ = fn
+    return function
+
+
 def install(cls: type, tensor_cls: type) -> None:
     """Called for each new subclass of Tensor: dispatching wrappers for its op methods."""
     if _is_disabled(cls):
         return
+    while _first_subclass_hooks:
+        _first_subclass_hooks.pop(0)()
     for name in _op_names(tensor_cls):
         if name in cls.__dict__:
             continue  # the subclass defines it itself
