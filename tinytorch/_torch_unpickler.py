@@ -147,10 +147,12 @@ def _set_state(obj: Any, state: Any, what: str) -> None:
             _set_state(obj, part, what)
         return
     if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
-        raise UnpicklingError(f"tinytorch.load: {what}: tensor state must be a dict of attributes, got {type(state).__name__}")
+        raise UnpicklingError(f"tinytorch.load: {what}: tensor state must be a dict of attributes, got "
+                              f"{type(state).__name__}")
     for k, v in state.items():
         if hasattr(type(obj), k) or k.startswith("__"):
-            raise UnpicklingError(f"tinytorch.load: {what}: refusing to set attribute {k!r} of {type(obj).__name__} from the file")
+            raise UnpicklingError(f"tinytorch.load: {what}: refusing to set attribute {k!r} of {type(obj).__name__} "
+                                  "from the file")
         obj.__dict__[k] = v
 
 

@@ -147,7 +147,8 @@ def _unpickle(unpickler: RestrictedUnpickler, what: str) -> Any:
     except RuntimeError:
         raise
     except EOFError:
-        raise UnpicklingError(f"tinytorch.load: {what}: malformed or truncated pickle data (ends before STOP)") from None
+        raise UnpicklingError(f"tinytorch.load: {what}: malformed or truncated pickle data (ends before STOP)") \
+            from None
     except (KeyError, IndexError, ValueError, TypeError, struct.error, AttributeError, UnicodeDecodeError) as e:
         raise UnpicklingError(f"tinytorch.load: {what}: malformed or truncated pickle data ({type(e).__name__}: {e})") \
             from None

@@ -132,9 +132,17 @@ class _Encoder:
             return [self.encode(v, path + [i]) for i, v in enumerate(obj)]
         if isinstance(obj, tuple):
             return {"$tuple": [self.encode(v, path + [i]) for i, v in enumerate(obj)]}
+        if isinstance(obj, (bytes, bytearray)):
+            return {"$bytes": bytes(obj).hex()}
+        if isinstance(obj, complex):
+            return {"$complex": [self.encode(obj.real, path), self.encode(obj.imag, path)]}
+        if isinstance(obj, (set, frozenset)):
+            return {"$set": [self.encode(v, path + [i]) for i, v in enumerate(obj)],
+                    "frozen": isinstance(obj, frozenset)}
         where = ".".join(str(p) for p in path) or "<root>"
         raise TypeError(f"tinytorch.save: can't save object of type {type(obj).__name__} at {where!r}: only "
-                        "tensors, dict/list/tuple containers and int, float, str, bool, None are supported")
+                        "tensors, numpy arrays, dict/list/tuple/set containers and int, float, complex, str, bytes, "
+                        "bool, None are supported (objects would need code to rebuild: save their state_dict())")
 
 
 def save(obj: Any, f: FILE_LIKE, format: str = "safetensors") -> None:
@@ -233,6 +241,21 @@ class _Decoder:
             return float(node["$float"])
         if "$tuple" in node:
             return tuple(self.decode(v) for v in node["$tuple"])
+        if "$bytes" in node:
+            try:
+                return bytes.fromhex(node["$bytes"])
+            except (TypeError, ValueError) as e:
+                self._fail(f"bad bytes value ({e})")
+        if "$complex" in node:
+            try:
+                return complex(*(self.decode(v) for v in node["$complex"]))
+            except (TypeError, ValueError) as e:
+                self._fail(f"bad complex value ({e})")
+        if "$set" in node:
+            try:
+                return (frozenset if node.get("frozen") else set)(_hashable(self.decode(v)) for v in node["$set"])
+            except TypeError as e:
+                self._fail(f"bad set value ({e})")
         cls = collections.OrderedDict if node.get("$o") else dict
         if "$d" in node:
             return cls((k, self.decode(v)) for k, v in node["$d"].items())

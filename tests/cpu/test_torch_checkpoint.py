@@ -362,3 +362,16 @@ np.save({str(tmp_path / 'bf.npy')!r}, m["bf"].float().numpy())
     assert res.returncode == 0, res.stderr
     np.testing.assert_array_equal(np.load(tmp_path / "w.npy"), _np(obj["model"]["sl"]))
     np.testing.assert_array_equal(np.load(tmp_path / "bf.npy"), _np(obj["model"]["bf"]))
+
+
+def test_default_format_saves_numpy_arrays_and_plain_values(tmp_path):
+    obj = {"arr": np.arange(6, dtype=np.int32).reshape(2, 3), "blob": b"\x00\xff", "c": 1.5 - 2j, "s": {1, 2},
+           "f": frozenset({"a"}), "np_scalar": np.float32(0.5), "t": tt.ones(2)}
+    tt.save(obj, tmp_path / "plain.safetensors")
+    back = tt.load(tmp_path / "plain.safetensors")
+    assert isinstance(back["arr"], tt.Tensor) and back["arr"].dtype is tt.int32
+    np.testing.assert_array_equal(back["arr"].numpy(), obj["arr"])
+    assert back["blob"] == b"\x00\xff" and back["c"] == 1.5 - 2j and back["s"] == {1, 2}
+    assert back["f"] == frozenset({"a"}) and back["np_scalar"] == 0.5
+    with pytest.raises(TypeError, match="can't save object of type Linear .* save their state_dict"):
+        tt.save({"m": nn.Linear(2, 2)}, tmp_path / "m.safetensors")
