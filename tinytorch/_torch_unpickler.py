@@ -180,7 +180,7 @@ class RestrictedUnpickler(pickle._Unpickler):  # type: ignore[name-defined,misc]
             "collections.OrderedDict": collections.OrderedDict,
             "collections.Counter": collections.Counter,
             "builtins.set": set, "builtins.frozenset": frozenset, "builtins.complex": complex,
-            "builtins.bytearray": bytearray,
+            "builtins.bytearray": _bytearray,
             "_codecs.encode": _codecs_encode,
             "torch._utils._rebuild_tensor": self._rebuild_tensor,
             "torch._utils._rebuild_tensor_v2": self._rebuild_tensor_v2,
@@ -346,8 +346,10 @@ class RestrictedUnpickler(pickle._Unpickler):  # type: ignore[name-defined,misc]
         return self._finish(data, requires_grad, None)
 
     def _rebuild_from_type_v2(self, func, new_type, args, state):
-        if id(func) not in self._callables or func in (_codecs_encode, _size, _torch_device):
-            self._fail(f"_rebuild_from_type_v2 with function {func!r} is not allowed")
+        rebuilds = (self._rebuild_tensor, self._rebuild_tensor_v2, self._rebuild_tensor_v3, self._rebuild_parameter,
+                    self._rebuild_parameter_with_state, self._rebuild_device_tensor_from_cpu_tensor)
+        if func not in rebuilds:
+            self._fail(f"_rebuild_from_type_v2 with function {func!r} is not allowed (tensor rebuild functions only)")
         if new_type is not _TENSOR and new_type is not _PARAMETER:
             self._fail(f"tensor subclass {new_type!r} is not allowed")
         if not isinstance(args, tuple):
@@ -457,6 +459,15 @@ def _codecs_encode(obj: Any, encoding: str = "utf-8") -> bytes:
     if not isinstance(obj, str) or encoding not in ("latin1", "latin-1"):
         raise UnpicklingError(f"_codecs.encode is allowed only as encode(str, 'latin1'), got encoding {encoding!r}")
     return obj.encode("latin1")
+
+
+def _bytearray(data: Any = b"") -> bytearray:
+    """``bytearray`` as pickles use it (from bytes or a latin-1 str; never ``bytearray(n)``)."""
+    if isinstance(data, str):
+        return bytearray(data.encode("latin1"))
+    if not isinstance(data, (bytes, bytearray)):
+        raise UnpicklingError(f"bytearray is allowed only from bytes, got {type(data).__name__}")
+    return bytearray(data)
 
 
 def _size(dims: Any = ()) -> Size:

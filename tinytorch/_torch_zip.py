@@ -168,6 +168,9 @@ def load_legacy(data: bytes, fname: str, map_location: Any) -> Any:
     created = []
 
     def storage(key: str, dtype, numel: int, location: str) -> Tensor:
+        if numel * dtype.itemsize > len(data):  # before allocating: the bytes must be in the file
+            raise RuntimeError(f"tinytorch.load: {fname}: storage {key!r} claims {numel} x {dtype.name}, more than "
+                               f"the file's {len(data)} bytes; the file is truncated or corrupted")
         created.append(key)
         return empty(numel, dtype=dtype)
 

@@ -375,3 +375,31 @@ def test_default_format_saves_numpy_arrays_and_plain_values(tmp_path):
     assert back["f"] == frozenset({"a"}) and back["np_scalar"] == 0.5
     with pytest.raises(TypeError, match="can't save object of type Linear .* save their state_dict"):
         tt.save({"m": nn.Linear(2, 2)}, tmp_path / "m.safetensors")
+
+
+def test_cuda_saved_checkpoint_maps_to_cpu(tmp_path):
+    """A checkpoint whose storages were saved from 'cuda:0' (the location strings rewritten)."""
+    src = os.path.join(DATA, "zip_format.pt")
+    cpu_str, cuda_str = b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0"
+    dst = tmp_path / "cuda.pt"
+    _rewrite_zip(src, dst, lambda n, d: d.replace(cpu_str, cuda_str) if n.endswith("data.pkl") else d)
+    for ml in ("cpu", {"cuda:0": "cpu"}, tt.device("cpu")):
+        m = tt.load(dst, map_location=ml)["model"]
+        assert m["wt"].is_cpu and _shares(m["w"], m["wt"]) and m["wt"].stride() == (1, 6)
+        np.testing.assert_array_equal(_np(m["sl"]), EXPECTED["w"][1:3, ::2])
+    if not tt.cuda.is_available():
+        with pytest.raises(RuntimeError, match="can't restore a tensor onto 'cuda:0'.*map_location='cpu'"):
+            tt.load(dst)
+    else:
+        m = tt.load(dst)["model"]
+        assert m["w"].is_cuda and _shares(m["w"], m["wt"]) and isinstance(m["p"], nn.Parameter)
+
+
+def test_legacy_storage_larger_than_file_is_refused_before_allocating(tmp_path):
+    header = b"".join(pickle.dumps(x, protocol=2) for x in (0x1950A86A20F9469CFC6C, 1001, {"little_endian": True}))
+    body = (b"\x80\x02(X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpu"
+            b"\x8a\x06\x00\x00\x00\x00\x00\x01NtQ.")  # 2**40 floats
+    path = tmp_path / "huge.pt"
+    path.write_bytes(header + body + pickle.dumps(["0"], protocol=2))
+    with pytest.raises(RuntimeError, match="claims 1099511627776 x float32"):
+        tt.load(path)
