@@ -1,4 +1,6 @@
-"""``tinytorch.save`` / ``tinytorch.load``: checkpoints in the safetensors layout.
+"""``tinytorch.save`` / ``tinytorch.load``: checkpoints in the safetensors layout (this file), and
+PyTorch's checkpoint formats (``format="torch"``; reading: ``_torch_zip.py`` with the allow-list
+unpickler ``_torch_unpickler.py``, writing: ``_torch_save.py``; see docs/interop.md).
 
 File layout (https://huggingface.co/docs/safetensors, readable by any safetensors reader)::
 
