@@ -60,6 +60,8 @@ def assert_close(actual, expected, dtype: str | None = None, tol=None, what: str
     if isinstance(actual, tt.Tensor):
         dtype = dtype or actual.dtype.name
         actual = to_numpy(actual)
+    if isinstance(expected, tt.Tensor):
+        expected = to_numpy(expected)
     rtol, atol = tol or TOL.get(dtype or "float64", (0, 0))
     np.testing.assert_allclose(np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64),
                                rtol=rtol, atol=atol, err_msg=what)

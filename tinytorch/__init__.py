@@ -52,6 +52,20 @@ Tensor.type = _tensor_type        # Tensor.type('torch.FloatTensor') and friends
 from tinytorch.compiler import compile  # noqa: E402,A004  (a pass-through: tinytorch runs eagerly)
 from tinytorch._formatting import get_printoptions, set_printoptions  # noqa: E402
 from tinytorch._queries import *  # noqa: E402,F401,F403  (result_type, broadcast_shapes, ...)
+from tinytorch._interop import from_dlpack  # noqa: E402  (DLPack, zero-copy)
+from tinytorch import _torch_function as _tf  # noqa: E402
+
+
+def _dispatch_op_functions() -> None:
+    """Once a Tensor subclass with __torch_function__ exists, tinytorch.<op>(subclass, ...) dispatches too
+    (until then the op functions stay the plain ones: no cost without subclasses)."""
+    from tinytorch import _functional
+    for name in _functional.__all__:
+        if globals().get(name) is getattr(_functional, name) and callable(globals()[name]):
+            globals()[name] = _tf.dispatching_function(globals()[name])
+
+
+_tf.on_first_subclass(_dispatch_op_functions)
 
 __version__ = "0.1.0"
 

@@ -1,4 +1,6 @@
-"""``tinytorch.save`` / ``tinytorch.load``: checkpoints in the safetensors layout.
+"""``tinytorch.save`` / ``tinytorch.load``: checkpoints in the safetensors layout (this file), and
+PyTorch's checkpoint formats (``format="torch"``; reading: ``_torch_zip.py`` with the allow-list
+unpickler ``_torch_unpickler.py``, writing: ``_torch_save.py``; see docs/interop.md).
 
 File layout (https://huggingface.co/docs/safetensors, readable by any safetensors reader)::
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import collections
 import ctypes
+import io
 import json
 import math
 import os
@@ -33,6 +36,7 @@ from typing import IO, Any, BinaryIO, Callable, Dict, Optional, Union
 
 import numpy as np
 
+from tinytorch import _torch_save, _torch_zip
 from tinytorch._creation import empty, from_numpy
 from tinytorch._dtype import DTYPES, bfloat16, device as _device
 from tinytorch.tensor import Tensor
@@ -115,6 +119,8 @@ class _Encoder:
             return obj if math.isfinite(obj) else {"$float": repr(obj)}  # JSON has no nan/inf
         if isinstance(obj, np.generic):
             return self.encode(obj.item(), path)
+        if isinstance(obj, np.ndarray):
+            return self.encode(from_numpy(np.array(obj, order="C")), path)  # a copy: the file owns its bytes
         if isinstance(obj, (dict, collections.OrderedDict)):
             if all(isinstance(k, str) for k in obj):
                 node = {"$d": {k: self.encode(v, path + [k]) for k, v in obj.items()}}
@@ -128,19 +134,37 @@ class _Encoder:
             return [self.encode(v, path + [i]) for i, v in enumerate(obj)]
         if isinstance(obj, tuple):
             return {"$tuple": [self.encode(v, path + [i]) for i, v in enumerate(obj)]}
+        if isinstance(obj, (bytes, bytearray)):
+            return {"$bytes": bytes(obj).hex()}
+        if isinstance(obj, complex):
+            return {"$complex": [self.encode(obj.real, path), self.encode(obj.imag, path)]}
+        if isinstance(obj, (set, frozenset)):
+            return {"$set": [self.encode(v, path + [i]) for i, v in enumerate(obj)],
+                    "frozen": isinstance(obj, frozenset)}
         where = ".".join(str(p) for p in path) or "<root>"
         raise TypeError(f"tinytorch.save: can't save object of type {type(obj).__name__} at {where!r}: only "
-                        "tensors, dict/list/tuple containers and int, float, str, bool, None are supported")
+                        "tensors, numpy arrays, dict/list/tuple/set containers and int, float, complex, str, bytes, "
+                        "bool, None are supported (objects would need code to rebuild: save their state_dict())")
 
 
-def save(obj: Any, f: FILE_LIKE) -> None:
+def save(obj: Any, f: FILE_LIKE, format: str = "safetensors") -> None:
     """Saves an object to a disk file.
 
     Args:
-        obj: saved object: a tensor, or dicts/lists/tuples of tensors and plain values
+        obj: saved object: a tensor, or dicts/lists/tuples of tensors, numpy arrays and plain values
             (a state dict or a full ``{"model": ..., "optimizer": ..., "epoch": ...}`` checkpoint)
         f: a file-like object (has to implement write and flush) or a string or os.PathLike object
-            containing a file name"""
+            containing a file name
+        format: ``"safetensors"`` (default: tinytorch's layout, readable by any safetensors reader)
+            or ``"torch"`` (PyTorch's zip checkpoint, which ``torch.load(f, weights_only=True)`` reads;
+            shared storages stay shared)
+
+    Numpy arrays are saved as tensors (and load as tensors)."""
+    if format == "torch":
+        _torch_save.save_torch(obj, f, _to_raw)
+        return
+    if format != "safetensors":
+        raise ValueError(f"tinytorch.save: format must be 'safetensors' or 'torch', got {format!r}")
     enc = _Encoder()
     structure = enc.encode(obj, [])
     raws = {name: _to_raw(t) for name, t in enc.tensors.items()}
@@ -225,6 +249,21 @@ class _Decoder:
             if not isinstance(node["$tuple"], list):
                 self._fail(f"bad tuple {node['$tuple']!r}")
             return tuple(self.decode(v) for v in node["$tuple"])
+        if "$bytes" in node:
+            try:
+                return bytes.fromhex(node["$bytes"])
+            except (TypeError, ValueError) as e:
+                self._fail(f"bad bytes value ({e})")
+        if "$complex" in node:
+            try:
+                return complex(*(self.decode(v) for v in node["$complex"]))
+            except (TypeError, ValueError) as e:
+                self._fail(f"bad complex value ({e})")
+        if "$set" in node:
+            try:
+                return (frozenset if node.get("frozen") else set)(_hashable(self.decode(v)) for v in node["$set"])
+            except TypeError as e:
+                self._fail(f"bad set value ({e})")
         cls = collections.OrderedDict if node.get("$o") else dict
         if "$d" in node:
             if not isinstance(node["$d"], dict):
@@ -372,18 +411,48 @@ def _parse_tensors(data: bytes, fname: str):
 
 
 def load(f: FILE_LIKE, map_location: MAP_LOCATION = None, weights_only: bool = True, **kwargs: Any) -> Any:
-    """Loads an object saved with :func:`tinytorch.save` from a file.
+    """Loads an object saved with :func:`tinytorch.save` or ``torch.save`` from a file.
 
-    Tensors are restored onto the device they were saved from, unless ``map_location`` says
-    otherwise: a string or device (every tensor goes there), a dict mapping saved locations to new
-    ones (``{"cuda:0": "cpu"}``), or a callable ``fn(tensor, saved_location) -> tensor``.
+    Reads tinytorch's safetensors layout, any safetensors file, and PyTorch checkpoints (the zip
+    format of ``torch.save`` and its legacy pickle format). Tensors are restored onto the device
+    they were saved from, unless ``map_location`` says otherwise: a string or device (every tensor
+    goes there), a dict mapping saved locations to new ones (``{"cuda:0": "cpu"}``), or a callable
+    ``fn(tensor, saved_location) -> tensor`` (for PyTorch checkpoints it receives each storage as a
+    1-D tensor).
 
-    The file is parsed as JSON and raw bytes only; nothing is unpickled or executed, whatever
-    ``weights_only`` says (it is accepted for PyTorch compatibility)."""
+    Nothing in the file is executed, whatever ``weights_only`` says (it is accepted for PyTorch
+    compatibility): safetensors files are parsed as JSON and raw bytes, and PyTorch's pickles go
+    through an allow-list unpickler that rebuilds only tensors, storages, dtypes, OrderedDicts and
+    plain containers/scalars (``pickle.UnpicklingError`` naming anything else; see
+    docs/reliability.md)."""
     if kwargs:
         raise TypeError(f"load() got unexpected keyword arguments {sorted(kwargs)}")
     fname = _file_name(f)
-    data = _read_all(f)
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as fh:
+            return _load_stream(fh, fname, map_location)
+    if not (hasattr(f, "seekable") and f.seekable()):
+        return _load_stream(io.BytesIO(_read_all(f)), fname, map_location)
+    return _load_stream(f, fname, map_location)
+
+
+def _load_stream(fh: BinaryIO, fname: str, map_location: MAP_LOCATION) -> Any:
+    start = fh.tell()
+    head = fh.read(512)
+    if not isinstance(head, (bytes, bytearray)):
+        raise TypeError(f"tinytorch.load: {fname}: file object must be opened in binary mode")
+    fh.seek(start)
+    if _torch_zip.is_zip(head):
+        return _torch_zip.load_zip(fh, fname, map_location)
+    if _torch_zip.is_legacy(head):
+        return _torch_zip.load_legacy(fh.read(), fname, map_location)
+    if _torch_zip.is_tar(head):
+        raise RuntimeError(f"tinytorch.load: {fname} is in PyTorch's pre-1.0 tar format, which tinytorch does not "
+                           "read; re-save it with a recent torch.save")
+    if len(head) > 1 and head[0] == 0x80 and 2 <= head[1] <= 5 and head[8:9] != b"{":  # PROTO n, not a JSON header
+        raise RuntimeError(f"tinytorch.load: {fname} is a plain pickle file, not a PyTorch checkpoint (torch.save's "
+                           "zip or legacy format) or a safetensors file; tinytorch never unpickles arbitrary files")
+    data = fh.read()
     tensors, metadata = _parse_tensors(data, fname)
     if _STRUCTURE_KEY not in metadata:
         dec = _Decoder(fname, tensors, map_location)

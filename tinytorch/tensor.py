@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tinytorch import _C, _creation
+from tinytorch import _C, _creation, _interop, _torch_function
 from tinytorch._cuda_loader import cuda_backend
 from tinytorch._dtype import DTYPES, bfloat16, bool_, device as _device, dtype as _dtype_cls, float16, float32, \
     float64, int32, int64, to_dtype, uint8
@@ -21,6 +21,20 @@ class Tensor(TensorBase):
     """A multi-dimensional array with autograd, as ``torch.Tensor``."""
 
     __array_priority__ = 1000  # numpy defers to our reflected operators
+
+    # ------------------------------------------------------------ subclasses (__torch_function__)
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        _torch_function.install(cls, Tensor)  # op methods of the subclass dispatch; Tensor's own never do
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """Runs ``func`` and returns its tensors as ``cls`` (PyTorch's default); override to intercept ops."""
+        return _torch_function.default_torch_function(cls, func, types, args, kwargs)
+
+    def as_subclass(self, cls) -> "Tensor":
+        """Makes a ``cls`` instance with the same data pointer as ``self``, attached to the same autograd graph."""
+        return _torch_function.as_subclass(self, cls, Tensor, S.as_strided)
 
     def __init__(self, *args, **kwargs) -> None:
         """``Tensor(data)`` copies data as float32; ``Tensor(d0, d1, ...)`` is uninitialized (legacy
@@ -46,10 +60,23 @@ class Tensor(TensorBase):
             return self.cpu().numpy()
         return self._impl.numpy()
 
-    def __array__(self, dtype=None, copy=None):
-        a = self.detach().cpu()._impl.numpy() if self.dtype.name != "bfloat16" else \
-            self.detach().float().cpu()._impl.numpy()
-        return a.astype(dtype) if dtype is not None else a
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        return _interop.to_array(self, dtype, copy)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return _interop.array_ufunc(self, ufunc, method, *inputs, **kwargs)
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        """Creates a DLPack capsule of the current tensor to be exported to other libraries."""
+        return _interop.to_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self):
+        return _interop.dlpack_device(self)
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """Array view description for CUDA tensors (CUDA Array Interface version 3)."""
+        return _interop.cuda_array_interface(self)
 
     def tolist(self):
         if self.dtype.name == "bfloat16":
@@ -72,7 +99,10 @@ class Tensor(TensorBase):
         return iter(self.unbind(0))
 
     def __reduce_ex__(self, protocol):
-        raise TypeError("tinytorch tensors are not picklable; use tinytorch.save (safetensors + JSON)")
+        return _interop.reduce_tensor(self)
+
+    def __copy__(self) -> "Tensor":
+        return _interop.copy_tensor(self)
 
     def __deepcopy__(self, memo) -> "Tensor":
         """A copy of a graph leaf with its own storage, requires_grad and .grad (what
@@ -206,6 +236,7 @@ class Tensor(TensorBase):
 
 
 _set_tensor_class(Tensor, DTYPES)
+_torch_function._tensor_class[0] = Tensor
 
 
 def is_tensor(obj) -> bool:

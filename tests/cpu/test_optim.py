@@ -25,7 +25,7 @@ PARAM_TOL = {"float64": (1e-9, 1e-11), "float32": (2e-5, 2e-6), "float16": (2e-2
 
 
 def np64(t: tt.Tensor) -> np.ndarray:
-    return np.asarray(t.detach(), dtype=np.float64)
+    return t.detach().double().cpu().numpy()  # np.asarray refuses bfloat16, as PyTorch
 
 
 def make_problem(seed=0):

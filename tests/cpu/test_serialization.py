@@ -142,8 +142,8 @@ def test_plain_safetensors_file_loads_as_flat_dict(tmp_path):
 
 
 def test_unsupported_objects_rejected(tmp_path):
-    with pytest.raises(TypeError, match="set.*'x'"):
-        save({"x": {1, 2}}, tmp_path / "bad")
+    with pytest.raises(TypeError, match="object.*'x'"):   # sets are saved now (test_torch_checkpoint.py)
+        save({"x": object()}, tmp_path / "bad")
 
 
 def corrupt_cases(raw, n, h):

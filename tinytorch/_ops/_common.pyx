@@ -3,6 +3,8 @@
 and results of fused backward kernels."""
 from libc.stdint cimport int64_t
 
+import numpy as np
+
 from tinytorch import _C
 from tinytorch._dtype import BOOL, FLOAT64, INT64
 from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
@@ -15,7 +17,10 @@ cdef object operand(object x):
     """The _C.TensorImpl for a tensor or a Python number (a 0-dim "wrapped number")."""
     if isinstance(x, Tensor):
         return (<Tensor>x)._impl
-    key = (type(x), x)
+    cls = type(x)
+    if cls is not float and cls is not int and cls is not bool:
+        return foreign_operand(x)
+    key = (cls, x)
     impl = _scalar_cache.get(key)
     if impl is not None:
         return impl
@@ -30,6 +35,22 @@ cdef object operand(object x):
     if len(_scalar_cache) < 1024:
         _scalar_cache[key] = impl   # wrapped numbers are never written to
     return impl
+
+
+cdef object foreign_operand(object x):
+    """Operands that are not a Tensor or a plain Python number: numpy scalars and number
+    subclasses act as Python numbers (wrapped numbers, as in PyTorch), numpy arrays as tensors."""
+    if isinstance(x, (bool, np.bool_)):
+        return operand(bool(x))
+    if isinstance(x, (int, np.integer)):
+        return operand(int(x))
+    if isinstance(x, (float, np.floating)):
+        return operand(float(x))
+    if isinstance(x, np.ndarray):
+        if not x.flags.writeable or any(s < 0 for s in x.strides):
+            x = np.array(x)  # tinytorch tensors are writable views with non-negative strides
+        return _C.from_numpy(x)
+    raise TypeError(f"expected a Tensor or a Python number, got {type(x).__name__}")
 
 
 cdef object impl_or_none(object t):

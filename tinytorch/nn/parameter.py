@@ -1,12 +1,16 @@
 """``nn.Parameter``: a Tensor that a Module registers as a learnable parameter."""
 from __future__ import annotations
 
+from tinytorch import _torch_unpickler
+from tinytorch._torch_function import _disabled_torch_function_impl
 from tinytorch._creation import empty
 from tinytorch.tensor import Tensor
 
 
 class Parameter(Tensor):
     """A kind of Tensor that is to be considered a module parameter (requires grad by default)."""
+
+    __torch_function__ = _disabled_torch_function_impl  # ops on parameters return plain tensors, as PyTorch
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
         if data is None:
@@ -28,8 +32,13 @@ class Parameter(Tensor):
         return Parameter(self.detach().clone(), self.requires_grad)
 
 
+_torch_unpickler._set_parameter_class(Parameter)  # PyTorch checkpoints rebuild nn.Parameter through it
+
+
 class Buffer(Tensor):
     """Marker for tensors registered as buffers (``nn.Buffer``)."""
+
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data: Tensor, *, persistent: bool = True):
         b = Tensor.__new__(cls)

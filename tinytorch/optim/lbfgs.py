@@ -144,11 +144,11 @@ class LBFGS(Optimizer):
             if g is None:
                 views.append(np.zeros(p.numel(), dtype=np.float64))
             else:
-                views.append(np.asarray(g.detach(), dtype=np.float64).reshape(-1))
+                views.append(np.asarray(g.detach().double()).reshape(-1))  # bfloat16 has no numpy type
         return np.concatenate(views) if views else np.zeros(0)
 
     def _get_flat_params(self) -> np.ndarray:
-        return np.concatenate([np.asarray(p.detach(), dtype=np.float64).reshape(-1) for p in self._params])
+        return np.concatenate([np.asarray(p.detach().double()).reshape(-1) for p in self._params])
 
     def _set_flat_params(self, flat: np.ndarray) -> None:
         offset = 0

@@ -6,6 +6,7 @@ import itertools
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator
 
+from tinytorch._interop import as_tensor
 from tinytorch._dtype import bfloat16 as _bfloat16, dtype as dtype_cls, float16, float32, float64
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn.parameter import Buffer, Parameter
@@ -282,6 +283,8 @@ class Module:
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
         """Copies parameters and buffers from state_dict; returns (missing_keys, unexpected_keys).
         With strict=True any missing/unexpected key or shape mismatch raises, listing all of them."""
+        # torch tensors, numpy arrays, anything with __dlpack__/__array__ -> tinytorch tensors
+        state_dict = {k: as_tensor(v, f"load_state_dict: {k!r}") for k, v in state_dict.items()}
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
