@@ -193,7 +193,10 @@ OPS = [
     O("logaddexp", NUM, grad="composite", ref="np.logaddexp(x, y)", domain=(-30.0, 30.0)),
 ] + [O(n, NUM, grad="composite", method=False) for n in (
     "meshgrid", "cartesian_prod", "diff", "cross", "block_diag", "cov", "corrcoef", "trapezoid", "trapz", "bincount",
-    "bucketize", "searchsorted", "histc", "unique")]
+    "bucketize", "searchsorted", "histc", "unique")] + [
+    # top-level linear algebra (tinytorch/linalg/_legacy.py over tinytorch.linalg; formulas in _ops/decomposition.pyx)
+    O(n, "tinytorch.linalg._legacy", grad="composite") for n in (
+        "inverse", "det", "logdet", "slogdet", "cholesky", "qr", "svd", "pinverse", "matrix_power")]
 
 # ---------------------------------------------------------------------------------------------
 # tinytorch.nn.functional functions with an autocast policy (matmul-like ones in lower precision)

@@ -11,6 +11,7 @@ from tinytorch._ops import linalg as _LA
 from tinytorch._ops import norm as _NORM
 from tinytorch._ops import reduce as _R
 from tinytorch._ops import shape as _S
+from tinytorch.linalg import _legacy as _linalg_legacy
 
 neg = _E.neg
 negative = _E.neg
@@ -176,6 +177,15 @@ bucketize = _numerics.bucketize
 searchsorted = _numerics.searchsorted
 histc = _numerics.histc
 unique = _numerics.unique
+inverse = _linalg_legacy.inverse
+det = _linalg_legacy.det
+logdet = _linalg_legacy.logdet
+slogdet = _linalg_legacy.slogdet
+cholesky = _linalg_legacy.cholesky
+qr = _linalg_legacy.qr
+svd = _linalg_legacy.svd
+pinverse = _linalg_legacy.pinverse
+matrix_power = _linalg_legacy.matrix_power
 
 __all__ = [
     "neg",
@@ -342,4 +352,13 @@ __all__ = [
     "searchsorted",
     "histc",
     "unique",
+    "inverse",
+    "det",
+    "logdet",
+    "slogdet",
+    "cholesky",
+    "qr",
+    "svd",
+    "pinverse",
+    "matrix_power",
 ]

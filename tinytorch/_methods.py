@@ -8,6 +8,7 @@ from tinytorch._ops import linalg as _LA
 from tinytorch._ops import norm as _NORM
 from tinytorch._ops import reduce as _R
 from tinytorch._ops import shape as _S
+from tinytorch.linalg import _legacy as _linalg_legacy
 from tinytorch import random as _random
 
 
@@ -278,4 +279,13 @@ METHODS = {
     "ger": _contractions.outer,
     "kron": _contractions.kron,
     "logaddexp": _numerics.logaddexp,
+    "inverse": _linalg_legacy.inverse,
+    "det": _linalg_legacy.det,
+    "logdet": _linalg_legacy.logdet,
+    "slogdet": _linalg_legacy.slogdet,
+    "cholesky": _linalg_legacy.cholesky,
+    "qr": _linalg_legacy.qr,
+    "svd": _linalg_legacy.svd,
+    "pinverse": _linalg_legacy.pinverse,
+    "matrix_power": _linalg_legacy.matrix_power,
 }
