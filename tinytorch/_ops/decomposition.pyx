@@ -228,10 +228,10 @@ def cholesky_ex(Tensor A, bint upper=False):
 # ------------------------------------------------------------------ qr
 def _qr_square_tall_back(Q, R, gQ, gR):
     # A = QR, m >= n: gA = (gQ + Q copyltu(M)) R^-H, M = R gR^H - gQ^H Q, copyltu(M) = tril(M) + tril(M, -1)^H
+    # (Seeger et al., arXiv:1710.08717)
     M = R @ gR.mT - gQ.mT @ Q
-    M = M.tril()
-    M = M + M.tril(-1).mT
-    return solve_triangular(R, gQ + Q @ M, upper=True, left=False)
+    M = M.tril() + M.tril(-1).mT
+    return solve_triangular(R.mT, gQ + Q @ M, upper=False, left=False)
 
 
 def _qr_back(Node n, gQ, gR):
