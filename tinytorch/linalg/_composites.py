@@ -43,10 +43,11 @@ def _tolerance(S: Tensor, A: Tensor, atol, rtol) -> Tensor:
     return tol
 
 
-def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
+def pinv(input: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     """Computes the pseudoinverse (Moore-Penrose inverse) from the SVD (the eigendecomposition
     when ``hermitian``), dropping singular values below ``max(atol, rtol * S_max)``; by default
     ``rtol = eps * max(m, n)``. Differentiable where the kept singular values are distinct."""
+    A = input
     if A.dim() < 2 or A.dtype not in _EPS:
         raise RuntimeError(f"linalg.pinv({A.dtype}{list(A.shape)}): expected a tensor with 2 or more dimensions "
                            f"of float, double, cfloat or cdouble types")
@@ -64,21 +65,23 @@ def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     return (Vh.mT * S_inv.unsqueeze(-2)) @ U.mT
 
 
-def matrix_rank(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
+def matrix_rank(input: Tensor, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     """Computes the numerical rank: the number of singular values (absolute eigenvalues when
     ``hermitian``) above ``max(atol, rtol * S_max)``; int64."""
+    A = input
     _check_float_double("linalg.matrix_rank", A)
     S = eigvalsh(A).abs() if hermitian else svdvals(A)
     return (S > _tolerance(S, A, atol, rtol)).sum(-1)
 
 
-def lstsq(A: Tensor, B: Tensor, rcond: Optional[float] = None, *, driver: Optional[str] = None) -> Lstsq:
+def lstsq(input: Tensor, b: Tensor, rcond: Optional[float] = None, *, driver: Optional[str] = None) -> Lstsq:
     """Computes a solution to the least squares problem ``min ||A X - B||_F`` for A (*, m, n),
     B (*, m, k) (or (*, m)). Drivers as PyTorch's CPU ones: ``'gelsy'`` (default) and
     ``'gelsd'``/``'gelss'`` through the pseudoinverse (rank-revealing, minimum norm, singular
     values below ``rcond * S_max`` dropped), ``'gels'`` through QR (full-rank A). ``residuals``
     (squared, per column) are given when m > n, A has full rank and the driver isn't gelsy;
     ``rank`` for all but gels, ``singular_values`` for gelsd/gelss, as PyTorch."""
+    A, B = input, b
     _check_float_double("linalg.lstsq", A)
     driver = driver or "gelsy"
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
@@ -120,9 +123,10 @@ def lstsq(A: Tensor, B: Tensor, rcond: Optional[float] = None, *, driver: Option
     return Lstsq(X, residuals, rank, sv)
 
 
-def matrix_power(A: Tensor, n: int) -> Tensor:
+def matrix_power(input: Tensor, n: int) -> Tensor:
     """Computes the n-th power of square matrices by repeated squaring; n = 0 gives the identity,
     a negative n the power of the inverse."""
+    A = input
     if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
                            f"{A.shape[-2] if A.dim() >= 2 else 1} by {A.shape[-1] if A.dim() else 1} matrices")

@@ -1,7 +1,8 @@
 """``torch.linalg``'s factorizations and solvers: solve, inv, det, slogdet, cholesky, qr, eigh,
 eigvalsh, svd, svdvals, solve_triangular, lu_factor, lu_solve (and their ``_ex`` forms). The
 kernels and derivatives are in ``tinytorch._ops.decomposition``; this module adds PyTorch's
-signatures, result tuples, vector right-hand sides, ``left=`` and the error checks."""
+signatures (the parameter names its bindings accept: ``A`` for most, ``input`` for cholesky, eigh,
+eigvalsh and solve_triangular), result tuples, vector right-hand sides, ``left=`` and the checks."""
 from __future__ import annotations
 
 from collections import namedtuple
@@ -78,20 +79,20 @@ def slogdet(A: Tensor) -> Slogdet:
     return Slogdet(*_D.slogdet(A))
 
 
-def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -> CholeskyEx:
+def cholesky_ex(input: Tensor, *, upper: bool = False, check_errors: bool = False) -> CholeskyEx:
     """Computes the Cholesky decomposition of symmetric positive-definite matrices, reading the
     lower triangle, and returns ``(L, info)``; ``info`` > 0 is the order of the leading minor
     that is not positive-definite."""
-    L, info = _D.cholesky_ex(A, upper)
+    L, info = _D.cholesky_ex(input, upper)
     if check_errors:
-        _D.check_info("linalg.cholesky", "cholesky", info, _batched(A))
+        _D.check_info("linalg.cholesky", "cholesky", info, _batched(input))
     return CholeskyEx(L, info)
 
 
-def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
+def cholesky(input: Tensor, *, upper: bool = False) -> Tensor:
     """Computes the Cholesky decomposition ``A = L L^T`` (``U^T U`` when ``upper=True``) of
     symmetric positive-definite matrices; raises LinAlgError when one is not positive-definite."""
-    return cholesky_ex(A, upper=upper, check_errors=True).L
+    return cholesky_ex(input, upper=upper, check_errors=True).L
 
 
 def qr(A: Tensor, mode: str = "reduced") -> QR:
@@ -101,17 +102,17 @@ def qr(A: Tensor, mode: str = "reduced") -> QR:
     return QR(*_D.qr(A, mode))
 
 
-def eigh(A: Tensor, UPLO: str = "L") -> Eigh:
+def eigh(input: Tensor, UPLO: str = "L") -> Eigh:
     """Computes the eigenvalues (ascending) and orthonormal eigenvectors of symmetric matrices,
     reading the lower (``UPLO='L'``) or upper triangle. The eigenvectors' gradient is undefined
     (inf/nan) where eigenvalues repeat, as in PyTorch; losses that depend only on the spanned
     subspaces (or the eigenvalues) are well defined."""
-    return Eigh(*_D.eigh(A, UPLO))
+    return Eigh(*_D.eigh(input, UPLO))
 
 
-def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
+def eigvalsh(input: Tensor, UPLO: str = "L") -> Tensor:
     """Computes the eigenvalues (ascending) of symmetric matrices."""
-    return _D.eigvalsh(A, UPLO)
+    return _D.eigvalsh(input, UPLO)
 
 
 def svd(A: Tensor, full_matrices: bool = True, *, driver=None) -> SVD:
@@ -127,10 +128,10 @@ def svdvals(A: Tensor, *, driver=None) -> Tensor:
     return _D.svdvals(A)
 
 
-def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False) -> Tensor:
+def solve_triangular(input: Tensor, B: Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False) -> Tensor:
     """Computes the solution of a triangular system ``A X = B`` (``X A = B`` when ``left=False``);
     only the triangle named by ``upper`` is read (its diagonal taken as ones if ``unitriangular``)."""
-    return _D.solve_triangular(A, B, upper=upper, left=left, unitriangular=unitriangular)
+    return _D.solve_triangular(input, B, upper=upper, left=left, unitriangular=unitriangular)
 
 
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -> LUFactorEx:
@@ -160,14 +161,14 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoin
     return _D.lu_solve(LU, pivots, B.mT, not adjoint).mT      # X A = B  <=>  A^T X^T = B^T
 
 
-def eig(A: Tensor):
+def eig(input: Tensor):
     """Not implemented: the eigendecomposition of a general matrix is complex, and tinytorch has no
     complex dtypes. Use ``eigh`` for symmetric matrices."""
     raise NotImplementedError("linalg.eig: the eigenvalues of a general matrix are complex and tinytorch has no "
                               "complex dtypes; use linalg.eigh for symmetric matrices")
 
 
-def eigvals(A: Tensor):
+def eigvals(input: Tensor):
     """Not implemented (complex results); see ``eig``."""
     raise NotImplementedError("linalg.eigvals: the eigenvalues of a general matrix are complex and tinytorch has "
                               "no complex dtypes; use linalg.eigvalsh for symmetric matrices")
