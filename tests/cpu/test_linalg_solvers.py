@@ -374,6 +374,8 @@ ERROR_CASES = [
     ("solve_dtype", lambda: LA.solve(tt.ones(2, 2), tt.ones(2, 2, dtype=tt.float64)), RuntimeError,
      "linalg.solve: Expected A and B to have the same dtype, but found A of type Float and B of type Double"),
     ("solve_shapes", lambda: LA.solve(tt.eye(2), tt.ones(3)), RuntimeError, "Incompatible shapes of A and B"),
+    ("solve_right_vector", lambda: LA.solve(tt.eye(2), tt.ones(2), left=False), RuntimeError,
+     "linalg.solve: Incompatible shapes of A and B for the equation XA = B (2x2 and 2x1)"),
     ("eigh_uplo", lambda: LA.eigh(tt.eye(2), UPLO="X"), RuntimeError, "UPLO"),
     ("qr_mode", lambda: LA.qr(tt.ones(2, 3), mode="foo"), RuntimeError,
      "qr received unrecognized mode 'foo' but expected one of 'reduced' (default), 'r', or 'complete'"),

@@ -39,9 +39,12 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     if left:
         X, info = _D.solve_ex(A, B.unsqueeze(-1) if vector else B)
         X = X.squeeze(-1) if vector else X
-    else:       # X A = B  <=>  A^T X^T = B^T
-        X, info = _D.solve_ex(A.mT, B.unsqueeze(-1) if vector else B.mT)
-        X = X.squeeze(-1) if vector else X.mT
+    else:       # X A = B  <=>  A^T X^T = B^T; a vector B is a column, which X A = B can't take (as PyTorch)
+        if vector:
+            raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation XA = B "
+                               f"({A.shape[-2]}x{A.shape[-1]} and {B.shape[-1]}x1)")
+        X, info = _D.solve_ex(A.mT, B.mT)
+        X = X.mT
     if check_errors:
         _D.check_info("linalg.solve", "solve", info, _batched(A))
     return SolveEx(X, info)
