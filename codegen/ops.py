@@ -196,7 +196,10 @@ OPS = [
     O("logaddexp", NUM, grad="composite", ref="np.logaddexp(x, y)", domain=(-30.0, 30.0)),
 ] + [O(n, NUM, grad="composite", method=False) for n in (
     "meshgrid", "cartesian_prod", "cross", "block_diag", "cov", "corrcoef", "trapezoid", "trapz",
-    "bucketize", "searchsorted")]
+    "bucketize", "searchsorted")] + [
+    # top-level linear algebra (tinytorch/linalg/_legacy.py over tinytorch.linalg; formulas in _ops/decomposition.pyx)
+    O(n, "tinytorch.linalg._legacy", grad="composite") for n in (
+        "inverse", "det", "logdet", "slogdet", "cholesky", "qr", "svd", "pinverse", "matrix_power")]
 
 # ---------------------------------------------------------------------------------------------
 # issue 16: PyTorch names real programs use (composites in tinytorch/_compat_ops.py unless noted)

@@ -16,16 +16,19 @@ if [ ! -f /usr/include/gtest/gtest.h ] && command -v apt-get >/dev/null && [ "$(
 fi
 
 # Where nvcc exists, compile the CUDA backend too (so CUDA code that doesn't build can't land),
-# with cuBLAS from the nvidia-cublas wheel when the toolkit has none, and NCCL and cuDNN from their
-# wheels so the distributed backend and the cuDNN convolution compile as well.
+# with cuBLAS from the nvidia-cublas wheel when the toolkit has none, and NCCL, cuDNN and cuSOLVER's
+# headers from their wheels so the distributed backend, the cuDNN convolution and the CUDA linalg
+# compile as well.
 cuda_defs=()
 if command -v nvcc >/dev/null; then
   python3 -m pip install -q "nvidia-cublas==13.0.*"
   # optional: where the package index lacks them, those parts are left out of the build (CMake says so)
   python3 -m pip install -q "nvidia-nccl-cu13" "nvidia-cudnn-cu13==9.*" || echo "== NCCL/cuDNN wheels not available"
+  # cuSOLVER's headers for tinytorch.linalg on CUDA (the library is loaded at run time, so no deps)
+  python3 -m pip install -q --no-deps "nvidia-cusolver==12.0.*" || echo "== cuSOLVER wheel not available"
   nv=$(python3 -c "import nvidia; print(list(nvidia.__path__)[0])")
   cuda_defs=(-DTINYTORCH_CUDA=ON -DTINYTORCH_CUBLAS_ROOT="$nv/cu13" -DTINYTORCH_NCCL_ROOT="$nv/nccl"
-             -DTINYTORCH_CUDNN_ROOT="$nv/cudnn")
+             -DTINYTORCH_CUDNN_ROOT="$nv/cudnn" -DTINYTORCH_CUSOLVER_ROOT="$nv/cu13")
   echo "== CUDA backend will be compiled (nvcc $(nvcc --version | grep -o 'release [0-9.]*'), cuBLAS/NCCL/cuDNN in $nv)"
 fi
 

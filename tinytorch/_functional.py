@@ -16,6 +16,7 @@ from tinytorch import _pointwise as _pointwise
 from tinytorch import _reshaping as _reshaping
 from tinytorch import _sampling as _sampling
 from tinytorch import _statistics as _statistics
+from tinytorch.linalg import _legacy as _linalg_legacy
 
 neg = _E.neg
 negative = _E.neg
@@ -191,6 +192,15 @@ trapezoid = _numerics.trapezoid
 trapz = _numerics.trapz
 bucketize = _numerics.bucketize
 searchsorted = _numerics.searchsorted
+inverse = _linalg_legacy.inverse
+det = _linalg_legacy.det
+logdet = _linalg_legacy.logdet
+slogdet = _linalg_legacy.slogdet
+cholesky = _linalg_legacy.cholesky
+qr = _linalg_legacy.qr
+svd = _linalg_legacy.svd
+pinverse = _linalg_legacy.pinverse
+matrix_power = _linalg_legacy.matrix_power
 unique = _numerics.unique
 diff = _numerics.diff
 histc = _numerics.histc
@@ -446,6 +456,15 @@ __all__ = [
     "trapz",
     "bucketize",
     "searchsorted",
+    "inverse",
+    "det",
+    "logdet",
+    "slogdet",
+    "cholesky",
+    "qr",
+    "svd",
+    "pinverse",
+    "matrix_power",
     "unique",
     "diff",
     "histc",

@@ -13,6 +13,7 @@ from tinytorch import _pointwise as _pointwise
 from tinytorch import _reshaping as _reshaping
 from tinytorch import _sampling as _sampling
 from tinytorch import _statistics as _statistics
+from tinytorch.linalg import _legacy as _linalg_legacy
 from tinytorch import random as _random
 
 
@@ -307,6 +308,15 @@ METHODS = {
     "ger": _contractions.outer,
     "kron": _contractions.kron,
     "logaddexp": _numerics.logaddexp,
+    "inverse": _linalg_legacy.inverse,
+    "det": _linalg_legacy.det,
+    "logdet": _linalg_legacy.logdet,
+    "slogdet": _linalg_legacy.slogdet,
+    "cholesky": _linalg_legacy.cholesky,
+    "qr": _linalg_legacy.qr,
+    "svd": _linalg_legacy.svd,
+    "pinverse": _linalg_legacy.pinverse,
+    "matrix_power": _linalg_legacy.matrix_power,
     "unique": _numerics.unique,
     "diff": _numerics.diff,
     "histc": _numerics.histc,

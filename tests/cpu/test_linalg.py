@@ -1,5 +1,5 @@
 """tinytorch.linalg norms against numpy.linalg.norm: every ord, dims, keepdim, float dtype and
-layout; gradients by gradcheck; the norms that need an SVD raise NotImplementedError."""
+layout; gradients by gradcheck."""
 import math
 
 import numpy as np
@@ -56,10 +56,10 @@ def test_norm_dispatch_and_errors():
     assert_close(tt.linalg.norm(x), np.linalg.norm(xr.reshape(-1)))          # no ord, no dim: all elements
     assert_close(tt.linalg.norm(x, dim=1), np.linalg.norm(xr, axis=1))
     assert_close(tt.linalg.norm(x, 1, dim=(1, 0)), np.linalg.norm(xr.T, 1))
-    with pytest.raises(NotImplementedError, match="no SVD"):
-        tt.linalg.matrix_norm(x, "nuc")
-    with pytest.raises(NotImplementedError, match="no SVD"):
-        tt.linalg.norm(x, 2)
+    # the singular-value norms (values and gradients: tests/cpu/test_linalg_solvers.py)
+    assert_close(tt.linalg.matrix_norm(x, "nuc"), np.linalg.norm(xr, "nuc"))
+    assert_close(tt.linalg.norm(x, 2), np.linalg.norm(xr, 2))
+    assert_close(tt.linalg.matrix_norm(x, -2, dim=(1, 0), keepdim=True), np.linalg.norm(xr.T, -2).reshape(1, 1))
     with pytest.raises(RuntimeError, match="must be 1D or 2D"):
         tt.linalg.norm(tt.zeros(2, 2, 2), 1)
     with pytest.raises(RuntimeError, match="floating point"):

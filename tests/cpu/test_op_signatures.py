@@ -3,6 +3,8 @@
 positional call gives. The names are PyTorch 2.13's (its Python signatures: ``input`` for the
 first tensor, ``other``, ``mat2``, ``dim``, ``keepdim``, ...); ``cases`` takes the library as an
 argument, so the same table runs against torch itself."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -26,6 +28,7 @@ def cases(tt, F):
     target = tt.tensor(np.array([2, 0], dtype=np.int64))
     emb_w = T(5, 3)
     f64 = tt.float64
+    spd = sq @ sq.mT + tt.eye(3) * 3
 
     def on_copy(method):        # an in-place method, on a fresh copy of x at each call
         return lambda *args, **kwargs: getattr(x.clone(), method)(*args, **kwargs)
@@ -124,6 +127,29 @@ def cases(tt, F):
         ("bmm", tt.bmm, (b3, b3.transpose(1, 2)), dict(input=b3, mat2=b3.transpose(1, 2))),
         ("Tensor.matmul", x.matmul, (sq,), dict(other=sq)),
         ("Tensor.mm", x.mm, (sq,), dict(mat2=sq)),
+        # linear algebra: the top-level names take `input`, tinytorch.linalg's `A`, `B`, `UPLO`, ...
+        ("inverse", tt.inverse, (spd,), dict(input=spd)),
+        ("det", tt.det, (sq,), dict(input=sq)),
+        ("logdet", tt.logdet, (spd,), dict(input=spd)),
+        ("slogdet", tt.slogdet, (sq,), dict(input=sq)),
+        ("cholesky", tt.cholesky, (spd, True), dict(input=spd, upper=True)),
+        ("qr", tt.qr, (x.mT, True), dict(input=x.mT, some=True)),
+        ("svd", tt.svd, (x, False), dict(input=x, some=False, compute_uv=True)),
+        ("pinverse", tt.pinverse, (x, 1e-10), dict(input=x, rcond=1e-10)),
+        ("matrix_power", tt.matrix_power, (sq, 3), dict(input=sq, n=3)),
+        ("Tensor.inverse", spd.inverse, (), dict()),
+        ("linalg.solve", tt.linalg.solve, (spd, x.mT), dict(A=spd, B=x.mT, left=True)),
+        ("linalg.eigh", tt.linalg.eigh, (spd, "U"), dict(input=spd, UPLO="U")),
+        ("linalg.cholesky_ex", tt.linalg.cholesky_ex, (spd,), dict(input=spd, upper=False, check_errors=True)),
+        ("linalg.svd", tt.linalg.svd, (x, False), dict(A=x, full_matrices=False)),
+        ("linalg.lstsq", tt.linalg.lstsq, (sq, x.mT), dict(input=sq, b=x.mT, rcond=None)),
+        ("linalg.matrix_rank", tt.linalg.matrix_rank, (x,), dict(input=x, atol=0.0, rtol=None, hermitian=False)),
+        ("linalg.solve_triangular", functools.partial(tt.linalg.solve_triangular, upper=True), (spd, x.mT),
+         dict(input=spd, B=x.mT, left=True)),
+        ("linalg.matrix_power", tt.linalg.matrix_power, (sq, -2), dict(input=sq, n=-2)),
+        ("linalg.pinv", tt.linalg.pinv, (x,), dict(input=x, atol=None, rtol=None, hermitian=False)),
+        ("linalg.cross", tt.linalg.cross, (b3[:, :, :3].mT, b3[:, :, 1:].mT), dict(input=b3[:, :, :3].mT,
+                                                                                     other=b3[:, :, 1:].mT, dim=-1)),
         ("F.linear", F.linear, (x, lin_w, lin_b), dict(input=x, weight=lin_w, bias=lin_b)),
         # convolutions and pooling
         ("conv2d", F.conv2d, (img, w2, None, 1, 1), dict(input=img, weight=w2, bias=None, stride=1, padding=1)),

@@ -1,11 +1,12 @@
-"""``tinytorch.linalg``: vector and matrix norms, as ``torch.linalg``'s, composed from reductions
-(so every device and dtype, and differentiable where PyTorch's are). Norms that need singular
-values (``'nuc'``, 2, -2) raise NotImplementedError: tinytorch has no SVD."""
+"""Vector and matrix norms, as ``torch.linalg``'s, composed from reductions (so every device and
+dtype, and differentiable where PyTorch's are); the spectral and nuclear matrix norms (``2``,
+``-2``, ``'nuc'``) from the singular values."""
 from __future__ import annotations
 
 import math
 from typing import Optional, Sequence, Union
 
+from tinytorch.linalg._decompositions import svdvals
 from tinytorch.tensor import Tensor
 
 _Dims = Union[int, Sequence[int], None]
@@ -51,7 +52,12 @@ def matrix_norm(x: Tensor, ord: Union[str, float] = "fro", dim: Sequence[int] = 
     if ord == "fro":
         return x.norm(2.0, [d0, d1], keepdim)
     if ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"linalg.matrix_norm: ord={ord!r} needs singular values; tinytorch has no SVD")
+        perm = [d for d in range(x.dim()) if d not in (d0, d1)] + [d0, d1]
+        s = svdvals(x.permute(perm))
+        out = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
+        if keepdim:
+            out = out.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))
+        return out
     sums = {1: (d0, d1, "amax"), -1: (d0, d1, "amin"), math.inf: (d1, d0, "amax"), -math.inf: (d1, d0, "amin")}
     if ord not in sums:
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
