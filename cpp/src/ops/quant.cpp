@@ -102,7 +102,7 @@ Tensor quant_linear(const Tensor& input, const Tensor& weight, int64_t qtype, in
       if (!oc.is_same(out)) out.copy_(oc);
     }
   }
-  if (bias.defined()) binary_(BinaryOp::Add, out, bias);
+  if (bias.defined()) binary_(BinaryOp::Add, out, bias, OpScalars{1.0});  // a = alpha
   return out.view(shape);
 }
 

@@ -27,7 +27,7 @@ def _qtype_code(qtype) -> int:
 
 def _packed_bytes(data, out_features: int, row_bytes: int) -> Tensor:
     """``data`` (numpy uint8 (out_features, row_bytes) or flat, bytes-like, or a uint8 Tensor) as a
-    (out_features, row_bytes) uint8 Tensor; numpy memory (a GGUF memmap too) is borrowed, not copied."""
+    (out_features, row_bytes) uint8 Tensor; writeable numpy memory is borrowed, not copied."""
     if isinstance(data, Tensor):
         if data.dtype != uint8:
             raise TypeError(f"QuantizedLinear: packed data must be uint8, got {data.dtype}")
@@ -39,7 +39,9 @@ def _packed_bytes(data, out_features: int, row_bytes: int) -> Tensor:
                             f"got {type(data).__name__}")
         if arr.dtype != np.uint8:
             raise TypeError(f"QuantizedLinear: packed data must be uint8, got numpy {arr.dtype}")
-        t = from_numpy(np.ascontiguousarray(arr))
+        arr = np.ascontiguousarray(arr)
+        # a tensor may write its storage, so read-only memory (bytes, a read-only GGUF memmap) is copied once
+        t = from_numpy(arr if arr.flags.writeable else arr.copy())
     want = out_features * row_bytes
     if t.numel() != want or (t.dim() != 1 and tuple(t.shape) != (out_features, row_bytes)):
         raise ValueError(f"QuantizedLinear: packed data of shape {tuple(t.shape)} ({t.numel()} bytes) does not "
