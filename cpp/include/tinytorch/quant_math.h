@@ -142,7 +142,7 @@ TT_QUANT_UNROLL
 
 // Calls fn(Format<Q>{}) for a code block_format accepted.
 template <class Fn>
-TT_INLINE void dispatch_format(int64_t code, Fn&& fn) {
+inline void dispatch_format(int64_t code, Fn&& fn) {  // host only
   switch (code) {
     case 2: fn(Format<QType::Q4_0>{}); break;
     case 3: fn(Format<QType::Q4_1>{}); break;
