@@ -69,34 +69,45 @@ TT_QUANT_AVX512 inline void decode512(QType q, const uint8_t* b, __m512& lo, __m
   hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(h));
 }
 
-// out[r, n] for n in [n0, n1) and R input rows starting at m0; blocks alternate between two
-// accumulators per row so consecutive FMAs don't wait on each other.
+// One block b of a row for R input rows starting at m0: acc[r] += d * (codes . x[r, block]),
+// offset[r] += m * sum(x[r, block]) (Q4_1).
+template <QType Q, int R>
+TT_QUANT_AVX512 __attribute__((always_inline)) inline void block512(const Problem& p, const uint8_t* blk, int64_t b,
+                                                                    int64_t m0, __m512 (&acc)[R], float (&offset)[R]) {
+  __m512 lo, hi;
+  decode512(Q, blk, lo, hi);
+  __m512 d = _mm512_set1_ps(_cvtsh_ss(static_cast<unsigned short>(blk[0] | (blk[1] << 8))));
+  for (int r = 0; r < R; ++r) {
+    const float* xb = p.x + (m0 + r) * p.K + b * 32;
+    __m512 t = _mm512_fmadd_ps(hi, _mm512_loadu_ps(xb + 16), _mm512_mul_ps(lo, _mm512_loadu_ps(xb)));
+    acc[r] = _mm512_fmadd_ps(t, d, acc[r]);
+  }
+  if constexpr (Q == QType::Q4_1) {
+    float m = _cvtsh_ss(static_cast<unsigned short>(blk[2] | (blk[3] << 8)));
+    for (int r = 0; r < R; ++r) offset[r] += m * p.xsum[(m0 + r) * (p.K / 32) + b];
+  }
+}
+
+// out[r, n] for n in [n0, n1) and R input rows starting at m0; even and odd blocks go to two
+// sets of accumulators so consecutive FMAs don't wait on each other.
 template <QType Q, int R>
 TT_QUANT_AVX512 void rows512(const Problem& p, int64_t m0, int64_t n0, int64_t n1) {
   constexpr int64_t kBytes = Format<Q>::kBytes;
   int64_t nb = p.K / 32;
   for (int64_t n = n0; n < n1; ++n) {
     const uint8_t* wr = p.w + n * p.row;
-    __m512 acc[R][2];
+    __m512 acc0[R], acc1[R];
     float offset[R];
-    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps(), offset[r] = 0.f;
-    for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* blk = wr + b * kBytes;
-      __m512 lo, hi;
-      decode512(Q, blk, lo, hi);
-      __m512 d = _mm512_set1_ps(_cvtsh_ss(static_cast<unsigned short>(blk[0] | (blk[1] << 8))));
-      for (int r = 0; r < R; ++r) {
-        const float* xb = p.x + (m0 + r) * p.K + b * 32;
-        __m512 t = _mm512_fmadd_ps(hi, _mm512_loadu_ps(xb + 16), _mm512_mul_ps(lo, _mm512_loadu_ps(xb)));
-        acc[r][b & 1] = _mm512_fmadd_ps(t, d, acc[r][b & 1]);
-      }
-      if constexpr (Q == QType::Q4_1) {
-        float m = _cvtsh_ss(static_cast<unsigned short>(blk[2] | (blk[3] << 8)));
-        for (int r = 0; r < R; ++r) offset[r] += m * p.xsum[(m0 + r) * nb + b];
-      }
+    for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = _mm512_setzero_ps(), offset[r] = 0.f;
+    int64_t b = 0;
+    for (; b + 1 < nb; b += 2) {
+      _mm_prefetch(reinterpret_cast<const char*>(wr + (b + 8) * kBytes), _MM_HINT_T0);
+      block512<Q, R>(p, wr + b * kBytes, b, m0, acc0, offset);
+      block512<Q, R>(p, wr + (b + 1) * kBytes, b + 1, m0, acc1, offset);
     }
+    if (b < nb) block512<Q, R>(p, wr + b * kBytes, b, m0, acc0, offset);
     for (int r = 0; r < R; ++r)
-      p.out[(m0 + r) * p.ldo + n] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r][0], acc[r][1])) + offset[r];
+      p.out[(m0 + r) * p.ldo + n] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[r], acc1[r])) + offset[r];
   }
 }
 
@@ -130,33 +141,41 @@ TT_QUANT_AVX2 inline float hsum256(__m256 v) {
 }
 
 template <QType Q, int R>
+TT_QUANT_AVX2 __attribute__((always_inline)) inline void block256(const Problem& p, const uint8_t* blk, int64_t b,
+                                                                  int64_t m0, __m256 (&acc)[R], float (&offset)[R]) {
+  __m256 v[4];
+  decode256(Q, blk, v);
+  __m256 d = _mm256_set1_ps(_cvtsh_ss(static_cast<unsigned short>(blk[0] | (blk[1] << 8))));
+  for (int r = 0; r < R; ++r) {
+    const float* xb = p.x + (m0 + r) * p.K + b * 32;
+    __m256 t = _mm256_mul_ps(v[0], _mm256_loadu_ps(xb));
+    t = _mm256_fmadd_ps(v[1], _mm256_loadu_ps(xb + 8), t);
+    t = _mm256_fmadd_ps(v[2], _mm256_loadu_ps(xb + 16), t);
+    t = _mm256_fmadd_ps(v[3], _mm256_loadu_ps(xb + 24), t);
+    acc[r] = _mm256_fmadd_ps(t, d, acc[r]);
+  }
+  if constexpr (Q == QType::Q4_1) {
+    float m = _cvtsh_ss(static_cast<unsigned short>(blk[2] | (blk[3] << 8)));
+    for (int r = 0; r < R; ++r) offset[r] += m * p.xsum[(m0 + r) * (p.K / 32) + b];
+  }
+}
+
+template <QType Q, int R>
 TT_QUANT_AVX2 void rows256(const Problem& p, int64_t m0, int64_t n0, int64_t n1) {
   constexpr int64_t kBytes = Format<Q>::kBytes;
   int64_t nb = p.K / 32;
   for (int64_t n = n0; n < n1; ++n) {
     const uint8_t* wr = p.w + n * p.row;
-    __m256 acc[R][2];
+    __m256 acc0[R], acc1[R];
     float offset[R];
-    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps(), offset[r] = 0.f;
-    for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* blk = wr + b * kBytes;
-      __m256 v[4];
-      decode256(Q, blk, v);
-      __m256 d = _mm256_set1_ps(_cvtsh_ss(static_cast<unsigned short>(blk[0] | (blk[1] << 8))));
-      for (int r = 0; r < R; ++r) {
-        const float* xb = p.x + (m0 + r) * p.K + b * 32;
-        __m256 t = _mm256_mul_ps(v[0], _mm256_loadu_ps(xb));
-        t = _mm256_fmadd_ps(v[1], _mm256_loadu_ps(xb + 8), t);
-        t = _mm256_fmadd_ps(v[2], _mm256_loadu_ps(xb + 16), t);
-        t = _mm256_fmadd_ps(v[3], _mm256_loadu_ps(xb + 24), t);
-        acc[r][b & 1] = _mm256_fmadd_ps(t, d, acc[r][b & 1]);
-      }
-      if constexpr (Q == QType::Q4_1) {
-        float m = _cvtsh_ss(static_cast<unsigned short>(blk[2] | (blk[3] << 8)));
-        for (int r = 0; r < R; ++r) offset[r] += m * p.xsum[(m0 + r) * nb + b];
-      }
+    for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = _mm256_setzero_ps(), offset[r] = 0.f;
+    int64_t b = 0;
+    for (; b + 1 < nb; b += 2) {
+      block256<Q, R>(p, wr + b * kBytes, b, m0, acc0, offset);
+      block256<Q, R>(p, wr + (b + 1) * kBytes, b + 1, m0, acc1, offset);
     }
-    for (int r = 0; r < R; ++r) p.out[(m0 + r) * p.ldo + n] = hsum256(_mm256_add_ps(acc[r][0], acc[r][1])) + offset[r];
+    if (b < nb) block256<Q, R>(p, wr + b * kBytes, b, m0, acc0, offset);
+    for (int r = 0; r < R; ++r) p.out[(m0 + r) * p.ldo + n] = hsum256(_mm256_add_ps(acc0[r], acc1[r])) + offset[r];
   }
 }
 
