@@ -59,7 +59,7 @@ TEST(Quant, DequantizeAndLinear) {
     Tensor w = build(qtype, N, K, wv, static_cast<uint32_t>(qtype));
     expect_close(quant_dequantize(w, qtype, N, K, DType::Float32), wv, DType::Float64, 0.0, "dequantize");
     for (DType d : {DType::Float32, DType::Float16, DType::BFloat16})
-      for (int64_t M : {1, 3, 9}) {  // matvec and the dequantize + GEMM path
+      for (int64_t M : {1, 3, 9, 50}) {  // matvec and the dequantize + GEMM path
         Tensor x = rand_tensor({M, K}, d, 7), bias = rand_tensor({N}, d, 8);
         std::vector<double> xv = to_vec(x), bv = to_vec(bias), want(static_cast<size_t>(M * N));
         for (int64_t i = 0; i < M; ++i)

@@ -25,7 +25,7 @@ def features(qtype) -> int:
 
 @pytest.mark.parametrize("qtype", QTYPES, ids=lambda q: q.name)
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("m", [1, 3, 17])  # decode matvec, a few rows, the GEMM path (> 8 rows)
+@pytest.mark.parametrize("m", [1, 3, 17, 64])  # matvec (rows in groups of 8); the GEMM path (> 48 rows)
 def test_forward(qtype, dtype, m):
     n, k = 37, features(qtype)
     data, w = packed_weight(qtype, n, k, seed=m)
@@ -38,9 +38,10 @@ def test_forward(qtype, dtype, m):
 
 
 @pytest.mark.parametrize("qtype", [Q.Q4_0, Q.Q4_1, Q.Q8_0, Q.Q6_K], ids=lambda q: q.name)
-@pytest.mark.parametrize("m", [1, 5, 40])
+@pytest.mark.parametrize("m", [1, 5, 50])
 def test_many_rows_and_tiles(qtype, m):
-    # K = 4096: the GEMM path cuts the 131 rows of W into 3 tiles; the matvec splits N over threads
+    # K = 4096: the GEMM path (50 rows) cuts the 131 rows of W into 3 tiles; the matvec splits N
+    # over threads
     n, k = 131, 4096
     data, w = packed_weight(qtype, n, k, seed=3)
     bias = np.random.default_rng(4).uniform(-1, 1, n)

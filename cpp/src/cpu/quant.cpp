@@ -46,8 +46,9 @@ struct Problem {
   int64_t M, K, row, ldo;
 };
 
-// Rows per call of a row kernel: its accumulators stay in registers.
-constexpr int kRows = 4;
+// Input rows per call of a row kernel: 2 x 8 accumulators + the decoded block stay in the 32
+// zmm registers, and each decoded block serves all 8 rows.
+constexpr int kRows = 8;
 
 // ---------------------------------------------------------------- AVX-512
 // A 32-value block as two vectors of its integer codes (values 0..15 and 16..31), before
@@ -221,6 +222,10 @@ RowsFn pick_rows(int r) {
     case 1: return pick_rows<Q, 1>();
     case 2: return pick_rows<Q, 2>();
     case 3: return pick_rows<Q, 3>();
+    case 4: return pick_rows<Q, 4>();
+    case 5: return pick_rows<Q, 5>();
+    case 6: return pick_rows<Q, 6>();
+    case 7: return pick_rows<Q, 7>();
     default: return pick_rows<Q, kRows>();
   }
 }

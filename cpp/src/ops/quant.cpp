@@ -13,9 +13,11 @@ TT_DEFINE_KERNEL(quant_dequantize)
 
 namespace {
 
-// Input rows up to which the matvec kernel (weights dequantized in registers, read once per
-// group of rows) beats dequantizing a tile and running the GEMM (bench/quant_bench.py).
-constexpr int64_t kMatvecMaxRows = 8;
+// Input rows up to which the matvec kernel (weights decoded in registers, once per group of 8
+// rows) is used; above, tiles of the weight are dequantized and multiplied by the GEMM kernel.
+// CPU: measured crossover ~56 rows for a 1536x576 Q4_0 weight, one thread (bench/quant_bench.py
+// --prefill); GPU: cuBLAS on dequantized tiles from 9 rows on (not yet measured).
+int64_t matvec_max_rows(Device d) { return d.is_cuda() ? 8 : 48; }
 
 // Dequantized weight elements per tile of the GEMM path: ~1 MiB of float32 on the CPU (stays in
 // L2 while the GEMM packs it), larger on a GPU where each tile is one GEMM launch.
@@ -79,7 +81,7 @@ Tensor quant_linear(const Tensor& input, const Tensor& weight, int64_t qtype, in
   Tensor out = Tensor::empty({M, N}, dt, x.device());
   if (out.numel() > 0 && K == 0) fill_(out, 0.0);
   if (out.numel() > 0 && K > 0) {
-    if (M <= kMatvecMaxRows) {
+    if (M <= matvec_max_rows(x.device())) {
       quant_matvec_kernel[x.device()](x, w, qtype, out);
     } else {
       // The CPU GEMM converts 16-bit operands to float32 per call: convert x once and run float32
