@@ -2,11 +2,11 @@
 //
 // The matvec streams each weight row once and decodes its blocks in registers: integer codes
 // widened to float32 lanes, multiplied by x, and the block's sum scaled by its fp16 scale
-// (Q4_1's offset m adds m * sum(x_block), precomputed). x stays float32, so the result matches a
+// (the offset m of Q4_1/Q4_K adds m * sum(x_block), precomputed). x stays float32, so the result matches a
 // float32 matmul on the dequantized weight (no int8 requantization of x as llama.cpp does).
-// AVX-512 and AVX2 versions of Q4_0/Q4_1/Q8_0 are picked at run time; the K-quants (and every
-// format without AVX2) decode each 32-value sub-block with the scalar formulas of quant_math.h
-// into a small buffer and take a float dot.
+// Picked at run time: AVX-512 for every format, AVX2 for Q4_0/Q4_1/Q8_0; otherwise (K-quants
+// without AVX-512, any format without AVX2) each 32-value sub-block is decoded by the scalar
+// formulas of quant_math.h into a small buffer and dotted in float.
 #include <immintrin.h>
 // GCC 12 flags _mm512_cvtepi8_epi32's internal _mm512_undefined_epi32() as maybe-uninitialized.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -51,62 +51,106 @@ struct Problem {
 constexpr int kRows = 8;
 
 // ---------------------------------------------------------------- AVX-512
-// A 32-value block as two vectors of its integer codes (values 0..15 and 16..31), before
-// scale: Q4_0 codes - 8, Q4_1 codes 0..15, Q8_0 int8.
-TT_QUANT_AVX512 inline void decode512(QType q, const uint8_t* b, __m512& lo, __m512& hi) {
-  if (q == QType::Q8_0) {
-    lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2))));
-    hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 18))));
-    return;
-  }
-  __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + (q == QType::Q4_1 ? 4 : 2)));
-  __m128i mask = _mm_set1_epi8(0x0F);
-  __m128i l = _mm_and_si128(v, mask), h = _mm_and_si128(_mm_srli_epi16(v, 4), mask);
-  if (q == QType::Q4_0) {
-    l = _mm_sub_epi8(l, _mm_set1_epi8(8));
-    h = _mm_sub_epi8(h, _mm_set1_epi8(8));
-  }
-  lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(l));
-  hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(h));
+// Every format as 32-value sub-blocks s of a row (the block itself for Q4_0/Q4_1/Q8_0, 8 per
+// super-block for the K-quants): w[32 s + i] = dlo * code_i + m (i < 16), dhi * code_i + m (i >= 16).
+struct Sub512 {
+  __m512 lo, hi;  // integer codes of values 0..15 and 16..31, as floats
+  float dlo, dhi, m;
+};
+
+TT_QUANT_AVX512 inline float half_at(const uint8_t* p) {
+  return _cvtsh_ss(static_cast<unsigned short>(p[0] | (p[1] << 8)));
 }
 
-// One block b of a row for R input rows starting at m0: acc[r] += d * (codes . x[r, block]),
-// offset[r] += m * sum(x[r, block]) (Q4_1).
+TT_QUANT_AVX512 inline void widen512(__m128i lo8, __m128i hi8, bool is_signed, Sub512& u) {
+  u.lo = _mm512_cvtepi32_ps(is_signed ? _mm512_cvtepi8_epi32(lo8) : _mm512_cvtepu8_epi32(lo8));
+  u.hi = _mm512_cvtepi32_ps(is_signed ? _mm512_cvtepi8_epi32(hi8) : _mm512_cvtepu8_epi32(hi8));
+}
+
+// Sub-block s of the row starting at wr.
+template <QType Q>
+TT_QUANT_AVX512 __attribute__((always_inline)) inline Sub512 decode512(const uint8_t* wr, int64_t s) {
+  Sub512 u;
+  u.m = 0.f;
+  if constexpr (Q == QType::Q8_0) {
+    const uint8_t* b = wr + s * 34;
+    widen512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 2)),
+             _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 18)), true, u);
+    u.dlo = u.dhi = half_at(b);
+  } else if constexpr (Q == QType::Q4_0 || Q == QType::Q4_1) {
+    const uint8_t* b = wr + s * Format<Q>::kBytes;
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + (Q == QType::Q4_1 ? 4 : 2)));
+    __m128i mask = _mm_set1_epi8(0x0F);
+    __m128i l = _mm_and_si128(v, mask), h = _mm_and_si128(_mm_srli_epi16(v, 4), mask);
+    if constexpr (Q == QType::Q4_0) {
+      l = _mm_sub_epi8(l, _mm_set1_epi8(8));
+      h = _mm_sub_epi8(h, _mm_set1_epi8(8));
+    }
+    widen512(l, h, Q == QType::Q4_0, u);
+    u.dlo = u.dhi = half_at(b);
+    if constexpr (Q == QType::Q4_1) u.m = half_at(b + 2);
+  } else if constexpr (Q == QType::Q4_K) {
+    const uint8_t* b = wr + (s >> 3) * 144;
+    int j = static_cast<int>(s & 7), sc, mn;
+    __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16 + (j >> 1) * 32));
+    v = _mm256_and_si256(_mm256_srl_epi16(v, _mm_cvtsi32_si128((j & 1) * 4)), _mm256_set1_epi8(0x0F));
+    widen512(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1), false, u);
+    Format<QType::Q4_K>::scale_min(b + 4, j, sc, mn);
+    u.dlo = u.dhi = half_at(b) * static_cast<float>(sc);
+    u.m = -half_at(b + 2) * static_cast<float>(mn);
+  } else {  // Q6_K: see Format<Q6_K> for where the bits of value 32 j + i live
+    const uint8_t* b = wr + (s >> 3) * 210;
+    int j = static_cast<int>(s & 7), h = j >> 2, r0 = (j & 3) * 32;
+    __m256i l = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 64 * h + (r0 & 63)));
+    __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 128 + 32 * h));
+    l = _mm256_and_si256(_mm256_srl_epi16(l, _mm_cvtsi32_si128((r0 >> 6) * 4)), _mm256_set1_epi8(0x0F));
+    q = _mm256_and_si256(_mm256_srl_epi16(q, _mm_cvtsi32_si128((r0 >> 5) * 2)), _mm256_set1_epi8(3));
+    q = _mm256_sub_epi8(_mm256_or_si256(l, _mm256_slli_epi16(q, 4)), _mm256_set1_epi8(32));
+    widen512(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1), true, u);
+    float d = half_at(b + 208);
+    u.dlo = d * static_cast<float>(static_cast<int8_t>(b[192 + 2 * j]));
+    u.dhi = d * static_cast<float>(static_cast<int8_t>(b[193 + 2 * j]));
+  }
+  return u;
+}
+
+// Sub-block s of a row for R input rows starting at m0: acc[r] += its scaled dot with
+// x[r, 32 s : 32 s + 32]; offset[r] += m * sum(x[r, 32 s : 32 s + 32]) (Q4_1, Q4_K).
 template <QType Q, int R>
-TT_QUANT_AVX512 __attribute__((always_inline)) inline void block512(const Problem& p, const uint8_t* blk, int64_t b,
-                                                                    int64_t m0, __m512 (&acc)[R], float (&offset)[R]) {
-  __m512 lo, hi;
-  decode512(Q, blk, lo, hi);
-  __m512 d = _mm512_set1_ps(_cvtsh_ss(static_cast<unsigned short>(blk[0] | (blk[1] << 8))));
+TT_QUANT_AVX512 __attribute__((always_inline)) inline void sub512(const Problem& p, const uint8_t* wr, int64_t s,
+                                                                  int64_t m0, __m512 (&acc)[R], float (&offset)[R]) {
+  Sub512 u = decode512<Q>(wr, s);
+  __m512 dlo = _mm512_set1_ps(u.dlo);
   for (int r = 0; r < R; ++r) {
-    const float* xb = p.x + (m0 + r) * p.K + b * 32;
-    __m512 t = _mm512_fmadd_ps(hi, _mm512_loadu_ps(xb + 16), _mm512_mul_ps(lo, _mm512_loadu_ps(xb)));
-    acc[r] = _mm512_fmadd_ps(t, d, acc[r]);
+    const float* xb = p.x + (m0 + r) * p.K + s * 32;
+    if constexpr (Q == QType::Q6_K) {  // two scales per sub-block
+      acc[r] = _mm512_fmadd_ps(_mm512_mul_ps(u.lo, _mm512_loadu_ps(xb)), dlo, acc[r]);
+      acc[r] = _mm512_fmadd_ps(_mm512_mul_ps(u.hi, _mm512_loadu_ps(xb + 16)), _mm512_set1_ps(u.dhi), acc[r]);
+    } else {
+      __m512 t = _mm512_fmadd_ps(u.hi, _mm512_loadu_ps(xb + 16), _mm512_mul_ps(u.lo, _mm512_loadu_ps(xb)));
+      acc[r] = _mm512_fmadd_ps(t, dlo, acc[r]);
+    }
   }
-  if constexpr (Q == QType::Q4_1) {
-    float m = _cvtsh_ss(static_cast<unsigned short>(blk[2] | (blk[3] << 8)));
-    for (int r = 0; r < R; ++r) offset[r] += m * p.xsum[(m0 + r) * (p.K / 32) + b];
-  }
+  if constexpr (Q == QType::Q4_1 || Q == QType::Q4_K)
+    for (int r = 0; r < R; ++r) offset[r] += u.m * p.xsum[(m0 + r) * (p.K / 32) + s];
 }
 
-// out[r, n] for n in [n0, n1) and R input rows starting at m0; even and odd blocks go to two
-// sets of accumulators so consecutive FMAs don't wait on each other.
+// out[r, n] for n in [n0, n1) and R input rows starting at m0; even and odd sub-blocks go to
+// two sets of accumulators so consecutive FMAs don't wait on each other.
 template <QType Q, int R>
 TT_QUANT_AVX512 void rows512(const Problem& p, int64_t m0, int64_t n0, int64_t n1) {
-  constexpr int64_t kBytes = Format<Q>::kBytes;
-  int64_t nb = p.K / 32;
+  int64_t ns = p.K / 32;
   for (int64_t n = n0; n < n1; ++n) {
     const uint8_t* wr = p.w + n * p.row;
     __m512 acc0[R], acc1[R];
     float offset[R];
     for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = _mm512_setzero_ps(), offset[r] = 0.f;
-    int64_t b = 0;
-    for (; b + 1 < nb; b += 2) {
-      _mm_prefetch(reinterpret_cast<const char*>(wr + (b + 8) * kBytes), _MM_HINT_T0);
-      block512<Q, R>(p, wr + b * kBytes, b, m0, acc0, offset);
-      block512<Q, R>(p, wr + (b + 1) * kBytes, b + 1, m0, acc1, offset);
+    int64_t s = 0;
+    for (; s + 1 < ns; s += 2) {
+      sub512<Q, R>(p, wr, s, m0, acc0, offset);
+      sub512<Q, R>(p, wr, s + 1, m0, acc1, offset);
     }
-    if (b < nb) block512<Q, R>(p, wr + b * kBytes, b, m0, acc0, offset);
+    if (s < ns) sub512<Q, R>(p, wr, s, m0, acc0, offset);
     for (int r = 0; r < R; ++r)
       p.out[(m0 + r) * p.ldo + n] = _mm512_reduce_add_ps(_mm512_add_ps(acc0[r], acc1[r])) + offset[r];
   }
@@ -209,8 +253,8 @@ using RowsFn = void (*)(const Problem&, int64_t, int64_t, int64_t);
 
 template <QType Q, int R>
 RowsFn pick_rows() {
+  if (cpu_isa() == Isa::Avx512) return rows512<Q, R>;
   if constexpr (Q == QType::Q4_0 || Q == QType::Q4_1 || Q == QType::Q8_0) {
-    if (cpu_isa() == Isa::Avx512) return rows512<Q, R>;
     if (cpu_isa() == Isa::Avx2) return rows256<Q, R>;
   }
   return rows_generic<Format<Q>, R>;
@@ -246,7 +290,7 @@ void cpu_quant_matvec(const Tensor& x, const Tensor& w, int64_t qtype, const Ten
     xp = xf.data();
   }
   std::vector<float> xsum;
-  if (qtype == static_cast<int64_t>(QType::Q4_1)) {
+  if (qtype == static_cast<int64_t>(QType::Q4_1) || qtype == static_cast<int64_t>(QType::Q4_K)) {
     xsum.assign(static_cast<size_t>(M * (K / 32)), 0.f);
     for (int64_t i = 0; i < M * (K / 32); ++i)
       for (int j = 0; j < 32; ++j) xsum[i] += xp[i * 32 + j];
