@@ -6,6 +6,7 @@
 // (a warp reads 32 consecutive sub-blocks, one contiguous stretch of the row), multiplies them
 // by up to 8 input rows at once and the warp sums its lanes. float32 accumulation throughout.
 #include <cuda_fp16.h>
+#include <climits>
 #include "tinytorch/cuda/block_reduce.cuh"
 #include "tinytorch/cuda/loops.cuh"
 #include "tinytorch/kernels/quant.h"
@@ -73,7 +74,7 @@ void cuda_quant_matvec(const Tensor& x, const Tensor& w, int64_t qtype, const Te
   DeviceGuard guard(x.device());
   cudaStream_t stream = current_stream(x.device().index);
   int64_t M = x.size(0), K = x.size(1), N = w.size(0), row = w.size(1);
-  TT_CHECK(N <= int64_t(65535) * 65535, "quant_matvec: too many weight rows ", N);
+  TT_CHECK((N + kWarpsPerBlock - 1) / kWarpsPerBlock <= INT32_MAX, "quant_matvec: too many weight rows ", N);
   const uint8_t* wp = w.data<uint8_t>();
   TT_DISPATCH_FLOATING(x.dtype(), "quant_matvec", [&] {
     if constexpr (!std::is_same_v<scalar_t, double>) {
