@@ -4,7 +4,8 @@
 //
 // Matvec: a warp per weight row; lane l decodes the row's 32-value sub-blocks l, l + 32, ...
 // (a warp reads 32 consecutive sub-blocks, one contiguous stretch of the row), multiplies them
-// by up to 8 input rows at once and the warp sums its lanes. float32 accumulation throughout.
+// by up to 8 input rows at once (staged in shared memory as float32) and the warp sums its
+// lanes. float32 accumulation throughout.
 #include <cuda_fp16.h>
 #include <climits>
 #include "tinytorch/cuda/block_reduce.cuh"
@@ -21,26 +22,45 @@ __device__ __forceinline__ float to_float(float v) { return v; }
 __device__ __forceinline__ float to_float(Half v) { return __half2float(__ushort_as_half(v.bits)); }
 __device__ __forceinline__ float to_float(BFloat16 v) { return __uint_as_float(static_cast<uint32_t>(v.bits) << 16); }
 
+// Input values staged per chunk: 32 sub-blocks (one per lane), each padded to 33 floats so the
+// 32 lanes reading value i of their own sub-block hit 32 different banks.
+constexpr int kChunkSubs = 32, kPad = 33;
+
 // x: (R, K) rows K apart, w: (N, row) -> out: (R, N) rows N apart (one group of input rows).
+// The block's warps share each chunk of x, converted to float32 once into shared memory with
+// coalesced loads; lane l then decodes sub-block l of the chunk in its warp's weight row.
 template <class Fmt, class T, int R>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     matvec_kernel(const T* __restrict__ x, const uint8_t* __restrict__ w, T* __restrict__ out, int64_t N, int64_t K,
                   int64_t row) {
+  __shared__ float xs[R][kChunkSubs * kPad];
   int lane = threadIdx.x & 31;
   int64_t n = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
-  if (n >= N) return;  // a whole warp leaves together
+  bool active = n < N;  // inactive warps still take part in staging and barriers
   constexpr int kSub = Fmt::kValues / 32;  // 32-value sub-blocks per block
-  const uint8_t* wr = w + n * row;
+  const uint8_t* wr = w + (active ? n : 0) * row;
   float acc[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) acc[r] = 0.f;
-  for (int64_t s = lane; s < K / 32; s += 32) {
-    const T* xs = x + s * 32;
-    Fmt::for_each_value(wr + (s / kSub) * Fmt::kBytes, static_cast<int>(s % kSub), [&](int i, float v) {
+  int64_t subs = K / 32;
+  for (int64_t c0 = 0; c0 < subs; c0 += kChunkSubs) {
+    int cs = static_cast<int>(subs - c0 < kChunkSubs ? subs - c0 : kChunkSubs);
+    int vals = cs * 32;
+    __syncthreads();  // the previous chunk is no longer read
+    for (int e = threadIdx.x; e < R * vals; e += blockDim.x) {
+      int r = e / vals, v = e - r * vals;
+      xs[r][(v >> 5) * kPad + (v & 31)] = to_float(x[r * K + c0 * 32 + v]);
+    }
+    __syncthreads();
+    if (active && lane < cs) {
+      int64_t s = c0 + lane;
+      Fmt::for_each_value(wr + (s / kSub) * Fmt::kBytes, static_cast<int>(s % kSub), [&](int i, float v) {
 #pragma unroll
-      for (int r = 0; r < R; ++r) acc[r] += v * to_float(xs[r * K + i]);
-    });
+        for (int r = 0; r < R; ++r) acc[r] += v * xs[r][lane * kPad + i];
+      });
+    }
   }
+  if (!active) return;
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     float v = warp_allreduce(acc[r], [](float a, float b) { return a + b; });
