@@ -125,6 +125,8 @@ def test_empty_and_zero_rows():
     assert tuple(layer(tt.zeros(0, 32)).shape) == (0, 4)
     empty = tt.nn.QuantizedLinear(32, 0, Q.Q8_0, np.zeros((0, 34), np.uint8))
     assert tuple(empty(tt.zeros(3, 32)).shape) == (3, 0)
+    no_features = tt.nn.QuantizedLinear(0, 3, Q.Q8_0, np.zeros((3, 0), np.uint8), bias=np.ones(3, np.float32))
+    assert_close(no_features(tt.zeros(2, 0)), np.ones((2, 3)))
 
 
 def test_bad_input():
@@ -148,5 +150,6 @@ def test_bad_input():
         layer(tt.zeros(2, 63))
     with pytest.raises(ValueError, match="unsupported qtype 6"):
         tt._C.quant_linear(tt.zeros(1, 64)._impl, layer.qweight._impl, 6, 4, 64, None)
-    with pytest.raises(ValueError, match="holds 144 bytes, but out_features=4 x in_features=64 in qtype 3 needs 4 x 40 = 160 bytes"):
+    with pytest.raises(ValueError, match="holds 144 bytes, but out_features=4 x in_features=64 in qtype 3 needs "
+                                         "4 x 40 = 160 bytes"):
         tt._C.quant_linear(tt.zeros(1, 64)._impl, layer.qweight._impl, 3, 4, 64, None)

@@ -1,9 +1,10 @@
 // CPU kernels on packed llama.cpp blocks: the matvec (decode) and row dequantization.
 //
 // The matvec streams each weight row once and decodes its blocks in registers: integer codes
-// widened to float32 lanes, multiplied by x, and the block's sum scaled by its fp16 scale
-// (the offset m of Q4_1/Q4_K adds m * sum(x_block), precomputed). x stays float32, so the result matches a
-// float32 matmul on the dequantized weight (no int8 requantization of x as llama.cpp does).
+// widened to float32 lanes, multiplied by x, and the block's sum scaled by its fp16 scale (the
+// offset m of Q4_1/Q4_K adds m * sum(x_block), precomputed). x stays float32, so the result
+// matches a float32 matmul on the dequantized weight (no int8 requantization of x as llama.cpp
+// does: transformers, the reference for GGUF checkpoints, dequantizes to float).
 // Picked at run time: AVX-512 for every format, AVX2 for Q4_0/Q4_1/Q8_0; otherwise (K-quants
 // without AVX-512, any format without AVX2) each 32-value sub-block is decoded by the scalar
 // formulas of quant_math.h into a small buffer and dotted in float.

@@ -76,8 +76,9 @@ Tensor quant_linear(const Tensor& input, const Tensor& weight, int64_t qtype, in
   }
   Shape shape(input.shape().begin(), input.shape().end() - 1);
   shape.push_back(N);
-  Tensor x = input.contiguous().view({-1, K});
-  int64_t M = x.size(0);
+  int64_t M = 1;
+  for (int64_t i = 0; i + 1 < input.dim(); ++i) M *= input.size(i);
+  Tensor x = input.contiguous().view({M, K});
   Tensor out = Tensor::empty({M, N}, dt, x.device());
   if (out.numel() > 0 && K == 0) fill_(out, 0.0);
   if (out.numel() > 0 && K > 0) {
