@@ -5,8 +5,10 @@ import numpy as np
 import pytest
 
 import tinytorch as tt
-from conftest import GRAD_TOL, assert_close, assert_close_dot, make, to_numpy
-from quant_cases import QTYPES, Q, block_size, packed_weight
+
+pytest.importorskip("gguf")  # the reference: gguf's own dequantizer (tests/quant_cases.py)
+from conftest import GRAD_TOL, assert_close, assert_close_dot, make, to_numpy  # noqa: E402
+from quant_cases import QTYPES, Q, block_size, packed_weight  # noqa: E402
 
 DTYPES = ["float32", "float16", "bfloat16"]
 
