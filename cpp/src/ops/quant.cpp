@@ -89,7 +89,7 @@ Tensor quant_linear(const Tensor& input, const Tensor& weight, int64_t qtype, in
       // tiles; cuBLAS multiplies 16-bit tiles with float32 accumulation directly.
       DType ct = x.device().is_cuda() ? dt : DType::Float32;
       Tensor xc = x.to(ct), oc = ct == dt ? out : Tensor::empty({M, N}, ct, x.device());
-      int64_t rows = std::clamp<int64_t>(tile_elements(x.device()) / K / 64 * 64, 64, N);
+      int64_t rows = std::min(std::max<int64_t>(tile_elements(x.device()) / K / 64 * 64, 64), N);
       Tensor tile = Tensor::empty({rows, K}, ct, x.device());
       for (int64_t n0 = 0; n0 < N; n0 += rows) {
         int64_t r = std::min(rows, N - n0);
