@@ -1,6 +1,11 @@
 """nn.QuantizedLinear and its kernels (matvec for few rows, dequantized tiles + GEMM for many)
 against gguf's numpy dequantize + a float64 matmul, for every supported GGML type, input dtype,
 row count and layout; gradients w.r.t. the input; bad input."""
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -155,3 +160,30 @@ def test_bad_input():
     with pytest.raises(ValueError, match="holds 144 bytes, but out_features=4 x in_features=64 in qtype 3 needs "
                                          "4 x 40 = 160 bytes"):
         tt._C.quant_linear(tt.zeros(1, 64)._impl, layer.qweight._impl, 3, 4, 64, None)
+
+
+@pytest.mark.parametrize("isa", ["avx2", "scalar"])
+def test_every_isa_path(isa):
+    # the ISA is picked once per process: the AVX2 and scalar kernels run in a child process with
+    # TINYTORCH_QUANT_ISA capping it (on a CPU without AVX-512 the AVX2 run repeats the default)
+    code = textwrap.dedent("""
+        import numpy as np
+        import tinytorch as tt
+        from conftest import assert_close_dot, make
+        from quant_cases import QTYPES, block_size, packed_weight
+        for q in QTYPES:
+            k = 96 if block_size(q) == 32 else 512
+            data, w = packed_weight(q, 13, k, seed=3)
+            layer = tt.nn.QuantizedLinear(k, 13, q, data)
+            for m in (1, 3, 9):
+                for dtype in ("float32", "bfloat16"):
+                    x, xr = make((m, k), dtype, seed=m)
+                    assert_close_dot(layer(x), xr @ w.T, np.abs(xr) @ np.abs(w).T, dtype, what=f"{q.name} M={m}")
+        print("ok")
+    """)
+    tests_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(tt.__file__)))
+    env = dict(os.environ, TINYTORCH_QUANT_ISA=isa,
+               PYTHONPATH=os.pathsep.join(p for p in (tests_dir, root, os.environ.get("PYTHONPATH")) if p))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout[-2000:] + r.stderr[-4000:]

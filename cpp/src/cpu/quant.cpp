@@ -12,6 +12,8 @@
 // GCC 12 flags _mm512_cvtepi8_epi32's internal _mm512_undefined_epi32() as maybe-uninitialized.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <vector>
 #include "tinytorch/kernels/quant.h"
 #include "tinytorch/parallel.h"
@@ -28,12 +30,19 @@ using quant::QType;
 
 enum class Isa { Scalar, Avx2, Avx512 };
 
+// The best ISA this CPU has; TINYTORCH_QUANT_ISA=avx2 or =scalar caps it (the tests run every
+// path on one machine).
 Isa cpu_isa() {
-  static const Isa isa = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                                 __builtin_cpu_supports("avx512vl")
-                             ? Isa::Avx512
-                         : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? Isa::Avx2
-                                                                                            : Isa::Scalar;
+  static const Isa isa = [] {
+    const char* cap = std::getenv("TINYTORCH_QUANT_ISA");
+    std::string want = cap ? cap : "";
+    bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                  __builtin_cpu_supports("avx512vl");
+    bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (want == "scalar") return Isa::Scalar;
+    if (avx512 && want != "avx2") return Isa::Avx512;
+    return avx2 ? Isa::Avx2 : Isa::Scalar;
+  }();
   return isa;
 }
 
