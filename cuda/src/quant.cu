@@ -16,7 +16,8 @@
 namespace tt::cuda {
 namespace {
 
-constexpr int kWarpsPerBlock = 4;
+// 8 warps (rows) per block share each staged chunk of x, so x is read from L2 once per 8 weight rows.
+constexpr int kWarpsPerBlock = 8;
 
 __device__ __forceinline__ float to_float(float v) { return v; }
 __device__ __forceinline__ float to_float(Half v) { return __half2float(__ushort_as_half(v.bits)); }
