@@ -93,3 +93,15 @@ def make(shape, dtype="float32", layout="contiguous", low=-2.0, high=2.0, seed=0
     if requires_grad:
         t.requires_grad_(True)  # a view of a tensor that doesn't require grad is itself a leaf
     return t, ref
+
+
+# Dot products over K terms (quantized matvec/GEMM, tests/*/test_*quant.py): summed in float32
+# in another order than the reference, their rounding error scales with sum_k |x_k w_k|, not with
+# the result (which may cancel to ~0), so errors are measured in units of that sum:
+# |y - ref| / (|x| @ |W|^T) within TOL[dtype] (rtol also covers rounding y to a 16-bit dtype).
+def assert_close_dot(actual, expected, abs_scale, dtype: str, what: str = "") -> None:
+    if isinstance(actual, tt.Tensor):
+        actual = to_numpy(actual)
+    s = np.maximum(np.asarray(abs_scale, dtype=np.float64), np.finfo(np.float64).tiny)
+    assert_close(np.asarray(actual, dtype=np.float64) / s, np.asarray(expected, dtype=np.float64) / s, dtype,
+                 what=what)

@@ -1,0 +1,156 @@
+#pragma once
+// llama.cpp / ggml quantized block formats, written once for the CPU and CUDA kernels.
+// A quantized (N, K) weight stores each row as K / values-per-block consecutive blocks; the
+// codes below are ggml's `GGMLQuantizationType` numbers (gguf.GGMLQuantizationType).
+//
+//   Q4_0  32 values, 18 B: fp16 d, 16 B nibbles    w = (q - 8) * d   (low nibbles: values 0..15)
+//   Q4_1  32 values, 20 B: fp16 d, fp16 m, nibbles w = q * d + m
+//   Q8_0  32 values, 34 B: fp16 d, 32 int8         w = q * d
+//   Q4_K 256 values, 144 B: fp16 d, fp16 dmin, 12 B of 6-bit (scale, min) pairs for 8 sub-blocks
+//        of 32, 128 B nibbles (32-byte group g: low nibbles sub-block 2g, high 2g+1)
+//        w = d * sc[j] * q - dmin * m[j]
+//   Q6_K 256 values, 210 B: 128 B low nibbles, 64 B high 2-bit pairs, 16 int8 scales (one per 16
+//        values), fp16 d at the end                w = d * scale[v / 16] * (q - 32)
+//
+// Every format is read as sub-blocks of 32 values (Q*_0/1: the block itself; K-quants: 8 per
+// super-block): for_each_value<Q>(block, j, f) calls f(i, w) for the 32 values of sub-block j.
+#include <cstdint>
+#include "tinytorch/half.h"
+#include "tinytorch/macros.h"
+
+#if defined(__CUDACC__)
+#define TT_QUANT_UNROLL _Pragma("unroll")
+#else
+#define TT_QUANT_UNROLL
+#endif
+
+namespace tt::quant {
+
+enum class QType : int { Q4_0 = 2, Q4_1 = 3, Q8_0 = 8, Q4_K = 12, Q6_K = 14 };
+
+// Values and bytes per block of a code; false for a code we have no kernel for.
+TT_INLINE bool block_format(int64_t code, int64_t& values, int64_t& bytes) {
+  switch (code) {
+    case 2: values = 32; bytes = 18; return true;
+    case 3: values = 32; bytes = 20; return true;
+    case 8: values = 32; bytes = 34; return true;
+    case 12: values = 256; bytes = 144; return true;
+    case 14: values = 256; bytes = 210; return true;
+    default: return false;
+  }
+}
+
+TT_INLINE float load_half(const uint8_t* p) {
+  return detail::half_bits_to_float(static_cast<uint16_t>(p[0] | (p[1] << 8)));
+}
+
+template <QType Q>
+struct Format;
+
+template <>
+struct Format<QType::Q4_0> {
+  static constexpr QType kType = QType::Q4_0;
+  static constexpr int kValues = 32, kBytes = 18;
+  template <class F>
+  TT_INLINE static void for_each_value(const uint8_t* b, int /*j*/, F&& f) {
+    float d = load_half(b);
+TT_QUANT_UNROLL
+    for (int i = 0; i < 16; ++i) {
+      f(i, static_cast<float>((b[2 + i] & 0x0F) - 8) * d);
+      f(i + 16, static_cast<float>((b[2 + i] >> 4) - 8) * d);
+    }
+  }
+};
+
+template <>
+struct Format<QType::Q4_1> {
+  static constexpr QType kType = QType::Q4_1;
+  static constexpr int kValues = 32, kBytes = 20;
+  template <class F>
+  TT_INLINE static void for_each_value(const uint8_t* b, int /*j*/, F&& f) {
+    float d = load_half(b), m = load_half(b + 2);
+TT_QUANT_UNROLL
+    for (int i = 0; i < 16; ++i) {
+      f(i, static_cast<float>(b[4 + i] & 0x0F) * d + m);
+      f(i + 16, static_cast<float>(b[4 + i] >> 4) * d + m);
+    }
+  }
+};
+
+template <>
+struct Format<QType::Q8_0> {
+  static constexpr QType kType = QType::Q8_0;
+  static constexpr int kValues = 32, kBytes = 34;
+  template <class F>
+  TT_INLINE static void for_each_value(const uint8_t* b, int /*j*/, F&& f) {
+    float d = load_half(b);
+TT_QUANT_UNROLL
+    for (int i = 0; i < 32; ++i) f(i, static_cast<float>(static_cast<int8_t>(b[2 + i])) * d);
+  }
+};
+
+template <>
+struct Format<QType::Q4_K> {
+  static constexpr QType kType = QType::Q4_K;
+  static constexpr int kValues = 256, kBytes = 144;
+  // The 6-bit scale and min of sub-block j (0..7) from the 12 packed bytes s.
+  TT_INLINE static void scale_min(const uint8_t* s, int j, int& sc, int& mn) {
+    if (j < 4) {
+      sc = s[j] & 63;
+      mn = s[j + 4] & 63;
+    } else {
+      sc = (s[j + 4] & 0x0F) | ((s[j - 4] >> 6) << 4);
+      mn = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+    }
+  }
+  template <class F>
+  TT_INLINE static void for_each_value(const uint8_t* b, int j, F&& f) {
+    int sc, mn;
+    scale_min(b + 4, j, sc, mn);
+    float d = load_half(b) * static_cast<float>(sc), m = load_half(b + 2) * static_cast<float>(mn);
+    const uint8_t* q = b + 16 + (j >> 1) * 32;
+    int shift = (j & 1) * 4;
+TT_QUANT_UNROLL
+    for (int i = 0; i < 32; ++i) f(i, static_cast<float>((q[i] >> shift) & 0x0F) * d - m);
+  }
+};
+
+template <>
+struct Format<QType::Q6_K> {
+  static constexpr QType kType = QType::Q6_K;
+  static constexpr int kValues = 256, kBytes = 210;
+  // Value v = 32 j + i of the super-block: half h = v / 128, r = v % 128; low 4 bits from
+  // ql[64 h + r % 64] (nibble r / 64), high 2 bits from qh[32 h + r % 32] (bits 2 (r / 32)).
+  template <class F>
+  TT_INLINE static void for_each_value(const uint8_t* b, int j, F&& f) {
+    const uint8_t* ql = b;
+    const uint8_t* qh = b + 128;
+    const int8_t* scales = reinterpret_cast<const int8_t*>(b + 192);
+    float d = load_half(b + 208);
+    int h = j >> 2, r0 = (j & 3) * 32;
+    const uint8_t* lo = ql + 64 * h + (r0 & 63);
+    const uint8_t* hi = qh + 32 * h;
+    int lshift = (r0 >> 6) * 4, hshift = (r0 >> 5) * 2;
+    float d0 = d * static_cast<float>(scales[2 * j]), d1 = d * static_cast<float>(scales[2 * j + 1]);
+TT_QUANT_UNROLL
+    for (int i = 0; i < 32; ++i) {
+      int q = ((lo[i] >> lshift) & 0x0F) | (((hi[i] >> hshift) & 3) << 4);
+      f(i, static_cast<float>(q - 32) * (i < 16 ? d0 : d1));
+    }
+  }
+};
+
+// Calls fn(Format<Q>{}) for a code block_format accepted.
+template <class Fn>
+inline void dispatch_format(int64_t code, Fn&& fn) {  // host only
+  switch (code) {
+    case 2: fn(Format<QType::Q4_0>{}); break;
+    case 3: fn(Format<QType::Q4_1>{}); break;
+    case 8: fn(Format<QType::Q8_0>{}); break;
+    case 12: fn(Format<QType::Q4_K>{}); break;
+    case 14: fn(Format<QType::Q6_K>{}); break;
+    default: break;
+  }
+}
+
+}  // namespace tt::quant
