@@ -82,10 +82,12 @@ std::tuple<Tensor, Tensor, uint64_t, uint64_t> scaled_dot_product_attention_forw
   }
   Tensor out = Tensor::empty({p.B, p.H, p.Lq, p.Ev}, q.dtype(), q.device());
   Tensor lse = Tensor::empty({p.B, p.H, p.Lq}, lse_dtype(q.dtype()), q.device());
-  if (out.numel() > 0)
+  if (out.numel() > 0 && p.Lk > 0) {
     attention_forward_kernel[q.device()](p, q.contiguous(), k.contiguous(), v.contiguous(), m, out, lse);
-  else if (lse.numel() > 0)
-    fill_(lse, -std::numeric_limits<double>::infinity());
+  } else {  // no key: zeros, as a row whose keys are all masked
+    if (out.numel() > 0) fill_(out, 0);
+    if (lse.numel() > 0) fill_(lse, -std::numeric_limits<double>::infinity());
+  }
   return {out, lse, p.philox.seed, p.philox.offset};
 }
 
