@@ -127,8 +127,8 @@ def check_matches_composed(device, dtype, causal):
     F = tt.nn.functional
     q, _ = tensor((2, 4, 33, 32), dtype, device, seed=1)
     k, _ = tensor((2, 2, 47, 32), dtype, device, seed=2)
-    v, _ = tensor((2, 2, 47, 24), dtype, device, seed=3)
-    g = tt.tensor(np.random.default_rng(5).uniform(-1, 1, (2, 4, 33, 24)), dtype=getattr(tt, dtype), device=device)
+    v, _ = tensor((2, 2, 47, 32), dtype, device, seed=3)
+    g = tt.tensor(np.random.default_rng(5).uniform(-1, 1, (2, 4, 33, 32)), dtype=getattr(tt, dtype), device=device)
     a = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
     ga = tt.autograd.grad(a, (q, k, v), g)
     b = composed(q, k, v, is_causal=causal, enable_gqa=True)
@@ -143,9 +143,9 @@ def check_dropout(device, dtype):
     against the composed formula with that mask) and equals _C.attention_dropout_mask."""
     from conftest import assert_close
     F = tt.nn.functional
-    B, H, L, S, p = 2, 3, 29, 40, 0.3
-    q, qn = tensor((B, H, L, 16), dtype, device, seed=1)
-    k, kn = tensor((B, H, S, 16), dtype, device, seed=2)
+    B, H, L, S, p = 2, 3, 29, 40, 0.3   # head dims E = Ev = S: the tensor-core kernels on CUDA
+    q, qn = tensor((B, H, L, S), dtype, device, seed=1)
+    k, kn = tensor((B, H, S, S), dtype, device, seed=2)
     ident = tt.eye(S, dtype=getattr(tt, dtype), device=device).expand(B, H, S, S)
     tt.manual_seed(7)
     a = F.scaled_dot_product_attention(q, k, ident, dropout_p=p)
@@ -162,8 +162,8 @@ def check_dropout(device, dtype):
     probs, *_ = reference(qn, kn, np.broadcast_to(np.eye(S), (B, H, S, S)), np.zeros((B, H, L, S)))
     assert_close(pd, np.where(keep, probs / (1 - p), 0.0), dtype)
     # the same mask again, with a real value tensor, and its gradients vs the composed formula
-    v, vn = tensor((B, H, S, 8), dtype, device, seed=3)
-    g = np.random.default_rng(5).uniform(-1, 1, (B, H, L, 8))
+    v, vn = tensor((B, H, S, S), dtype, device, seed=3)
+    g = np.random.default_rng(5).uniform(-1, 1, (B, H, L, S))
     gt = tt.tensor(g, dtype=getattr(tt, dtype), device=device)
     tt.manual_seed(7)
     out = F.scaled_dot_product_attention(q, k, v, dropout_p=p)
@@ -176,7 +176,7 @@ def check_dropout(device, dtype):
     dv = np.swapaxes(pr * kd, -1, -2) @ g64
     dp = (g64 @ np.swapaxes(vn, -1, -2)) * kd
     ds = pr * (dp - (dp * pr).sum(-1, keepdims=True))
-    sc = 1 / np.sqrt(16)
+    sc = 1 / np.sqrt(S)
     for t, r in ((q, ds @ kn * sc), (k, np.swapaxes(ds, -1, -2) @ qn * sc), (v, dv)):
         assert_close(t.grad, r, dtype, tol=_grad_tol(dtype))
 
