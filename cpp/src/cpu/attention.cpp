@@ -4,11 +4,15 @@
 // multiplied by a small register-blocked GEMM. The backward recomputes the scores per tile in
 // two passes: dK/dV per (batch, kv head, key block), then dQ per (batch, head, query block), so
 // no two threads write one gradient row (no atomics, results independent of the thread count).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")  // lets GCC if-convert fast_exp's compares (as norm.cpp)
+#endif
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
-#include "reduce_simd.h"  // TT_SIMD_CLONES
+#include "fast_exp.h"
+#include "reduce_simd.h"  // TT_SIMD_CLONES, simd::extreme
 #include "tinytorch/kernels/attention.h"
 #include "tinytorch/parallel.h"
 
@@ -59,6 +63,29 @@ TT_SIMD_CLONES void tile_gemm(int64_t m, int64_t n, int64_t k, const float* a, i
 TT_SIMD_CLONES void tile_gemm(int64_t m, int64_t n, int64_t k, const double* a, int64_t a_rs, int64_t a_cs,
                               const double* b, int64_t ldb, double* c, int64_t ldc, bool acc) {
   tile_gemm_impl(m, n, k, a, a_rs, a_cs, b, ldb, c, ldc, acc);
+}
+
+// Row helpers for the online softmax: float vectorized (fast_exp), double through std::exp.
+TT_SIMD_CLONES float row_max(const float* x, int64_t n) { return simd::extreme<true>(x, n); }
+double row_max(const double* x, int64_t n) {
+  double m = -std::numeric_limits<double>::infinity();
+  for (int64_t i = 0; i < n; ++i) m = x[i] > m || x[i] != x[i] ? x[i] : m;
+  return m;
+}
+// x[i] = exp(x[i] - m); returns the sum (16 partial sums, so the loop vectorizes).
+TT_SIMD_CLONES float exp_shift_sum(float* x, int64_t n, float m) {
+  float acc[16] = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int k = 0; k < 16; ++k) acc[k] += (x[i + k] = fast_exp(x[i + k] - m));
+  for (; i < n; ++i) acc[0] += (x[i] = fast_exp(x[i] - m));
+  for (int k = 1; k < 16; ++k) acc[0] += acc[k];
+  return acc[0];
+}
+double exp_shift_sum(double* x, int64_t n, double m) {
+  double acc = 0;
+  for (int64_t i = 0; i < n; ++i) acc += (x[i] = std::exp(x[i] - m));
+  return acc;
 }
 
 // dst (rows, cols) <- src rows [r0, r0 + rows) of a (.., cols) row-major tensor, converted
@@ -127,16 +154,13 @@ void forward_typed(const AttentionParams& p, const Tensor& q, const Tensor& k, c
         masked_scores(p, mp, b, h, i0, nq, j0, nk, qs.data(), kt.data(), s.data());
         for (int64_t r = 0; r < nq; ++r) {  // online softmax: rescale what was summed so far
           A* row = s.data() + r * nk;
-          A mx = m[r];
-          for (int64_t c = 0; c < nk; ++c) mx = std::max(mx, row[c]);
+          const A mx = std::max(m[r], row_max(row, nk));
           if (mx == -std::numeric_limits<A>::infinity()) {  // every key so far masked
             std::fill(row, row + nk, A(0));
             continue;
           }
           const A corr = std::exp(m[r] - mx);
-          A sum = 0;
-          for (int64_t c = 0; c < nk; ++c) sum += (row[c] = std::exp(row[c] - mx));
-          l[r] = l[r] * corr + sum;
+          l[r] = l[r] * corr + exp_shift_sum(row, nk, mx);
           m[r] = mx;
           for (int64_t e = 0; e < Ev; ++e) o[r * Ev + e] *= corr;
           if (p.dropout_p > 0) apply_dropout(p, bh, i0 + r, j0, nk, row);
@@ -168,15 +192,18 @@ void probs_and_dscores(const AttentionParams& p, const A* mask, const A* lse, co
   tile_gemm(nq, nk, p.Ev, dout, p.Ev, 1, vt, nk, dp, nk, false);  // dP~ = dO V^T
   const A inv = p.dropout_p >= 1 ? A(0) : A(1.0 / (1.0 - p.dropout_p));
   for (int64_t r = 0; r < nq; ++r) {
-    const A lr = lse[r];
+    const A lr = lse[r], d = dvec[r];
     A *srow = s + r * nk, *drow = dp + r * nk;
-    const bool empty = lr == -std::numeric_limits<A>::infinity();  // row with no key: P = 0
-    for (int64_t c = 0; c < nk; ++c) {
-      const A prob = empty ? A(0) : std::exp(srow[c] - lr);
-      A scale_keep = 1;
-      if (p.dropout_p > 0) scale_keep = attention_keep(p, bh, i0 + r, j0 + c) ? inv : A(0);
-      drow[c] = prob * (drow[c] * scale_keep - dvec[r]);  // dS = P (dP - D), dP = dP~ keep / (1 - p)
-      srow[c] = prob * scale_keep;
+    if (lr == -std::numeric_limits<A>::infinity()) std::fill(srow, srow + nk, A(0));  // row with no key: P = 0
+    else exp_shift_sum(srow, nk, lr);                                                 // P
+    if (p.dropout_p > 0) {
+      for (int64_t c = 0; c < nk; ++c) {  // dS = P (dP - D) with dP = dP~ keep / (1 - p); P dropped for dV
+        const A kd = attention_keep(p, bh, i0 + r, j0 + c) ? inv : A(0);
+        drow[c] = srow[c] * (drow[c] * kd - d);
+        srow[c] *= kd;
+      }
+    } else {
+      for (int64_t c = 0; c < nk; ++c) drow[c] = srow[c] * (drow[c] - d);
     }
   }
 }
