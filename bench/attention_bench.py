@@ -80,7 +80,8 @@ def bench(args, torch, B, H, T, D):
         med = {n: statistics.median(ts) for n, ts in times.items()}
         flops = flops_fwd * (3.5 if backward else 1.0)   # backward: 2.5x the forward's products
         label = f"{dt} B={B} H={H} T={T} D={D} causal {'fwd+bwd' if backward else 'fwd'}"
-        line = f"{label:46s}" + "".join(f" {n} {med[n] * 1e3:8.2f} ms ({flops / med[n] / 1e12:6.1f} TFLOP/s)"
+        unit, div = ("TFLOP/s", 1e12) if dev == "cuda" else ("GFLOP/s", 1e9)
+        line = f"{label:46s}" + "".join(f" {n} {med[n] * 1e3:8.2f} ms ({flops / med[n] / div:6.1f} {unit})"
                                          for n in med)
         if "torch" in med:
             line += f"   fused/torch {med['fused'] / med['torch']:5.2f}x"
