@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds tinytorch with CUDA on the GPU machine and runs the GPU test suites and benchmarks,
 # writing logs under $OUT. Usage (from the repo root there): bash scripts/device_run.sh [stages]
-# stages: build ctest pytest pytestcpu demo bench dist ddpbench (default: build ctest pytest)
+# stages: build ctest pytest pytestcpu demo bench dist ddpbench attn (default: build ctest pytest)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 stages=${*:-build ctest pytest}
@@ -25,7 +25,7 @@ if [[ " $stages " == *" build "* ]]; then
   log "build"
   start=$(date +%s)
   cmake -S . -B build/gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE="$(command -v python3)" \
-        -DTINYTORCH_CUDA=ON -DTINYTORCH_BUILD_TESTS=ON -DGTest_ROOT=/tmp/debroot/usr \
+        -DTINYTORCH_CUDA=ON -DTINYTORCH_BUILD_TESTS=${TINYTORCH_BUILD_TESTS:-ON} -DGTest_ROOT=/tmp/debroot/usr \
         -DCMAKE_PREFIX_PATH=/tmp/debroot/usr > "$OUT/cmake.log" 2>&1 || { tail -30 "$OUT/cmake.log"; exit 1; }
   grep "tinytorch:" "$OUT/cmake.log" | tee -a "$OUT/summary.log"
   ninja -C build/gpu -j16 > "$OUT/build.log" 2>&1 || { grep -E "error" -A3 "$OUT/build.log" | head -60; exit 1; }
@@ -76,4 +76,14 @@ if [[ " $stages " == *" ddpbench "* ]]; then
   log "bench/ddp_bench.py: 1 and 2 GPUs, tinytorch and torch alternating"
   timeout ${DDP_BENCH_TIMEOUT:-500} python3 bench/ddp_bench.py ${DDP_BENCH_ARGS:-} > "$OUT/ddp_bench.log" 2>&1
   grep -av "^rounds:" "$OUT/ddp_bench.log" | tail -40 | tee -a "$OUT/summary.log"
+fi
+if [[ " $stages " == *" attn "* ]]; then
+  log "pytest tests/cuda/test_cuda_attention_fused.py"
+  (cd tests && timeout ${ATTN_TEST_TIMEOUT:-240} python3 -m pytest -q -p no:cacheprovider -rf \
+    cuda/test_cuda_attention_fused.py) > "$OUT/pytest_attn.log" 2>&1
+  grep -E "^FAILED|^ERROR|passed|failed" "$OUT/pytest_attn.log" | tail -40 | tee -a "$OUT/summary.log"
+  log "bench/attention_bench.py (fused vs composed vs torch SDPA)"
+  timeout ${ATTN_BENCH_TIMEOUT:-200} python3 bench/attention_bench.py --device cuda ${ATTN_BENCH_ARGS:-} \
+    > "$OUT/attention_bench.log" 2>&1
+  tail -20 "$OUT/attention_bench.log" | tee -a "$OUT/summary.log"
 fi

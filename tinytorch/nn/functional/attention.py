@@ -1,11 +1,14 @@
 """``F.scaled_dot_product_attention`` (boolean or additive masks, is_causal, dropout, grouped-query
-attention), composed from matmul and softmax."""
+attention): the fused kernels (``tinytorch._ops.attention``: no (L, S) score matrix) where they
+apply, else the composed matmul + softmax path, which the tests also use as the reference."""
 from __future__ import annotations
 
 import math
 
 from tinytorch._creation import ones
 from tinytorch._dtype import bool_
+from tinytorch._autograd import is_grad_enabled
+from tinytorch._ops import attention as _fused
 from tinytorch._ops.dropout import dropout
 from tinytorch._ops.norm import softmax as _softmax
 from tinytorch.tensor import Tensor
@@ -28,10 +31,11 @@ def _repeat_kv_heads(query: Tensor, kv: Tensor) -> Tensor:
     return grouped.reshape(*shape[:-3], hq, *shape[-2:])
 
 
-def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None, dropout_p: float = 0.0,
-                                 is_causal: bool = False, scale=None, enable_gqa: bool = False) -> Tensor:
-    """softmax(Q K^T * scale + mask) V over the last two dims; bool masks mark positions to keep
-    (True = take part), float masks are added; is_causal applies a top-left aligned lower-triangular mask."""
+def _composed_scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None,
+                                           dropout_p: float = 0.0, is_causal: bool = False, scale=None,
+                                           enable_gqa: bool = False) -> Tensor:
+    """The reference path: softmax(Q K^T * scale + mask) V with matmul and softmax ops (an (L, S)
+    score matrix); autograd records its parts, so every derivative order works."""
     if enable_gqa:
         key, value = _repeat_kv_heads(query, key), _repeat_kv_heads(query, value)
     L, S = query.shape[-2], key.shape[-2]
@@ -51,3 +55,67 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
     return attn @ value
+
+
+_MAX_FUSED_HEAD_DIM = 256
+
+
+def _fused_shapes(query: Tensor, key: Tensor, value: Tensor, attn_mask, enable_gqa: bool):
+    """The 4-D (B, H, L, E) views the fused kernels take, or None where only the composed path
+    applies (dims beyond 4, broadcast batch or heads, mixed dtypes or devices, head dims over 256,
+    a mask that needs a gradient)."""
+    nd = query.dim()
+    if not (2 <= nd <= 4 and key.dim() == nd and value.dim() == nd):
+        return None
+    if not (query.dtype == key.dtype == value.dtype and query.dtype.is_floating_point):
+        return None
+    if not (query.device == key.device == value.device):
+        return None
+    if max(query.shape[-1], value.shape[-1]) > _MAX_FUSED_HEAD_DIM or key.shape[-1] != query.shape[-1]:
+        return None
+    if key.shape[-2] != value.shape[-2]:
+        return None
+    lead = [1] * (4 - nd)
+    q4, k4, v4 = (t.reshape(*lead, *t.shape) if lead else t for t in (query, key, value))
+    if k4.shape[:2] != v4.shape[:2] or q4.shape[0] != k4.shape[0]:
+        return None
+    hq, hkv = q4.shape[1], k4.shape[1]
+    if hq != hkv and not (enable_gqa and hkv > 0 and hq % hkv == 0):
+        return None
+    if attn_mask is not None:
+        if attn_mask.requires_grad and is_grad_enabled():
+            return None
+        if attn_mask.dim() > nd or attn_mask.device != query.device:
+            return None
+    return q4, k4, v4
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale=None, enable_gqa: bool = False) -> Tensor:
+    r"""Computes softmax(query @ key^T * scale + attn_mask) @ value over the last two dims.
+
+    Args:
+        query: (..., L, E); key: (..., S, E); value: (..., S, Ev).
+        attn_mask: bool (True = the position takes part) or float (added to the scores),
+            broadcastable to (..., L, S).
+        dropout_p: dropout probability applied to the attention weights.
+        is_causal: a top-left aligned lower-triangular mask (query i sees keys j <= i).
+        scale: the factor on the scores, 1 / sqrt(E) by default.
+        enable_gqa: key/value may have fewer heads (dim -3) than query, a divisor of them.
+
+    Runs fused kernels (FlashAttention-2: memory O(L), no (L, S) matrix; the forward keeps the
+    output and the row logsumexp, the backward recomputes the scores per tile) for 2- to 4-D
+    inputs of one floating dtype with head dims up to 256; other cases take the composed
+    matmul + softmax path. A row that no key takes part in gives zeros (as PyTorch's fused kernels).
+    """
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("scaled_dot_product_attention: attn_mask and is_causal cannot both be set")
+    if not 0.0 <= dropout_p <= 1.0:
+        raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1], got {dropout_p}")
+    fused = _fused_shapes(query, key, value, attn_mask, enable_gqa)
+    if fused is None:
+        return _composed_scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                                                      enable_gqa)
+    q4, k4, v4 = fused
+    out = _fused.scaled_dot_product_attention(q4, k4, v4, attn_mask, float(dropout_p), is_causal, scale)
+    return out.reshape(*query.shape[:-1], value.shape[-1]) if query.dim() != 4 else out

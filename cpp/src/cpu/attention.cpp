@@ -1,0 +1,307 @@
+// CPU fused attention (FlashAttention-2 on the CPU): threads take (batch, head, query block)
+// tasks; each walks the key tiles with an online softmax, so memory is O(L) per thread, never
+// (Lq, Lk). Tiles are converted to the accumulation type (float; double for float64) once and
+// multiplied by a small register-blocked GEMM. The backward recomputes the scores per tile in
+// two passes: dK/dV per (batch, kv head, key block), then dQ per (batch, head, query block), so
+// no two threads write one gradient row (no atomics, results independent of the thread count).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")  // lets GCC if-convert fast_exp's compares (as norm.cpp)
+#endif
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+#include "fast_exp.h"
+#include "reduce_simd.h"  // TT_SIMD_CLONES, simd::extreme
+#include "tinytorch/kernels/attention.h"
+#include "tinytorch/parallel.h"
+
+namespace tt::cpu {
+namespace {
+
+constexpr int64_t kBlockQ = 32;  // query rows per task
+constexpr int64_t kBlockK = 64;  // keys per tile
+
+// c (m, n) = (acc ? c : 0) + a @ b, where a's element (i, kk) is a[i * a_rs + kk * a_cs] (so
+// a = P^T is a transposed view) and b is (k, n) row-major. Columns go in blocks of four 512-bit
+// vectors held in a local accumulator the compiler keeps in registers.
+template <class A>
+__attribute__((always_inline)) inline void tile_gemm_impl(int64_t m, int64_t n, int64_t k, const A* a, int64_t a_rs,
+                                                          int64_t a_cs, const A* b, int64_t ldb, A* c, int64_t ldc,
+                                                          bool acc) {
+  constexpr int64_t W = 256 / sizeof(A);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j0 = 0; j0 < n; j0 += W) {
+      A t[W];
+      A* crow = c + i * ldc + j0;
+      if (j0 + W <= n) {
+        for (int64_t j = 0; j < W; ++j) t[j] = acc ? crow[j] : A(0);
+        for (int64_t kk = 0; kk < k; ++kk) {
+          const A av = a[i * a_rs + kk * a_cs];
+          const A* brow = b + kk * ldb + j0;
+          for (int64_t j = 0; j < W; ++j) t[j] += av * brow[j];
+        }
+        for (int64_t j = 0; j < W; ++j) crow[j] = t[j];
+      } else {
+        const int64_t w = n - j0;
+        for (int64_t j = 0; j < w; ++j) t[j] = acc ? crow[j] : A(0);
+        for (int64_t kk = 0; kk < k; ++kk) {
+          const A av = a[i * a_rs + kk * a_cs];
+          const A* brow = b + kk * ldb + j0;
+          for (int64_t j = 0; j < w; ++j) t[j] += av * brow[j];
+        }
+        for (int64_t j = 0; j < w; ++j) crow[j] = t[j];
+      }
+    }
+  }
+}
+
+TT_SIMD_CLONES void tile_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_rs, int64_t a_cs,
+                              const float* b, int64_t ldb, float* c, int64_t ldc, bool acc) {
+  tile_gemm_impl(m, n, k, a, a_rs, a_cs, b, ldb, c, ldc, acc);
+}
+TT_SIMD_CLONES void tile_gemm(int64_t m, int64_t n, int64_t k, const double* a, int64_t a_rs, int64_t a_cs,
+                              const double* b, int64_t ldb, double* c, int64_t ldc, bool acc) {
+  tile_gemm_impl(m, n, k, a, a_rs, a_cs, b, ldb, c, ldc, acc);
+}
+
+// Row helpers for the online softmax: float vectorized (fast_exp), double through std::exp.
+TT_SIMD_CLONES float row_max(const float* x, int64_t n) { return simd::extreme<true>(x, n); }
+double row_max(const double* x, int64_t n) {
+  double m = -std::numeric_limits<double>::infinity();
+  for (int64_t i = 0; i < n; ++i) m = x[i] > m || x[i] != x[i] ? x[i] : m;
+  return m;
+}
+// x[i] = exp(x[i] - m); returns the sum (16 partial sums, so the loop vectorizes).
+TT_SIMD_CLONES float exp_shift_sum(float* x, int64_t n, float m) {
+  float acc[16] = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int k = 0; k < 16; ++k) acc[k] += (x[i + k] = fast_exp(x[i + k] - m));
+  for (; i < n; ++i) acc[0] += (x[i] = fast_exp(x[i] - m));
+  for (int k = 1; k < 16; ++k) acc[0] += acc[k];
+  return acc[0];
+}
+double exp_shift_sum(double* x, int64_t n, double m) {
+  double acc = 0;
+  for (int64_t i = 0; i < n; ++i) acc += (x[i] = std::exp(x[i] - m));
+  return acc;
+}
+
+// dst (rows, cols) <- src rows [r0, r0 + rows) of a (.., cols) row-major tensor, converted
+// (and multiplied by `mul`); transposed: dst (cols, rows).
+template <class T, class A>
+void load_tile(const T* src, int64_t r0, int64_t rows, int64_t cols, A mul, A* dst, bool transposed) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* s = src + (r0 + r) * cols;
+    if (transposed)
+      for (int64_t c = 0; c < cols; ++c) dst[c * rows + r] = A(s[c]) * mul;
+    else
+      for (int64_t c = 0; c < cols; ++c) dst[r * cols + c] = A(s[c]) * mul;
+  }
+}
+
+// s (nq, nk): scores of query rows [i0, i0 + nq) against keys [j0, j0 + nk) after the mask and
+// the causal cut (masked = -inf); qs is already scaled.
+template <class A>
+void masked_scores(const AttentionParams& p, const A* mask, int64_t b, int64_t h, int64_t i0, int64_t nq,
+                   int64_t j0, int64_t nk, const A* qs, const A* kt, A* s) {
+  tile_gemm(nq, nk, p.E, qs, p.E, 1, kt, nk, s, nk, false);
+  const A ninf = -std::numeric_limits<A>::infinity();
+  for (int64_t r = 0; r < nq; ++r) {
+    A* row = s + r * nk;
+    const int64_t i = i0 + r;
+    if (mask) {
+      const A* mrow = mask + b * p.mask_stride[0] + h * p.mask_stride[1] + i * p.mask_stride[2];
+      for (int64_t c = 0; c < nk; ++c) row[c] += mrow[(j0 + c) * p.mask_stride[3]];
+    }
+    if (p.causal)
+      for (int64_t c = std::max<int64_t>(0, i + 1 - j0); c < nk; ++c) row[c] = ninf;
+  }
+}
+
+// Row r of the tile: multiplies `row` (nk) by keep / (1 - p) (the dropped probabilities).
+template <class A>
+void apply_dropout(const AttentionParams& p, int64_t bh, int64_t i, int64_t j0, int64_t nk, A* row) {
+  const A inv = p.dropout_p >= 1 ? A(0) : A(1.0 / (1.0 - p.dropout_p));
+  for (int64_t c = 0; c < nk; ++c) row[c] = attention_keep(p, bh, i, j0 + c) ? row[c] * inv : A(0);
+}
+
+template <class T>
+void forward_typed(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
+                   const Tensor& out, const Tensor& lse) {
+  using A = opmath_t<T>;
+  const T *qp = q.data<T>(), *kp = k.data<T>(), *vp = v.data<T>();
+  const A* mp = mask.defined() ? mask.data<A>() : nullptr;
+  T* op = out.data<T>();
+  A* lp = lse.data<A>();
+  const int64_t E = p.E, Ev = p.Ev, group = p.H / p.Hkv, nqb = (p.Lq + kBlockQ - 1) / kBlockQ;
+  parallel_for(0, p.B * p.H * nqb, 1, [&](int64_t t0, int64_t t1) {
+    std::vector<A> qs(kBlockQ * E), kt(E * kBlockK), vt(kBlockK * Ev), s(kBlockQ * kBlockK), o(kBlockQ * Ev);
+    std::vector<A> m(kBlockQ), l(kBlockQ);
+    for (int64_t task = t0; task < t1; ++task) {
+      const int64_t bh = task / nqb, b = bh / p.H, h = bh % p.H, bhk = b * p.Hkv + h / group;
+      const int64_t i0 = (task % nqb) * kBlockQ, nq = std::min(kBlockQ, p.Lq - i0);
+      load_tile(qp + bh * p.Lq * E, i0, nq, E, A(p.scale), qs.data(), false);
+      std::fill(o.begin(), o.end(), A(0));
+      std::fill(m.begin(), m.end(), -std::numeric_limits<A>::infinity());
+      std::fill(l.begin(), l.end(), A(0));
+      const int64_t jend = p.causal ? std::min(p.Lk, i0 + nq) : p.Lk;
+      for (int64_t j0 = 0; j0 < jend; j0 += kBlockK) {
+        const int64_t nk = std::min(kBlockK, jend - j0);
+        load_tile(kp + bhk * p.Lk * E, j0, nk, E, A(1), kt.data(), true);
+        load_tile(vp + bhk * p.Lk * Ev, j0, nk, Ev, A(1), vt.data(), false);
+        masked_scores(p, mp, b, h, i0, nq, j0, nk, qs.data(), kt.data(), s.data());
+        for (int64_t r = 0; r < nq; ++r) {  // online softmax: rescale what was summed so far
+          A* row = s.data() + r * nk;
+          const A mx = std::max(m[r], row_max(row, nk));
+          if (mx == -std::numeric_limits<A>::infinity()) {  // every key so far masked
+            std::fill(row, row + nk, A(0));
+            continue;
+          }
+          const A corr = std::exp(m[r] - mx);
+          l[r] = l[r] * corr + exp_shift_sum(row, nk, mx);
+          m[r] = mx;
+          for (int64_t e = 0; e < Ev; ++e) o[r * Ev + e] *= corr;
+          if (p.dropout_p > 0) apply_dropout(p, bh, i0 + r, j0, nk, row);
+        }
+        tile_gemm(nq, Ev, nk, s.data(), nk, 1, vt.data(), Ev, o.data(), Ev, true);
+      }
+      for (int64_t r = 0; r < nq; ++r) {
+        const A inv = l[r] > 0 ? A(1) / l[r] : A(0);
+        T* orow = op + (bh * p.Lq + i0 + r) * Ev;
+        for (int64_t e = 0; e < Ev; ++e) orow[e] = T(o[r * Ev + e] * inv);
+        lp[bh * p.Lq + i0 + r] = l[r] > 0 ? m[r] + std::log(l[r]) : -std::numeric_limits<A>::infinity();
+      }
+    }
+  });
+}
+
+void cpu_attention_forward(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v,
+                           const Tensor& mask, const Tensor& out, const Tensor& lse) {
+  TT_DISPATCH_FLOATING(q.dtype(), "scaled_dot_product_attention", [&] { forward_typed<scalar_t>(p, q, k, v, mask, out, lse); });
+}
+
+// Backward scratch for one tile: P and dS (nq, nk) from the scores, given the row statistics.
+// On return s holds P with dropout applied (what multiplied V) and dp holds dS.
+template <class A>
+void probs_and_dscores(const AttentionParams& p, const A* mask, const A* lse, const A* dvec, int64_t b,
+                       int64_t h, int64_t bh, int64_t i0, int64_t nq, int64_t j0, int64_t nk, const A* qs,
+                       const A* kt, const A* dout, const A* vt, A* s, A* dp) {
+  masked_scores(p, mask, b, h, i0, nq, j0, nk, qs, kt, s);
+  tile_gemm(nq, nk, p.Ev, dout, p.Ev, 1, vt, nk, dp, nk, false);  // dP~ = dO V^T
+  const A inv = p.dropout_p >= 1 ? A(0) : A(1.0 / (1.0 - p.dropout_p));
+  for (int64_t r = 0; r < nq; ++r) {
+    const A lr = lse[r], d = dvec[r];
+    A *srow = s + r * nk, *drow = dp + r * nk;
+    if (lr == -std::numeric_limits<A>::infinity()) std::fill(srow, srow + nk, A(0));  // row with no key: P = 0
+    else exp_shift_sum(srow, nk, lr);                                                 // P
+    if (p.dropout_p > 0) {
+      for (int64_t c = 0; c < nk; ++c) {  // dS = P (dP - D) with dP = dP~ keep / (1 - p); P dropped for dV
+        const A kd = attention_keep(p, bh, i0 + r, j0 + c) ? inv : A(0);
+        drow[c] = srow[c] * (drow[c] * kd - d);
+        srow[c] *= kd;
+      }
+    } else {
+      for (int64_t c = 0; c < nk; ++c) drow[c] = srow[c] * (drow[c] - d);
+    }
+  }
+}
+
+template <class T>
+void backward_typed(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k, const Tensor& v,
+                    const Tensor& mask, const Tensor& out, const Tensor& lse, const Tensor& gq, const Tensor& gk,
+                    const Tensor& gv) {
+  using A = opmath_t<T>;
+  const T *qp = q.data<T>(), *kp = k.data<T>(), *vp = v.data<T>(), *gop = gout.data<T>(), *op = out.data<T>();
+  const A* mp = mask.defined() ? mask.data<A>() : nullptr;
+  const A* lp = lse.data<A>();
+  const int64_t E = p.E, Ev = p.Ev, group = p.H / p.Hkv, BH = p.B * p.H;
+  // D = rowsum(dO * O): (B, H, Lq)
+  std::vector<A> dvec(BH * p.Lq);
+  parallel_for(0, BH * p.Lq, 256, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      A acc = 0;
+      for (int64_t e = 0; e < Ev; ++e) acc += A(gop[r * Ev + e]) * A(op[r * Ev + e]);
+      dvec[r] = acc;
+    }
+  });
+  // Pass 1: dK, dV per (batch, kv head, key block), over every query row of the group's heads.
+  const int64_t nkb = (p.Lk + kBlockK - 1) / kBlockK;
+  parallel_for(0, p.B * p.Hkv * nkb, 1, [&](int64_t t0, int64_t t1) {
+    std::vector<A> qs(kBlockQ * E), dout(kBlockQ * Ev), kt(E * kBlockK), vt(Ev * kBlockK), s(kBlockQ * kBlockK),
+        dp(kBlockQ * kBlockK), dk(kBlockK * E), dv(kBlockK * Ev);
+    for (int64_t task = t0; task < t1; ++task) {
+      const int64_t bhk = task / nkb, b = bhk / p.Hkv, hk = bhk % p.Hkv;
+      const int64_t j0 = (task % nkb) * kBlockK, nk = std::min(kBlockK, p.Lk - j0);
+      load_tile(kp + bhk * p.Lk * E, j0, nk, E, A(1), kt.data(), true);
+      load_tile(vp + bhk * p.Lk * Ev, j0, nk, Ev, A(1), vt.data(), true);
+      std::fill(dk.begin(), dk.end(), A(0));
+      std::fill(dv.begin(), dv.end(), A(0));
+      for (int64_t h = hk * group; h < (hk + 1) * group; ++h) {
+        const int64_t bh = b * p.H + h;
+        for (int64_t i0 = p.causal ? j0 / kBlockQ * kBlockQ : 0; i0 < p.Lq; i0 += kBlockQ) {
+          const int64_t nq = std::min(kBlockQ, p.Lq - i0);
+          load_tile(qp + bh * p.Lq * E, i0, nq, E, A(p.scale), qs.data(), false);
+          load_tile(gop + bh * p.Lq * Ev, i0, nq, Ev, A(1), dout.data(), false);
+          probs_and_dscores(p, mp, lp + bh * p.Lq + i0, dvec.data() + bh * p.Lq + i0, b, h, bh, i0, nq, j0, nk,
+                            qs.data(), kt.data(), dout.data(), vt.data(), s.data(), dp.data());
+          tile_gemm(nk, Ev, nq, s.data(), 1, nk, dout.data(), Ev, dv.data(), Ev, true);  // dV += P^T dO
+          tile_gemm(nk, E, nq, dp.data(), 1, nk, qs.data(), E, dk.data(), E, true);      // dK += dS^T (Q scale)
+        }
+      }
+      T *gkp = gk.data<T>() + (bhk * p.Lk + j0) * E, *gvp = gv.data<T>() + (bhk * p.Lk + j0) * Ev;
+      for (int64_t x = 0; x < nk * E; ++x) gkp[x] = T(dk[x]);
+      for (int64_t x = 0; x < nk * Ev; ++x) gvp[x] = T(dv[x]);
+    }
+  });
+  // Pass 2: dQ per (batch, head, query block), over the key tiles.
+  const int64_t nqb = (p.Lq + kBlockQ - 1) / kBlockQ;
+  parallel_for(0, BH * nqb, 1, [&](int64_t t0, int64_t t1) {
+    std::vector<A> qs(kBlockQ * E), dout(kBlockQ * Ev), kt(E * kBlockK), vt(Ev * kBlockK), kn(kBlockK * E),
+        s(kBlockQ * kBlockK), dp(kBlockQ * kBlockK), dq(kBlockQ * E);
+    for (int64_t task = t0; task < t1; ++task) {
+      const int64_t bh = task / nqb, b = bh / p.H, h = bh % p.H, bhk = b * p.Hkv + h / group;
+      const int64_t i0 = (task % nqb) * kBlockQ, nq = std::min(kBlockQ, p.Lq - i0);
+      load_tile(qp + bh * p.Lq * E, i0, nq, E, A(p.scale), qs.data(), false);
+      load_tile(gop + bh * p.Lq * Ev, i0, nq, Ev, A(1), dout.data(), false);
+      std::fill(dq.begin(), dq.end(), A(0));
+      const int64_t jend = p.causal ? std::min(p.Lk, i0 + nq) : p.Lk;
+      for (int64_t j0 = 0; j0 < jend; j0 += kBlockK) {
+        const int64_t nk = std::min(kBlockK, jend - j0);
+        load_tile(kp + bhk * p.Lk * E, j0, nk, E, A(1), kt.data(), true);
+        load_tile(kp + bhk * p.Lk * E, j0, nk, E, A(1), kn.data(), false);
+        load_tile(vp + bhk * p.Lk * Ev, j0, nk, Ev, A(1), vt.data(), true);
+        probs_and_dscores(p, mp, lp + bh * p.Lq + i0, dvec.data() + bh * p.Lq + i0, b, h, bh, i0, nq, j0, nk,
+                          qs.data(), kt.data(), dout.data(), vt.data(), s.data(), dp.data());
+        tile_gemm(nq, E, nk, dp.data(), nk, 1, kn.data(), E, dq.data(), E, true);  // dQ += dS K
+      }
+      T* gqp = gq.data<T>() + (bh * p.Lq + i0) * E;
+      for (int64_t x = 0; x < nq * E; ++x) gqp[x] = T(dq[x] * A(p.scale));
+    }
+  });
+}
+
+void cpu_attention_backward(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,
+                            const Tensor& v, const Tensor& mask, const Tensor& out, const Tensor& lse,
+                            const Tensor& gq, const Tensor& gk, const Tensor& gv) {
+  TT_DISPATCH_FLOATING(q.dtype(), "scaled_dot_product_attention_backward",
+                       [&] { backward_typed<scalar_t>(p, gout, q, k, v, mask, out, lse, gq, gk, gv); });
+}
+
+// keep: (B, H, Lq, Lk) bool contiguous
+void cpu_attention_dropout_mask(const AttentionParams& p, const Tensor& keep) {
+  bool* kp = keep.data<bool>();
+  parallel_for(0, p.B * p.H * p.Lq, 64, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t j = 0; j < p.Lk; ++j) kp[r * p.Lk + j] = attention_keep(p, r / p.Lq, r % p.Lq, j);
+  });
+}
+
+}  // namespace
+
+TT_REGISTER_KERNEL(attention_forward, CPU, cpu_attention_forward)
+TT_REGISTER_KERNEL(attention_backward, CPU, cpu_attention_backward)
+TT_REGISTER_KERNEL(attention_dropout_mask, CPU, cpu_attention_dropout_mask)
+
+}  // namespace tt::cpu

@@ -1,0 +1,22 @@
+#pragma once
+// Tensor-core (mma.sync m16n8k16) FlashAttention-2 kernels for float16/bfloat16 with head dims
+// 64 and 128 (smaller dims padded with zeros): cuda/src/attention_mma_forward.cu and
+// attention_mma_backward.cu. Each returns false,
+// launching nothing, where the call is outside what they cover (dtype, E != Ev, E not a multiple
+// of 8 or over 128, misaligned pointers); cuda/src/attention.cu then runs its plain kernels.
+#include <cuda_runtime.h>
+#include "tinytorch/kernels/attention.h"
+
+namespace tt::cuda {
+
+// The padded head dim (64 or 128) the kernels use for this call, 0 where they don't apply.
+int attention_mma_head_dim(const AttentionParams& p, const Tensor& q);
+
+bool attention_forward_mma(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v,
+                           const Tensor& mask, const Tensor& out, const Tensor& lse, cudaStream_t stream);
+// dvec: (B, H, Lq) float32 rowsum(dO * O), computed by the caller.
+bool attention_backward_mma(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,
+                            const Tensor& v, const Tensor& mask, const Tensor& lse, const Tensor& dvec,
+                            const Tensor& gq, const Tensor& gk, const Tensor& gv, cudaStream_t stream);
+
+}  // namespace tt::cuda

@@ -1,0 +1,250 @@
+// Tensor-core FlashAttention-2 backward for float16/bfloat16 (float32 accumulation), in two
+// kernels so that no gradient needs atomics:
+// - dK/dV: a block takes 64 keys (4 warps x 16) of one (batch, kv head) and walks the query
+//   tiles of every head of its group; per warp S^T = K Q^T and dP^T = V dO^T, then
+//   P = exp(S - lse), dS = P (dP - D), dV += P^T dO and dK += dS^T Q with P^T, dS^T as A operands
+//   straight from the accumulators. Query tiles (Q, dO, lse, D) are double buffered.
+// - dQ: a block takes 64 query rows (4 warps x 16) as the forward does and walks the key tiles:
+//   S = Q K^T, dP = dO V^T, dS, dQ += dS K. K/V tiles are double buffered.
+// D = rowsum(dO * O) comes from the caller (cuda/src/attention.cu).
+#include "attention_mma.cuh"
+#include "attention_mma.h"
+
+namespace tt::cuda {
+namespace {
+using namespace mma;
+
+constexpr int BC = 64;  // keys per dK/dV block, and per dQ key tile
+
+// Query rows per dK/dV step: fewer for the wider head dim (two (16, D) accumulators per warp).
+template <int D>
+constexpr int kv_query_rows() { return D <= 64 ? 64 : 32; }
+
+// grid (ceil(Lk / 64), B * Hkv); q, gout: (B, H, Lq, E), k, v: (B, Hkv, Lk, E); lse, dvec: (B, H, Lq)
+// -> gk, gv: (B, Hkv, Lk, E)
+template <bool kBf16, int D>
+__global__ void __launch_bounds__(kThreads) attention_backward_kv_mma_kernel(
+    AttentionParams p, const uint16_t* q, const uint16_t* k, const uint16_t* v, const uint16_t* gout,
+    const float* mask, const float* lse, const float* dvec, uint16_t* gk, uint16_t* gv) {
+  constexpr int BR = kv_query_rows<D>(), LD = D + 8;
+  constexpr int kStage = 2 * BR * LD + 2 * BR * 2;  // Q, dO rows, then lse and D as floats (2 halves each)
+  extern __shared__ __align__(16) uint16_t smem[];
+  uint16_t *Ks = smem, *Vs = Ks + BC * LD;
+  uint16_t* stage[2] = {Vs + BC * LD, Vs + BC * LD + kStage};
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
+  const int64_t bhk = blockIdx.y, b = bhk / p.Hkv, hk = bhk % p.Hkv, group = p.H / p.Hkv;
+  const int64_t k0 = int64_t(blockIdx.x) * BC;
+  load_tile<BC, D>(Ks, k + bhk * p.Lk * p.E, k0, p.Lk, p.E);
+  load_tile<BC, D>(Vs, v + bhk * p.Lk * p.E, k0, p.Lk, p.E);
+  // the (head, query tile) steps of this block, in order
+  const int64_t i_first = p.causal ? k0 / BR * BR : 0;
+  const int per_head = int((p.Lq - i_first + BR - 1) / BR);
+  const int nsteps = int(group) * (per_head > 0 ? per_head : 0);
+  auto issue = [&](int step) {
+    const int64_t h = hk * group + step / per_head, i0 = i_first + int64_t(step % per_head) * BR;
+    const int64_t bh = b * p.H + h;
+    uint16_t* st = stage[step & 1];
+    load_tile<BR, D>(st, q + bh * p.Lq * p.E, i0, p.Lq, p.E);
+    load_tile<BR, D>(st + BR * LD, gout + bh * p.Lq * p.E, i0, p.Lq, p.E);
+    float* stats = reinterpret_cast<float*>(st + 2 * BR * LD);
+    load_row_stats<BR>(stats, lse + bh * p.Lq, i0, p.Lq);
+    load_row_stats<BR>(stats + BR, dvec + bh * p.Lq, i0, p.Lq);
+    cp_commit();
+  };
+  if (nsteps > 0) issue(0);
+  else cp_commit();
+
+  float dk[D / 8][4] = {}, dv[D / 8][4] = {};
+  const float scale = float(p.scale);
+  const int64_t key_base = k0 + warp * 16 + g;
+  const bool plain = !mask && p.dropout_p <= 0;
+  for (int step = 0; step < nsteps; ++step) {
+    if (step + 1 < nsteps) {
+      issue(step + 1);
+      cp_wait<1>();
+    } else {
+      cp_wait<0>();
+    }
+    __syncthreads();
+    const int64_t h = hk * group + step / per_head, i0 = i_first + int64_t(step % per_head) * BR;
+    const int64_t bh = b * p.H + h;
+    const uint16_t *Qs = stage[step & 1], *Gs = Qs + BR * LD;
+    const float* lse_s = reinterpret_cast<const float*>(Gs + BR * LD);
+    const float* d_s = lse_s + BR;
+    float st[BR / 8][4] = {}, dpt[BR / 8][4] = {};  // S^T, dP^T: (16 keys of this warp, BR queries)
+    gemm_abt<kBf16, D, BR, LD>(st, Ks, warp * 16, Qs, lane);
+    gemm_abt<kBf16, D, BR, LD>(dpt, Vs, warp * 16, Gs, lane);
+    // keys all valid, queries all valid and past every key: no checks (lse is finite: key 0 or
+    // more takes part in every row when there is no mask)
+    const bool inside = plain && k0 + BC <= p.Lk && i0 + BR <= p.Lq && (!p.causal || k0 + BC - 1 <= i0);
+#pragma unroll
+    for (int nb = 0; nb < BR / 8; ++nb)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int qi = nb * 8 + t4 * 2 + (e & 1);
+        const float L = lse_s[qi];
+        float pr, kd = 1.f;
+        if (inside) {
+          pr = __expf(st[nb][e] * scale - L);
+        } else {
+          const int64_t key = key_base + (e >> 1) * 8, row = i0 + qi;
+          pr = 0.f;
+          if (key < p.Lk && row < p.Lq && L != -INFINITY && !(p.causal && key > row)) {
+            float x = st[nb][e] * scale;
+            if (mask) x += mask_at(p, mask, b, h, row, key);
+            pr = __expf(x - L);
+            if (p.dropout_p > 0) kd = keep_scale(p, bh, row, key);
+          }
+        }
+        dpt[nb][e] = pr * (dpt[nb][e] * kd - d_s[qi]);  // dS^T
+        st[nb][e] = pr * kd;                            // dropped P^T
+      }
+    gemm_cb<kBf16, BR, D, LD>(dv, st, Gs, lane);   // dV += P^T dO
+    gemm_cb<kBf16, BR, D, LD>(dk, dpt, Qs, lane);  // dK += dS^T Q
+    __syncthreads();  // this stage is refilled by the next iteration's prefetch
+  }
+  cp_wait<0>();  // (no step: the K/V loads are still in flight)
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int64_t key = key_base + r * 8;
+    if (key >= p.Lk) continue;
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d) {
+      const int col = d * 8 + t4 * 2;
+      if (col >= p.E) continue;
+      *reinterpret_cast<uint32_t*>(gk + (bhk * p.Lk + key) * p.E + col) =
+          pack2<kBf16>(dk[d][2 * r] * scale, dk[d][2 * r + 1] * scale);
+      *reinterpret_cast<uint32_t*>(gv + (bhk * p.Lk + key) * p.E + col) = pack2<kBf16>(dv[d][2 * r], dv[d][2 * r + 1]);
+    }
+  }
+}
+
+constexpr int kQRows = 64;  // query rows per dQ block
+
+// grid (ceil(Lq / 64), B * H) -> gq: (B, H, Lq, E)
+template <bool kBf16, int D>
+__global__ void __launch_bounds__(kThreads) attention_backward_q_mma_kernel(
+    AttentionParams p, const uint16_t* q, const uint16_t* k, const uint16_t* v, const uint16_t* gout,
+    const float* mask, const float* lse, const float* dvec, uint16_t* gq) {
+  constexpr int BR = kQRows, LD = D + 8;
+  extern __shared__ __align__(16) uint16_t smem[];
+  uint16_t *Qs = smem, *Gs = Qs + BR * LD;
+  uint16_t* KV[2] = {Gs + BR * LD, Gs + (BR + 2 * BC) * LD};
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
+  const int64_t bh = blockIdx.y, b = bh / p.H, h = bh % p.H, bhk = b * p.Hkv + h / (p.H / p.Hkv);
+  const int64_t q0 = int64_t(gridDim.x - 1 - blockIdx.x) * BR;
+  const uint16_t *kb = k + bhk * p.Lk * p.E, *vb = v + bhk * p.Lk * p.E;
+  load_tile<BR, D>(Qs, q + bh * p.Lq * p.E, q0, p.Lq, p.E);
+  load_tile<BR, D>(Gs, gout + bh * p.Lq * p.E, q0, p.Lq, p.E);
+  load_tile<BC, D>(KV[0], kb, 0, p.Lk, p.E);
+  load_tile<BC, D>(KV[0] + BC * LD, vb, 0, p.Lk, p.E);
+  cp_commit();
+  const int64_t row_base = q0 + warp * 16 + g;
+  float L[2], Dr[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int64_t row = row_base + r * 8;
+    L[r] = row < p.Lq ? lse[bh * p.Lq + row] : -INFINITY;
+    Dr[r] = row < p.Lq ? dvec[bh * p.Lq + row] : 0.f;
+  }
+  float dq[D / 8][4] = {};
+  const float scale = float(p.scale);
+  const int64_t kend = p.causal ? (q0 + BR < p.Lk ? q0 + BR : p.Lk) : p.Lk;
+  const int ntiles = int((kend + BC - 1) / BC);
+  const bool plain = !mask && p.dropout_p <= 0;
+  for (int t = 0; t < ntiles; ++t) {
+    const int64_t k0 = int64_t(t) * BC;
+    if (t + 1 < ntiles) {
+      load_tile<BC, D>(KV[(t + 1) & 1], kb, k0 + BC, p.Lk, p.E);
+      load_tile<BC, D>(KV[(t + 1) & 1] + BC * LD, vb, k0 + BC, p.Lk, p.E);
+      cp_commit();
+      cp_wait<1>();
+    } else {
+      cp_wait<0>();
+    }
+    __syncthreads();
+    const uint16_t *Ks = KV[t & 1], *Vs = Ks + BC * LD;
+    float s[BC / 8][4] = {}, dp[BC / 8][4] = {};
+    gemm_abt<kBf16, D, BC, LD>(s, Qs, warp * 16, Ks, lane);
+    gemm_abt<kBf16, D, BC, LD>(dp, Gs, warp * 16, Vs, lane);
+    const bool inside = plain && k0 + BC <= p.Lk && q0 + BR <= p.Lq && (!p.causal || k0 + BC - 1 <= q0);
+#pragma unroll
+    for (int nb = 0; nb < BC / 8; ++nb)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int r = e >> 1;
+        float pr, kd = 1.f;
+        if (inside) {
+          pr = __expf(s[nb][e] * scale - L[r]);
+        } else {
+          const int64_t row = row_base + r * 8, col = k0 + nb * 8 + t4 * 2 + (e & 1);
+          pr = 0.f;
+          if (col < p.Lk && row < p.Lq && L[r] != -INFINITY && !(p.causal && col > row)) {
+            float x = s[nb][e] * scale;
+            if (mask) x += mask_at(p, mask, b, h, row, col);
+            pr = __expf(x - L[r]);
+            if (p.dropout_p > 0) kd = keep_scale(p, bh, row, col);
+          }
+        }
+        s[nb][e] = pr * (dp[nb][e] * kd - Dr[r]);  // dS
+      }
+    gemm_cb<kBf16, BC, D, LD>(dq, s, Ks, lane);  // dQ += dS K
+    __syncthreads();
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int64_t row = row_base + r * 8;
+    if (row >= p.Lq) continue;
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d) {
+      const int col = d * 8 + t4 * 2;
+      if (col < p.E)
+        *reinterpret_cast<uint32_t*>(gq + (bh * p.Lq + row) * p.E + col) =
+            pack2<kBf16>(dq[d][2 * r] * scale, dq[d][2 * r + 1] * scale);
+    }
+  }
+}
+
+template <bool kBf16, int D>
+void launch_backward(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k, const Tensor& v,
+                     const Tensor& mask, const Tensor& lse, const Tensor& dvec, const Tensor& gq, const Tensor& gk,
+                     const Tensor& gv, cudaStream_t stream) {
+  auto u16 = [](const Tensor& t) { return static_cast<const uint16_t*>(t.data_ptr()); };
+  const float* mp = mask.defined() ? mask.data<float>() : nullptr;
+  constexpr int BR = kv_query_rows<D>(), LD = D + 8;
+  const size_t kv_bytes = size_t(2 * BC * LD + 2 * (2 * BR * LD + 4 * BR)) * sizeof(uint16_t);
+  auto kv = attention_backward_kv_mma_kernel<kBf16, D>;
+  allow_smem(kv, kv_bytes);
+  kv<<<dim3(unsigned((p.Lk + BC - 1) / BC), unsigned(p.B * p.Hkv)), kThreads, kv_bytes, stream>>>(
+      p, u16(q), u16(k), u16(v), u16(gout), mp, lse.data<float>(), dvec.data<float>(),
+      static_cast<uint16_t*>(gk.data_ptr()), static_cast<uint16_t*>(gv.data_ptr()));
+  TT_CUDA_KERNEL_CHECK();
+  const size_t q_bytes = size_t(2 * kQRows + 4 * BC) * LD * sizeof(uint16_t);
+  auto qk = attention_backward_q_mma_kernel<kBf16, D>;
+  allow_smem(qk, q_bytes);
+  qk<<<dim3(unsigned((p.Lq + kQRows - 1) / kQRows), unsigned(p.B * p.H)), kThreads, q_bytes, stream>>>(
+      p, u16(q), u16(k), u16(v), u16(gout), mp, lse.data<float>(), dvec.data<float>(),
+      static_cast<uint16_t*>(gq.data_ptr()));
+  TT_CUDA_KERNEL_CHECK();
+}
+
+}  // namespace
+
+bool attention_backward_mma(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,
+                            const Tensor& v, const Tensor& mask, const Tensor& lse, const Tensor& dvec,
+                            const Tensor& gq, const Tensor& gk, const Tensor& gv, cudaStream_t stream) {
+  const int D = attention_mma_head_dim(p, q);
+  auto aligned = [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0; };
+  if (!D || !aligned(q) || !aligned(k) || !aligned(v) || !aligned(gout) || !aligned(gq) || !aligned(gk) ||
+      !aligned(gv))
+    return false;
+  if (q.dtype() == DType::BFloat16)
+    (D == 64 ? launch_backward<true, 64> : launch_backward<true, 128>)(p, gout, q, k, v, mask, lse, dvec, gq, gk, gv,
+                                                                       stream);
+  else
+    (D == 64 ? launch_backward<false, 64> : launch_backward<false, 128>)(p, gout, q, k, v, mask, lse, dvec, gq, gk,
+                                                                         gv, stream);
+  return true;
+}
+
+}  // namespace tt::cuda

@@ -1,0 +1,126 @@
+"""Fused scaled_dot_product_attention on CUDA: the tensor-core kernels (float16/bfloat16, head
+dims up to 128) and the plain kernels (every dtype, head dims up to 256; forced with
+TINYTORCH_ATTENTION_PLAIN=1) against the float64 numpy reference, the composed path and the CPU;
+dropout masks equal to the CPU's; peak memory O(L)."""
+import numpy as np
+import pytest
+
+import tinytorch as tt
+import tinytorch.nn.functional as F
+from attention_cases import (FUSED_NODE, check_against_reference, check_double_backward, check_dropout,
+                             check_matches_composed, graph_names, tensor)
+from conftest import FLOAT_DTYPES
+
+pytestmark = pytest.mark.cuda
+
+MASKS = ["none", "causal", "bool", "bool_rows", "float", "float_heads"]
+
+
+@pytest.fixture(params=["tensor_cores", "plain"])
+def path(request, monkeypatch):
+    if request.param == "plain":
+        monkeypatch.setenv("TINYTORCH_ATTENTION_PLAIN", "1")
+    else:
+        monkeypatch.delenv("TINYTORCH_ATTENTION_PLAIN", raising=False)
+    return request.param
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("mask_kind", MASKS)
+def test_forward_backward_vs_numpy(path, dtype, mask_kind):
+    # E = Ev = 64: the tensor-core head dim; Lq != Lk, neither a multiple of 64; GQA 4 on 2
+    check_against_reference("cuda", dtype, B=2, H=4, Hkv=2, L=77, S=130, E=64, Ev=64, mask_kind=mask_kind)
+
+
+def test_value_head_dim_differs():
+    check_against_reference("cuda", "bfloat16", B=2, H=2, Hkv=1, L=40, S=50, E=32, Ev=48, mask_kind="causal")
+
+
+@pytest.mark.parametrize("E", [16, 64, 80, 128, 256])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_head_dims(path, E, dtype):
+    check_against_reference("cuda", dtype, B=1, H=2, Hkv=2, L=129, S=129, E=E, Ev=E, mask_kind="causal")
+
+
+@pytest.mark.parametrize("layout", ["heads_inner", "sliced"])
+def test_noncontiguous(layout):
+    check_against_reference("cuda", "bfloat16", B=2, H=3, Hkv=3, L=70, S=33, E=64, Ev=64, mask_kind="bool",
+                            layout=layout)
+
+
+def test_long_causal_rows_below_keys():
+    check_against_reference("cuda", "float16", B=1, H=2, Hkv=1, L=300, S=100, E=128, Ev=128, mask_kind="causal",
+                            scale=0.2)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("causal", [False, True])
+def test_matches_composed_path(dtype, causal):
+    check_matches_composed("cuda", dtype, causal)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_dropout(path, dtype):
+    check_dropout("cuda", dtype)
+
+
+def test_dropout_mask_equals_cpu():
+    """The same generator state draws the same dropout mask on both devices (v = identity shows it)."""
+    tt.manual_seed(3)
+    q, _ = tensor((1, 2, 40, 16), "float32", "cuda", seed=1)
+    eye = tt.eye(40, device="cuda").expand(1, 2, 40, 40)
+    gpu = F.scaled_dot_product_attention(q, q, eye, dropout_p=0.4).detach().cpu().numpy()
+    tt.manual_seed(3)
+    qc = q.detach().cpu()
+    cpu = F.scaled_dot_product_attention(qc, qc, eye.cpu(), dropout_p=0.4).numpy()
+    assert np.array_equal(gpu != 0, cpu != 0)
+
+
+def test_double_backward_matches_composed():
+    check_double_backward("cuda")
+
+
+def test_fully_masked_row_gives_zeros():
+    q, _ = tensor((1, 1, 4, 64), "bfloat16", "cuda", seed=1)
+    keep = np.ones((4, 5), dtype=bool)
+    keep[2] = False
+    out = F.scaled_dot_product_attention(q, q[:, :, :1].expand(1, 1, 5, 64), q[:, :, :1].expand(1, 1, 5, 64),
+                                         attn_mask=tt.tensor(keep, device="cuda"))
+    o = out.detach().float().cpu().numpy()
+    assert np.all(o[0, 0, 2] == 0) and np.isfinite(o).all()
+    out.float().sum().backward()
+    assert np.isfinite(q.grad.float().cpu().numpy()).all()
+
+
+def test_multihead_attention_uses_fused():
+    tt.manual_seed(0)
+    mha = tt.nn.MultiheadAttention(64, 4, batch_first=True).cuda()
+    x = tt.randn(2, 33, 64, device="cuda", requires_grad=True)
+    out, _ = mha(x, x, x, need_weights=False)
+    assert FUSED_NODE in graph_names(out)
+    ref, _ = mha(x, x, x, need_weights=True)
+    np.testing.assert_allclose(out.detach().cpu().numpy(), ref.detach().cpu().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def _peak_fwd_bwd(L, B=1, H=4, E=64):
+    q, _ = tensor((B, H, L, E), "bfloat16", "cuda", seed=1)
+    k, _ = tensor((B, H, L, E), "bfloat16", "cuda", seed=2)
+    v, _ = tensor((B, H, L, E), "bfloat16", "cuda", seed=3)
+    tt.cuda.synchronize()
+    base = tt.cuda.memory_allocated()
+    tt.cuda.reset_peak_memory_stats()
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    out.backward(tt.ones_like(out))
+    tt.cuda.synchronize()
+    return tt.cuda.max_memory_allocated() - base
+
+
+@pytest.mark.parametrize("path_", ["tensor_cores", "plain"])
+def test_peak_memory_is_linear_in_length(path_, monkeypatch):
+    """Forward + backward memory grows linearly with L (x2 from L = 2048 to 4096, where an (L, L)
+    matrix would grow x4) and stays far below one bf16 score matrix (128 MiB at B=1, H=4, L=4096)."""
+    if path_ == "plain":
+        monkeypatch.setenv("TINYTORCH_ATTENTION_PLAIN", "1")
+    small, large = _peak_fwd_bwd(2048), _peak_fwd_bwd(4096)
+    scores = 1 * 4 * 4096 * 4096 * 2
+    assert large <= 2.5 * small and large < scores / 4, (small, large, scores)
