@@ -50,7 +50,7 @@ from tinytorch.serialization import load, save  # noqa: E402  (safetensors layou
 __version__ = "0.1.0"
 
 
-_LAZY_SUBMODULES = {"nn", "optim", "utils", "datasets", "transforms", "cuda", "distributed", "amp", "backends"}
+_LAZY_SUBMODULES = {"nn", "optim", "utils", "datasets", "transforms", "cuda", "distributed", "amp", "backends", "models"}
 
 
 def __getattr__(name: str):

@@ -1,0 +1,38 @@
+"""``no_init_weights()``: builds a model without drawing random initial weights (as transformers'
+context of the same name), for loaders that overwrite every parameter anyway; ``Linear`` and
+``Embedding`` here are ``nn``'s, with their random init skipped inside that context."""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+
+from tinytorch.nn.modules.linear import Linear as _NNLinear
+from tinytorch.nn.modules.misc import Embedding as _NNEmbedding
+
+_SKIP_INIT = contextvars.ContextVar("tinytorch_models_skip_init", default=False)
+
+
+@contextlib.contextmanager
+def no_init_weights():
+    """Modules built inside leave their weights uninitialized (the caller fills them)."""
+    token = _SKIP_INIT.set(True)
+    try:
+        yield
+    finally:
+        _SKIP_INIT.reset(token)
+
+
+class Linear(_NNLinear):
+    """``nn.Linear`` whose random init is skipped under :func:`no_init_weights`."""
+
+    def reset_parameters(self) -> None:
+        if not _SKIP_INIT.get():
+            super().reset_parameters()
+
+
+class Embedding(_NNEmbedding):
+    """``nn.Embedding`` whose random init is skipped under :func:`no_init_weights`."""
+
+    def reset_parameters(self) -> None:
+        if not _SKIP_INIT.get():
+            super().reset_parameters()
