@@ -50,8 +50,13 @@ def rope_inv_freq(head_dim: int, rope_theta: float = 10000.0, rope_scaling: Opti
         smoothed = (1 - smooth) * scaled / factor + smooth * scaled
         medium = (wavelen >= high_wavelen) & (wavelen <= low_wavelen)
         return np.where(medium, smoothed, scaled).astype(np.float32)
+    if kind == "freq_factors":  # llama.cpp's rope_freqs tensor: one divisor per frequency
+        factors = np.asarray(rope_scaling["factors"], dtype=np.float32)
+        if factors.shape != inv_freq.shape:
+            raise ValueError(f"rotary: {factors.size} frequency factors for {inv_freq.size} frequencies")
+        return (inv_freq / factors).astype(np.float32)
     raise NotImplementedError(f"rotary: rope_scaling type {kind!r} is not supported "
-                              "(supported: 'default', 'linear', 'llama3')")
+                              "(supported: 'default', 'linear', 'llama3', 'freq_factors')")
 
 
 def rotate_half(x: Tensor) -> Tensor:
