@@ -13,7 +13,7 @@ from typing import Optional
 import numpy as np
 
 from tinytorch._creation import from_numpy
-from tinytorch._dtype import float32
+from tinytorch._dtype import float32, float64
 from tinytorch._functional import cat, stack
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules.module import Module
@@ -23,22 +23,23 @@ CONVENTIONS = ("half", "interleaved")
 
 
 def rope_inv_freq(head_dim: int, rope_theta: float = 10000.0, rope_scaling: Optional[dict] = None,
-                  partial_rotary_factor: float = 1.0) -> np.ndarray:
-    """The (rot_dim // 2,) float32 inverse frequencies theta**(-2i/rot_dim), scaled as Hugging Face's
-    ``rope_scaling`` says (``rope_type`` or ``type``: "default", "linear", "llama3")."""
+                  partial_rotary_factor: float = 1.0, precision=np.float32) -> np.ndarray:
+    """The (rot_dim // 2,) inverse frequencies theta**(-2i/rot_dim), scaled as Hugging Face's
+    ``rope_scaling`` says (``rope_type`` or ``type``: "default", "linear", "llama3", and
+    "freq_factors": llama.cpp's per-frequency divisors). float32 as transformers computes them
+    (so angles round the same way), or float64 for a float64 model."""
     dim = int(head_dim * partial_rotary_factor)
     if dim % 2:
         raise ValueError(f"rotary: the rotated dimension must be even, got {dim} (head_dim={head_dim})")
-    # float32 as transformers computes it, so positions far out round the same way
-    inv_freq = (1.0 / (np.float32(rope_theta) ** (np.arange(0, dim, 2, dtype=np.int64).astype(np.float32) / dim)))
-    inv_freq = inv_freq.astype(np.float32)
+    f = np.dtype(precision).type
+    inv_freq = (1.0 / (f(rope_theta) ** (np.arange(0, dim, 2, dtype=np.int64).astype(f) / dim))).astype(f)
     if not rope_scaling:
         return inv_freq
     kind = rope_scaling.get("rope_type", rope_scaling.get("type", "default"))
     if kind == "default":
         return inv_freq
     if kind == "linear":
-        return (inv_freq / np.float32(rope_scaling["factor"])).astype(np.float32)
+        return (inv_freq / f(rope_scaling["factor"])).astype(f)
     if kind == "llama3":
         factor = rope_scaling["factor"]
         low, high = rope_scaling["low_freq_factor"], rope_scaling["high_freq_factor"]
@@ -49,12 +50,12 @@ def rope_inv_freq(head_dim: int, rope_theta: float = 10000.0, rope_scaling: Opti
         smooth = (old_len / wavelen - low) / (high - low)
         smoothed = (1 - smooth) * scaled / factor + smooth * scaled
         medium = (wavelen >= high_wavelen) & (wavelen <= low_wavelen)
-        return np.where(medium, smoothed, scaled).astype(np.float32)
+        return np.where(medium, smoothed, scaled).astype(f)
     if kind == "freq_factors":  # llama.cpp's rope_freqs tensor: one divisor per frequency
-        factors = np.asarray(rope_scaling["factors"], dtype=np.float32)
+        factors = np.asarray(rope_scaling["factors"], dtype=f)
         if factors.shape != inv_freq.shape:
             raise ValueError(f"rotary: {factors.size} frequency factors for {inv_freq.size} frequencies")
-        return (inv_freq / factors).astype(np.float32)
+        return (inv_freq / factors).astype(f)
     raise NotImplementedError(f"rotary: rope_scaling type {kind!r} is not supported "
                               "(supported: 'default', 'linear', 'llama3', 'freq_factors')")
 
@@ -83,8 +84,8 @@ def apply_rotary_pos_emb(x: Tensor, cos: Tensor, sin: Tensor, convention: str = 
 
 
 def rotary_angles(positions: np.ndarray, inv_freq: np.ndarray, convention: str = "half") -> np.ndarray:
-    """The (..., D) float32 angles position * inv_freq laid out for the convention."""
-    ang = positions.astype(np.float32)[..., None] * inv_freq  # float32, as transformers
+    """The (..., D) angles position * inv_freq (in inv_freq's precision) laid out for the convention."""
+    ang = positions.astype(inv_freq.dtype)[..., None] * inv_freq
     if convention == "half":
         return np.concatenate([ang, ang], -1)
     if convention == "interleaved":
@@ -105,6 +106,7 @@ class RotaryEmbedding(Module):
             raise ValueError(f"RotaryEmbedding: convention must be one of {CONVENTIONS}, got {convention!r}")
         self.head_dim, self.convention = head_dim, convention
         self.max_position_embeddings = max_position_embeddings
+        self.rope_args = (head_dim, rope_theta, rope_scaling)
         self.inv_freq_np = rope_inv_freq(head_dim, rope_theta, rope_scaling)
         self.register_buffer("inv_freq", from_numpy(self.inv_freq_np.copy()).to(device=device), persistent=False)
         self._tables: dict = {}  # (device str, dtype, length) -> (cos, sin) tables
@@ -114,7 +116,8 @@ class RotaryEmbedding(Module):
         have = self._tables.get(key)
         if have is None or have[0].shape[0] < length:
             n = max(length, min(self.max_position_embeddings, 4096))
-            ang = rotary_angles(np.arange(n), self.inv_freq_np, self.convention)  # (n, D)
+            inv_freq = self.inv_freq_np if dtype != float64 else rope_inv_freq(*self.rope_args, precision=np.float64)
+            ang = rotary_angles(np.arange(n), inv_freq, self.convention)  # (n, D)
             cos = from_numpy(np.cos(ang)).to(device=device, dtype=dtype)
             sin = from_numpy(np.sin(ang)).to(device=device, dtype=dtype)
             have = self._tables[key] = (cos, sin)
