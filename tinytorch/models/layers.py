@@ -61,8 +61,15 @@ class LlamaAttention(Module):
         k = apply_rotary_pos_emb(k, cos, sin, self.rotary_convention)
         if cache is not None:
             k, v = cache.update(self.layer_idx, k, v)                                     # (B, Hkv, S, D)
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=is_causal,
-                                             enable_gqa=self.num_heads != self.num_kv_heads)
+        group = self.num_heads // self.num_kv_heads
+        if T == 1 and group > 1 and not is_causal:
+            # one query per head: the group's G queries of a KV head become G rows against it,
+            # so the cached keys/values are read in place instead of repeated G times
+            out = F.scaled_dot_product_attention(q.reshape(B, self.num_kv_heads, group, self.head_dim), k, v,
+                                                 attn_mask=attn_mask).reshape(B, self.num_heads, 1, self.head_dim)
+        else:
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=is_causal,
+                                                 enable_gqa=group > 1)
         return self.o_proj(out.transpose(1, 2).reshape(B, T, self.num_heads * self.head_dim))
 
 
