@@ -146,3 +146,12 @@ def test_config_from_dict_and_errors():
     m.check_length(8, "x")
     with pytest.raises(NotImplementedError, match="sliding window"):
         m.check_length(9, "x")
+
+
+def test_import_needs_no_optional_package():
+    """`import tinytorch.models` works without gguf, tokenizers and jinja2 (imported on use)."""
+    import subprocess
+    import sys
+    code = ("import sys, tinytorch.models; bad = [m for m in ('gguf', 'tokenizers', 'jinja2') if m in sys.modules]; "
+            "assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=str(__import__("pathlib").Path(tt.__file__).parents[1]))

@@ -8,6 +8,7 @@ from tinytorch.models.kv_cache import KVCache
 from tinytorch.models.layers import LlamaAttention, LlamaDecoderLayer, LlamaMLP, swiglu
 from tinytorch.models.llama import LlamaForCausalLM, LlamaModel
 from tinytorch.models.rotary import RotaryEmbedding, apply_rotary_pos_emb, rope_inv_freq
+from tinytorch.models.tokenizer import Tokenizer
 
 __all__ = ["LlamaConfig", "LlamaForCausalLM", "LlamaModel", "LlamaAttention", "LlamaDecoderLayer", "LlamaMLP",
-           "KVCache", "RotaryEmbedding", "apply_rotary_pos_emb", "rope_inv_freq", "swiglu"]
+           "KVCache", "RotaryEmbedding", "apply_rotary_pos_emb", "rope_inv_freq", "swiglu", "Tokenizer"]
