@@ -51,7 +51,10 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--gguf", default=None, help="any llama/mistral/qwen2 GGUF (default: SmolLM2-135M-Instruct)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=None, help="CPU threads (default: tinytorch's)")
     args = ap.parse_args()
+    if args.threads:
+        tt.set_num_threads(args.threads)
     path = args.gguf or default_gguf()
 
     t0 = time.perf_counter()
