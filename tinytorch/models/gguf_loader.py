@@ -165,7 +165,11 @@ def dense(info: WeightInfo, dtype, device) -> Tensor:
 # Packed quantized layers (tinytorch.nn.QuantizedLinear) will plug in here, keyed on info.qtype.
 # ---------------------------------------------------------------------------------------------------
 def _make_linear(weight_info: WeightInfo, bias: Optional[Tensor] = None, dtype=float32, device=None) -> Module:
-    """The Linear layer for one GGUF weight (out_features, in_features)."""
+    """The Linear layer for one GGUF weight (out_features, in_features).
+
+    Plug-in point for packed weights (branch ``quant``): for a qtype the packed layer supports,
+    ``return QuantizedLinear(in_f, out_f, weight_info.qtype, weight_info.raw, bias, device)``
+    (``weight_info.raw`` holds the uint8 blocks, q/k rows already un-permuted)."""
     out_f, in_f = weight_info.shape
     with no_init_weights():
         layer = Linear(in_f, out_f, bias=bias is not None, device=device, dtype=dtype)
