@@ -73,6 +73,7 @@ __version__ = "0.1.0"
 _LAZY_SUBMODULES = {"nn", "optim", "utils", "datasets", "transforms", "cuda", "distributed", "amp", "backends"}
 _LAZY_SUBMODULES |= {"accelerator", "onnx", "jit", "compiler"}   # PyTorch's module paths (issue 16)
 _LAZY_SUBMODULES |= {"distributions"}
+_LAZY_SUBMODULES |= {"models"}
 
 
 def __getattr__(name: str):

@@ -1,0 +1,163 @@
+"""``generate``: autoregressive decoding with a preallocated KV cache (one prefill pass over the
+prompt, then one token per step), batched left-padded prompts, greedy or sampled, with
+Hugging Face ``generate``'s argument names and processing order (repetition penalty, then
+temperature, top-k, top-p)."""
+from __future__ import annotations
+
+import math
+from typing import Callable, Optional, Sequence, Union
+
+from tinytorch._creation import as_tensor, ones, zeros
+from tinytorch._dtype import bool_, int64
+from tinytorch._functional import multinomial, sort, topk, where
+from tinytorch.autograd.grad_mode import no_grad
+from tinytorch.models.llama import positions_from_mask
+from tinytorch.nn import functional as F
+from tinytorch.tensor import Tensor
+
+
+def _validate(input_ids: Tensor, max_new_tokens, do_sample, temperature, top_k, top_p, repetition_penalty) -> None:
+    if input_ids.dim() != 2 or input_ids.shape[1] == 0:
+        raise ValueError(f"generate: input_ids must be a non-empty (batch, length) tensor of token ids, got shape "
+                         f"{list(input_ids.shape)}")
+    if input_ids.is_floating_point():
+        raise TypeError(f"generate: input_ids must hold integer token ids, got {input_ids.dtype}")
+    if not isinstance(max_new_tokens, int) or isinstance(max_new_tokens, bool) or max_new_tokens < 0:
+        raise ValueError(f"generate: max_new_tokens must be a non-negative int, got {max_new_tokens!r}")
+    if not isinstance(temperature, (int, float)) or not math.isfinite(temperature) or temperature < 0:
+        raise ValueError(f"generate: temperature must be a finite number >= 0, got {temperature!r}")
+    if do_sample and temperature == 0:
+        raise ValueError("generate: temperature=0 with do_sample=True; use do_sample=False for greedy decoding")
+    if top_p is not None and (not isinstance(top_p, (int, float)) or not 0 < top_p <= 1):
+        raise ValueError(f"generate: top_p must be a float in (0, 1], got {top_p!r}")
+    if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or top_k <= 0):
+        raise ValueError(f"generate: top_k must be a positive int, got {top_k!r}")
+    if not isinstance(repetition_penalty, (int, float)) or not repetition_penalty > 0:
+        raise ValueError(f"generate: repetition_penalty must be a number > 0, got {repetition_penalty!r}")
+
+
+def apply_repetition_penalty(scores: Tensor, seen: Tensor, penalty: float) -> Tensor:
+    """Makes tokens in ``seen`` (B, S) less likely: their scores (B, V) are divided by penalty where
+    positive, multiplied where negative (as transformers' RepetitionPenaltyLogitsProcessor)."""
+    picked = scores.gather(1, seen)
+    picked = where(picked < 0, picked * penalty, picked / penalty)
+    return scores.scatter(1, seen, picked)
+
+
+def apply_top_k(scores: Tensor, k: int) -> Tensor:
+    """Keeps the k highest scores per row (ties at the k-th kept), the rest -inf."""
+    k = min(k, scores.shape[-1])
+    kth = topk(scores, k, -1).values[..., -1:]
+    return scores.masked_fill(scores < kth, float("-inf"))
+
+
+def apply_top_p(scores: Tensor, top_p: float) -> Tensor:
+    """Nucleus filtering: keeps the smallest set of highest-probability tokens whose probabilities
+    sum to at least top_p (at least one token), the rest -inf (as transformers' TopPLogitsWarper)."""
+    if top_p >= 1.0:
+        return scores
+    ascending, order = sort(scores, -1, descending=False)
+    cumulative = F.softmax(ascending, -1).cumsum(-1)
+    drop = cumulative <= (1 - top_p)
+    drop[..., -1] = False
+    return scores.masked_fill(drop.scatter(1, order, drop), float("-inf"))
+
+
+def _stream(streamer, tokens: Tensor) -> None:
+    if hasattr(streamer, "put"):  # transformers' BaseStreamer protocol
+        streamer.put(tokens)
+    else:
+        streamer(tokens)
+
+
+def generate(model, input_ids: Union[Tensor, Sequence], max_new_tokens: int = 20, do_sample: bool = False,
+             temperature: float = 1.0, top_k: Optional[int] = None, top_p: Optional[float] = None,
+             repetition_penalty: float = 1.0, eos_token_id: Union[int, Sequence[int], None] = None,
+             pad_token_id: Optional[int] = None, attention_mask: Optional[Tensor] = None,
+             streamer: Optional[Callable] = None, generator=None) -> Tensor:
+    """Extends each prompt of ``input_ids`` (B, T) by up to ``max_new_tokens`` tokens.
+
+    Args:
+        input_ids: token ids (B, T) (a list of ints is one prompt); prompts of different lengths are
+            left-padded, with ``attention_mask`` (B, T) of 0 on the padding.
+        do_sample: sample from the processed distribution (else greedy argmax).
+        temperature, top_k, top_p: sampling's processing of the logits (used when ``do_sample``).
+        repetition_penalty: > 1 discourages tokens already in the sequence (greedy and sampled).
+        eos_token_id: an id or ids that end a sequence; finished rows continue with ``pad_token_id``
+            (default: the first eos id) and generation stops when every row has finished.
+        streamer: called with each step's new tokens (B,) (or an object with ``put``/``end``, as
+            transformers' streamers).
+        generator: a ``tinytorch.Generator`` for sampling.
+
+    Returns:
+        (B, T + n) token ids: the prompts followed by the n <= max_new_tokens generated tokens.
+    """
+    weight = model.model.embed_tokens.weight
+    device = weight.device
+    if not isinstance(input_ids, Tensor):
+        input_ids = as_tensor(input_ids if isinstance(input_ids[0], (list, tuple)) else [list(input_ids)],
+                              dtype=int64)
+    _validate(input_ids, max_new_tokens, do_sample, temperature, top_k, top_p, repetition_penalty)
+    B, T = input_ids.shape[0], input_ids.shape[1]
+    config = model.config
+    if T > config.max_position_embeddings:
+        raise ValueError(f"generate: the prompt (input_ids of length {T}) is longer than the model's context "
+                         f"(max_position_embeddings={config.max_position_embeddings})")
+    config.check_length(T + max_new_tokens, f"generate: prompt length {T} + max_new_tokens {max_new_tokens}")
+    eos = [] if eos_token_id is None else ([eos_token_id] if isinstance(eos_token_id, int) else list(eos_token_id))
+    pad = pad_token_id if pad_token_id is not None else (eos[0] if eos else 0)
+    ids = input_ids.to(device=device, dtype=int64)
+    total = T + max_new_tokens
+
+    with no_grad():
+        out = zeros(B, total, dtype=int64, device=device)        # prompt + generated ids
+        out[:, :T] = ids
+        full_mask = positions = None
+        if attention_mask is not None:
+            if tuple(attention_mask.shape) != (B, T):
+                raise ValueError(f"generate: attention_mask must have input_ids' shape {[B, T]}, got "
+                                 f"{list(attention_mask.shape)}")
+            attention_mask = attention_mask.to(device=device, dtype=int64)
+            if not bool((attention_mask != 0).all()):           # padded: masks and positions per row
+                full_mask = ones(B, total, dtype=int64, device=device)
+                full_mask[:, :T] = attention_mask
+                positions = positions_from_mask(attention_mask)[:, -1:] + 1   # (B, 1): next position
+        cache = model.make_cache(B, total)
+        logits = model(ids, attention_mask=None if full_mask is None else full_mask[:, :T],
+                       past_key_values=cache, logits_to_keep=1)[:, -1]       # (B, V)
+        eos_ids = as_tensor(eos, dtype=int64, device=device) if eos else None
+        unfinished = ones(B, dtype=bool_, device=device) if eos else None
+        n = 0
+        for step in range(max_new_tokens):
+            scores = logits.float()
+            if repetition_penalty != 1.0:
+                scores = apply_repetition_penalty(scores, out[:, :T + step], repetition_penalty)
+            if do_sample:
+                if temperature != 1.0:
+                    scores = scores / temperature
+                if top_k is not None:
+                    scores = apply_top_k(scores, top_k)
+                if top_p is not None:
+                    scores = apply_top_p(scores, top_p)
+                nxt = multinomial(F.softmax(scores, -1), 1, generator=generator)[:, 0]
+            else:
+                nxt = scores.argmax(-1)
+            if unfinished is not None:
+                nxt = where(unfinished, nxt, pad)
+            out[:, T + step] = nxt
+            n = step + 1
+            if streamer is not None:
+                _stream(streamer, nxt)
+            if unfinished is not None:
+                unfinished = unfinished.logical_and((nxt[:, None] == eos_ids).any(-1).logical_not())
+                if not bool(unfinished.any()):
+                    break
+            if step + 1 == max_new_tokens:
+                break
+            logits = model(nxt[:, None], attention_mask=None if full_mask is None else full_mask[:, :T + step + 1],
+                           position_ids=positions, past_key_values=cache)[:, -1]
+            if positions is not None:
+                positions = positions + 1
+        if streamer is not None and hasattr(streamer, "end"):
+            streamer.end()
+    return out[:, :T + n]

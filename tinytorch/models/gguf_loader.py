@@ -1,0 +1,240 @@
+"""Loading llama.cpp GGUF files (architectures llama, mistral, qwen2) through the ``gguf`` package:
+the metadata becomes a :class:`LlamaConfig`, the tensors get Hugging Face names.
+
+* llama.cpp's converter permutes the rows of llama's q/k weights so that its rotary pairs
+  neighbouring dims (GPT-J); we undo that permutation (as transformers' GGUF loader), so the model
+  keeps the half-split convention of the HF weights. qwen2 files are not permuted.
+* F32/F16/BF16 tensors are read as they are stored and cast once to the model dtype (default
+  float32); quantized tensors are dequantized once with ``gguf.quants.dequantize``. Linear layers
+  are built by :func:`_make_linear`, where a packed quantized layer will plug in.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Dict, Optional
+
+import numpy as np
+
+from tinytorch._creation import from_numpy
+from tinytorch._dtype import bfloat16, float32
+from tinytorch.models.config import LlamaConfig
+from tinytorch.models.init_control import Linear, no_init_weights
+from tinytorch.nn.modules.module import Module
+from tinytorch.nn.parameter import Parameter
+from tinytorch.serialization import _from_raw
+from tinytorch.tensor import Tensor
+
+LLM_EXTRA = "pip install 'tinytorch[llm]'"
+SUPPORTED_ARCHITECTURES = ("llama", "mistral", "qwen2")
+_PERMUTED_QK = ("llama", "mistral")  # convert_hf_to_gguf.py permutes q/k rows for these
+_GLOBAL_TENSORS = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
+                   "output.weight": "lm_head.weight"}
+_BLOCK_TENSORS = {"attn_norm": "input_layernorm", "ffn_norm": "post_attention_layernorm",
+                  "attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj", "attn_v": "self_attn.v_proj",
+                  "attn_output": "self_attn.o_proj", "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj",
+                  "ffn_down": "mlp.down_proj"}
+_LINEARS = {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"}
+_BLOCK_NAME = re.compile(r"^blk\.(\d+)\.(\w+)\.(weight|bias)$")
+
+
+def import_gguf():
+    try:
+        import gguf
+    except ImportError:
+        raise ImportError(f"reading GGUF files needs the `gguf` package: {LLM_EXTRA}") from None
+    return gguf
+
+
+def open_gguf(path) -> Any:
+    """A ``gguf.GGUFReader`` of path, with a clear error for a missing, truncated or corrupt file."""
+    gguf = import_gguf()
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"load_gguf: no such file: {path}")
+    with open(path, "rb") as f:
+        magic = f.read(4)
+    if magic != b"GGUF":
+        raise ValueError(f"load_gguf: {path} is not a GGUF file (magic {magic!r}, expected b'GGUF')")
+    try:
+        return gguf.GGUFReader(path)
+    except Exception as e:  # the reader raises whatever numpy/struct raise on a short or bad file
+        raise ValueError(f"load_gguf: {path} is truncated or corrupt ({type(e).__name__}: {e})") from None
+
+
+def field_value(reader, key: str, default=None):
+    """The metadata value under key (str, number, bool, or a list of them), or default."""
+    gguf = import_gguf()
+    field = reader.fields.get(key)
+    if field is None:
+        return default
+    types = field.types
+    def scalar(part, t):
+        return bytes(part).decode("utf-8") if t == gguf.GGUFValueType.STRING else part.tolist()[0]
+    if types[0] == gguf.GGUFValueType.ARRAY:
+        return [scalar(field.parts[i], types[-1]) for i in field.data]
+    return scalar(field.parts[field.data[0]], types[0])
+
+
+def config_from_gguf(reader, path: str) -> LlamaConfig:
+    """The :class:`LlamaConfig` that the file's ``general.architecture`` and ``<arch>.*`` keys describe."""
+    arch = field_value(reader, "general.architecture")
+    if arch not in SUPPORTED_ARCHITECTURES:
+        raise NotImplementedError(f"load_gguf: {path} holds a {arch!r} model; supported architectures: "
+                                  f"{', '.join(SUPPORTED_ARCHITECTURES)}")
+    def key(name, default=None, required=False):
+        v = field_value(reader, f"{arch}.{name}", default)
+        if v is None and required:
+            raise ValueError(f"load_gguf: {path} lacks the metadata key {arch}.{name}")
+        return v
+    heads = key("attention.head_count", required=True)
+    hidden = key("embedding_length", required=True)
+    head_dim = key("attention.key_length", hidden // heads)
+    rot = key("rope.dimension_count", head_dim)
+    if rot != head_dim:
+        raise NotImplementedError(f"load_gguf: {path}: partial rotary (rope.dimension_count={rot} < head_dim="
+                                  f"{head_dim}) is not supported")
+    scaling = None
+    kind = key("rope.scaling.type", "none")
+    if kind == "linear":
+        scaling = {"rope_type": "linear", "factor": float(key("rope.scaling.factor", 1.0))}
+    elif kind not in ("none", None):
+        raise NotImplementedError(f"load_gguf: {path}: rope scaling {kind!r} is not supported (none, linear)")
+    names = {t.name for t in reader.tensors}
+    if "rope_freqs.weight" in names:
+        factors = next(t for t in reader.tensors if t.name == "rope_freqs.weight").data
+        scaling = {"rope_type": "freq_factors", "factors": [float(x) for x in np.asarray(factors).ravel()]}
+    tokens = reader.fields.get("tokenizer.ggml.tokens")
+    vocab = key("vocab_size", len(tokens.data) if tokens is not None else None)
+    if vocab is None:
+        vocab = next(t.shape[-1] for t in reader.tensors if t.name == "token_embd.weight")
+    return LlamaConfig(
+        model_type="mistral" if arch == "mistral" else arch, vocab_size=int(vocab), hidden_size=hidden,
+        intermediate_size=key("feed_forward_length", required=True),
+        num_hidden_layers=key("block_count", required=True), num_attention_heads=heads,
+        num_key_value_heads=key("attention.head_count_kv", heads), head_dim=head_dim,
+        max_position_embeddings=key("context_length", 2048),
+        rms_norm_eps=float(key("attention.layer_norm_rms_epsilon", 1e-5)),
+        rope_theta=float(key("rope.freq_base", 10000.0)), rope_scaling=scaling,
+        tie_word_embeddings="output.weight" not in names,
+        bos_token_id=field_value(reader, "tokenizer.ggml.bos_token_id"),
+        eos_token_id=field_value(reader, "tokenizer.ggml.eos_token_id"),
+        pad_token_id=field_value(reader, "tokenizer.ggml.padding_token_id"))
+
+
+def unpermute_rows(rows: np.ndarray, n_head: int) -> np.ndarray:
+    """Undoes convert_hf_to_gguf.py's ``permute`` of q/k rows (rows: (n_head * D, ...), raw or
+    dequantized): within each head, llama.cpp's order (pairs) back to HF's (two halves)."""
+    d = rows.shape[0] // n_head // 2
+    return rows.reshape(n_head, d, 2, *rows.shape[1:]).swapaxes(1, 2).reshape(rows.shape)
+
+
+@dataclass
+class WeightInfo:
+    """One GGUF tensor: its names, ggml type, logical shape (numpy order: rows first) and raw data
+    (rows already un-permuted; quantized types as uint8 blocks, one row of blocks per row)."""
+    gguf_name: str
+    hf_name: str
+    qtype: Any
+    shape: tuple
+    raw: np.ndarray
+
+
+def dense(info: WeightInfo, dtype, device) -> Tensor:
+    """The tensor as a dense ``dtype`` tensor: F32/F16 read as stored, BF16 from its bits, other
+    types dequantized once with ``gguf.quants.dequantize``."""
+    gguf = import_gguf()
+    T = gguf.GGMLQuantizationType
+    if info.qtype in (T.F32, T.F16):
+        t = from_numpy(np.ascontiguousarray(info.raw).copy())
+    elif info.qtype == T.BF16:
+        t = _from_raw(np.ascontiguousarray(info.raw).view(np.uint16).reshape(info.shape).copy(), bfloat16)
+    else:
+        try:
+            arr = gguf.quants.dequantize(info.raw, info.qtype)
+        except NotImplementedError:
+            raise NotImplementedError(f"load_gguf: tensor {info.gguf_name} has ggml type {info.qtype.name}, which "
+                                      "gguf cannot dequantize") from None
+        t = from_numpy(np.ascontiguousarray(arr, dtype=np.float32).reshape(info.shape))
+    return t.to(device=device, dtype=dtype)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The one place a GGUF linear layer is built. Today: dequantize once into a dense nn.Linear.
+# Packed quantized layers (tinytorch.nn.QuantizedLinear) will plug in here, keyed on info.qtype.
+# ---------------------------------------------------------------------------------------------------
+def _make_linear(weight_info: WeightInfo, bias: Optional[Tensor] = None, dtype=float32, device=None) -> Module:
+    """The Linear layer for one GGUF weight (out_features, in_features).
+
+    Plug-in point for packed weights (branch ``quant``): for a qtype the packed layer supports,
+    ``return QuantizedLinear(in_f, out_f, weight_info.qtype, weight_info.raw, bias, device)``
+    (``weight_info.raw`` holds the uint8 blocks, q/k rows already un-permuted)."""
+    out_f, in_f = weight_info.shape
+    with no_init_weights():
+        layer = Linear(in_f, out_f, bias=bias is not None, device=device, dtype=dtype)
+    layer.weight = Parameter(dense(weight_info, dtype, device), requires_grad=False)
+    if bias is not None:
+        layer.bias = Parameter(bias, requires_grad=False)
+    return layer
+
+
+def _weight_infos(reader, config: LlamaConfig, arch: str, path: str) -> Dict[str, WeightInfo]:
+    gguf = import_gguf()
+    infos = {}
+    for t in reader.tensors:
+        if t.name == "rope_freqs.weight":
+            continue
+        m = _BLOCK_NAME.match(t.name)
+        if t.name in _GLOBAL_TENSORS:
+            hf = _GLOBAL_TENSORS[t.name]
+        elif m and m.group(2) in _BLOCK_TENSORS:
+            hf = f"model.layers.{m.group(1)}.{_BLOCK_TENSORS[m.group(2)]}.{m.group(3)}"
+        else:
+            raise NotImplementedError(f"load_gguf: {path}: tensor {t.name!r} has no place in a {arch} model "
+                                      "(unsupported variant)")
+        shape = tuple(int(x) for x in reversed(t.shape.tolist()))   # ggml ne order -> numpy order
+        raw = t.data
+        if m and arch in _PERMUTED_QK and m.group(2) in ("attn_q", "attn_k"):
+            heads = config.num_attention_heads if m.group(2) == "attn_q" else config.num_key_value_heads
+            raw = unpermute_rows(np.asarray(raw), heads)
+        qtype = gguf.GGMLQuantizationType(int(t.tensor_type))
+        infos[hf] = WeightInfo(t.name, hf, qtype, shape, raw)
+    return infos
+
+
+def load_gguf(cls, path, dtype=None, device=None):
+    """Builds ``cls`` (a :class:`LlamaForCausalLM`) from a GGUF file. Everything is checked against
+    the config before the model is returned; a mismatch names the tensor and both shapes."""
+    path = os.fspath(path)
+    reader = open_gguf(path)
+    arch = field_value(reader, "general.architecture")
+    config = config_from_gguf(reader, path)
+    dtype = dtype or float32
+    infos = _weight_infos(reader, config, arch, path)
+    with no_init_weights():
+        model = cls(config, device=device, dtype=dtype)
+    own = model.state_dict(keep_vars=True)
+    missing = [k for k in own if k not in infos and not (k == "lm_head.weight" and config.tie_word_embeddings)]
+    unexpected = [k for k in infos if k not in own]
+    bad = [f"{i.gguf_name}: file {list(i.shape)}, config {list(own[k].shape)}" for k, i in infos.items()
+           if k in own and i.shape != tuple(own[k].shape)]
+    if missing or unexpected or bad:
+        raise ValueError(f"load_gguf: {path} does not match its own metadata: missing {missing[:8]}, unexpected "
+                         f"{unexpected[:8]}, shape mismatches {bad[:8]}")
+    for hf, info in infos.items():
+        module_path, _, kind = hf.rpartition(".")
+        if info.gguf_name.split(".")[-2] in _LINEARS or hf == "lm_head.weight":
+            if kind == "bias":
+                continue
+            bias_info = infos.get(module_path + ".bias")
+            bias = dense(bias_info, dtype, device) if bias_info is not None else None
+            parent_path, _, child = module_path.rpartition(".")
+            setattr(model.get_submodule(parent_path) if parent_path else model, child,
+                    _make_linear(info, bias, dtype, device))
+        else:
+            module = model.get_submodule(module_path)
+            setattr(module, kind, Parameter(dense(info, dtype, device), requires_grad=False))
+    model.tie_weights()
+    model.gguf_path = path
+    return model.eval()

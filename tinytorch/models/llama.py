@@ -1,0 +1,139 @@
+"""``LlamaModel`` and ``LlamaForCausalLM`` (llama, mistral, qwen2) with Hugging Face ``transformers``'
+parameter names, so an HF checkpoint's state dict loads as it is."""
+from __future__ import annotations
+
+import os
+from typing import Optional, Union
+
+from tinytorch._creation import arange, ones
+from tinytorch._dtype import bool_, int64
+from tinytorch.models.config import LlamaConfig
+from tinytorch.models.kv_cache import KVCache
+from tinytorch.models.layers import LlamaDecoderLayer
+from tinytorch.models.rotary import RotaryEmbedding
+from tinytorch.nn.modules.container import ModuleList
+from tinytorch.models.init_control import Linear
+from tinytorch.models.init_control import Embedding
+from tinytorch.nn.modules.module import Module
+from tinytorch.nn.modules.normalization import RMSNorm
+from tinytorch.tensor import Tensor
+
+
+def positions_from_mask(attention_mask: Tensor) -> Tensor:
+    """Position ids of left-padded rows, as transformers: cumsum(mask) - 1, pads at 1. (B, S) -> (B, S)."""
+    pos = attention_mask.to(dtype=int64).cumsum(-1) - 1
+    return pos.masked_fill(attention_mask == 0, 1)
+
+
+def attention_keep_mask(attention_mask: Optional[Tensor], past: int, length: int, device) -> Tensor:
+    """The bool (B or 1, 1, T, S) mask of which keys each of T new queries (after ``past`` cached
+    positions, S = past + T) attends to: causal, minus padded keys. A query always sees itself, so a
+    padded query's row is never empty (its output is unused, but must not be NaN)."""
+    S = past + length
+    grid = ones(length, S, dtype=bool_, device=device)
+    causal = grid.tril(past)                                   # key j <= past + i
+    keep = causal
+    if attention_mask is not None:
+        valid = attention_mask.to(dtype=bool_)[:, None, None, :]   # (B, 1, 1, S)
+        itself = causal.logical_and(grid.tril(past - 1).logical_not())
+        keep = causal.logical_and(valid).logical_or(itself)
+    return keep if keep.dim() == 4 else keep[None, None]
+
+
+class LlamaModel(Module):
+    """Token embeddings, ``num_hidden_layers`` decoder layers and the final RMSNorm."""
+
+    def __init__(self, config: LlamaConfig, device=None, dtype=None) -> None:
+        super().__init__()
+        self.config = config
+        kw = dict(device=device, dtype=dtype)
+        self.embed_tokens = Embedding(config.vocab_size, config.hidden_size, **kw)
+        self.layers = ModuleList([LlamaDecoderLayer(config, i, **kw) for i in range(config.num_hidden_layers)])
+        self.norm = RMSNorm(config.hidden_size, eps=config.rms_norm_eps, **kw)
+        self.rotary_emb = RotaryEmbedding(config.head_dim, config.max_position_embeddings, config.rope_theta,
+                                          config.rope_scaling, config.rotary_convention, device=device)
+
+    def forward(self, input_ids: Tensor, attention_mask: Optional[Tensor] = None,
+                position_ids: Optional[Tensor] = None, past_key_values: Optional[KVCache] = None) -> Tensor:
+        """Hidden states (B, T, hidden) of input_ids (B, T); ``attention_mask`` (B, past + T) of 0/1
+        marks padding (left padding), ``past_key_values`` a :class:`KVCache` to read and extend."""
+        if input_ids.dim() != 2:
+            raise ValueError(f"LlamaModel: input_ids must be (batch, length), got shape {list(input_ids.shape)}")
+        B, T = input_ids.shape[0], input_ids.shape[1]
+        cache = past_key_values
+        past = cache.length if cache is not None else 0
+        self.config.check_length(past + T, "LlamaModel.forward")
+        dev = input_ids.device
+        if attention_mask is not None and tuple(attention_mask.shape) != (B, past + T):
+            raise ValueError(f"LlamaModel: attention_mask must be (batch, past + length) = {(B, past + T)}, "
+                             f"got {list(attention_mask.shape)}")
+        if position_ids is None:
+            if attention_mask is not None:
+                position_ids = positions_from_mask(attention_mask)[:, past:]
+            else:
+                position_ids = arange(past, past + T, dtype=int64, device=dev)[None]
+        x = self.embed_tokens(input_ids)
+        cos, sin = self.rotary_emb(position_ids, x.dtype, past + T)
+        is_causal = attention_mask is None and past == 0 and T > 1
+        mask = None
+        if attention_mask is not None or (past > 0 and T > 1):
+            mask = attention_keep_mask(attention_mask, past, T, dev)
+        for layer in self.layers:
+            x = layer(x, cos, sin, mask, is_causal, cache)
+        if cache is not None:
+            cache.advance(T)
+        return self.norm(x)
+
+
+class LlamaForCausalLM(Module):
+    """A Llama-family causal language model: ``model`` (:class:`LlamaModel`) and ``lm_head``
+    (tied to ``model.embed_tokens`` when ``config.tie_word_embeddings``)."""
+
+    def __init__(self, config: LlamaConfig, device=None, dtype=None) -> None:
+        super().__init__()
+        self.config = config
+        self.model = LlamaModel(config, device=device, dtype=dtype)
+        self.lm_head = Linear(config.hidden_size, config.vocab_size, bias=False, device=device, dtype=dtype)
+        self.tie_weights()
+
+    def tie_weights(self) -> None:
+        if self.config.tie_word_embeddings:
+            self.lm_head.weight = self.model.embed_tokens.weight
+
+    def forward(self, input_ids: Tensor, attention_mask: Optional[Tensor] = None,
+                position_ids: Optional[Tensor] = None, past_key_values: Optional[KVCache] = None,
+                logits_to_keep: int = 0) -> Tensor:
+        """Logits (B, T, vocab) of input_ids (B, T); ``logits_to_keep=k`` computes them for the last k
+        positions only (generation needs the last one). Arguments as :meth:`LlamaModel.forward`."""
+        h = self.model(input_ids, attention_mask, position_ids, past_key_values)
+        if logits_to_keep:
+            h = h[:, -logits_to_keep:]
+        return self.lm_head(h)
+
+    def make_cache(self, batch_size: int, max_length: int, dtype=None, device=None) -> KVCache:
+        """A :class:`KVCache` for ``batch_size`` sequences of up to ``max_length`` positions, in the
+        model's dtype and device unless given."""
+        w = self.model.embed_tokens.weight
+        c = self.config
+        return KVCache(c.num_hidden_layers, batch_size, c.num_key_value_heads, c.head_dim, max_length,
+                       dtype=dtype or w.dtype, device=device or w.device)
+
+    def generate(self, input_ids, max_new_tokens: int = 20, **kwargs) -> Tensor:
+        """Generates up to ``max_new_tokens`` tokens after ``input_ids``; see
+        :func:`tinytorch.models.generation.generate` for the arguments."""
+        from tinytorch.models.generation import generate
+        return generate(self, input_ids, max_new_tokens, **kwargs)
+
+    @classmethod
+    def from_pretrained(cls, path: Union[str, os.PathLike], dtype=None, device=None) -> "LlamaForCausalLM":
+        """Loads a Hugging Face checkpoint directory: ``config.json`` and ``model.safetensors`` (or
+        shards listed in ``model.safetensors.index.json``). ``dtype`` casts the floating-point
+        weights (default: keep the checkpoint's), ``device`` places them (default CPU)."""
+        from tinytorch.models.safetensors_loader import load_pretrained
+        return load_pretrained(cls, path, dtype=dtype, device=device)
+
+    @classmethod
+    def from_gguf(cls, path: Union[str, os.PathLike], dtype=None, device=None) -> "LlamaForCausalLM":
+        """Loads a llama.cpp GGUF file (llama, mistral, qwen2): see :func:`tinytorch.models.gguf_loader.load_gguf`."""
+        from tinytorch.models.gguf_loader import load_gguf
+        return load_gguf(cls, path, dtype=dtype, device=device)

@@ -1,0 +1,197 @@
+"""``Tokenizer``: a ``tokenizers.Tokenizer`` built from a GGUF file's ``tokenizer.ggml.*`` metadata
+(byte-level BPE, "gpt2": tokens + merges) or read from ``tokenizer.json``, with the special ids and
+the chat template (rendered with jinja2 as transformers does)."""
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime
+from typing import List, Optional, Sequence, Tuple
+
+from tinytorch._creation import as_tensor
+from tinytorch._dtype import int64
+from tinytorch.models.gguf_loader import LLM_EXTRA, field_value, open_gguf
+
+_LLAMA3_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
+                 r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+_QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+# tokenizer.ggml.pre -> the split regex its merges were learned with (others: GPT-2's byte-level split)
+PRE_TOKENIZER_SPLITS = {"llama3": _LLAMA3_SPLIT, "llama-v3": _LLAMA3_SPLIT, "llama-bpe": _LLAMA3_SPLIT,
+                        "smaug-bpe": _LLAMA3_SPLIT, "qwen2": _QWEN2_SPLIT, "deepseek-r1-qwen": _QWEN2_SPLIT}
+_CONTROL, _USER_DEFINED = 3, 4  # llama.cpp token types
+
+
+def _import(name: str):
+    try:
+        return __import__(name)
+    except ImportError:
+        raise ImportError(f"the tokenizer needs the `{name}` package: {LLM_EXTRA}") from None
+
+
+def byte_level_backend(tokens: Sequence[str], merges: Sequence[str], token_types: Sequence[int] = (),
+                       pre: Optional[str] = None):
+    """A byte-level BPE ``tokenizers.Tokenizer`` (GPT-2 style) from llama.cpp's vocabulary and merges;
+    control tokens become special tokens, user-defined ones added tokens (as transformers)."""
+    tk = _import("tokenizers")
+    from tokenizers import AddedToken, Regex, decoders, models, pre_tokenizers
+    alphabet = set(pre_tokenizers.ByteLevel.alphabet())
+    spell = {b: c for b, c in enumerate(_bytes_to_unicode())}
+    vocab = {}
+    for i, tok in enumerate(tokens):   # a token outside the byte alphabet is respelled byte by byte
+        vocab[tok if set(tok) <= alphabet else "".join(spell[b] for b in tok.encode("utf-8"))] = i
+    pairs = [tuple(m.split(" ")) for m in merges]
+    backend = tk.Tokenizer(models.BPE(vocab, pairs, dropout=None, continuing_subword_prefix="",
+                                      end_of_word_suffix="", fuse_unk=False))
+    split = PRE_TOKENIZER_SPLITS.get(pre)
+    if split is None:
+        backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    else:
+        backend.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(split), behavior="isolated"),
+                                                         pre_tokenizers.ByteLevel(add_prefix_space=False,
+                                                                                  use_regex=False)])
+    backend.decoder = decoders.ByteLevel()
+    types = list(token_types)
+    special = [AddedToken(t, normalized=False, special=True) for t, ty in zip(tokens, types)
+               if ty == _CONTROL and set(t) <= alphabet]
+    if special:
+        backend.add_special_tokens(special)
+    user = [AddedToken(t, normalized=False, special=False) for t, ty in zip(tokens, types)
+            if ty == _USER_DEFINED and t in vocab]
+    if user:
+        backend.add_tokens(user)
+    return backend
+
+
+def _bytes_to_unicode() -> List[str]:
+    """GPT-2's printable spelling of the 256 bytes, indexed by byte."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs, n = bs[:], 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    table = dict(zip(bs, cs))
+    return [chr(table[b]) for b in range(256)]
+
+
+class Tokenizer:
+    """Text <-> token ids, with the model's special tokens and chat template.
+
+    Build with :meth:`from_gguf` or :meth:`from_file`; ``encode``/``decode`` as transformers'
+    tokenizers, :meth:`apply_chat_template` renders a conversation."""
+
+    def __init__(self, backend, bos_token_id: Optional[int] = None, eos_token_id: Optional[int] = None,
+                 pad_token_id: Optional[int] = None, add_bos_token: bool = False, add_eos_token: bool = False,
+                 chat_template: Optional[str] = None) -> None:
+        self.backend = backend
+        self.bos_token_id, self.eos_token_id, self.pad_token_id = bos_token_id, eos_token_id, pad_token_id
+        self.add_bos_token, self.add_eos_token = add_bos_token, add_eos_token
+        self.chat_template = chat_template
+
+    @property
+    def bos_token(self) -> Optional[str]:
+        return None if self.bos_token_id is None else self.backend.id_to_token(self.bos_token_id)
+
+    @property
+    def eos_token(self) -> Optional[str]:
+        return None if self.eos_token_id is None else self.backend.id_to_token(self.eos_token_id)
+
+    @property
+    def vocab_size(self) -> int:
+        return self.backend.get_vocab_size(with_added_tokens=True)
+
+    @classmethod
+    def from_gguf(cls, path) -> "Tokenizer":
+        """From the ``tokenizer.ggml.*`` and ``tokenizer.chat_template`` metadata of a GGUF file."""
+        reader = open_gguf(path)
+        kind = field_value(reader, "tokenizer.ggml.model")
+        if kind != "gpt2":
+            raise NotImplementedError(f"Tokenizer.from_gguf: {os.fspath(path)} has a {kind!r} tokenizer; only "
+                                      "byte-level BPE ('gpt2') is built from GGUF metadata (use tokenizer.json)")
+        tokens = field_value(reader, "tokenizer.ggml.tokens")
+        merges = field_value(reader, "tokenizer.ggml.merges")
+        if tokens is None or merges is None:
+            raise ValueError(f"Tokenizer.from_gguf: {os.fspath(path)} lacks tokenizer.ggml.tokens/merges")
+        backend = byte_level_backend(tokens, merges, field_value(reader, "tokenizer.ggml.token_type", []),
+                                     field_value(reader, "tokenizer.ggml.pre"))
+        get = lambda k, d=None: field_value(reader, "tokenizer.ggml." + k, d)  # noqa: E731
+        return cls(backend, get("bos_token_id"), get("eos_token_id"), get("padding_token_id"),
+                   bool(get("add_bos_token", False)), bool(get("add_eos_token", False)),
+                   field_value(reader, "tokenizer.chat_template"))
+
+    @classmethod
+    def from_file(cls, path) -> "Tokenizer":
+        """From a ``tokenizer.json`` (or a directory holding it), with ``tokenizer_config.json``
+        beside it for the special tokens and chat template when present."""
+        tk = _import("tokenizers")
+        path = os.fspath(path)
+        folder = path if os.path.isdir(path) else os.path.dirname(path)
+        file = os.path.join(path, "tokenizer.json") if os.path.isdir(path) else path
+        backend = tk.Tokenizer.from_file(file)
+        cfg = {}
+        cfg_file = os.path.join(folder, "tokenizer_config.json")
+        if os.path.exists(cfg_file):
+            with open(cfg_file, encoding="utf-8") as f:
+                cfg = json.load(f)
+        def token_id(key):
+            tok = cfg.get(key)
+            tok = tok.get("content") if isinstance(tok, dict) else tok
+            return None if tok is None else backend.token_to_id(tok)
+        return cls(backend, token_id("bos_token"), token_id("eos_token"), token_id("pad_token"),
+                   bool(cfg.get("add_bos_token", False)), bool(cfg.get("add_eos_token", False)),
+                   cfg.get("chat_template"))
+
+    def encode(self, text: str, add_special_tokens: bool = True) -> List[int]:
+        ids = self.backend.encode(text, add_special_tokens=add_special_tokens).ids
+        if add_special_tokens and self.add_bos_token and self.bos_token_id is not None:
+            ids = [self.bos_token_id] + ids
+        if add_special_tokens and self.add_eos_token and self.eos_token_id is not None:
+            ids = ids + [self.eos_token_id]
+        return ids
+
+    def decode(self, ids, skip_special_tokens: bool = False) -> str:
+        if hasattr(ids, "tolist"):
+            ids = ids.tolist()
+        return self.backend.decode(list(ids), skip_special_tokens=skip_special_tokens)
+
+    def batch_encode(self, texts: Sequence[str], add_special_tokens: bool = True) -> Tuple:
+        """(input_ids, attention_mask), both (B, T) int64, left-padded with the pad (else eos) id."""
+        rows = [self.encode(t, add_special_tokens) for t in texts]
+        T = max(len(r) for r in rows)
+        pad = self.pad_token_id if self.pad_token_id is not None else (self.eos_token_id or 0)
+        ids = [[pad] * (T - len(r)) + r for r in rows]
+        mask = [[0] * (T - len(r)) + [1] * len(r) for r in rows]
+        return as_tensor(ids, dtype=int64), as_tensor(mask, dtype=int64)
+
+    def apply_chat_template(self, messages: Sequence[dict], add_generation_prompt: bool = True,
+                            tokenize: bool = False, chat_template: Optional[str] = None, **kwargs):
+        """Renders ``messages`` ([{"role": ..., "content": ...}, ...]) with the chat template, as
+        transformers (sandboxed jinja2, ``raise_exception``, ``bos_token``/``eos_token``); returns
+        the text, or its token ids (no extra special tokens) with ``tokenize=True``."""
+        template = chat_template or self.chat_template
+        if template is None:
+            raise ValueError("apply_chat_template: this tokenizer has no chat template; pass chat_template=")
+        text = render_chat_template(template, messages, add_generation_prompt=add_generation_prompt,
+                                    bos_token=self.bos_token or "", eos_token=self.eos_token or "", **kwargs)
+        return self.encode(text, add_special_tokens=False) if tokenize else text
+
+
+def render_chat_template(template: str, messages: Sequence[dict], **kwargs) -> str:
+    """``template`` rendered with ``messages`` and kwargs in a sandboxed jinja2 environment."""
+    jinja2 = _import("jinja2")
+    from jinja2.ext import loopcontrols
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def raise_exception(message):
+        raise jinja2.exceptions.TemplateError(message)
+
+    def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
+        return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols])
+    env.filters["tojson"] = tojson
+    env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
+    return env.from_string(template).render(messages=list(messages), **kwargs)
