@@ -40,3 +40,4 @@ from tinytorch.nn.modules.loss import (  # noqa: F401
 from tinytorch.nn.modules.pooling import AdaptiveMaxPool1d, AdaptiveMaxPool2d  # noqa: F401
 from tinytorch.nn.modules.activation import Hardshrink, Hardsigmoid, Softmin, Softshrink  # noqa: F401
 from tinytorch.nn.modules.misc import Fold, Unfold  # noqa: F401
+from tinytorch.nn.modules.bitlinear import BitLinear, PackedBitLinear  # noqa: F401
