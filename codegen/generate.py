@@ -149,7 +149,8 @@ _ALIAS = {"tinytorch._ops.elementwise": "_E", "tinytorch._ops.shape": "_S", "tin
           "tinytorch._ops.norm": "_NORM", "tinytorch._ops.index": "_I", "tinytorch._ops.linalg": "_LA",
           "tinytorch._ops.conv": "_CONV", "tinytorch._ops.pool": "_POOL", "tinytorch._ops.embedding": "_EMB",
           "tinytorch._ops.dropout": "_DROP", "tinytorch._ops.loss": "_LOSS", "tinytorch.random": "_random",
-          "tinytorch._contractions": "_contractions", "tinytorch._numerics": "_numerics"}
+          "tinytorch._contractions": "_contractions", "tinytorch._numerics": "_numerics",
+          "tinytorch._sampling": "_sampling"}
 
 
 def _entries():

@@ -183,6 +183,7 @@ OPS = [
     # random (in-place samplers)
     O("uniform_", RND, function=False), O("normal_", RND, function=False), O("bernoulli_", RND, function=False),
     O("bernoulli", RND, function=False, method_impl="_bernoulli_method"),
+    O("multinomial", "tinytorch._sampling", grad="none"),
     # composites: autograd records their parts
     O("dot", C, grad="composite"), O("vdot", C, grad="composite", method_impl="dot"),
     O("inner", C, grad="composite"), O("outer", C, grad="composite", aliases=("ger",)),

@@ -11,6 +11,7 @@ from tinytorch._ops import linalg as _LA
 from tinytorch._ops import norm as _NORM
 from tinytorch._ops import reduce as _R
 from tinytorch._ops import shape as _S
+from tinytorch import _sampling as _sampling
 
 neg = _E.neg
 negative = _E.neg
@@ -152,6 +153,7 @@ conv1d = _autocast.wrap(_CONV.conv1d, "lower")
 conv2d = _autocast.wrap(_CONV.conv2d, "lower")
 dropout = _DROP.dropout
 embedding = _EMB.embedding
+multinomial = _sampling.multinomial
 dot = _contractions.dot
 vdot = _contractions.vdot
 inner = _contractions.inner
@@ -318,6 +320,7 @@ __all__ = [
     "conv2d",
     "dropout",
     "embedding",
+    "multinomial",
     "dot",
     "vdot",
     "inner",

@@ -8,6 +8,7 @@ from tinytorch._ops import linalg as _LA
 from tinytorch._ops import norm as _NORM
 from tinytorch._ops import reduce as _R
 from tinytorch._ops import shape as _S
+from tinytorch import _sampling as _sampling
 from tinytorch import random as _random
 
 
@@ -271,6 +272,7 @@ METHODS = {
     "normal_": _random.normal_,
     "bernoulli_": _random.bernoulli_,
     "bernoulli": _random._bernoulli_method,
+    "multinomial": _sampling.multinomial,
     "dot": _contractions.dot,
     "vdot": _contractions.dot,
     "inner": _contractions.inner,
