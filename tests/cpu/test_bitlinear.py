@@ -114,8 +114,11 @@ def test_pack_unpack_round_trip(in_features):
     packed = pack_ternary(tt.tensor(t))
     assert packed.dtype == tt.uint8 and tuple(packed.shape) == (5, -(-in_features // 4))
     np.testing.assert_array_equal(_np(unpack_ternary(packed, in_features)), t)
-    # the layout: column 4j+k of a row is in bits 2k..2k+1 of byte j, as t + 1
-    assert int(_np(packed)[0, 0]) == sum(int(t[0, k] + 1) << (2 * k) for k in range(4))
+    # the layout: column j + k·K4 of a row is in bits 2k..2k+1 of byte j, as t + 1 (padding: code 1)
+    k4 = -(-in_features // 4)
+    padded = np.concatenate([t, np.zeros((5, 4 * k4 - in_features), np.float32)], 1)
+    for j in range(k4):
+        assert int(_np(packed)[0, j]) == sum(int(padded[0, j + k * k4] + 1) << (2 * k) for k in range(4))
 
 
 @pytest.mark.parametrize("input_norm", [False, True])

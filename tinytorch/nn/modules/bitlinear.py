@@ -117,22 +117,24 @@ class BitLinear(Module):
 
 
 # ---------------------------------------------------------------------------- 2-bit packing
-# Code of a ternary value: t + 1 in {0, 1, 2}; byte j of a row holds columns 4j..4j+3, column 4j+k
-# in bits 2k..2k+1.
+# Layout: a row of K values is K4 = ceil(K / 4) bytes in four planes: byte j holds columns j, j + K4,
+# j + 2·K4 and j + 3·K4 in bits 0-1, 2-3, 4-5 and 6-7, each as its code t + 1 in {0, 1, 2} (padding:
+# code 1, value 0). Planes keep a kernel's activation reads contiguous (four streams of K4).
 _POWERS = (1, 4, 16, 64)
 
 
 def pack_ternary(ternary: Tensor) -> Tensor:
-    """``(out, in)`` values in {-1, 0, 1} -> ``(out, ceil(in / 4))`` uint8, 2 bits per value (pads with 0)."""
+    """``(out, in)`` values in {-1, 0, 1} -> ``(out, ceil(in / 4))`` uint8, 2 bits per value (plane layout above)."""
     if ternary.dim() != 2:
         raise ValueError(f"pack_ternary: expected a 2-D weight, got shape {list(ternary.shape)}")
     out_f, in_f = ternary.shape
-    pad = -in_f % 4
+    k4 = -(-in_f // 4)
     codes = ternary.detach().float() + 1.0
-    if pad:
-        codes = F.pad(codes, (0, pad), value=1.0)
-    weights = tensor(_POWERS, dtype=float32, device=codes.device)
-    return (codes.reshape(out_f, -1, 4) * weights).sum(-1).to(uint8)
+    if 4 * k4 != in_f:
+        codes = F.pad(codes, (0, 4 * k4 - in_f), value=1.0)
+    planes = codes.reshape(out_f, 4, k4)  # planes[:, k, j] = column j + k·K4
+    weights = tensor(_POWERS, dtype=float32, device=codes.device).reshape(1, 4, 1)
+    return (planes * weights).sum(1).to(uint8)
 
 
 def _unpack_table(device) -> Tensor:
@@ -145,7 +147,8 @@ def unpack_ternary(packed: Tensor, in_features: int, table: Tensor | None = None
     """``(out, ceil(in / 4))`` uint8 -> ``(out, in)`` float32 in {-1, 0, 1} (one gather from a 256-entry table)."""
     table = _unpack_table(packed.device) if table is None else table
     out_f = packed.shape[0]
-    return F.embedding(packed.long(), table).reshape(out_f, -1)[:, :in_features]
+    values = F.embedding(packed.long(), table)  # (out, K4, 4): values[:, j, k] = column j + k·K4
+    return values.transpose(1, 2).reshape(out_f, -1)[:, :in_features]
 
 
 class PackedBitLinear(Module):
