@@ -168,3 +168,29 @@ def test_errors():
         nn.PackedBitLinear(tt.zeros(3, 2), 1.0, 8)
     with pytest.raises(ValueError, match="2-D"):
         pack_ternary(tt.zeros(4))
+
+
+@pytest.mark.parametrize("shape,in_features,out_features", [((1, 37), 37, 9), ((2, 3, 64), 64, 33), ((5, 8), 8, 1), ((1, 1, 2048), 2048, 7)])
+def test_packed_cpu_kernel_equals_unpack_path(shape, in_features, out_features):
+    from tinytorch import _C
+    assert hasattr(_C, "bitnet_matmul"), "the packed CPU kernel is built with _C"
+    tt.manual_seed(4)
+    layer = nn.BitLinear(in_features, out_features)
+    packed = layer.pack()
+    x = tt.randn(*shape) * 3
+    y_kernel = packed(x)
+    packed.use_kernel = False
+    y_unpack = packed(x)
+    np.testing.assert_array_equal(_np(y_kernel), _np(y_unpack))  # both sums are exact integers times one scale
+    assert_close(y_kernel, np_forward(_np(x), _np(layer.weight), _np(layer.bias), True), tol=TOL["float32"])
+
+
+def test_packed_cpu_kernel_argument_errors():
+    from tinytorch import _C
+    q, w, m = tt.zeros(2, 8), tt.zeros(3, 2, dtype=tt.uint8), tt.ones(2)
+    with pytest.raises(TypeError, match="bitnet_matmul: packed must be uint8"):
+        _C.bitnet_matmul(q._impl, tt.zeros(3, 2)._impl, m._impl)
+    with pytest.raises(ValueError, match="needs 2 bytes per row for K = 8"):
+        _C.bitnet_matmul(q._impl, tt.zeros(3, 3, dtype=tt.uint8)._impl, m._impl)
+    with pytest.raises(ValueError, match="mult must be"):
+        _C.bitnet_matmul(q._impl, w._impl, tt.ones(3)._impl)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 
+from tinytorch import _C
 from tinytorch._creation import arange, empty, tensor
 from tinytorch._dtype import float32, uint8
 from tinytorch.autograd.grad_mode import no_grad
@@ -25,11 +26,15 @@ from tinytorch.nn import functional as F
 from tinytorch.nn import init
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
+from tinytorch._tensor import _wrap
 from tinytorch.tensor import Tensor
 
 __all__ = ["BitLinear", "PackedBitLinear", "absmean_ternary", "absmax_int8", "pack_ternary", "unpack_ternary"]
 
 _EPS = 1e-5
+# Up to this many tokens per call the packed kernel runs (decode: memory bound, where 2-bit rows
+# pay); above, unpacking once and a float GEMM is faster than the kernel's per-token integer dots.
+_KERNEL_MAX_TOKENS = 8
 
 
 def absmean_ternary(weight: Tensor, eps: float = _EPS) -> tuple[Tensor, Tensor]:
@@ -155,10 +160,12 @@ class PackedBitLinear(Module):
     r"""Inference form of a :class:`BitLinear`: the ternary weight packed at 2 bits per weight.
 
     The forward quantizes the input to int8 per token as in training and computes
-    ``y = (x̃ W̃ᵀ) · γ / s + b``; the weight is unpacked on the fly for each call (a table gather
-    from the packed bytes, then a float32 matmul of the integer-valued operands, which is exact),
-    so the module holds 1/16 of a float32 weight's bytes (plus γ and the bias); no int8 kernel is
-    used, so it is not faster than a float layer.
+    ``y = (x̃ W̃ᵀ) · γ / s + b``. The module holds 1/16 of a float32 weight's bytes (plus γ and the
+    bias). On the CPU, for up to 8 tokens per call (decoding), the product runs packed
+    (``_C.bitnet_matmul``: each 2-bit row streamed once, int8 × ternary summed exactly in int32);
+    for more tokens, on other devices, or with ``use_kernel = False``, the weight is unpacked on
+    the fly for the call (a table gather, then a float32 matmul of the integer-valued operands,
+    also exact), so both paths give the same result.
 
     Built by :meth:`BitLinear.pack`; ``packed`` is a ``(out_features, ceil(in_features / 4))``
     uint8 buffer, ``weight_scale`` is γ.
@@ -175,6 +182,7 @@ class PackedBitLinear(Module):
         self.register_buffer("packed", packed)
         self.register_buffer("bias", bias)
         self.register_buffer("_table", _unpack_table(packed.device), persistent=False)
+        self.use_kernel = True
 
     def unpacked_weight(self) -> Tensor:
         """``γ·W̃`` as a float32 ``(out_features, in_features)`` tensor."""
@@ -186,8 +194,14 @@ class PackedBitLinear(Module):
         if self.input_norm:
             h = F.rms_norm(h, (self.in_features,), None, self.eps)
         q, scale = absmax_int8(h, self.eps)
-        ternary = unpack_ternary(self.packed, self.in_features, self._table)
-        y = F.linear(q, ternary) * (self.weight_scale / scale)
+        mult = self.weight_scale / scale  # (*, 1): γ / s per token
+        lead = tuple(q.shape[:-1])
+        tokens = math.prod(lead)
+        if self.use_kernel and tokens <= _KERNEL_MAX_TOKENS and h.device.type == "cpu" and hasattr(_C, "bitnet_matmul"):
+            y = _wrap(_C.bitnet_matmul(q.reshape(-1, self.in_features).contiguous()._impl, self.packed._impl,
+                                       mult.reshape(-1).contiguous()._impl)).reshape(*lead, self.out_features)
+        else:
+            y = F.linear(q, unpack_ternary(self.packed, self.in_features, self._table)) * mult
         if self.bias is not None:
             y = y + self.bias.float()
         return y.to(x.dtype) if x.dtype != y.dtype else y
