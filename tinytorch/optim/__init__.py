@@ -15,7 +15,8 @@ from tinytorch.optim.adamax import Adamax
 from tinytorch.optim.nadam import NAdam
 from tinytorch.optim.radam import RAdam
 from tinytorch.optim.lbfgs import LBFGS
+from tinytorch.optim.chuck import Chuck
 from tinytorch.optim import lr_scheduler  # noqa: F401
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adadelta", "Adagrad", "RMSprop", "Adamax", "NAdam", "RAdam",
-           "LBFGS"]
+           "LBFGS", "Chuck"]

@@ -13,6 +13,7 @@ One module per concern; this package re-exports their public functions:
 * ``padding``: pad (constant, reflect, replicate, circular)
 * ``vision``: interpolate, pixel_shuffle / pixel_unshuffle, unfold / fold
 * ``attention``: scaled_dot_product_attention
+* ``alignment``: dpo_loss, grpo_loss, distillation_loss, token/sequence log-probs of causal LMs
 """
 from __future__ import annotations
 
@@ -41,6 +42,9 @@ from tinytorch.nn.functional.loss import (  # noqa: F401
 from tinytorch.nn.functional.padding import pad  # noqa: F401
 from tinytorch.nn.functional.vision import fold, interpolate, pixel_shuffle, pixel_unshuffle, unfold  # noqa: F401
 from tinytorch.nn.functional.attention import scaled_dot_product_attention  # noqa: F401
+from tinytorch.nn.functional.alignment import (  # noqa: F401
+    distillation_loss, dpo_loss, group_relative_advantages, grpo_loss, sequence_log_probs, token_log_probs,
+)
 
 # Autocast: the functions the op schema (codegen/ops.py) gives a policy cast their arguments
 # inside tinytorch.amp.autocast regions.

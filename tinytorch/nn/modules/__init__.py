@@ -41,3 +41,4 @@ from tinytorch.nn.modules.pooling import AdaptiveMaxPool1d, AdaptiveMaxPool2d  #
 from tinytorch.nn.modules.activation import Hardshrink, Hardsigmoid, Softmin, Softshrink  # noqa: F401
 from tinytorch.nn.modules.misc import Fold, Unfold  # noqa: F401
 from tinytorch.nn.modules.quantized import QuantizedLinear  # noqa: F401
+from tinytorch.nn.modules.bitlinear import BitLinear, PackedBitLinear  # noqa: F401

@@ -1,0 +1,96 @@
+"""demo/gpt.py's training step, tinytorch vs PyTorch in one process, alternating.
+
+The demo's GPT classes are built twice from the demo's own source: once as written (tinytorch),
+once with its three imports switched to torch. Each round times N steps (forward, backward,
+gradient clipping, fused AdamW) of the default CPU config on the same batches; prints the median
+step time and the ratio (tinytorch / PyTorch; < 1 means tinytorch is faster).
+
+    /tmp/tv/bin/python bench/gpt_bench.py [--steps 10] [--rounds 5] [--threads 2] [--preset cpu]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import types
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, ROOT)
+import numpy as np  # noqa: E402
+
+import tinytorch as tt  # noqa: E402
+from _harness import alternate_medians, try_import_torch  # noqa: E402
+
+DEMO = os.path.join(ROOT, "demo", "gpt.py")
+_IMPORTS = {"import tinytorch as torch": "import torch", "import tinytorch.nn as nn": "import torch.nn as nn",
+            "import tinytorch.nn.functional as F": "import torch.nn.functional as F"}
+
+
+def load_demo(library: str) -> types.ModuleType:
+    """demo/gpt.py as a module, its imports switched to ``library`` ("tinytorch" or "torch")."""
+    with open(DEMO, encoding="utf-8") as f:
+        src = f.read()
+    if library == "torch":
+        for ours, theirs in _IMPORTS.items():
+            assert ours in src, ours
+            src = src.replace(ours, theirs)
+    mod = types.ModuleType(f"gpt_demo_{library}")
+    mod.__file__ = DEMO
+    sys.modules[mod.__name__] = mod
+    exec(compile(src, DEMO, "exec"), mod.__dict__)
+    return mod
+
+
+def make_run(lib, demo, cfg_kw, batches, steps: int):
+    lib.manual_seed(0)
+    model = demo.GPT(demo.GPTConfig(**cfg_kw))
+    opt = lib.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.95), weight_decay=0.1, fused=True)
+    data = [(lib.from_numpy(x), lib.from_numpy(y)) for x, y in batches]
+
+    def run() -> float:
+        t = time.perf_counter()
+        for i in range(steps):
+            x, y = data[i % len(data)]
+            _, loss = model(x, y)
+            loss.backward()
+            lib.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        return (time.perf_counter() - t) / steps
+    run()  # warm-up
+    return run
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser()
+    p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--preset", default="cpu")
+    args = p.parse_args(argv)
+    torch = try_import_torch()
+    ours_demo = load_demo("tinytorch")
+    preset = ours_demo.PRESETS[args.preset]
+    cfg_kw = dict(vocab_size=65, block_size=preset["block_size"], n_layer=preset["n_layer"], n_head=preset["n_head"],
+                  n_embd=preset["n_embd"], dropout=0.0)
+    rng = np.random.default_rng(0)
+    B, T = preset["batch_size"], preset["block_size"]
+    batches = [(rng.integers(0, 65, (B, T)), rng.integers(0, 65, (B, T))) for _ in range(4)]
+    tt.set_num_threads(args.threads)
+    ours = make_run(tt, ours_demo, cfg_kw, batches, args.steps)
+    ref = None
+    if torch is not None:
+        torch.set_num_threads(args.threads)
+        ref = make_run(torch, load_demo("torch"), cfg_kw, batches, args.steps)
+    a, b = alternate_medians(ours, ref, args.rounds)
+    line = f"GPT {args.preset} step ({B}x{T} tokens, {args.threads} threads): tinytorch {a * 1e3:.1f} ms"
+    if b is not None:
+        line += f", torch {b * 1e3:.1f} ms, ratio {a / b:.2f}x"
+    print(line, flush=True)
+    return {"ours": a, "ref": b}
+
+
+if __name__ == "__main__":
+    main()
