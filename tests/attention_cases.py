@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import tinytorch as tt
+from conftest import GRAD_TOL, assert_close  # tests/conftest.py (imported at load: a later conftest shadows it)
 
 FUSED_NODE = "ScaledDotProductFlashAttentionBackward0"
 
@@ -73,13 +74,11 @@ def graph_names(t):
 # ---------------------------------------------------------------- checks both test files run
 
 def _grad_tol(dtype):
-    from conftest import GRAD_TOL
     return GRAD_TOL[dtype]
 
 
 def check_against_reference(device, dtype, B, H, Hkv, L, S, E, Ev, mask_kind, layout="contiguous", scale=None):
     """Fused forward and gradients vs the float64 reference; the fused node must be the one recorded."""
-    from conftest import assert_close
     F = tt.nn.functional
     q, qn = tensor((B, H, L, E), dtype, device, layout, seed=1)
     k, kn = tensor((B, Hkv, S, E), dtype, device, layout, seed=2)
@@ -122,7 +121,6 @@ def check_against_reference(device, dtype, B, H, Hkv, L, S, E, Ev, mask_kind, la
 
 def check_matches_composed(device, dtype, causal):
     """The fused and the composed path agree (forward and gradients) on the same inputs."""
-    from conftest import assert_close
     from tinytorch.nn.functional.attention import _composed_scaled_dot_product_attention as composed
     F = tt.nn.functional
     q, _ = tensor((2, 4, 33, 32), dtype, device, seed=1)
@@ -141,7 +139,6 @@ def check_matches_composed(device, dtype, causal):
 def check_dropout(device, dtype):
     """Same seed -> same output; the mask the forward drew is the one the backward uses (checked
     against the composed formula with that mask) and equals _C.attention_dropout_mask."""
-    from conftest import assert_close
     F = tt.nn.functional
     B, H, L, S, p = 2, 3, 29, 40, 0.3   # head dims E = Ev = S: the tensor-core kernels on CUDA
     q, qn = tensor((B, H, L, S), dtype, device, seed=1)
@@ -183,7 +180,6 @@ def check_dropout(device, dtype):
 
 def check_double_backward(device):
     """create_graph=True through the fused node: the second derivative equals the composed path's."""
-    from conftest import assert_close
     from tinytorch.nn.functional.attention import _composed_scaled_dot_product_attention as composed
     F = tt.nn.functional
     res = []

@@ -63,7 +63,8 @@ def hypot(input: Tensor, other: Tensor) -> Tensor:
     small = a.minimum(b)
     safe = where(big == 0, big.new_ones(()), big)
     r = small / safe
-    return where(big == 0, big * 0, big * (r * r + 1).sqrt())
+    out = where(big == 0, big * 0, big * (r * r + 1).sqrt())
+    return where(big.isinf(), big, out)     # inf/inf is NaN in the scaling; hypot(inf, y) is inf
 
 
 def sinc(input: Tensor) -> Tensor:

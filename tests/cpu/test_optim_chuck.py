@@ -57,7 +57,7 @@ def test_neutral_chuck_is_adam_step_for_step(dtype, weight_decay):
     a, b = _param(dtype=getattr(tt, dtype)), _param(dtype=getattr(tt, dtype))
     chuck = optim.Chuck([a], lr=1e-2, weight_decay=weight_decay, **NEUTRAL)
     adam = optim.AdamW([b], lr=1e-2, weight_decay=weight_decay) if weight_decay else optim.Adam([b], lr=1e-2)
-    p0 = np.asarray(a.detach(), dtype=np.float64)
+    p0 = np.array(a.detach(), dtype=np.float64)     # a copy: np.asarray shares the memory, as in torch
     for i in range(n):
         _run(chuck, [a], grads[i:i + 1], losses[i:i + 1])
         b.grad = tt.tensor(grads[i], dtype=b.dtype)
