@@ -114,7 +114,7 @@ def test_gradients_match_cpu():
         (lambda A: LA.det(A) + LA.slogdet(A).logabsdet, well_conditioned((2,), 3)),
         (lambda A: LA.cholesky(A @ A.mT), well_conditioned((2,), 4)),
         (lambda A: LA.qr(A).Q * LA.qr(A).R.sum(), rng.uniform(-1, 1, (5, 3))),
-        (lambda A: (lambda w, V: (V * w) @ V.mT)(*LA.eigh(A + A.mT)), rng.uniform(-1, 1, (2, 4, 4))),
+        (lambda A: (lambda w, V: (V * w.unsqueeze(-2)) @ V.mT)(*LA.eigh(A + A.mT)), rng.uniform(-1, 1, (2, 4, 4))),
         (lambda A: (lambda U, S, Vh: (U * S.exp()) @ Vh)(*LA.svd(A, full_matrices=False)), rng.uniform(-1, 1, (4, 3))),
         (lambda A: LA.pinv(A), rng.uniform(-1, 1, (3, 5))),
         (lambda A: LA.solve_triangular(A, A.mT, upper=True), well_conditioned((), 3)),
