@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tinytorch as tt
-from tests.conftest import FLOAT_DTYPES, TOL, assert_close, make, to_numpy
+from conftest import FLOAT_DTYPES, TOL, assert_close, make, to_numpy
 
 OPS = [operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, operator.lt, operator.ge]
 

@@ -10,7 +10,7 @@ import pytest
 
 import tinytorch as tt
 import tinytorch.nn as nn
-from tests.conftest import FLOAT_DTYPES, make, to_numpy
+from conftest import FLOAT_DTYPES, make, to_numpy
 
 ALL_DTYPES = FLOAT_DTYPES + ["int64", "int32", "uint8", "bool"]
 

@@ -7,7 +7,7 @@ import pytest
 
 import tinytorch as tt
 import tinytorch.nn as nn
-from tests.conftest import GRAD_TOL, assert_close, make
+from conftest import GRAD_TOL, assert_close, make
 from tinytorch._ops import elementwise as _E
 
 
