@@ -221,6 +221,8 @@ def trace(input: Tensor) -> Tensor:
     """Sum of the main diagonal of a 2-D tensor."""
     if input.dim() != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
+    if input.dtype is bool_:
+        raise NotImplementedError(f'"trace" not implemented for \'Bool\' ({list(input.shape)} on {input.device})')
     d = input.diagonal()
     return d.sum() if input.dtype.is_floating_point else d.sum().to(int64)
 

@@ -8,7 +8,7 @@ import math
 from typing import Optional, Union
 
 from tinytorch._creation import tensor as _tensor
-from tinytorch._dtype import bool_, can_cast, float64, int64, promote_types
+from tinytorch._dtype import bool_, can_cast, float32, float64, int64, promote_types
 from tinytorch._legacy import finfo
 from tinytorch._ops.elementwise import where
 from tinytorch.tensor import Tensor
@@ -22,6 +22,22 @@ __all__ = ["lerp", "addcmul", "addcdiv", "hypot", "sinc", "deg2rad", "rad2deg", 
 
 def _as_tensor(value, like: Tensor) -> Tensor:
     return value if isinstance(value, Tensor) else _tensor(value, dtype=like.dtype, device=like.device)
+
+
+def _require_floating(op: str, *operands) -> None:
+    """PyTorch's float-only kernels raise for integer and bool tensors (no silent promotion)."""
+    for t in operands:
+        if isinstance(t, Tensor) and not t.dtype.is_floating_point:
+            raise NotImplementedError(f'"{op}" not implemented for \'{t.dtype.name}\' ({t.dtype.name}'
+                                      f'{list(t.shape)} on {t.device}): it takes floating-point inputs')
+
+
+def _promoted_dtype(a, b):
+    """The floating dtype an arithmetic op on a and b gives (0-d tensors rank below dimensioned
+    ones); float32 for integer operands."""
+    probe = [x.new_empty((0,) if x.dim() else ()) if isinstance(x, Tensor) else x for x in (a, b)]
+    dtype = (probe[0] + probe[1]).dtype
+    return dtype if dtype.is_floating_point else float32
 
 
 def _check_same_dtype(op: str, input: Tensor, other: Tensor, what: str = "other") -> None:
@@ -58,6 +74,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 
 def hypot(input: Tensor, other: Tensor) -> Tensor:
     """``sqrt(input**2 + other**2)`` elementwise, without overflow for large inputs (scaled by
     the larger magnitude)."""
+    _require_floating("hypot", input, other)
     a, b = input.abs(), _as_tensor(other, input).abs()
     big = a.maximum(b)
     small = a.minimum(b)
@@ -101,7 +118,10 @@ def fmod(input: Tensor, other: Union[Tensor, Number]) -> Tensor:
     integers; the gradient for other is -trunc(input / other), as PyTorch)."""
     r = input.remainder(other)
     adjust = (r != 0) & ((r < 0) != (input < 0))
-    return where(adjust, r - other, r)
+    out = where(adjust, r - other, r)
+    if input.dtype.is_floating_point and isinstance(other, Tensor):   # fmod(x, ±inf) = x for finite x
+        out = where(other.isinf() & input.isfinite(), input, out)
+    return out
 
 
 def copysign(input: Tensor, other: Union[Tensor, Number]) -> Tensor:
@@ -128,18 +148,19 @@ def xlogy(input: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
     """``input * log(other)``, 0 where input is 0 (NaN if other is NaN)."""
     if not isinstance(input, Tensor):
         input = _as_tensor(float(input), other)
-    x = input if input.dtype.is_floating_point else input.float()
-    y = _as_tensor(other, x)
-    if not y.dtype.is_floating_point:
-        y = y.to(x.dtype)
+    dtype = _promoted_dtype(input, other)
+    x = input.to(dtype)                         # both in the result's dtype, as PyTorch computes
+    y = _as_tensor(other, x).to(dtype)
     out = x * where(x == 0, y.new_ones(()), y).log()
     return where((x == 0) & ~y.isnan(), out * 0, out)
 
 
 def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
     """``log2(2**input + 2**other)`` without overflow."""
+    _require_floating("logaddexp2", input, other)
     m = input.maximum(other)
-    return m + (-(input - other).abs()).exp2().log1p() * (1.0 / math.log(2.0))
+    out = m + (-(input - other).abs()).exp2().log1p() * (1.0 / math.log(2.0))
+    return input.where((input == other) & input.isinf(), out)   # equal infinities: inf - inf is NaN
 
 
 def float_power(input: Union[Tensor, Number], exponent: Union[Tensor, Number]) -> Tensor:

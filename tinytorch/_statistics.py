@@ -149,7 +149,8 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
 
 def logit(input: Tensor, eps: Optional[float] = None) -> Tensor:
     """``log(p / (1 - p))``, with p clamped to [eps, 1 - eps] when eps is given."""
-    p = input if eps is None else input.clamp(eps, 1 - eps)
+    x = input if input.dtype.is_floating_point else input.float()   # 1 - x must not wrap in uint8
+    p = x if eps is None else x.clamp(eps, 1 - eps)
     return (p / (1 - p)).log()
 
 

@@ -19,11 +19,14 @@ KNOWN = {
     ("gelu", "inf"): "gelu(+inf) is +inf; torch returns NaN",
     ("gelu_F", "inf"): "the same through F.gelu",
     ("layer_norm", "large"): "|x| ~ 1e30 in float32: the variance overflows differently",
-    ("pow_scalar_arg", "zeros"): "0 ** (a negative exponent that rounds to -0.0 in float32) is 1, torch inf",
 }
 
 
 def _known(case, result) -> bool:
+    if (case["op"] == "pow_scalar_arg" and isinstance(case["args"][0], float)
+            and 0 < abs(case["args"][0]) < 1.1754944e-38):
+        return True    # a Python exponent is rounded to the tensor's dtype: x ** 1e-60 is x ** 0.0 = 1 in
+                       # float32 (torch keeps the double): docs/reliability.md
     specials = {s.get("special", "none") for s in case["inputs"]}
     return result["status"] == "mismatch" and any((case["op"], s) in KNOWN for s in specials)
 
