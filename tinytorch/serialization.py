@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import collections
 import ctypes
+import hashlib
 import io
 import json
 import math
@@ -45,6 +46,7 @@ FILE_LIKE = Union[str, os.PathLike, BinaryIO, IO[bytes]]
 MAP_LOCATION = Optional[Union[Callable[[Tensor, str], Tensor], str, "tinytorch.device", Dict[str, str]]]
 
 _STRUCTURE_KEY = "tinytorch.structure"
+_DIGEST_KEY = "tinytorch.sha256"     # save(..., digest=True): SHA-256 of the data section
 _MAX_HEADER = 100_000_000  # the safetensors reference reader's limit
 _ST_DTYPES = {"BOOL": "bool", "U8": "uint8", "I32": "int32", "I64": "int64",
               "F16": "float16", "BF16": "bfloat16", "F32": "float32", "F64": "float64"}
@@ -147,7 +149,7 @@ class _Encoder:
                         "bool, None are supported (objects would need code to rebuild: save their state_dict())")
 
 
-def save(obj: Any, f: FILE_LIKE, format: str = "safetensors") -> None:
+def save(obj: Any, f: FILE_LIKE, format: str = "safetensors", digest: bool = False) -> None:
     """Saves an object to a disk file.
 
     Args:
@@ -158,6 +160,8 @@ def save(obj: Any, f: FILE_LIKE, format: str = "safetensors") -> None:
         format: ``"safetensors"`` (default: tinytorch's layout, readable by any safetensors reader)
             or ``"torch"`` (PyTorch's zip checkpoint, which ``torch.load(f, weights_only=True)`` reads;
             shared storages stay shared)
+        digest: store a SHA-256 of the tensor data in the file's metadata (safetensors format);
+            :func:`tinytorch.load` then verifies it and refuses a file whose data has changed
 
     Numpy arrays are saved as tensors (and load as tensors)."""
     if format == "torch":
@@ -177,6 +181,12 @@ def save(obj: Any, f: FILE_LIKE, format: str = "safetensors") -> None:
         header[name] = {"dtype": _TT_TO_ST[enc.tensors[name].dtype.name], "shape": list(a.shape),
                         "data_offsets": [offset, offset + a.nbytes]}
         offset += a.nbytes
+    if digest:
+        h = hashlib.sha256()
+        for name in order:
+            a = raws[name]
+            h.update(a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes())
+        header["__metadata__"][_DIGEST_KEY] = h.hexdigest()
     hbytes = json.dumps(header, separators=(",", ":")).encode("utf-8")
     hbytes += b" " * (-len(hbytes) % 8)  # pad so the data starts 8-byte aligned, as safetensors does
 
@@ -454,6 +464,11 @@ def _load_stream(fh: BinaryIO, fname: str, map_location: MAP_LOCATION) -> Any:
                            "zip or legacy format) or a safetensors file; tinytorch never unpickles arbitrary files")
     data = fh.read()
     tensors, metadata = _parse_tensors(data, fname)
+    if _DIGEST_KEY in metadata:
+        begin = 8 + struct.unpack("<Q", data[:8])[0]
+        if hashlib.sha256(memoryview(data)[begin:]).hexdigest() != metadata[_DIGEST_KEY]:
+            raise RuntimeError(f"tinytorch.load: {fname}: the tensor data does not match the SHA-256 digest stored "
+                               "in the file's metadata: the file is corrupted or was modified")
     if _STRUCTURE_KEY not in metadata:
         dec = _Decoder(fname, tensors, map_location)
         return {name: dec._place(t, "cpu") for name, t in tensors.items()}
