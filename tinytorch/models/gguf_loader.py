@@ -18,10 +18,11 @@ from typing import Any, Dict, Optional
 import numpy as np
 
 from tinytorch._creation import from_numpy
-from tinytorch._dtype import bfloat16, float32
+from tinytorch._dtype import bfloat16, float32, float64
 from tinytorch.models.config import LlamaConfig
 from tinytorch.models.init_control import Linear, no_init_weights
 from tinytorch.nn.modules.module import Module
+from tinytorch.nn.modules.quantized import SUPPORTED_QTYPES, QuantizedLinear
 from tinytorch.nn.parameter import Parameter
 from tinytorch.serialization import _from_raw
 from tinytorch.tensor import Tensor
@@ -165,12 +166,15 @@ def dense(info: WeightInfo, dtype, device) -> Tensor:
 # Packed quantized layers (tinytorch.nn.QuantizedLinear) will plug in here, keyed on info.qtype.
 # ---------------------------------------------------------------------------------------------------
 def _make_linear(weight_info: WeightInfo, bias: Optional[Tensor] = None, dtype=float32, device=None) -> Module:
-    """The Linear layer for one GGUF weight (out_features, in_features).
-
-    Plug-in point for packed weights (branch ``quant``): for a qtype the packed layer supports,
-    ``return QuantizedLinear(in_f, out_f, weight_info.qtype, weight_info.raw, bias, device)``
-    (``weight_info.raw`` holds the uint8 blocks, q/k rows already un-permuted)."""
+    """The Linear layer for one GGUF weight (out_features, in_features): a packed
+    :class:`~tinytorch.nn.QuantizedLinear` for the block types it runs (weights stay 4-8 bits,
+    dequantized inside the matvec), else a dense Linear in ``dtype`` (dequantized once)."""
     out_f, in_f = weight_info.shape
+    if int(weight_info.qtype) in SUPPORTED_QTYPES and dtype != float64:
+        try:
+            return QuantizedLinear(in_f, out_f, int(weight_info.qtype), weight_info.raw, bias, device)
+        except ValueError:
+            pass            # e.g. a K-quant row not a multiple of 256 weights: dense below
     with no_init_weights():
         layer = Linear(in_f, out_f, bias=bias is not None, device=device, dtype=dtype)
     layer.weight = Parameter(dense(weight_info, dtype, device), requires_grad=False)
