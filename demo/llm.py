@@ -61,10 +61,14 @@ def main() -> None:
     model = LlamaForCausalLM.from_gguf(path, device=args.device)
     tok = Tokenizer.from_gguf(path)
     load_s = time.perf_counter() - t0
-    n_bytes = sum(p.numel() * p.element_size() for p in {id(p): p for p in model.parameters()}.values())
+    tensors = {id(t): t for t in list(model.parameters()) + list(model.buffers())}
+    n_bytes = sum(t.numel() * t.element_size() for t in tensors.values())   # packed weights count as stored
+    packed = [m for m in model.modules() if isinstance(m, tt.nn.QuantizedLinear)]
+    n_params = (sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
+                + sum(m.in_features * m.out_features for m in packed))
     print(f"loaded {os.path.basename(path)} in {load_s:.2f} s: {model.config.num_hidden_layers} layers, "
-          f"{sum(p.numel() for p in {id(p): p for p in model.parameters()}.values()) / 1e6:.1f}M parameters, "
-          f"weights {n_bytes / 2**20:.1f} MiB ({model.lm_head.weight.dtype}, dequantized)")
+          f"{n_params / 1e6:.1f}M parameters, weights {n_bytes / 2**20:.1f} MiB "
+          f"({len(packed)} linear layers packed, the rest {model.lm_head.weight.dtype})")
 
     messages = [{"role": "user", "content": args.prompt}]
     ids = tok.apply_chat_template(messages, tokenize=True) if tok.chat_template else tok.encode(args.prompt)
