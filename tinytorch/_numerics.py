@@ -9,6 +9,7 @@ from tinytorch._creation import ones, tensor, zeros
 from tinytorch._dtype import bool_, float32, float64, int32, int64
 from tinytorch._ops.index import stack
 from tinytorch._ops.shape import cat
+from tinytorch._pointwise import _require_floating
 from tinytorch.tensor import Tensor
 
 __all__ = ["logaddexp", "meshgrid", "cartesian_prod", "diff", "cross", "cdist", "block_diag", "cov", "corrcoef", "trapezoid",
@@ -18,10 +19,7 @@ __all__ = ["logaddexp", "meshgrid", "cartesian_prod", "diff", "cross", "cdist", 
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     """Logarithm of the sum of exponentiations of the inputs, log(exp(input) + exp(other)),
     computed without overflow as max + log1p(exp(-|input - other|))."""
-    for t in (input, other):
-        if isinstance(t, Tensor) and not t.dtype.is_floating_point:
-            raise NotImplementedError(f'"logaddexp" not implemented for \'{t.dtype.name}\' ({t.dtype.name}'
-                                      f'{list(t.shape)} on {t.device}): it takes floating-point inputs')
+    _require_floating("logaddexp", input, other)
     out = input.maximum(other) + (-(input - other).abs()).exp().log1p()
     if isinstance(input, Tensor) and isinstance(other, Tensor):
         # equal infinities: inf - inf is NaN in the formula; the answer is the infinity itself

@@ -149,6 +149,12 @@ class _Encoder:
                         "bool, None are supported (objects would need code to rebuild: save their state_dict())")
 
 
+def _little_endian(a: np.ndarray) -> np.ndarray:
+    """The array's bytes as safetensors stores them (little-endian, C order), without a copy where
+    they already are: hashed and written from the same buffer."""
+    return np.ascontiguousarray(a.astype(a.dtype.newbyteorder("<"), copy=False)).reshape(-1).view(np.uint8)
+
+
 def save(obj: Any, f: FILE_LIKE, format: str = "safetensors", digest: bool = False) -> None:
     """Saves an object to a disk file.
 
@@ -185,7 +191,7 @@ def save(obj: Any, f: FILE_LIKE, format: str = "safetensors", digest: bool = Fal
         h = hashlib.sha256()
         for name in order:
             a = raws[name]
-            h.update(a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes())
+            h.update(_little_endian(a))
         header["__metadata__"][_DIGEST_KEY] = h.hexdigest()
     hbytes = json.dumps(header, separators=(",", ":")).encode("utf-8")
     hbytes += b" " * (-len(hbytes) % 8)  # pad so the data starts 8-byte aligned, as safetensors does
@@ -195,7 +201,7 @@ def save(obj: Any, f: FILE_LIKE, format: str = "safetensors", digest: bool = Fal
         fh.write(hbytes)
         for name in order:
             a = raws[name]
-            fh.write(a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes())
+            fh.write(_little_endian(a))
 
     if isinstance(f, (str, os.PathLike)):
         with open(f, "wb") as fh:
