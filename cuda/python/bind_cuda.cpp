@@ -6,6 +6,7 @@
 #include "tinytorch/cuda/allocator.h"
 #include "tinytorch/cuda/blas.h"
 #include "tinytorch/cuda/common.h"
+#include "tinytorch/cuda/graph.h"
 #include "tinytorch/cuda/nccl.h"
 #include "tinytorch/cuda/pinned.h"
 
@@ -52,6 +53,18 @@ struct Event {
   }
 };
 
+// A reference to a CUDA graph memory pool (graph_pool_handle(), CUDAGraph.pool()): keeps the pool
+// alive so that later captures can share it.
+struct GraphPoolHandle {
+  uint64_t id;
+  explicit GraphPoolHandle(uint64_t pool, bool retain) : id(pool) {
+    if (retain) retain_graph_pool(pool);
+  }
+  ~GraphPoolHandle() { release_graph_pool(id); }
+  GraphPoolHandle(const GraphPoolHandle&) = delete;
+  GraphPoolHandle& operator=(const GraphPoolHandle&) = delete;
+};
+
 }  // namespace
 
 PYBIND11_MODULE(_cuda, m) {
@@ -63,6 +76,7 @@ PYBIND11_MODULE(_cuda, m) {
   m.def("set_device", &set_device);
   m.def("synchronize", [](int dev) {
     DeviceGuard g(dev);
+    check_not_capturing(dev, "tinytorch.cuda.synchronize()");
     py::gil_scoped_release nogil;
     TT_CUDA_CHECK(cudaDeviceSynchronize());
   });
@@ -115,6 +129,7 @@ PYBIND11_MODULE(_cuda, m) {
       .def_readonly("device", &Stream::device)
       .def_property_readonly("cuda_stream", [](const Stream& s) { return reinterpret_cast<uintptr_t>(s.stream); })
       .def("synchronize", [](const Stream& s) {
+        check_not_capturing(s.device, "Stream.synchronize()");
         py::gil_scoped_release nogil;
         TT_CUDA_CHECK(cudaStreamSynchronize(s.stream));
       })
@@ -138,6 +153,7 @@ PYBIND11_MODULE(_cuda, m) {
       .def("record", &Event::record)
       .def("synchronize", [](const Event& e) {
         if (!e.event) return;
+        if (e.device >= 0) check_not_capturing(e.device, "Event.synchronize()");
         py::gil_scoped_release nogil;
         TT_CUDA_CHECK(cudaEventSynchronize(e.event));
       })
@@ -154,6 +170,22 @@ PYBIND11_MODULE(_cuda, m) {
         TT_CUDA_CHECK(cudaEventElapsedTime(&ms, a.event, b.event));
         return ms;
       });
+
+  // CUDA graphs (tinytorch/cuda/graphs.py)
+  py::class_<GraphPoolHandle>(m, "GraphPoolHandle")
+      .def(py::init([] { return std::make_unique<GraphPoolHandle>(create_graph_pool(), false); }))
+      .def_readonly("id", &GraphPoolHandle::id);
+  py::class_<CudaGraph>(m, "CUDAGraph")
+      .def(py::init<>())
+      .def("capture_begin", &CudaGraph::capture_begin, py::arg("pool") = 0, py::arg("capture_error_mode") = "global")
+      .def("capture_end", &CudaGraph::capture_end)
+      .def("abort_capture", &CudaGraph::abort_capture)
+      .def("replay", &CudaGraph::replay)
+      .def("reset", &CudaGraph::reset)
+      .def("capturing", &CudaGraph::capturing)
+      .def("pool", [](const CudaGraph& g) { return std::make_unique<GraphPoolHandle>(g.pool(), true); });
+  m.def("is_current_stream_capturing", &is_current_stream_capturing, py::arg("device"));
+  m.def("graph_pool_is_live", &graph_pool_is_live, py::arg("id"));
 
   m.def("pin_memory", &pin_memory);
   m.def("is_pinned", &is_pinned);

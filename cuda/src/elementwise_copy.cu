@@ -3,6 +3,7 @@
 #include <cuda_fp16.h>
 #include <cstring>
 #include <optional>
+#include "tinytorch/cuda/graph.h"
 #include "tinytorch/cuda/loops.cuh"
 #include "tinytorch/cuda/pinned.h"
 #include "tinytorch/host_wait.h"
@@ -65,6 +66,10 @@ void cuda_copy_across_devices(const Tensor& src, const Tensor& dst, bool non_blo
   cudaMemcpyKind kind = src.device().is_cpu() ? cudaMemcpyHostToDevice
                         : dst.device().is_cpu() ? cudaMemcpyDeviceToHost
                                                 : cudaMemcpyDeviceToDevice;
+  if (kind != cudaMemcpyDeviceToDevice)
+    check_not_capturing(gpu.index, kind == cudaMemcpyDeviceToHost
+                                       ? "copying a CUDA tensor to the CPU (.item(), .cpu(), .numpy(), .tolist(), print)"
+                                       : "copying a CPU tensor to the GPU");
   // Pageable host memory may be freed or reused right after we return: wait unless the caller
   // asked for an asynchronous copy (which is only safe from pinned memory). The wait may be
   // behind a collective that needs a peer, so it must not hold the GIL (tinytorch/host_wait.h).

@@ -8,6 +8,7 @@
 // in increasing order, and one thread per group then adds the group's values in that order,
 // rounding to the element type after each add exactly as the CPU does. No atomics.
 #include <cub/cub.cuh>
+#include "tinytorch/cuda/graph.h"
 #include "tinytorch/cuda/device_assert.cuh"
 #include "tinytorch/cuda/loops.cuh"
 #include "tinytorch/host_wait.h"
@@ -303,6 +304,8 @@ __global__ void count_nonzero_kernel(int64_t n, const T* x, unsigned long long* 
 void cuda_count_nonzero(const Tensor& x, int64_t& count) {
   const Device dev = x.device();
   DeviceGuard guard(dev);
+  check_not_capturing(dev.index, "an op whose output size depends on the data (nonzero, boolean-mask indexing, "
+                                 "masked_select, count_nonzero)");
   cudaStream_t stream = current_stream(dev.index);
   Tensor c = Tensor::empty({1}, DType::Int64, dev);
   TT_CUDA_CHECK(cudaMemsetAsync(c.data_ptr(), 0, sizeof(int64_t), stream));

@@ -1,6 +1,7 @@
 #pragma once
 // The Philox launch shared by the random (random.cu) and dropout (dropout.cu) kernels: element
 // i of a contiguous output gets philox4x32(seed, offset + i), as on the CPU.
+#include "tinytorch/cuda/graph.h"
 #include "tinytorch/cuda/loops.cuh"
 #include "tinytorch/kernels/random.h"
 
@@ -16,11 +17,25 @@ __global__ void philox_kernel(int64_t n, PhiloxState st, F f) {
   }
 }
 
+// The same inside a CUDA graph: (seed, offset) are read at run time from the graph's state buffer
+// (state: seed, base offset, refreshed by every replay), plus this kernel's offset in the graph.
 template <class F>
-void launch_philox(const Tensor& x, int64_t n, PhiloxState st, F f) {
+__global__ void philox_graph_kernel(int64_t n, const uint64_t* state, uint64_t intragraph, F f) {
+  const uint64_t seed = state[0], offset = state[1] + intragraph;
+  TT_GRID_STRIDE(i, n) {
+    const auto r = philox4x32(seed, offset + uint64_t(i));
+    f(i, r[0], r[1], r[2], r[3]);
+  }
+}
+
+template <class F>
+void launch_philox(const Tensor& x, int64_t n, PhiloxState st, F f, const char* op = "random") {
   if (n == 0) return;
   DeviceGuard guard(x.device());
-  philox_kernel<<<grid_for(n), kThreads, 0, current_stream(x.device().index)>>>(n, st, f);
+  const int dev = x.device().index;
+  const GraphPhilox g = graph_philox(dev, st, uint64_t(n), op);
+  if (g.state) philox_graph_kernel<<<grid_for(n), kThreads, 0, current_stream(dev)>>>(n, g.state, g.intragraph_offset, f);
+  else philox_kernel<<<grid_for(n), kThreads, 0, current_stream(dev)>>>(n, st, f);
   TT_CUDA_KERNEL_CHECK();
 }
 

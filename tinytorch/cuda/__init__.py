@@ -237,6 +237,11 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
     return including_emulation or get_device_capability()[0] >= 8
 
 
+from tinytorch.cuda.graphs import (  # noqa: E402  (CUDA graphs: tinytorch/cuda/graphs.py)
+    CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables,
+)
+
+
 def __getattr__(name: str):
     # tinytorch.cuda.amp (deprecated spellings of tinytorch.amp) loads on first use, as amp
     # imports the optimizer-facing code that `import tinytorch.cuda` doesn't need.

@@ -14,6 +14,7 @@ class Adadelta(_FusedOptimizer):
     """
 
     _kernel = "adadelta_step_multi_"
+    _step_dependent = False
     _buffers = ("square_avg", "acc_delta")
     _args = ("lr", "rho", "eps", "weight_decay", "maximize")
 

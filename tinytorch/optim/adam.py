@@ -1,6 +1,8 @@
 """``Adam`` (fused C++ step; ``decoupled_weight_decay=True`` is AdamW)."""
 from __future__ import annotations
 
+from tinytorch._functional import maximum
+from tinytorch._tensor import _wrap as _w
 from tinytorch.optim.optimizer import _FusedOptimizer, _check_hyperparameters
 
 __all__ = ["Adam"]
@@ -11,6 +13,10 @@ class Adam(_FusedOptimizer):
 
     State per parameter: ``step`` (a one-element float32 tensor), ``exp_avg``, ``exp_avg_sq`` and,
     with amsgrad, ``max_exp_avg_sq`` (all with the parameter's dtype).
+
+    ``capturable=True`` keeps ``step`` on the parameter's device and computes the bias corrections
+    there (``lr`` may be a one-element device tensor), so the step can be captured in a CUDA graph
+    and replayed; without it a capture raises, as PyTorch's does.
     """
 
     _kernel = "adam_step_multi_"
@@ -28,3 +34,34 @@ class Adam(_FusedOptimizer):
 
     def _state_lists(self, group):
         return self._collect(group, ("exp_avg", "exp_avg_sq"), optional={"max_exp_avg_sq": bool(group["amsgrad"])})
+
+    def _capturable_step(self, group) -> None:
+        # PyTorch's capturable single-tensor Adam: every quantity that changes per step is a
+        # device tensor (step, and lr when given as one), so nothing is read on the host.
+        params, grads, exp_avgs, exp_avg_sqs, max_sqs, _ = self._state_lists(group)
+        if not params:
+            return
+        steps = self._device_steps(group)
+        beta1, beta2 = (float(b) for b in group["betas"])
+        lr, eps, wd = group["lr"], float(group["eps"]), float(group["weight_decay"])
+        for i, step in enumerate(steps):
+            p, g = _w(params[i]), _w(grads[i])
+            m, v = _w(exp_avgs[i]), _w(exp_avg_sqs[i])
+            if group["maximize"]:
+                g = -g
+            step.add_(1)
+            if wd != 0:
+                if group["decoupled_weight_decay"]:
+                    p.mul_(1 - lr * wd)
+                else:
+                    g = g + wd * p
+            m.mul_(beta1).add_(g, alpha=1 - beta1)
+            v.mul_(beta2).add_(g * g, alpha=1 - beta2)
+            step_size = lr / (1 - beta1 ** step)
+            bias_correction2_sqrt = (1 - beta2 ** step).sqrt()
+            if group["amsgrad"]:
+                mx = _w(max_sqs[i])
+                mx.copy_(maximum(mx, v))
+                v = mx
+            denom = (v.sqrt() / bias_correction2_sqrt).add_(eps)
+            p.sub_(m / denom * step_size)

@@ -455,6 +455,9 @@ class _FusedOptimizer(Optimizer):
     _kernel: str = ""
     _buffers: tuple[str, ...] = ()
     _args: tuple[str, ...] = ()
+    # True where the kernel's coefficients depend on the step count (bias corrections, lr decay):
+    # captured in a CUDA graph, such a step would replay the capture's coefficients forever.
+    _step_dependent: bool = True
 
     def _state_lists(self, group: dict[str, Any]) -> tuple:
         return self._collect(group, self._buffers)
@@ -463,10 +466,50 @@ class _FusedOptimizer(Optimizer):
         """Performs a single optimization step; ``closure`` re-evaluates the model and returns the loss."""
         loss = self._eval_closure(closure)
         for group in self.param_groups:
+            if group.get("capturable"):
+                self._capturable_step(group)
+                continue
+            if self._step_dependent and _capturing():
+                raise RuntimeError(f"Attempting CUDA graph capture of step() for an instance of {type(self).__name__} "
+                                   "but param_groups' capturable is False.")
             lists = self._state_lists(group)
             if lists[0]:
                 getattr(_C, self._kernel)(*lists, *_kernel_args(group, self._args))
         return loss
+
+    def _capturable_step(self, group: dict[str, Any]) -> None:
+        """``capturable=True``: no host reads or writes of state, so the step can be captured in a
+        CUDA graph; ``state["step"]`` lives on the parameter's device and is counted there. Kernels
+        whose coefficients don't depend on the step run as they are; step-dependent optimizers
+        override this."""
+        if self._step_dependent:
+            raise NotImplementedError(f"{type(self).__name__}: capturable=True is implemented for Adam, AdamW, "
+                                      "Adadelta and RMSprop (SGD captures as it is)")
+        lists = self._state_lists(group)
+        if not lists[0]:
+            return
+        scratch = [scalar_state(0.0)._impl for _ in lists[0]]   # the kernel's host step count, unused
+        getattr(_C, self._kernel)(*lists[:-1], scratch, *_kernel_args(group, self._args))
+        for step in self._device_steps(group):
+            step.add_(1)
+
+    def _device_steps(self, group: dict[str, Any]) -> list:
+        """Each parameter's ``state["step"]`` (with a gradient), moved to its device if needed."""
+        steps = []
+        for p in group["params"]:
+            if p._grad is None:
+                continue
+            st = self.state[p]
+            if st["step"].device != p.device:
+                st["step"] = st["step"].to(p.device)
+            steps.append(st["step"])
+        return steps
+
+
+def _capturing() -> bool:
+    """True while the current CUDA stream is being captured into a graph."""
+    from tinytorch.cuda.graphs import is_current_stream_capturing
+    return is_current_stream_capturing()
 
 
 def _zeros_like(p: Tensor) -> Tensor:

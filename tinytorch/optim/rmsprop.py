@@ -15,6 +15,7 @@ class RMSprop(_FusedOptimizer):
     """
 
     _kernel = "rmsprop_step_multi_"
+    _step_dependent = False
     _args = ("lr", "alpha", "eps", "weight_decay", "momentum", "centered", "maximize")
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,

@@ -28,4 +28,16 @@ void record_stream(void* ptr, cudaStream_t stream);  // ptr is also used on `str
 void destroy_stream(cudaStream_t stream, bool wait = true);
 void install_caching_allocator();                    // registers it for DeviceType::CUDA
 
+// Private memory pools of CUDA graphs (graph.cpp). A pool is created with one use; graphs and
+// pool handles sharing it retain/release it. While (device, stream) captures into a pool, every
+// allocation on that stream comes from the pool and its blocks never serve other tensors; blocks
+// of the general cache freed meanwhile are held until the pool dies. A dead pool's free segments
+// are returned to the driver by empty_cache().
+uint64_t create_graph_pool();
+void retain_graph_pool(uint64_t id);   // raises if the pool no longer exists
+void release_graph_pool(uint64_t id);
+bool graph_pool_is_live(uint64_t id);
+void begin_allocate_to_pool(int device, cudaStream_t stream, uint64_t pool);
+void end_allocate_to_pool(int device, cudaStream_t stream);
+
 }  // namespace tt::cuda
