@@ -10,6 +10,14 @@ Rounds alternate tinytorch and transformers; medians and the ratio (tinytorch / 
 tokens/s; > 1 means tinytorch is faster) are printed.
 
     /tmp/tv/bin/python bench/llm_bench.py [--device cuda] [--threads 2]
+
+With ``--device cuda`` (and no --gguf) the bench builds SmolLM2-135M-shaped models with random
+weights instead (30 layers, width 576, 9 heads / 3 KV heads, intermediate 1536, vocab 49152; the
+GGUF is too large to carry to the GPU machine): tinytorch float32, and tinytorch with the
+projections packed as the Q4_1 GGUF is (Q4_1, Q8_0 for v_proj and down_proj), each decoding
+eagerly and with ``generate(cuda_graph=True)``, against transformers' LlamaForCausalLM (float32,
+eager attention, eager ``generate``) of the same config. "decode step" times the graph replays
+alone (no capture), the others whole ``generate`` calls as on the CPU.
 """
 from __future__ import annotations
 
@@ -52,6 +60,117 @@ def hf_twin(model: LlamaForCausalLM, torch, device: str):
     return hf.to(device)
 
 
+SMOLLM2 = dict(vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
+               num_attention_heads=9, num_key_value_heads=3, max_position_embeddings=8192, rms_norm_eps=1e-5,
+               rope_theta=100000.0, tie_word_embeddings=True)
+# (block bytes, weights per block) of the packed types used below
+_BLOCKS = {"Q4_1": (20, 32), "Q8_0": (34, 32)}
+
+
+def random_packed(out_f: int, in_f: int, qtype: str, rng) -> np.ndarray:
+    """Random llama.cpp blocks (out_f, row bytes) with small fp16 scales, as a trained layer's."""
+    nbytes, per = _BLOCKS[qtype]
+    blocks = rng.integers(0, 256, (out_f, in_f // per, nbytes), dtype=np.uint8)
+    scale = np.full((out_f, in_f // per, 1), 0.002, np.float16).view(np.uint8)
+    blocks[..., 0:2] = scale
+    if qtype == "Q4_1":   # the block minimum: -8 steps
+        blocks[..., 2:4] = np.full((out_f, in_f // per, 1), -0.016, np.float16).view(np.uint8)
+    return blocks.reshape(out_f, -1)
+
+
+def synthetic_models(device: str):
+    """(name, tinytorch model) pairs: float32 and packed Q4_1/Q8_0 projections, random weights."""
+    from tinytorch.models import LlamaConfig
+    tt.manual_seed(0)
+    cfg = LlamaConfig(**SMOLLM2)
+    dense = LlamaForCausalLM(cfg, device=device).eval()
+    packed = LlamaForCausalLM(cfg, device=device).eval()
+    rng = np.random.default_rng(0)
+    for layer in packed.model.layers:
+        for mod, names in ((layer.self_attn, ("q_proj", "k_proj", "v_proj", "o_proj")),
+                           (layer.mlp, ("gate_proj", "up_proj", "down_proj"))):
+            for name in names:
+                lin = getattr(mod, name)
+                q = "Q8_0" if name in ("v_proj", "down_proj") else "Q4_1"
+                data = random_packed(lin.out_features, lin.in_features, q, rng)
+                setattr(mod, name, tt.nn.QuantizedLinear(lin.in_features, lin.out_features,
+                                                         3 if q == "Q4_1" else 8, data, device=device))
+    return cfg, [("float32", dense), ("Q4_1/Q8_0", packed)]
+
+
+def hf_of_config(cfg, torch, device: str):
+    import transformers
+    hc = transformers.LlamaConfig(**SMOLLM2, head_dim=cfg.head_dim, attn_implementation="eager")
+    torch.manual_seed(0)
+    return transformers.LlamaForCausalLM(hc).eval().to(device)
+
+
+def gpu_decode(args, torch) -> None:
+    """Decode tokens/s on the GPU: tinytorch eager and CUDA-graph generate vs transformers."""
+    cfg, models = synthetic_models(args.device)
+    hf = hf_of_config(cfg, torch, args.device)
+    rng = np.random.default_rng(0)
+    prompt = rng.integers(100, 10000, (1, 16)).tolist()
+    t_ids, h_ids = tt.tensor(prompt, device=args.device), torch.tensor(prompt, device=args.device)
+    n = args.decode
+
+    def timed(fn) -> float:
+        torch.cuda.synchronize(), tt.cuda.synchronize()
+        t = time.perf_counter()
+        fn()
+        torch.cuda.synchronize(), tt.cuda.synchronize()
+        return time.perf_counter() - t
+
+    def hf_gen(k):
+        def run():
+            with torch.no_grad():
+                hf.generate(h_ids, max_new_tokens=k, min_new_tokens=k, do_sample=False, pad_token_id=0)
+        return run
+
+    def tt_gen(model, k, graph):
+        return lambda: model.generate(t_ids, k, cuda_graph=graph)
+
+    def tt_replays(model):
+        """n graph replays of the decode step alone (the capture made once, outside the timing)."""
+        from tinytorch.models.graph_decode import GraphedGreedyDecoder
+        total = 16 + n + 2
+        with tt.no_grad():
+            out = tt.zeros(1, total, dtype=tt.int64, device=args.device)
+            cache = model.make_cache(1, total)
+            first = model(t_ids, past_key_values=cache, logits_to_keep=1)[:, -1].argmax(-1)
+            dec = GraphedGreedyDecoder(model, out, cache, [], 0)
+            dec.begin(first, 16)
+
+        def run():
+            dec.pos.fill_(17)
+            for _ in range(n):
+                dec.step()
+        return run, dec
+
+    for name, model in models:
+        # greedy tokens agree between eager and graph decoding
+        eager_ids = model.generate(t_ids, n, cuda_graph=False)
+        graph_ids = model.generate(t_ids, n, cuda_graph=True)
+        same = bool((eager_ids == graph_ids).all())
+        replay, dec = tt_replays(model)
+        for label, fn in (("eager generate", (tt_gen(model, n + 1, False), tt_gen(model, 1, False))),
+                          ("graph generate", (tt_gen(model, n + 1, True), tt_gen(model, 1, True))),
+                          ("graph decode step", replay)):
+            a, b = [], []
+            for r in range(args.rounds + 1):   # alternating with transformers; round 0 warms up
+                ta = timed(fn[0]) - timed(fn[1]) if isinstance(fn, tuple) else timed(fn)
+                tb = timed(hf_gen(n + 1)) - timed(hf_gen(1))
+                if r:
+                    a.append(n / ta)
+                    b.append(n / tb)
+            ma, mb = statistics.median(a), statistics.median(b)
+            print(f"decode {n} tokens, {name:9s} {label:18s} tinytorch {ma:8.1f} tok/s   transformers "
+                  f"{mb:8.1f} tok/s   ratio {ma / mb:5.2f}x   (graph tokens == eager tokens: {same})", flush=True)
+        dec.close()
+    print(f"device {tt.cuda.get_device_name()}, torch {torch.__version__}, transformers eager generate, batch 1, "
+          f"16-token prompt, SmolLM2-135M-shaped random weights")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--gguf", default=None)
@@ -64,6 +183,9 @@ def main() -> None:
     import torch
     torch.set_num_threads(args.threads)
     tt.set_num_threads(args.threads)
+    if args.device.startswith("cuda") and args.gguf is None:
+        gpu_decode(args, torch)
+        return
     path = args.gguf or default_gguf()
     model = LlamaForCausalLM.from_gguf(path, device=args.device)
     hf = hf_twin(model, torch, args.device)

@@ -4,7 +4,11 @@ The CNN of demo/mnist.py (batch 64, Adadelta) and an MLP 784-512-256-10 (SGD mom
 lr 0.05, batch 128), data held in memory, N steps per run. Prints samples/s and the ratio
 (tinytorch / PyTorch; > 1 means tinytorch is faster).
 
-    python bench/mnist_bench.py [--steps 30] [--rounds 5] [--threads 2] [--device cpu|cuda]
+    python bench/mnist_bench.py [--steps 30] [--rounds 5] [--threads 2] [--device cpu|cuda] [--graphs]
+
+--graphs (CUDA): tinytorch's whole training step (forward, backward, optimizer step) is captured
+once in a CUDA graph and replayed each step, new batches copied into the captured inputs;
+PyTorch stays eager.
 """
 from __future__ import annotations
 
@@ -31,7 +35,29 @@ def mlp(nn):
     return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 10))
 
 
-def make_run(lib, kind: str, batch: int, steps: int, device: str, data):
+def graphed_step(lib, model, opt, loss_fn, x, y):
+    """The training step captured in a CUDA graph (PyTorch's whole-network capture recipe):
+    warm-up on a side stream, grads set to None so backward allocates them from the graph's pool.
+    Returns (replay, static_x, static_y)."""
+    cuda = lib.cuda
+    static_x, static_y = x.clone(), y.clone()
+    side = cuda.Stream()
+    side.wait_stream(cuda.current_stream())
+    with cuda.stream(side):
+        for _ in range(3):
+            opt.zero_grad(set_to_none=True)
+            loss_fn(model(static_x), static_y).backward()
+            opt.step()
+    cuda.current_stream().wait_stream(side)
+    g = cuda.CUDAGraph()
+    opt.zero_grad(set_to_none=True)
+    with cuda.graph(g):
+        loss_fn(model(static_x), static_y).backward()
+        opt.step()
+    return g, static_x, static_y
+
+
+def make_run(lib, kind: str, batch: int, steps: int, device: str, data, graphs: bool = False):
     nn, F, optim = lib.nn, lib.nn.functional, lib.optim
     images, labels = data
     x_all = lib.tensor(images).to(device)
@@ -49,6 +75,19 @@ def make_run(lib, kind: str, batch: int, steps: int, device: str, data):
     n = x_all.shape[0]
     batches = [(x_all[i:i + batch], y_all[i:i + batch]) for i in range(0, n - batch + 1, batch)]
     sync = (lambda: lib.cuda.synchronize()) if device.startswith("cuda") else (lambda: None)
+    if graphs:
+        g, static_x, static_y = graphed_step(lib, model, opt, loss_fn, *batches[0])
+
+        def run_graphed() -> float:
+            t = time.perf_counter()
+            for s in range(steps):
+                x, y = batches[s % len(batches)]
+                static_x.copy_(x)
+                static_y.copy_(y)
+                g.replay()
+            sync()
+            return steps * batch / (time.perf_counter() - t)
+        return run_graphed
 
     def run() -> float:
         t = time.perf_counter()
@@ -71,6 +110,8 @@ def main() -> None:
     p.add_argument("--device", default="cpu")
     p.add_argument("--batch", type=int, default=None, help="override both batch sizes")
     p.add_argument("--only", choices=["cnn", "mlp"], default=None)
+    p.add_argument("--graphs", action="store_true",
+                   help="replay tinytorch's training step from a CUDA graph (torch stays eager)")
     p.add_argument("--no-cudnn", action="store_true",
                    help="tinytorch's GPU convolutions through im2col + cuBLAS (torch keeps cuDNN)")
     args = p.parse_args()
@@ -86,13 +127,15 @@ def main() -> None:
         if args.only and kind != args.only:
             continue
         batch = args.batch or batch
-        ours = make_run(tt, kind, batch, args.steps, args.device, (images, labels))
+        ours = make_run(tt, kind, batch, args.steps, args.device, (images, labels), graphs=args.graphs)
         ref = make_run(torch, kind, batch, args.steps, args.device, (images, labels)) if torch else None
         ours()
         if ref:
             ref()
         ma, mb = alternate_medians(ours, ref, args.rounds)
-        line = f"{kind.upper()} batch {batch} on {args.device}, {args.threads} threads: tinytorch {ma:9.0f} samples/s"
+        mode = " (CUDA graph)" if args.graphs else ""
+        line = (f"{kind.upper()} batch {batch} on {args.device}, {args.threads} threads: tinytorch{mode} "
+                f"{ma:9.0f} samples/s")
         if ref:
             line += f"   torch {mb:9.0f} samples/s   ratio {ma / mb:5.2f}x"
         print(line, flush=True)

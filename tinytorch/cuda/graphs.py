@@ -9,7 +9,7 @@ results read from the captured outputs. See docs/cuda_graphs.md for what cannot 
 from __future__ import annotations
 
 import gc
-from typing import Any, Callable, Optional
+from typing import Callable
 
 from tinytorch.autograd import grad as _autograd_grad
 from tinytorch.autograd.function import Function

@@ -74,7 +74,7 @@ def generate(model, input_ids: Union[Tensor, Sequence], max_new_tokens: int = 20
              temperature: float = 1.0, top_k: Optional[int] = None, top_p: Optional[float] = None,
              repetition_penalty: float = 1.0, eos_token_id: Union[int, Sequence[int], None] = None,
              pad_token_id: Optional[int] = None, attention_mask: Optional[Tensor] = None,
-             streamer: Optional[Callable] = None, generator=None) -> Tensor:
+             streamer: Optional[Callable] = None, generator=None, cuda_graph: bool = False) -> Tensor:
     """Extends each prompt of ``input_ids`` (B, T) by up to ``max_new_tokens`` tokens.
 
     Args:
@@ -88,6 +88,8 @@ def generate(model, input_ids: Union[Tensor, Sequence], max_new_tokens: int = 20
         streamer: called with each step's new tokens (B,) (or an object with ``put``/``end``, as
             transformers' streamers).
         generator: a ``tinytorch.Generator`` for sampling.
+        cuda_graph: replay each decode step from a CUDA graph (the model on a GPU; greedy decoding
+            without repetition_penalty or padding): see docs/cuda_graphs.md.
 
     Returns:
         (B, T + n) token ids: the prompts followed by the n <= max_new_tokens generated tokens.
@@ -108,6 +110,8 @@ def generate(model, input_ids: Union[Tensor, Sequence], max_new_tokens: int = 20
     pad = pad_token_id if pad_token_id is not None else (eos[0] if eos else 0)
     ids = input_ids.to(device=device, dtype=int64)
     total = T + max_new_tokens
+    if cuda_graph:
+        _check_graphable(device, do_sample, repetition_penalty, attention_mask)
 
     with no_grad():
         out = zeros(B, total, dtype=int64, device=device)        # prompt + generated ids
@@ -125,6 +129,8 @@ def generate(model, input_ids: Union[Tensor, Sequence], max_new_tokens: int = 20
         cache = model.make_cache(B, total)
         logits = model(ids, attention_mask=None if full_mask is None else full_mask[:, :T],
                        past_key_values=cache, logits_to_keep=1)[:, -1]       # (B, V)
+        if cuda_graph:
+            return _generate_graphed(model, out, cache, logits, T, max_new_tokens, eos, pad, streamer)
         eos_ids = as_tensor(eos, dtype=int64, device=device) if eos else None
         unfinished = ones(B, dtype=bool_, device=device) if eos else None
         n = 0
@@ -160,4 +166,54 @@ def generate(model, input_ids: Union[Tensor, Sequence], max_new_tokens: int = 20
                 positions = positions + 1
         if streamer is not None and hasattr(streamer, "end"):
             streamer.end()
+    return out[:, :T + n]
+
+
+def _check_graphable(device, do_sample: bool, repetition_penalty: float, attention_mask) -> None:
+    if device.type != "cuda":
+        raise ValueError(f"generate: cuda_graph=True needs the model on a CUDA device, got {device}")
+    if do_sample or repetition_penalty != 1.0:
+        raise NotImplementedError("generate: cuda_graph=True supports greedy decoding only (do_sample=False, "
+                                  "repetition_penalty=1.0)")
+    if attention_mask is not None and not bool((attention_mask != 0).all()):
+        raise NotImplementedError("generate: cuda_graph=True does not support padded prompts (attention_mask "
+                                  "with zeros)")
+
+
+def _generate_graphed(model, out: Tensor, cache, logits: Tensor, T: int, max_new_tokens: int, eos, pad: int,
+                      streamer) -> Tensor:
+    """The decode loop of generate() with each step replayed from a CUDA graph
+    (tinytorch/models/graph_decode.py); ``logits`` are the prefill's (B, V)."""
+    from tinytorch.models.graph_decode import GraphedGreedyDecoder
+    if max_new_tokens == 0:
+        return out[:, :T]
+    nxt = logits.float().argmax(-1)                                   # (B,) the first new token
+    unfinished = None
+    if eos:
+        eos_ids = as_tensor(eos, dtype=int64, device=out.device)
+        unfinished = (nxt[:, None] == eos_ids).any(-1).logical_not()
+    out[:, T] = nxt
+    n = 1
+    if streamer is not None:
+        _stream(streamer, nxt)
+    done = unfinished is not None and not bool(unfinished.any())
+    if max_new_tokens > 1 and not done:
+        dec = GraphedGreedyDecoder(model, out, cache, eos, pad)
+        if unfinished is not None:
+            dec.unfinished.copy_(unfinished.to(int64))
+        try:
+            for step in range(1, max_new_tokens):
+                if step == 1:
+                    dec.begin(nxt, T)          # runs the step for position T eagerly, then captures it
+                else:
+                    dec.step()
+                n = step + 1
+                if streamer is not None:
+                    _stream(streamer, out[:, T + step].clone())
+                if dec.finished():
+                    break
+        finally:
+            dec.close()
+    if streamer is not None and hasattr(streamer, "end"):
+        streamer.end()
     return out[:, :T + n]

@@ -1,6 +1,7 @@
 """``Adam`` (fused C++ step; ``decoupled_weight_decay=True`` is AdamW)."""
 from __future__ import annotations
 
+from tinytorch._dtype import float64
 from tinytorch._functional import maximum
 from tinytorch._tensor import _wrap as _w
 from tinytorch.optim.optimizer import _FusedOptimizer, _check_hyperparameters
@@ -57,8 +58,9 @@ class Adam(_FusedOptimizer):
                     g = g + wd * p
             m.mul_(beta1).add_(g, alpha=1 - beta1)
             v.mul_(beta2).add_(g * g, alpha=1 - beta2)
-            step_size = lr / (1 - beta1 ** step)
-            bias_correction2_sqrt = (1 - beta2 ** step).sqrt()
+            t = step.double() if p.dtype == float64 else step   # bias corrections in the param's precision
+            step_size = lr / (1 - beta1 ** t)
+            bias_correction2_sqrt = (1 - beta2 ** t).sqrt()
             if group["amsgrad"]:
                 mx = _w(max_sqs[i])
                 mx.copy_(maximum(mx, v))
