@@ -200,7 +200,8 @@ def _graph_one(func: Callable, args: tuple, params: tuple, pool, warmup: int):
                 elif g.data_ptr() != static.data_ptr():
                     static.copy_(g)
             bwd.replay()
-            return tuple(g.detach() if g is not None else None for g in static_grad_inputs)
+            # copies: the next replay rewrites the static gradients, which .grad must not alias
+            return tuple(g.clone() if g is not None else None for g in static_grad_inputs)
 
     def run(*user_args):
         if len(user_args) != n_args:
