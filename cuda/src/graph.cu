@@ -198,9 +198,9 @@ bool is_current_stream_capturing(int device) {
 }
 
 void check_not_capturing(int device, const char* what) {
-  TT_CHECK(!is_current_stream_capturing(device), what, " is not allowed while a CUDA graph is being captured: it "
-           "waits for the GPU on the host, which a graph cannot record. Move it out of the captured region "
-           "(see docs/cuda_graphs.md)");
+  TT_CHECK(!is_current_stream_capturing(device), what, " is not allowed while a CUDA graph is being captured: a "
+           "graph holds GPU work only, not host synchronizations or copies between host and device memory. Move "
+           "it out of the captured region, or keep its data in device tensors (see docs/cuda_graphs.md)");
 }
 
 }  // namespace tt::cuda

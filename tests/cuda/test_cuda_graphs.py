@@ -211,6 +211,27 @@ def test_dropout_in_a_graph_draws_as_eager_code_does():
     assert 0.4 < (masks[0] == 0).mean() < 0.6
 
 
+def test_python_scalar_operands_and_their_backward_are_capturable():
+    # where/masked_fill/clamp take Python scalars, filled on the device (no host copy to capture)
+    x = rand(257, requires_grad=True)
+    mask = x.detach() > 0
+
+    def body():
+        (tt.where(mask, x, 0.5) + x.masked_fill(mask, 1.0) + tt.clamp(x, tt.tensor(-0.5), tt.tensor(0.5))).sum().backward()
+    warm_up(body)
+    x.grad = None
+    g = tt.cuda.CUDAGraph()
+    with tt.cuda.graph(g):
+        body()
+    for s in range(2):
+        new = np.random.default_rng(50 + s).uniform(-1, 1, 257).astype(np.float32)
+        with tt.no_grad():
+            x.copy_(tt.tensor(new, device=DEV))
+        g.replay()
+        m = to_numpy(mask)
+        assert_close(x.grad, m * 1.0 + (~m) * 1.0 + (np.abs(new) < 0.5), "float32")
+
+
 def _capture_raises(body, match):
     g = tt.cuda.CUDAGraph()
     with pytest.raises(RuntimeError, match=match):

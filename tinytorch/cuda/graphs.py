@@ -243,7 +243,7 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters: int = 3,
                 raise TypeError("make_graphed_callables: every sample argument must be a CUDA Tensor")
         params: tuple = ()
         if isinstance(func, Module):
-            if func._backward_hooks or func._forward_hooks or func._forward_pre_hooks:
+            if any(getattr(func, h, None) for h in ("_backward_hooks", "_forward_hooks", "_forward_pre_hooks")):
                 raise RuntimeError("make_graphed_callables: modules must not have hooks registered at the time "
                                    "they are passed (hooks don't run inside a graph)")
             params = tuple(p for p in func.parameters() if p.requires_grad)

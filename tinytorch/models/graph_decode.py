@@ -67,7 +67,7 @@ class GraphedGreedyDecoder:
         self.token = full((B, 1), 0, dtype=int64, device=dev)
         self.pos = full((1,), 0, dtype=int64, device=dev)
         self.eos = _ids(eos, dev) if eos else None
-        self.pad = pad
+        self.pad = full((1,), pad, dtype=int64, device=dev)   # a device operand: a Python one is copied in
         self.unfinished = full((B,), 1, dtype=int64, device=dev) if eos else None
         self.graph: Optional[object] = None
 

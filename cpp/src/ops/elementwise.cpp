@@ -72,6 +72,29 @@ void to_binary_device(Tensor& x, Tensor& y, Device device) {
   if (y.device() != device && !keep_y) y = y.to(device);
 }
 
+// An operand of an op computed on `device` in `dtype`. A 0-dim CPU operand (a Python scalar) of a
+// GPU op is filled on the device by a kernel instead of copied from the host: no blocking copy,
+// and a CUDA graph can capture it. Integers beyond 2^53 (not exact in a double) are copied.
+Tensor operand_on(const Tensor& t, DType dtype, Device device) {
+  if (device.is_cuda() && t.dim() == 0 && t.device().is_cpu()) {
+    double v = 0;
+    bool exact = true;
+    if (is_floating(dtype) || dtype == DType::Bool) {
+      v = *t.to(DType::Float64).data<double>();
+    } else {
+      const int64_t i = *t.to(DType::Int64).data<int64_t>();
+      exact = i >= -(int64_t(1) << 53) && i <= (int64_t(1) << 53);
+      v = static_cast<double>(i);
+    }
+    if (exact) {
+      Tensor out = Tensor::empty({}, dtype, device);
+      fill_kernel[device](out, dtype == DType::Bool ? double(v != 0) : v);
+      return out;
+    }
+  }
+  return t.to(dtype).to(device);
+}
+
 }  // namespace
 
 DType result_type(std::initializer_list<const Tensor*> operands) {
@@ -194,7 +217,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   Device device = common_device({&cond, &a, &b});
   for (const Tensor* t : {&cond, &a, &b}) check_devices("where", device, *t);
   DType compute = result_type({&a, &b});
-  Tensor x = a.to(compute).to(device), y = b.to(compute).to(device), c = cond.to(device);
+  Tensor x = operand_on(a, compute, device), y = operand_on(b, compute, device), c = cond.to(device);
   Tensor out = Tensor::empty(shape, compute, device);
   where_kernel[device](c, x, y, out);
   return out;
@@ -208,8 +231,8 @@ Tensor clamp(const Tensor& x, const Tensor& lo, const Tensor& hi) {
   if (hi.defined()) shape = broadcast_shapes(shape, hi.shape(), "clamp");
   Device device = x.device();
   Tensor l, h;
-  if (lo.defined()) { check_devices("clamp", device, lo); l = lo.to(compute).to(device); }
-  if (hi.defined()) { check_devices("clamp", device, hi); h = hi.to(compute).to(device); }
+  if (lo.defined()) { check_devices("clamp", device, lo); l = operand_on(lo, compute, device); }
+  if (hi.defined()) { check_devices("clamp", device, hi); h = operand_on(hi, compute, device); }
   Tensor out = Tensor::empty(shape, compute, device);
   clamp_tensor_kernel[device](x.to(compute), l, h, out);
   return out;
