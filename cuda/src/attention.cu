@@ -9,6 +9,7 @@
 #include "attention_mma.h"
 #include "tinytorch/cuda/block_reduce.cuh"
 #include "tinytorch/cuda/common.h"
+#include "tinytorch/cuda/graph.h"
 #include "tinytorch/kernels/attention.h"
 
 namespace tt::cuda {
@@ -202,6 +203,11 @@ bool plain_only() {
 void cuda_attention_forward(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v,
                             const Tensor& mask, const Tensor& out, const Tensor& lse) {
   DeviceGuard guard(q.device());
+  if (p.dropout_p > 0)
+    check_not_capturing(q.device().index, "scaled_dot_product_attention with dropout_p > 0",
+                        "the fused kernels draw from a Philox offset fixed at capture, so every replay would "
+                        "repeat the same dropout pattern");
+
   cudaStream_t stream = current_stream(q.device().index);
   if (!plain_only() && attention_forward_mma(p, q, k, v, mask, out, lse, stream)) return;
   TT_DISPATCH_FLOATING(q.dtype(), "scaled_dot_product_attention", [&] {
@@ -217,6 +223,11 @@ void cuda_attention_backward(const AttentionParams& p, const Tensor& gout, const
                              const Tensor& v, const Tensor& mask, const Tensor& out, const Tensor& lse,
                              const Tensor& gq, const Tensor& gk, const Tensor& gv) {
   DeviceGuard guard(q.device());
+  if (p.dropout_p > 0)
+    check_not_capturing(q.device().index, "scaled_dot_product_attention with dropout_p > 0",
+                        "the fused kernels draw from a Philox offset fixed at capture, so every replay would "
+                        "repeat the same dropout pattern");
+
   cudaStream_t stream = current_stream(q.device().index);
   const int64_t rows = p.B * p.H * p.Lq;
   Tensor dvec = Tensor::empty({rows}, lse.dtype(), q.device());
@@ -243,6 +254,11 @@ void cuda_attention_backward(const AttentionParams& p, const Tensor& gout, const
 
 void cuda_attention_dropout_mask(const AttentionParams& p, const Tensor& keep) {
   DeviceGuard guard(keep.device());
+  if (p.dropout_p > 0)
+    check_not_capturing(keep.device().index, "scaled_dot_product_attention with dropout_p > 0",
+                        "the fused kernels draw from a Philox offset fixed at capture, so every replay would "
+                        "repeat the same dropout pattern");
+
   cudaStream_t stream = current_stream(keep.device().index);
   attention_keep_kernel<<<grid_for(keep.numel()), 256, 0, stream>>>(p, keep.data<bool>(), keep.numel());
   TT_CUDA_KERNEL_CHECK();

@@ -197,10 +197,14 @@ bool is_current_stream_capturing(int device) {
   return status != cudaStreamCaptureStatusNone;
 }
 
-void check_not_capturing(int device, const char* what) {
-  TT_CHECK(!is_current_stream_capturing(device), what, " is not allowed while a CUDA graph is being captured: a "
-           "graph holds GPU work only, not host synchronizations or copies between host and device memory. Move "
-           "it out of the captured region, or keep its data in device tensors (see docs/cuda_graphs.md)");
+void check_not_capturing(int device, const char* what, const char* reason) {
+  if (!is_current_stream_capturing(device)) return;
+  if (reason) throw std::runtime_error(str_cat(what, " is not supported inside a CUDA graph capture: ", reason,
+                                               " (see docs/cuda_graphs.md)"));
+  throw std::runtime_error(str_cat(
+      what, " is not allowed while a CUDA graph is being captured: a graph holds GPU work only, not host "
+      "synchronizations or copies between host and device memory. Move it out of the captured region, or keep its "
+      "data in device tensors (see docs/cuda_graphs.md)"));
 }
 
 }  // namespace tt::cuda

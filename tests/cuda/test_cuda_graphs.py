@@ -255,11 +255,13 @@ def _capture_raises(body, match):
     ("nonzero", "nonzero"),
     ("generator", "default generator"),
     ("adam", "capturable is False"),
+    ("attention_dropout", "dropout_p > 0"),
 ])
 def test_illegal_operations_during_capture_raise(what, match):
     x = rand(16, 4, requires_grad=True)
     gen = tt.Generator(device=DEV)
     gen.manual_seed(99)
+    q = rand(1, 2, 8, 16)
     opt = optim.Adam([x], lr=0.1)
     x.grad = tt.ones_like(x)
     opt.step()
@@ -271,6 +273,7 @@ def test_illegal_operations_during_capture_raise(what, match):
         "nonzero": lambda: (x > 0).nonzero(),
         "generator": lambda: tt.rand(16, device=DEV, generator=gen),
         "adam": lambda: opt.step(),
+        "attention_dropout": lambda: F.scaled_dot_product_attention(q, q, q, dropout_p=0.5),
     }
     _capture_raises(bodies[what], match)
 

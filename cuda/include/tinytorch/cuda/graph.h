@@ -56,7 +56,8 @@ GraphPhilox graph_philox(int device, const PhiloxState& st, uint64_t n, const ch
 
 // True when the current stream of `device` is being captured.
 bool is_current_stream_capturing(int device);
-// Raises a RuntimeError naming `what` when the current stream of `device` is being captured.
-void check_not_capturing(int device, const char* what);
+// Raises a RuntimeError naming `what` when the current stream of `device` is being captured; the
+// reason defaults to "a host synchronization or a copy between host and device".
+void check_not_capturing(int device, const char* what, const char* reason = nullptr);
 
 }  // namespace tt::cuda
