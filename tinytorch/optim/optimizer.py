@@ -469,7 +469,7 @@ class _FusedOptimizer(Optimizer):
             if group.get("capturable"):
                 self._capturable_step(group)
                 continue
-            if self._step_dependent and _capturing():
+            if self._step_dependent and _capturing(group):
                 raise RuntimeError(f"Attempting CUDA graph capture of step() for an instance of {type(self).__name__} "
                                    "but param_groups' capturable is False.")
             lists = self._state_lists(group)
@@ -506,8 +506,12 @@ class _FusedOptimizer(Optimizer):
         return steps
 
 
-def _capturing() -> bool:
-    """True while the current CUDA stream is being captured into a graph."""
+def _capturing(group: dict[str, Any]) -> bool:
+    """True while the current CUDA stream is being captured into a graph (asked only for a group
+    of CUDA parameters, so CPU training never touches the CUDA runtime)."""
+    params = group["params"]
+    if not params or not params[0].is_cuda:
+        return False
     from tinytorch.cuda.graphs import is_current_stream_capturing
     return is_current_stream_capturing()
 
