@@ -2,7 +2,9 @@
 avg_pool2d, adaptive_avg_pool2d), their 1-D forms over a height of 1, and adaptive max pooling."""
 from __future__ import annotations
 
+from tinytorch._creation import zeros
 from tinytorch._functional import stack
+from tinytorch._ops import elementwise as _E
 from tinytorch._ops.pool import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: F401
 from tinytorch.tensor import Tensor
 
@@ -61,3 +63,138 @@ def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False
     """adaptive_max_pool2d over a height of 1, for (N, C, L) or (C, L) input."""
     r = adaptive_max_pool2d(input.unsqueeze(-2), (1, _one(output_size)), return_indices)
     return (r[0].squeeze(-2), r[1].squeeze(-2)) if return_indices else r.squeeze(-2)
+
+
+# ----------------------------------------------------------------------------- *_with_indices
+def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False):
+    """:func:`max_pool1d` returning ``(output, indices)`` whatever ``return_indices`` says."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False):
+    """:func:`max_pool2d` returning ``(output, indices)`` whatever ``return_indices`` says."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    """:func:`adaptive_max_pool1d` returning ``(output, indices)``."""
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    """:func:`adaptive_max_pool2d` returning ``(output, indices)``."""
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+# ----------------------------------------------------------------------------- power-average pooling
+def _pair(v) -> tuple:
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size: int, stride=None, ceil_mode: bool = False) -> Tensor:
+    r"""Applies a 1D power-average pooling over an input signal composed of several input planes.
+
+    :math:`f(X) = \sqrt[p]{\sum_{x \in X} x^{p}}` over each window. If the sum of all inputs to
+    the power of ``p`` is zero, the gradient is set to zero as well (PyTorch's definition).
+
+    Args:
+        input (Tensor): input of shape :math:`(N, C, L)` or :math:`(C, L)`.
+        norm_type (float): the power ``p``.
+        kernel_size (int): a single int, the size of the window.
+        stride (int): a single int, the stride of the window. Default value is ``kernel_size``
+        ceil_mode (bool): when True, will use `ceil` instead of `floor` to compute the output shape
+    """
+    k = _one(kernel_size)
+    out = avg_pool1d(input.pow(norm_type), k, stride, 0, ceil_mode)
+    return (out.sign() * _E.relu(out.abs())).mul(k).pow(1.0 / norm_type)
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> Tensor:
+    r"""Applies a 2D power-average pooling over an input signal composed of several input planes.
+
+    :math:`f(X) = \sqrt[p]{\sum_{x \in X} x^{p}}` over each window.
+
+    Args:
+        input (Tensor): input of shape :math:`(N, C, H, W)` or :math:`(C, H, W)`.
+        norm_type (float): the power ``p``.
+        kernel_size: the size of the window (an int or a ``(kH, kW)`` tuple).
+        stride: the stride of the window (an int or a tuple). Default value is ``kernel_size``
+        ceil_mode (bool): when True, will use `ceil` instead of `floor` to compute the output shape
+    """
+    kh, kw = _pair(kernel_size)
+    out = avg_pool2d(input.pow(norm_type), (kh, kw), stride, 0, ceil_mode)
+    return (out.sign() * _E.relu(out.abs())).mul(kh * kw).pow(1.0 / norm_type)
+
+
+# ----------------------------------------------------------------------------- max_unpool
+def _unpool(input: Tensor, indices: Tensor, spatial_in, out_size, name: str) -> Tensor:
+    # input, indices: (N, C, *spatial_in) or (C, *spatial_in); indices are flat positions in out_size
+    if list(indices.shape) != list(input.shape):
+        raise RuntimeError(f"{name}: expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}")
+    lead = list(input.shape[:input.dim() - len(spatial_in)])
+    n_out = 1
+    for s in out_size:
+        n_out *= s
+    flat_idx = indices.reshape(*lead, -1)
+    if flat_idx.numel() and (int(flat_idx.min()) < 0 or int(flat_idx.max()) >= n_out):
+        raise RuntimeError(f"{name}: found an invalid max index {int(flat_idx.max())} (output volumes are of size "
+                           f"{'x'.join(str(s) for s in out_size)})")
+    out = zeros(lead + [n_out], dtype=input.dtype, device=input.device)
+    return out.scatter(-1, flat_idx, input.reshape(*lead, -1)).reshape(*lead, *out_size)
+
+
+def _unpool_size(input: Tensor, kernel, stride, padding, output_size, k: int, name: str) -> list:
+    spatial = list(input.shape[-k:])
+    default = [(spatial[d] - 1) * stride[d] - 2 * padding[d] + kernel[d] for d in range(k)]
+    if output_size is None:
+        return default
+    size = list(output_size)[-k:]
+    for d in range(k):
+        lo, hi = default[d] - stride[d], default[d] + stride[d]
+        if not lo < size[d] < hi:
+            raise ValueError(f"{name}: invalid output_size {list(output_size)} (dim {d} must be between {lo + 1} "
+                             f"and {hi - 1})")
+    return size
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """Computes a partial inverse of :func:`max_pool1d`: the maxima go back to their positions,
+    every other output is zero.
+
+    Args:
+        input (Tensor): the pooled values, :math:`(N, C, L_{in})` or :math:`(C, L_{in})`.
+        indices (Tensor): the indices given out by ``max_pool1d(..., return_indices=True)``.
+        kernel_size (int or tuple): Size of the max pooling window.
+        stride (int or tuple): Stride of the max pooling window. It is set to ``kernel_size`` by default.
+        padding (int or tuple): Padding that was added to the input.
+        output_size (optional): the targeted output size.
+    """
+    k = _one(kernel_size)
+    s = k if stride is None else _one(stride)
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"max_unpool1d: expected a 2-D or 3-D input, got {list(input.shape)}")
+    size = _unpool_size(input, [k], [s], [_one(padding)], output_size, 1, "max_unpool1d")
+    return _unpool(input, indices, input.shape[-1:], size, "max_unpool1d")
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
+    """Computes a partial inverse of :func:`max_pool2d`: the maxima go back to their positions,
+    every other output is zero.
+
+    Args:
+        input (Tensor): the pooled values, :math:`(N, C, H_{in}, W_{in})` or :math:`(C, H_{in}, W_{in})`.
+        indices (Tensor): the indices given out by ``max_pool2d(..., return_indices=True)``.
+        kernel_size (int or tuple): Size of the max pooling window.
+        stride (int or tuple): Stride of the max pooling window. It is set to ``kernel_size`` by default.
+        padding (int or tuple): Padding that was added to the input.
+        output_size (optional): the targeted output size.
+    """
+    kernel = _pair(kernel_size)
+    stride = kernel if stride is None else _pair(stride)
+    if input.dim() not in (3, 4):
+        raise RuntimeError(f"max_unpool2d: expected a 3-D or 4-D input, got {list(input.shape)}")
+    size = _unpool_size(input, kernel, stride, _pair(padding), output_size, 2, "max_unpool2d")
+    return _unpool(input, indices, input.shape[-2:], size, "max_unpool2d")

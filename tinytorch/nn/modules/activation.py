@@ -267,4 +267,47 @@ class Hardsigmoid(Module):
 
 
 # PyTorch defines MultiheadAttention in torch.nn.modules.activation; programs import it from there.
+class RReLU(Module):
+    r"""Applies the randomized leaky rectified linear unit function, element-wise:
+    ``x`` if ``x >= 0`` else ``a * x``, with ``a`` drawn from :math:`\mathcal{U}(\text{lower}, \text{upper})`
+    in training and ``(lower + upper) / 2`` in evaluation.
+
+    Args:
+        lower: lower bound of the uniform distribution. Default: :math:`\frac{1}{8}`
+        upper: upper bound of the uniform distribution. Default: :math:`\frac{1}{3}`
+        inplace: can optionally do the operation in-place. Default: ``False``
+
+    Shape:
+        - Input: :math:`(*)`, where :math:`*` means any number of dimensions.
+        - Output: :math:`(*)`, same shape as the input.
+    """
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
+
+class Softmax2d(Module):
+    r"""Applies SoftMax over features to each spatial location: softmax over the channel dim
+    of :math:`(N, C, H, W)` or :math:`(C, H, W)` input.
+
+    Args:
+        (none)
+
+    Shape:
+        - Input: :math:`(N, C, H, W)` or :math:`(C, H, W)`.
+        - Output: same shape as the input, values in the range [0, 1].
+    """
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3)
+
 from tinytorch.nn.modules.attention import MultiheadAttention  # noqa: E402,F401

@@ -82,16 +82,7 @@ class Bilinear(Module):
     def forward(self, x1, x2):
         check_input(self, x1, (1, 2, 3, 4, 5), -1, self.in1_features, "features")
         check_input(self, x2, (1, 2, 3, 4, 5), -1, self.in2_features, "features")
-        # (..., in1) x (out, in1, in2) x (..., in2): contract in2 with a matmul, then in1
-        lead = x1.shape[:-1]
-        a = x1.reshape(-1, self.in1_features)                     # (N, in1)
-        b = x2.reshape(-1, self.in2_features)                     # (N, in2)
-        w = self.weight.permute(1, 0, 2).reshape(self.in1_features, -1)  # (in1, out*in2)
-        aw = (a @ w).reshape(-1, self.out_features, self.in2_features)   # (N, out, in2)
-        y = (aw * b.unsqueeze(1)).sum(-1)                          # (N, out)
-        if self.bias is not None:
-            y = y + self.bias
-        return y.reshape(*lead, self.out_features)
+        return F.bilinear(x1, x2, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "

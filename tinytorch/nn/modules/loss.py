@@ -175,3 +175,94 @@ class MultiMarginLoss(_WeightedLoss):
 
     def forward(self, input, target):
         return F.multi_margin_loss(input, target, self.p, self.margin, self.weight, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    r"""Creates a criterion that optimizes a multi-class multi-classification hinge loss
+    (margin-based loss) between input :math:`x` (a 2D mini-batch `Tensor`) and output :math:`y`
+    (a 2D `Tensor` of target class indices, ended by the first ``-1``).
+
+    Args:
+        size_average (bool, optional): Deprecated (see :attr:`reduction`).
+        reduce (bool, optional): Deprecated (see :attr:`reduction`).
+        reduction (str, optional): Specifies the reduction to apply to the output:
+            ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``
+
+    Shape:
+        - Input: :math:`(C)` or :math:`(N, C)` where `N` is the batch size and `C` is the number of classes.
+        - Target: :math:`(C)` or :math:`(N, C)`, label targets padded by -1 ensuring same shape as the input.
+        - Output: scalar. If :attr:`reduction` is ``'none'``, then :math:`(N)`.
+    """
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    r"""Creates a criterion that measures the triplet loss given input tensors :math:`a`,
+    :math:`p`, and :math:`n` (anchor, positive and negative examples) and a nonnegative,
+    real-valued "distance function": :math:`\max\{d(a, p) - d(a, n) + {\rm margin}, 0\}`.
+
+    Args:
+        distance_function (Callable, optional): A nonnegative, real-valued function that
+            quantifies the closeness of two tensors. If not specified,
+            `nn.PairwiseDistance` will be used.  Default: ``None``
+        margin (float, optional): A nonnegative margin representing the minimum difference
+            between the positive and negative distances required for the loss to be 0. Default: :math:`1`.
+        swap (bool, optional): Whether to use the distance swap. Default: ``False``.
+        reduction (str, optional): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``
+    """
+
+    def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean") -> None:
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
+                             "instead")
+        self.distance_function, self.margin, self.swap = distance_function, margin, swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
+                                                   margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    r"""The Connectionist Temporal Classification loss: the negative log-likelihood of the
+    target over all alignments of it to a continuous (unsegmented) time series.
+
+    Args:
+        blank (int, optional): blank label. Default :math:`0`.
+        reduction (str, optional): Specifies the reduction to apply to the output:
+            ``'none'`` | ``'mean'`` | ``'sum'``. ``'mean'``: the output losses will be divided by
+            the target lengths and then the mean over the batch is taken. Default: ``'mean'``
+        zero_infinity (bool, optional): Whether to zero infinite losses and the associated
+            gradients. Default: ``False``
+
+    Shape:
+        - Log_probs: Tensor of size :math:`(T, N, C)` or :math:`(T, C)` (e.g. from :func:`log_softmax`).
+        - Targets: Tensor of size :math:`(N, S)` or :math:`(\operatorname{sum}(\text{target\_lengths}))`.
+        - Input_lengths: Tuple or tensor of size :math:`(N)` or :math:`()`.
+        - Target_lengths: Tuple or tensor of size :math:`(N)` or :math:`()`.
+        - Output: scalar if :attr:`reduction` is ``'mean'`` (default) or ``'sum'``; :math:`(N)`
+          with ``'none'``.
+    """
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
+
+
+class NLLLoss2d(NLLLoss):
+    """PyTorch's deprecated name of :class:`NLLLoss` for (N, C, H, W) input (NLLLoss takes it).
+
+    Args:
+        weight (Tensor, optional): a manual rescaling weight given to each class.
+        size_average (bool, optional): Deprecated (see :attr:`reduction`).
+        ignore_index (int, optional): Specifies a target value that is ignored. Default: -100
+        reduce (bool, optional): Deprecated (see :attr:`reduction`).
+        reduction (str, optional): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``
+    """

@@ -189,3 +189,67 @@ class Fold(Unfold):
 
     def forward(self, x):
         return F.fold(x, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+
+
+class ChannelShuffle(Module):
+    r"""Divides and rearranges the channels in a tensor: :math:`(*, C, H, W)` is split into
+    ``groups`` groups of channels and rearranged as :math:`(*, \frac{C}{g}, g, H, W)`, keeping the
+    original tensor shape.
+
+    Args:
+        groups (int): number of groups to divide channels in.
+    """
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
+
+
+class AlphaDropout(Module):
+    r"""Applies Alpha Dropout over the input: during training, dropped units are set to SELU's
+    negative saturation value and an affine transform keeps the input's mean and standard
+    deviation (for self-normalizing networks with :class:`SELU`).
+
+    Args:
+        p (float): probability of an element to be dropped. Default: 0.5
+        inplace (bool, optional): If set to ``True``, will do this operation in-place
+
+    Shape:
+        - Input: :math:`(*)`. Input can be of any shape
+        - Output: :math:`(*)`. Output is of the same shape as input
+    """
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input):
+        return F.alpha_dropout(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class FeatureAlphaDropout(AlphaDropout):
+    r"""Randomly masks out entire channels (a channel is a feature map) with the values of
+    :class:`AlphaDropout`.
+
+    Args:
+        p (float, optional): probability of an element to be zeroed. Default: 0.5
+        inplace (bool, optional): If set to ``True``, will do this operation in-place
+
+    Shape:
+        - Input: :math:`(N, C, *)`.
+        - Output: same shape as input.
+    """
+
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training, self.inplace)

@@ -163,3 +163,31 @@ class InstanceNorm1d(_InstanceNorm):
 class InstanceNorm2d(_InstanceNorm):
     """Instance normalization over (N, C, H, W) or (C, H, W) input."""
     _spatial = 2
+
+
+class LocalResponseNorm(Module):
+    r"""Applies local response normalization over an input signal: channels occupy the second
+    dimension, and each element is divided by
+    :math:`\left(k + \frac{\alpha}{n} \sum_{c'} a_{c'}^2\right)^{\beta}` over the ``size``
+    neighbouring channels.
+
+    Args:
+        size: amount of neighbouring channels used for normalization
+        alpha: multiplicative factor. Default: 0.0001
+        beta: exponent. Default: 0.75
+        k: additive factor. Default: 1
+
+    Shape:
+        - Input: :math:`(N, C, *)`
+        - Output: :math:`(N, C, *)` (same shape as input)
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
