@@ -270,7 +270,9 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
     """Triplet margin loss with a custom distance: ``max(d(a, p) - d(a, n) + margin, 0)``.
 
     Args:
-        anchor (Tensor), positive (Tensor), negative (Tensor): the triplets, :math:`(N, D)` or :math:`(D)`.
+        anchor (Tensor): the anchor input tensor, :math:`(N, D)` or :math:`(D)`.
+        positive (Tensor): the positive input tensor, same shape.
+        negative (Tensor): the negative input tensor, same shape.
         distance_function (Callable, optional): A nonnegative, real-valued function that
             quantifies the closeness of two tensors. If not specified,
             `nn.PairwiseDistance` will be used.  Default: ``None``

@@ -49,3 +49,8 @@ from tinytorch.nn.modules.normalization import LocalResponseNorm  # noqa: F401
 from tinytorch.nn.modules.loss import (  # noqa: F401
     CTCLoss, MultiLabelMarginLoss, NLLLoss2d, TripletMarginWithDistanceLoss,
 )
+
+# Docstrings: PyTorch's summaries and an Args section per module, from tables (nn/_docstrings.py)
+from tinytorch.nn._docstrings import document_modules as _document_modules  # noqa: E402
+
+_document_modules(globals(), Module)
