@@ -3,7 +3,8 @@ functions, nn.functional functions, nn.Module's methods, the nn module classes (
 forward) and the optimizers (constructor and step), the share whose parameters and return are
 all annotated, and the share annotated with types more precise than ``Any``.
 
-Where a stub exists (``tinytorch/tensor.pyi``, ``tinytorch/__init__.pyi``, written by
+Where a stub exists (``tinytorch/tensor.pyi``, ``tinytorch/__init__.pyi``,
+``tinytorch/nn/functional/__init__.pyi``, written by
 ``scripts/gen_stubs.py``) it is what type checkers read, so it is what is counted; elsewhere the
 runtime signatures (the source's annotations) are.
 
@@ -81,9 +82,11 @@ def measure(root: str) -> list:
     rows.append(("top-level functions", _share([stub.get(n) if stub else _from_signature(getattr(tinytorch, n))
                                                 for n in names])))
 
+    stub = _stub_functions(os.path.join(root, "tinytorch", "nn", "functional", "__init__.pyi"), None)
     names = [n for n in dir(F) if not n.startswith("_") and callable(getattr(F, n))
              and not inspect.isclass(getattr(F, n)) and not inspect.ismodule(getattr(F, n))]
-    rows.append(("nn.functional functions", _share([_from_signature(getattr(F, n)) for n in names])))
+    rows.append(("nn.functional functions", _share([stub.get(n) if stub else _from_signature(getattr(F, n))
+                                                    for n in names])))
 
     names = [n for n in dir(nn.Module) if (not n.startswith("_") or n in ("__call__", "__init__"))
              and callable(getattr(nn.Module, n))]

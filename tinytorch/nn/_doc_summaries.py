@@ -14,10 +14,15 @@ def _pad(how: str) -> str:
 
 
 MODULES = {
-    **{f"AdaptiveAvgPool{d}d": _pool("average", d, True) for d in (1, 2)},
-    **{f"AdaptiveMaxPool{d}d": _pool("max", d, True) for d in (1, 2)},
-    **{f"AvgPool{d}d": _pool("average", d) for d in (1, 2)},
-    **{f"MaxPool{d}d": _pool("max", d) for d in (1, 2)},
+    **{f"AdaptiveAvgPool{d}d": _pool("average", d, True) for d in (1, 2, 3)},
+    **{f"AdaptiveMaxPool{d}d": _pool("max", d, True) for d in (1, 2, 3)},
+    **{f"AvgPool{d}d": _pool("average", d) for d in (1, 2, 3)},
+    **{f"MaxPool{d}d": _pool("max", d) for d in (1, 2, 3)},
+    "BatchNorm3d": "Applies Batch Normalization over a 5D input (a mini-batch of 3D inputs with additional channel "
+                   "dimension).",
+    "InstanceNorm3d": "Applies Instance Normalization over a 5D input (a mini-batch of 3D inputs with additional "
+                      "channel dimension).",
+    "Dropout3d": "Randomly zero out entire channels (a channel is a 3D feature map).",
     **{f"CircularPad{d}d": _pad("using circular padding of the input boundary") for d in (1, 2, 3)},
     **{f"ConstantPad{d}d": _pad("boundaries with a constant value") for d in (1, 2, 3)},
     **{f"ReflectionPad{d}d": _pad("using the reflection of the input boundary") for d in (1, 2, 3)},
@@ -156,6 +161,7 @@ FUNCTIONS = {
                "scaling the others by :math:`\\frac{1}{1-p}`.",
     "dropout1d": "Randomly zero out entire channels (a channel is a 1D feature map).",
     "dropout2d": "Randomly zero out entire channels (a channel is a 2D feature map).",
+    "dropout3d": "Randomly zero out entire channels (a channel is a 3D feature map).",
     "elu": "Apply the Exponential Linear Unit (ELU) function element-wise.",
     "embedding": "Generate a simple lookup table that looks up embeddings in a fixed dictionary and size.",
     "fold": "Combine an array of sliding local blocks into a large containing tensor.",

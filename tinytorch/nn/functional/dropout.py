@@ -30,6 +30,11 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     return _channel_dropout(input, p, training, inplace, 2, "dropout2d")
 
 
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p, scaling the rest by 1/(1-p)."""
+    return _channel_dropout(input, p, training, inplace, 3, "dropout3d")
+
+
 _ALPHA_PRIME = 1.7580993408473766  # SELU's scale * alpha: the value SELU saturates to is -_ALPHA_PRIME
 
 

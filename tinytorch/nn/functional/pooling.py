@@ -198,3 +198,104 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
         raise RuntimeError(f"max_unpool2d: expected a 3-D or 4-D input, got {list(input.shape)}")
     size = _unpool_size(input, kernel, stride, _pair(padding), output_size, 2, "max_unpool2d")
     return _unpool(input, indices, input.shape[-2:], size, "max_unpool2d")
+
+
+# ----------------------------------------------------------------------------- 3-D pooling
+# A box window is a product of intervals, so max and average pooling over (D, H, W) factor into a
+# 2-D pooling over (H, W) and a 1-D pooling over D (the average's divisor, with or without the
+# padding, is the product of the per-dim counts). Indices of 3-D maxima are not produced.
+def _triple(v, name: str) -> tuple:
+    t = (v, v, v) if isinstance(v, int) else tuple(v)
+    if len(t) != 3:
+        raise RuntimeError(f"{name} must be an int or a tuple of three ints, got {v}")
+    return t
+
+
+def _pool3d(input: Tensor, name: str, pool_hw, pool_d) -> Tensor:
+    if input.dim() not in (4, 5):
+        raise RuntimeError(f"{name}: expected a 4-D (C, D, H, W) or 5-D (N, C, D, H, W) input, got "
+                           f"{list(input.shape)}")
+    lead, (d, h, w) = list(input.shape[:-3]), input.shape[-3:]
+    x = pool_hw(input.reshape(-1, d, h, w))                        # (B, D, Ho, Wo)
+    b, _, ho, wo = x.shape
+    y = pool_d(x.reshape(b, d, ho * wo).transpose(1, 2))           # (B, Ho * Wo, Do)
+    return y.transpose(1, 2).reshape(*lead, y.shape[-1], ho, wo)
+
+
+def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Tensor:
+    """Applies a 3D max pooling over an input signal composed of several input planes.
+
+    Args:
+        input (Tensor): :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`.
+        kernel_size: size of the pooling region (an int or a ``(kD, kH, kW)`` tuple).
+        stride: stride of the pooling operation. Default: ``kernel_size``
+        padding: implicit negative infinity padding to be added on both sides. Default: 0
+        dilation: the stride between elements within a sliding window. Default: 1
+        ceil_mode: when True, will use `ceil` instead of `floor` to compute the output shape.
+        return_indices: not supported for 3-D pooling (raises NotImplementedError).
+    """
+    if return_indices:
+        raise NotImplementedError("max_pool3d: return_indices=True is not implemented (3-D pooling is computed "
+                                  "as a 2-D and a 1-D pooling, which loses the flat 3-D positions)")
+    k, p, dl = _triple(kernel_size, "kernel_size"), _triple(padding, "padding"), _triple(dilation, "dilation")
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _triple(stride, "stride")
+    return _pool3d(input, "max_pool3d",
+                   lambda x: max_pool2d(x, k[1:], s[1:], p[1:], dl[1:], ceil_mode),
+                   lambda x: max_pool1d(x, k[0], s[0], p[0], dl[0], ceil_mode))
+
+
+def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override=None) -> Tensor:
+    """Applies 3D average-pooling operation in :math:`kT \\times kH \\times kW` regions by step size
+    :math:`sT \\times sH \\times sW` steps.
+
+    Args:
+        input (Tensor): :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`.
+        kernel_size: size of the pooling region (an int or a ``(kD, kH, kW)`` tuple).
+        stride: stride of the pooling operation. Default: ``kernel_size``
+        padding: implicit zero paddings on both sides of the input. Default: 0
+        ceil_mode: when True, will use `ceil` instead of `floor` in the formula to compute the output shape
+        count_include_pad: when True, will include the zero-padding in the averaging calculation
+        divisor_override: not supported for 3-D pooling (raises NotImplementedError).
+    """
+    if divisor_override is not None:
+        raise NotImplementedError("avg_pool3d: divisor_override is not implemented")
+    k, p = _triple(kernel_size, "kernel_size"), _triple(padding, "padding")
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _triple(stride, "stride")
+    return _pool3d(input, "avg_pool3d",
+                   lambda x: avg_pool2d(x, k[1:], s[1:], p[1:], ceil_mode, count_include_pad),
+                   lambda x: avg_pool1d(x, k[0], s[0], p[0], ceil_mode, count_include_pad))
+
+
+def _adaptive_sizes(input: Tensor, output_size) -> tuple:
+    size = _triple(output_size, "output_size") if not isinstance(output_size, int) else (output_size,) * 3
+    return tuple(input.shape[-3 + i] if size[i] is None else size[i] for i in range(3))
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    """Applies a 3D adaptive average pooling over an input signal composed of several input planes.
+
+    Args:
+        input (Tensor): :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`.
+        output_size: the target output size (single integer or triple-integer tuple; ``None``
+            keeps that dimension's size)
+    """
+    o = _adaptive_sizes(input, output_size)
+    return _pool3d(input, "adaptive_avg_pool3d", lambda x: adaptive_avg_pool2d(x, o[1:]),
+                   lambda x: adaptive_avg_pool1d(x, o[0]))
+
+
+def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False) -> Tensor:
+    """Applies a 3D adaptive max pooling over an input signal composed of several input planes.
+
+    Args:
+        input (Tensor): :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`.
+        output_size: the target output size (single integer or triple-integer tuple)
+        return_indices: not supported for 3-D pooling (raises NotImplementedError).
+    """
+    if return_indices:
+        raise NotImplementedError("adaptive_max_pool3d: return_indices=True is not implemented")
+    o = _adaptive_sizes(input, output_size)
+    return _pool3d(input, "adaptive_max_pool3d", lambda x: adaptive_max_pool2d(x, o[1:]),
+                   lambda x: adaptive_max_pool1d(x, o[0]))

@@ -127,6 +127,13 @@ class Dropout2d(_DropoutNd):
         return F.dropout2d(x, self.p, self.training, self.inplace)
 
 
+class Dropout3d(_DropoutNd):
+    """Zeroes whole channels of (N, C, D, H, W) input during training."""
+
+    def forward(self, x):
+        return F.dropout3d(x, self.p, self.training, self.inplace)
+
+
 class PixelShuffle(Module):
     def __init__(self, upscale_factor: int) -> None:
         super().__init__()

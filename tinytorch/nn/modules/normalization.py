@@ -137,6 +137,11 @@ class BatchNorm2d(_BatchNorm):
     _ranks = (4,)
 
 
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization over (N, C, D, H, W) input."""
+    _ranks = (5,)
+
+
 class _InstanceNorm(_BatchNorm):
     """Per-sample, per-channel normalization over the spatial dims (affine and running statistics
     off by default, as PyTorch's)."""
@@ -163,6 +168,11 @@ class InstanceNorm1d(_InstanceNorm):
 class InstanceNorm2d(_InstanceNorm):
     """Instance normalization over (N, C, H, W) or (C, H, W) input."""
     _spatial = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalization over (N, C, D, H, W) or (C, D, H, W) input."""
+    _spatial = 3
 
 
 class LocalResponseNorm(Module):
