@@ -12,7 +12,8 @@ Names the tables do not know get ``Any``; ``scripts/annotation_coverage.py`` cou
     python3 scripts/gen_stubs.py            # writes tinytorch/tensor.pyi, __init__.pyi, nn/functional/__init__.pyi
     python3 scripts/gen_stubs.py --check    # fails when a stub is stale (tests/cpu/test_typing.py)
 
-Needs the built package (it introspects the installed Tensor)."""
+Needs the built package: this checkout's if its extensions are built (or linked), else the installed
+one (as in CI, where tests run against the wheel)."""
 from __future__ import annotations
 
 import argparse
@@ -353,7 +354,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="fail if a stub is stale")
     args = ap.parse_args()
-    sys.path.insert(0, ROOT)
+    import glob
+    if glob.glob(os.path.join(ROOT, "tinytorch", "_C*.so")):
+        sys.path.insert(0, ROOT)  # a built checkout (dev_link.sh); else the installed package (CI)
     stale = 0
     for path, text in ((OUT, render()), (OUT_INIT, render_init()), (OUT_F, render_functional())):
         old = open(path).read() if os.path.exists(path) else ""
