@@ -39,6 +39,20 @@ import numpy as np
 
 from tinytorch import _torch_save, _torch_zip
 from tinytorch._safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
+
+
+def get_unsafe_globals_in_checkpoint(f: "FILE_LIKE") -> list:
+    """Returns a list of strings of functions/classes in a ``torch.save`` object that are not safe
+    for ``weights_only``: every ``module.name`` the checkpoint's pickle names that neither the
+    built-in allow-list nor :func:`add_safe_globals` admits. The pickle is scanned, never run.
+
+    Args:
+        f: a file path or a binary file object holding a checkpoint in ``torch.save``'s zip format.
+
+    Returns:
+        A sorted list of strings.
+    """
+    return _torch_zip.unsafe_globals(f)
 from tinytorch._creation import empty, from_numpy
 from tinytorch._dtype import DTYPES, bfloat16, device as _device
 from tinytorch.tensor import Tensor
@@ -501,4 +515,5 @@ def _load_stream(fh: BinaryIO, fname: str, map_location: MAP_LOCATION) -> Any:
     return _Decoder(fname, tensors, map_location).decode(structure)
 
 
-__all__ = ["save", "load", "add_safe_globals", "safe_globals", "get_safe_globals", "clear_safe_globals"]
+__all__ = ["save", "load", "add_safe_globals", "safe_globals", "get_safe_globals", "clear_safe_globals",
+           "get_unsafe_globals_in_checkpoint"]

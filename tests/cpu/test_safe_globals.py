@@ -194,7 +194,27 @@ def test_torch_file_with_allowed_class(tmp_path):
         torch.load(path, weights_only=True)
     with pytest.raises(pickle.UnpicklingError, match="add_safe_globals"):
         tt.load(path)
+    assert serialization.get_unsafe_globals_in_checkpoint(path) == \
+        torch.serialization.get_unsafe_globals_in_checkpoint(path) == [f"{__name__}.Config"]
     with serialization.safe_globals([Config]):
         out = tt.load(path)
     np.testing.assert_array_equal(out["w"].numpy(), np.arange(4.0, dtype=np.float32))
     assert out["cfg"] == Config(0.1, [7])
+
+
+def test_get_unsafe_globals_in_checkpoint(tmp_path, monkeypatch):
+    marker = str(tmp_path / "ran")
+    monkeypatch.setenv("TT_MARKER", marker)
+    path = tmp_path / "mixed.pt"
+    for protocol in (2, 4):  # GLOBAL and STACK_GLOBAL
+        _write(path, {"cfg": Config(1.0, [2]), "mode": Mode.TRAIN, "x": Marker(), "od": {"a": 1}}, protocol)
+        names = serialization.get_unsafe_globals_in_checkpoint(str(path))
+        assert names == sorted([f"{__name__}.Config", f"{__name__}.Mode", f"{__name__}._touch"]), names
+        with serialization.safe_globals([Config, Mode]):
+            assert serialization.get_unsafe_globals_in_checkpoint(str(path)) == [f"{__name__}._touch"]
+    assert not os.path.exists(marker), "scanning ran the file's code"
+    ckpt = tmp_path / "plain.pt"
+    tt.save({"w": tt.ones(2)}, ckpt, format="torch")
+    assert serialization.get_unsafe_globals_in_checkpoint(ckpt) == []
+    with pytest.raises(ValueError, match="zip format"):
+        serialization.get_unsafe_globals_in_checkpoint(__file__)
