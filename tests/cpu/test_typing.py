@@ -51,9 +51,12 @@ def test_stubs_cover_the_public_api():
 def test_py_typed_and_stubs_are_packaged():
     assert os.path.exists(os.path.join(PKG, "py.typed"))
     pathutil = pytest.importorskip("scikit_build_core.build._pathutil")
-    files = {str(t) for _, t in pathutil.iter_package_files(
-        packages={"tinytorch": PKG}, include=[], src_exclude=[], target_exclude=[], build_dir="build/{wheel_tag}",
-        mode="default")}
+    try:  # scikit-build-core's own file selection for wheel.packages (a private helper: skip if it moved)
+        files = {str(t) for _, t in pathutil.iter_package_files(
+            packages={"tinytorch": PKG}, include=[], src_exclude=[], target_exclude=[],
+            build_dir="build/{wheel_tag}", mode="default")}
+    except (AttributeError, TypeError) as e:
+        pytest.skip(f"scikit-build-core's iter_package_files changed: {e}")
     for f in ("tinytorch/py.typed", "tinytorch/tensor.pyi", "tinytorch/__init__.pyi",
               "tinytorch/nn/functional/__init__.pyi"):
         assert f in files, f"{f} would not be in the wheel"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from tinytorch.tensor import Tensor
 from tinytorch._creation import empty
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
@@ -24,7 +25,7 @@ class Identity(Module):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__()
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return x
 
 
@@ -44,7 +45,7 @@ class Linear(Module):
             bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
             init.uniform_(self.bias, -bound, bound)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         try:
             return F.linear(x, self.weight, self.bias)
         except RuntimeError:
@@ -79,7 +80,7 @@ class Bilinear(Module):
         if self.bias is not None:
             init.uniform_(self.bias, -bound, bound)
 
-    def forward(self, x1, x2):
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
         check_input(self, x1, (1, 2, 3, 4, 5), -1, self.in1_features, "features")
         check_input(self, x2, (1, 2, 3, 4, 5), -1, self.in2_features, "features")
         return F.bilinear(x1, x2, self.weight, self.bias)

@@ -2,6 +2,9 @@
 including the deprecated size_average/reduce flags."""
 from __future__ import annotations
 
+from typing import Any
+
+from tinytorch.tensor import Tensor
 from tinytorch.nn import functional as F
 from tinytorch.nn.functional.loss import _legacy_reduction
 from tinytorch.nn.modules.module import Module
@@ -25,12 +28,12 @@ class _WeightedLoss(_Loss):
 
 
 class MSELoss(_Loss):
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
 class L1Loss(_Loss):
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
@@ -39,7 +42,7 @@ class SmoothL1Loss(_Loss):
         super().__init__(size_average, reduce, reduction)
         self.beta = beta
 
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
 
@@ -48,7 +51,7 @@ class HuberLoss(_Loss):
         super().__init__(reduction=reduction)
         self.delta = delta
 
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
@@ -58,7 +61,7 @@ class NLLLoss(_WeightedLoss):
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
 
 
@@ -68,13 +71,13 @@ class CrossEntropyLoss(_WeightedLoss):
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
 
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
 
 
 class BCELoss(_WeightedLoss):
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
 
 
@@ -84,7 +87,7 @@ class BCEWithLogitsLoss(_Loss):
         self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)
 
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.binary_cross_entropy_with_logits(input, target, self.weight, reduction=self.reduction,
                                                   pos_weight=self.pos_weight)
 
@@ -96,7 +99,7 @@ class KLDivLoss(_Loss):
         super().__init__(size_average, reduce, reduction)
         self.log_target = log_target
 
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
 
@@ -105,7 +108,7 @@ class CosineEmbeddingLoss(_Loss):
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
-    def forward(self, input1, input2, target):
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return F.cosine_embedding_loss(input1, input2, target, self.margin, reduction=self.reduction)
 
 
@@ -114,7 +117,7 @@ class MarginRankingLoss(_Loss):
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
-    def forward(self, input1, input2, target):
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return F.margin_ranking_loss(input1, input2, target, self.margin, reduction=self.reduction)
 
 
@@ -123,12 +126,12 @@ class HingeEmbeddingLoss(_Loss):
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.hinge_embedding_loss(input, target, self.margin, reduction=self.reduction)
 
 
 class SoftMarginLoss(_Loss):
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.soft_margin_loss(input, target, reduction=self.reduction)
 
 
@@ -138,7 +141,7 @@ class TripletMarginLoss(_Loss):
         super().__init__(size_average, reduce, reduction)
         self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
 
-    def forward(self, anchor, positive, negative):
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
         return F.triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps, self.swap,
                                      reduction=self.reduction)
 
@@ -149,7 +152,7 @@ class PoissonNLLLoss(_Loss):
         super().__init__(size_average, reduce, reduction)
         self.log_input, self.full, self.eps = log_input, full, eps
 
-    def forward(self, log_input, target):
+    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
         return F.poisson_nll_loss(log_input, target, self.log_input, self.full, eps=self.eps, reduction=self.reduction)
 
 
@@ -158,12 +161,12 @@ class GaussianNLLLoss(_Loss):
         super().__init__(None, None, reduction)
         self.full, self.eps = full, eps
 
-    def forward(self, input, target, var):
+    def forward(self, input: Tensor, target: Tensor, var: Tensor) -> Tensor:
         return F.gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
 
 
@@ -173,7 +176,7 @@ class MultiMarginLoss(_WeightedLoss):
         super().__init__(weight, size_average, reduce, reduction)
         self.p, self.margin = p, margin
 
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.multi_margin_loss(input, target, self.p, self.margin, self.weight, reduction=self.reduction)
 
 
@@ -194,7 +197,7 @@ class MultiLabelMarginLoss(_Loss):
         - Output: scalar. If :attr:`reduction` is ``'none'``, then :math:`(N)`.
     """
 
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.multilabel_margin_loss(input, target, reduction=self.reduction)
 
 
@@ -221,7 +224,7 @@ class TripletMarginWithDistanceLoss(_Loss):
                              "instead")
         self.distance_function, self.margin, self.swap = distance_function, margin, swap
 
-    def forward(self, anchor, positive, negative):
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
         return F.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
                                                    margin=self.margin, swap=self.swap, reduction=self.reduction)
 
@@ -251,7 +254,7 @@ class CTCLoss(_Loss):
         super().__init__(reduction=reduction)
         self.blank, self.zero_infinity = blank, zero_infinity
 
-    def forward(self, log_probs, targets, input_lengths, target_lengths):
+    def forward(self, log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any) -> Tensor:
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
                           self.zero_infinity)
 

@@ -1,6 +1,7 @@
 """Dropout, Flatten, Unflatten, Embedding."""
 from __future__ import annotations
 
+from tinytorch.tensor import Tensor
 from tinytorch._creation import empty
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn import functional as F
@@ -18,7 +19,7 @@ class Dropout(Module):
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p, self.inplace = p, inplace
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.dropout(x, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
@@ -30,7 +31,7 @@ class Flatten(Module):
         super().__init__()
         self.start_dim, self.end_dim = start_dim, end_dim
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return x.flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self) -> str:
@@ -42,7 +43,7 @@ class Unflatten(Module):
         super().__init__()
         self.dim, self.unflattened_size = dim, tuple(unflattened_size)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return x.unflatten(self.dim, self.unflattened_size)
 
     def extra_repr(self) -> str:
@@ -79,7 +80,7 @@ class Embedding(Module):
             with no_grad():
                 self.weight[self.padding_idx].fill_(0)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.embedding(x, self.weight, self.padding_idx, self.max_norm, self.norm_type, self.scale_grad_by_freq)
 
     @classmethod
@@ -116,21 +117,21 @@ class _DropoutNd(Module):
 class Dropout1d(_DropoutNd):
     """Zeroes whole channels of (N, C, L) input during training."""
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.dropout1d(x, self.p, self.training, self.inplace)
 
 
 class Dropout2d(_DropoutNd):
     """Zeroes whole channels of (N, C, H, W) input during training."""
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.dropout2d(x, self.p, self.training, self.inplace)
 
 
 class Dropout3d(_DropoutNd):
     """Zeroes whole channels of (N, C, D, H, W) input during training."""
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.dropout3d(x, self.p, self.training, self.inplace)
 
 
@@ -139,7 +140,7 @@ class PixelShuffle(Module):
         super().__init__()
         self.upscale_factor = upscale_factor
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.pixel_shuffle(x, self.upscale_factor)
 
     def extra_repr(self) -> str:
@@ -151,7 +152,7 @@ class PixelUnshuffle(Module):
         super().__init__()
         self.downscale_factor = downscale_factor
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.pixel_unshuffle(x, self.downscale_factor)
 
     def extra_repr(self) -> str:
@@ -163,7 +164,7 @@ class CosineSimilarity(Module):
         super().__init__()
         self.dim, self.eps = dim, eps
 
-    def forward(self, x1, x2):
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
         return F.cosine_similarity(x1, x2, self.dim, self.eps)
 
 
@@ -172,7 +173,7 @@ class PairwiseDistance(Module):
         super().__init__()
         self.norm, self.eps, self.keepdim = p, eps, keepdim
 
-    def forward(self, x1, x2):
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
         return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
@@ -183,7 +184,7 @@ class Unfold(Module):
         super().__init__()
         self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.unfold(x, self.kernel_size, self.dilation, self.padding, self.stride)
 
 
@@ -194,7 +195,7 @@ class Fold(Unfold):
         super().__init__(kernel_size, dilation, padding, stride)
         self.output_size = output_size
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.fold(x, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
 
 
@@ -211,7 +212,7 @@ class ChannelShuffle(Module):
         super().__init__()
         self.groups = groups
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.channel_shuffle(input, self.groups)
 
     def extra_repr(self) -> str:
@@ -238,7 +239,7 @@ class AlphaDropout(Module):
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p, self.inplace = p, inplace
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.alpha_dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
@@ -258,5 +259,5 @@ class FeatureAlphaDropout(AlphaDropout):
         - Output: same shape as input.
     """
 
-    def forward(self, input):
+    def forward(self, input: Tensor) -> Tensor:
         return F.feature_alpha_dropout(input, self.p, self.training, self.inplace)
