@@ -267,5 +267,8 @@ FUNCTIONAL = [Functional(n, "lower") for n in (
         "soft_margin_loss", "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
         "multilabel_soft_margin_loss", "multi_margin_loss", "softplus", "normalize", "pairwise_distance")]
 
+# issue 16: linalg.lu's unpacking at the top level (tinytorch/linalg/_lu.py), as torch.lu_unpack
+OPS += [O("lu_unpack", "tinytorch.linalg._lu", grad="composite", method=False)]
+
 SCHEMA = Schema(unary=UNARY, binary=BINARY, ops=OPS, functional=FUNCTIONAL)
 SCHEMA.check()

@@ -17,6 +17,7 @@ from tinytorch import _reshaping as _reshaping
 from tinytorch import _sampling as _sampling
 from tinytorch import _statistics as _statistics
 from tinytorch.linalg import _legacy as _linalg_legacy
+from tinytorch.linalg import _lu as _lu
 
 neg = _E.neg
 negative = _E.neg
@@ -280,6 +281,7 @@ dist = _statistics.dist
 logit = _statistics.logit
 fmax = _statistics.fmax
 fmin = _statistics.fmin
+lu_unpack = _lu.lu_unpack
 
 __all__ = [
     "neg",
@@ -544,4 +546,5 @@ __all__ = [
     "logit",
     "fmax",
     "fmin",
+    "lu_unpack",
 ]

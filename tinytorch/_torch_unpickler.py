@@ -30,6 +30,7 @@ from typing import Any, Callable, Dict, Optional
 
 from tinytorch._creation import empty
 from tinytorch._dtype import DTYPES, device as _device
+from tinytorch._safe_globals import user_allowed_globals
 from tinytorch._ops import shape as S
 from tinytorch._size import Size
 from tinytorch.tensor import Tensor
@@ -170,6 +171,9 @@ class RestrictedUnpickler(pickle._Unpickler):  # type: ignore[name-defined,misc]
         self.tensor_storage: Dict[int, tuple] = {}  # id(tensor) -> (tensor, LoadedStorage), for placement
         self._allowed = self._allowed_globals()
         self._callables = {id(v) for v in self._allowed.values() if callable(v) and not isinstance(v, _Marker)}
+        # the user's allow-list (serialization.add_safe_globals / safe_globals), as it is when loading starts
+        self._user = user_allowed_globals()
+        self._user_ids = {id(v) for v in self._user.values()}
 
     def _fail(self, msg: str):
         raise UnpicklingError(f"tinytorch.load: {self._what}: {msg}")
@@ -207,12 +211,16 @@ class RestrictedUnpickler(pickle._Unpickler):  # type: ignore[name-defined,misc]
         full = f"{module}.{name}"
         if full in self._allowed:
             return self._allowed[full]
+        if full in self._user:
+            return self._user[full]
         if full in _UNSUPPORTED:
             self._fail(f"the file holds {_UNSUPPORTED[full]} (GLOBAL {full}), which tinytorch does not support")
-        self._fail(f"unsupported global: GLOBAL {full} is not allowed. tinytorch reads only tensors, storages, "
-                   "dtypes, OrderedDicts and plain containers/scalars from PyTorch checkpoints (the allow-list of "
-                   "torch.load(weights_only=True)); the file asks for something else, which is never imported "
-                   "or run")
+        self._fail(f"Unsupported global: GLOBAL {full} was not an allowed global by default (it is not allowed: "
+                   "tinytorch reads only tensors, storages, dtypes, OrderedDicts and plain containers/scalars, the "
+                   "allow-list of torch.load(weights_only=True), and never imports or runs what a file names). "
+                   f"Please use `tinytorch.serialization.add_safe_globals([{name}])` or the "
+                   f"`tinytorch.serialization.safe_globals([{name}])` context manager to allowlist this global "
+                   "if you trust this class/function.")
 
     # ------------------------------------------------------------------ storages
     def persistent_load(self, pid: Any) -> LoadedStorage:
@@ -366,8 +374,9 @@ class RestrictedUnpickler(pickle._Unpickler):  # type: ignore[name-defined,misc]
     def _load_reduce(self):
         args = self.stack.pop()
         func = self.stack[-1]
-        if id(func) not in self._callables:
-            self._fail(f"REDUCE would call {func!r}, which is not an allowed function")
+        if id(func) not in self._callables and id(func) not in self._user_ids:
+            self._fail(f"REDUCE would call {func!r}, which is not an allowed function (allow a trusted one with "
+                       "tinytorch.serialization.add_safe_globals)")
         if not isinstance(args, tuple):
             self._fail(f"REDUCE arguments must be a tuple, got {type(args).__name__}")
         self.stack[-1] = func(*args)
@@ -375,8 +384,10 @@ class RestrictedUnpickler(pickle._Unpickler):  # type: ignore[name-defined,misc]
     def _load_newobj(self):
         args = self.stack.pop()
         cls = self.stack.pop()
-        if cls not in (collections.OrderedDict, collections.Counter) or not isinstance(args, tuple):
-            self._fail(f"NEWOBJ may create only OrderedDict/Counter, not {cls!r}")
+        user_cls = id(cls) in self._user_ids and isinstance(cls, type)
+        if (cls not in (collections.OrderedDict, collections.Counter) and not user_cls) or not isinstance(args, tuple):
+            self._fail(f"NEWOBJ may create only OrderedDict/Counter or classes allowlisted with "
+                       f"tinytorch.serialization.add_safe_globals, not {cls!r}")
         self.append(cls.__new__(cls, *args))
 
     def _load_newobj_ex(self):
@@ -388,11 +399,27 @@ class RestrictedUnpickler(pickle._Unpickler):  # type: ignore[name-defined,misc]
     def _load_build(self):
         state = self.stack.pop()
         inst = self.stack[-1]
+        if id(type(inst)) in self._user_ids:  # a class the user trusts: pickle's own BUILD
+            return self._build_user_object(inst, state)
         if type(inst) not in (collections.OrderedDict, collections.Counter):
             self._fail(f"BUILD (setting object state) is allowed only on OrderedDict, not {type(inst).__name__}")
         if not isinstance(state, dict):
             self._fail(f"BUILD state of an OrderedDict must be a dict of attributes, got {type(state).__name__}")
         _set_state(inst, state, self._what)  # e.g. a state dict's _metadata
+
+    def _build_user_object(self, inst: Any, state: Any) -> None:
+        setstate = getattr(inst, "__setstate__", None)
+        if setstate is not None:
+            setstate(state)
+            return
+        slotstate = None
+        if isinstance(state, tuple) and len(state) == 2:
+            state, slotstate = state
+        if state:
+            inst.__dict__.update(state)
+        if slotstate:
+            for k, v in slotstate.items():
+                setattr(inst, k, v)
 
     def _load_append(self):
         value = self.stack.pop()

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import ctypes
 import io
+import os
+import pickletools
 import struct
 import zipfile
 import zlib
@@ -31,6 +33,7 @@ from tinytorch._creation import empty
 from tinytorch._dtype import device as _device
 from tinytorch._ops import shape as S
 from tinytorch import _torch_unpickler
+from tinytorch._safe_globals import user_allowed_globals
 from tinytorch._torch_unpickler import LoadedStorage, RestrictedUnpickler, UnpicklingError
 from tinytorch.tensor import Tensor
 
@@ -274,3 +277,50 @@ def _map_tensors(obj: Any, fn: Callable[[Tensor], Tensor], memo: Dict[int, Any])
 
 
 __all__ = ["is_zip", "is_legacy", "is_tar", "load_zip", "load_legacy"]
+
+
+def unsafe_globals(f: Any) -> list:
+    """``serialization.get_unsafe_globals_in_checkpoint``: the ``module.name`` of every global a
+    torch zip checkpoint's pickle names that neither the built-in allow-list nor the user's
+    (``add_safe_globals``) admits. The pickle is only scanned (``pickletools.genops``), never run."""
+    fname = _file_name_of(f)
+    try:
+        zf = zipfile.ZipFile(f)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
+        raise ValueError(f"get_unsafe_globals_in_checkpoint: {fname}: expected a checkpoint in torch.save's zip "
+                         f"format ({e})") from None
+    with zf:
+        data = _read_member(zf, _zip_prefix(zf, fname) + "data.pkl", fname)
+    allowed = set(RestrictedUnpickler(io.BytesIO(b""), lambda *a: None, fname)._allowed) | set(user_allowed_globals())
+    found, strings, memo, top = [], [], {}, None   # top: the string on top of the stack, if it is one
+    rename = {"__builtin__": "builtins", "copy_reg": "copyreg"}
+    try:
+        for op, arg, _ in pickletools.genops(data):
+            if op.name in ("GLOBAL", "INST"):
+                module, name = arg.split(" ", 1)
+                found.append(f"{rename.get(module, module)}.{name}")
+                top = None
+            elif op.name == "STACK_GLOBAL":
+                if len(strings) >= 2:
+                    found.append(f"{rename.get(strings[-2], strings[-2])}.{strings[-1]}")
+                top = None
+            elif isinstance(arg, str) and ("UNICODE" in op.name or op.name.endswith("STRING")):
+                strings.append(arg)
+                top = arg
+            elif op.name in ("PUT", "BINPUT", "LONG_BINPUT"):
+                memo[arg] = top
+            elif op.name == "MEMOIZE":
+                memo[len(memo)] = top
+            elif op.name in ("GET", "BINGET", "LONG_BINGET"):
+                top = memo.get(arg)
+                if top is not None:
+                    strings.append(top)
+            else:
+                top = None
+    except (ValueError, EOFError, UnicodeDecodeError) as e:
+        raise ValueError(f"get_unsafe_globals_in_checkpoint: {fname}: malformed pickle ({e})") from None
+    return sorted({g for g in found if g not in allowed})
+
+
+def _file_name_of(f: Any) -> str:
+    return str(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "<file object>")

@@ -38,6 +38,21 @@ from typing import IO, Any, BinaryIO, Callable, Dict, Optional, Union
 import numpy as np
 
 from tinytorch import _torch_save, _torch_zip
+from tinytorch._safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
+
+
+def get_unsafe_globals_in_checkpoint(f: "FILE_LIKE") -> list:
+    """Returns a list of strings of functions/classes in a ``torch.save`` object that are not safe
+    for ``weights_only``: every ``module.name`` the checkpoint's pickle names that neither the
+    built-in allow-list nor :func:`add_safe_globals` admits. The pickle is scanned, never run.
+
+    Args:
+        f: a file path or a binary file object holding a checkpoint in ``torch.save``'s zip format.
+
+    Returns:
+        A sorted list of strings.
+    """
+    return _torch_zip.unsafe_globals(f)
 from tinytorch._creation import empty, from_numpy
 from tinytorch._dtype import DTYPES, bfloat16, device as _device
 from tinytorch.tensor import Tensor
@@ -439,8 +454,18 @@ def load(f: FILE_LIKE, map_location: MAP_LOCATION = None, weights_only: bool = T
     Nothing in the file is executed, whatever ``weights_only`` says (it is accepted for PyTorch
     compatibility): safetensors files are parsed as JSON and raw bytes, and PyTorch's pickles go
     through an allow-list unpickler that rebuilds only tensors, storages, dtypes, OrderedDicts and
-    plain containers/scalars (``pickle.UnpicklingError`` naming anything else; see
-    docs/reliability.md)."""
+    plain containers/scalars, plus the classes and functions the user allowed with
+    :func:`add_safe_globals` / :class:`safe_globals` (``pickle.UnpicklingError`` naming anything
+    else and how to allow it; see docs/interop.md and docs/reliability.md).
+
+    Args:
+        f: a file path (str or ``os.PathLike``) or a binary file object.
+        map_location: where to put the tensors (a device, a string, a ``{saved: new}`` dict or a
+            callable ``fn(storage_tensor, location)``).
+        weights_only (bool): accepted for PyTorch compatibility; loading is always weights-only.
+
+    Returns:
+        the saved object."""
     if kwargs:
         raise TypeError(f"load() got unexpected keyword arguments {sorted(kwargs)}")
     fname = _file_name(f)
@@ -490,4 +515,5 @@ def _load_stream(fh: BinaryIO, fname: str, map_location: MAP_LOCATION) -> Any:
     return _Decoder(fname, tensors, map_location).decode(structure)
 
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "add_safe_globals", "safe_globals", "get_safe_globals", "clear_safe_globals",
+           "get_unsafe_globals_in_checkpoint"]

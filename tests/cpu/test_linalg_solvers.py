@@ -330,8 +330,8 @@ def test_backward_errors():
         LA.qr(A, mode="r").R.sum().backward()
     with pytest.raises(RuntimeError, match="not differentiable when mode='complete' and nrows > ncols"):
         LA.qr(A, mode="complete").Q.sum().backward()
-    with pytest.raises(NotImplementedError, match="lu_factor"):
-        LA.lu_factor(_T(_sq(3)))
+    with pytest.raises(NotImplementedError, match="lu_solve"):
+        LA.lu_solve(*LA.lu_factor(_T(_sq(3))), _T(_sq(3)))
 
 
 # ------------------------------------------------------------------ errors and info

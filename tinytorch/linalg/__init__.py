@@ -6,9 +6,10 @@ from tinytorch.linalg._composites import (cross, diagonal, lstsq, matmul, matrix
 from tinytorch.linalg._decompositions import (LinAlgError, cholesky, cholesky_ex, det, eig, eigh, eigvals, eigvalsh,
                                               inv, inv_ex, lu_factor, lu_factor_ex, lu_solve, qr, slogdet, solve,
                                               solve_ex, solve_triangular, svd, svdvals)
+from tinytorch.linalg._lu import lu, lu_unpack  # noqa: F401
 from tinytorch.linalg._norms import matrix_norm, norm, vector_norm
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "LinAlgError", "solve", "solve_ex", "inv", "inv_ex", "det",
            "slogdet", "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals", "solve_triangular",
            "lu_factor", "lu_factor_ex", "lu_solve", "eig", "eigvals", "lstsq", "pinv", "matrix_rank", "matrix_power",
-           "cross", "multi_dot", "vecdot", "matmul", "diagonal"]
+           "cross", "multi_dot", "vecdot", "matmul", "diagonal", "lu"]

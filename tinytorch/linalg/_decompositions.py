@@ -9,6 +9,7 @@ from collections import namedtuple
 
 from tinytorch._ops import decomposition as _D
 from tinytorch._ops.decomposition import LinAlgError
+from tinytorch.linalg._lu import lu_factor_ex as _lu_factor_ex
 from tinytorch.tensor import Tensor
 
 # PyTorch's torch.return_types: tuples with named fields
@@ -139,11 +140,11 @@ def solve_triangular(input: Tensor, B: Tensor, *, upper: bool, left: bool = True
 
 def lu_factor_ex(A: Tensor, *, pivot: bool = True, check_errors: bool = False) -> LUFactorEx:
     """Computes a compact LU factorization with partial pivoting, ``(LU, pivots, info)``; pivots
-    are 1-based as LAPACK's. Not differentiable in tinytorch."""
+    are 1-based as LAPACK's. Differentiable (PyTorch's LU derivative, ``tinytorch/linalg/_lu.py``)."""
     if not pivot:
         raise NotImplementedError("linalg.lu_factor: LU without pivoting is not implemented in tinytorch (nor on "
                                   "the CPU in PyTorch)")
-    LU, pivots, info = _D.lu_factor_ex(A)
+    LU, pivots, info = _lu_factor_ex(A)
     if check_errors:
         _D.check_info("linalg.lu_factor", "inv", info, _batched(A))
     return LUFactorEx(LU, pivots, info)

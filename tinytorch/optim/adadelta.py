@@ -1,7 +1,7 @@
 """``Adadelta`` (fused C++ step)."""
 from __future__ import annotations
 
-from tinytorch.optim.optimizer import _FusedOptimizer, _check_hyperparameters
+from tinytorch.optim.optimizer import ParamsT, _FusedOptimizer, _check_hyperparameters
 
 __all__ = ["Adadelta"]
 
@@ -18,8 +18,9 @@ class Adadelta(_FusedOptimizer):
     _buffers = ("square_avg", "acc_delta")
     _args = ("lr", "rho", "eps", "weight_decay", "maximize")
 
-    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
-                 capturable: bool = False, maximize: bool = False, differentiable: bool = False) -> None:
+    def __init__(self, params: ParamsT, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6,
+                 weight_decay: float = 0, foreach: bool | None = None, *, capturable: bool = False,
+                 maximize: bool = False, differentiable: bool = False) -> None:
         _check_hyperparameters("Adadelta", differentiable, lr=lr, rho=rho, eps=eps, weight_decay=weight_decay)
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
                         capturable=capturable, foreach=foreach, differentiable=differentiable)

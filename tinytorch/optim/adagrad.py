@@ -1,7 +1,7 @@
 """``Adagrad`` (fused C++ step)."""
 from __future__ import annotations
 
-from tinytorch.optim.optimizer import _FusedOptimizer, _check_hyperparameters, _full_like, scalar_state
+from tinytorch.optim.optimizer import ParamsT, _FusedOptimizer, _check_hyperparameters, _full_like, scalar_state
 
 __all__ = ["Adagrad"]
 
@@ -16,8 +16,9 @@ class Adagrad(_FusedOptimizer):
     _kernel = "adagrad_step_multi_"
     _args = ("lr", "lr_decay", "weight_decay", "eps", "maximize")
 
-    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
-                 foreach=None, *, maximize: bool = False, differentiable: bool = False, fused=None) -> None:
+    def __init__(self, params: ParamsT, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
+                 initial_accumulator_value: float = 0, eps: float = 1e-10, foreach: bool | None = None, *,
+                 maximize: bool = False, differentiable: bool = False, fused: bool | None = None) -> None:
         _check_hyperparameters("Adagrad", differentiable, lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                initial_accumulator_value=initial_accumulator_value, eps=eps)
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,

@@ -4,7 +4,7 @@ from __future__ import annotations
 from tinytorch._dtype import float64
 from tinytorch._functional import maximum
 from tinytorch._tensor import _wrap as _w
-from tinytorch.optim.optimizer import _FusedOptimizer, _check_hyperparameters
+from tinytorch.optim.optimizer import ParamsT, _FusedOptimizer, _check_hyperparameters
 
 __all__ = ["Adam"]
 
@@ -23,9 +23,10 @@ class Adam(_FusedOptimizer):
     _kernel = "adam_step_multi_"
     _args = ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "decoupled_weight_decay")
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
-                 foreach=None, maximize: bool = False, capturable: bool = False, differentiable: bool = False,
-                 fused=None, decoupled_weight_decay: bool = False) -> None:
+    def __init__(self, params: ParamsT, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:
         _check_hyperparameters(type(self).__name__, differentiable, lr=lr, eps=eps, betas=betas,
                                weight_decay=weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,

@@ -1,7 +1,7 @@
 """``Adamax`` (fused C++ step)."""
 from __future__ import annotations
 
-from tinytorch.optim.optimizer import _FusedOptimizer, _check_hyperparameters
+from tinytorch.optim.optimizer import ParamsT, _FusedOptimizer, _check_hyperparameters
 
 __all__ = ["Adamax"]
 
@@ -17,8 +17,9 @@ class Adamax(_FusedOptimizer):
     _buffers = ("exp_avg", "exp_inf")
     _args = ("lr", "betas", "eps", "weight_decay", "maximize")
 
-    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
-                 maximize: bool = False, differentiable: bool = False, capturable: bool = False) -> None:
+    def __init__(self, params: ParamsT, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0, foreach: bool | None = None, *, maximize: bool = False,
+                 differentiable: bool = False, capturable: bool = False) -> None:
         _check_hyperparameters("Adamax", differentiable, lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, capturable=capturable)

@@ -6,12 +6,14 @@ parameters are read from and written back to the tensors for every closure evalu
 """
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import math
 
 import numpy as np
 
 from tinytorch import _C
-from tinytorch.optim.optimizer import Optimizer, _check_lr
+from tinytorch.optim.optimizer import ParamsT, Optimizer, _check_lr
 
 __all__ = ["LBFGS"]
 
@@ -117,8 +119,9 @@ class LBFGS(Optimizer):
     computes the loss, calls ``backward()`` and returns the loss.
     """
 
-    def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7, tolerance_change=1e-9,
-                 history_size=100, line_search_fn=None) -> None:
+    def __init__(self, params: ParamsT, lr: float = 1, max_iter: int = 20, max_eval: int | None = None,
+                 tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9, history_size: int = 100,
+                 line_search_fn: str | None = None) -> None:
         _check_lr(lr)
         if max_eval is None:
             max_eval = max_iter * 5 // 4
@@ -168,7 +171,7 @@ class LBFGS(Optimizer):
         self._set_flat_params(x)
         return loss, flat_grad
 
-    def step(self, closure):
+    def step(self, closure: Callable[[], Any]) -> Any:  # type: ignore[override]
         """Performs a single optimization step (up to ``max_iter`` L-BFGS iterations).
 
         Args:

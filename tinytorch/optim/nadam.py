@@ -1,7 +1,7 @@
 """``NAdam`` (fused C++ step)."""
 from __future__ import annotations
 
-from tinytorch.optim.optimizer import _FusedOptimizer, _check_hyperparameters
+from tinytorch.optim.optimizer import ParamsT, _FusedOptimizer, _check_hyperparameters
 
 __all__ = ["NAdam"]
 
@@ -17,8 +17,9 @@ class NAdam(_FusedOptimizer):
     _kernel = "nadam_step_multi_"
     _args = ("lr", "betas", "eps", "weight_decay", "momentum_decay", "decoupled_weight_decay", "maximize")
 
-    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
-                 decoupled_weight_decay: bool = False, *, foreach=None, maximize: bool = False,
+    def __init__(self, params: ParamsT, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0, momentum_decay: float = 4e-3,
+                 decoupled_weight_decay: bool = False, *, foreach: bool | None = None, maximize: bool = False,
                  capturable: bool = False, differentiable: bool = False) -> None:
         _check_hyperparameters("NAdam", differentiable, lr=lr, eps=eps, betas=betas, weight_decay=weight_decay,
                                momentum_decay=momentum_decay)

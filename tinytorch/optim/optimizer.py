@@ -15,13 +15,16 @@ import warnings
 from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
-from typing import Any, Callable
+from typing import Any, Callable, Dict, Iterable, Union
 
 from tinytorch import _C
 from tinytorch._autograd import _set_grad_enabled, is_grad_enabled
 from tinytorch._dtype import FLOAT32, device as _device
 from tinytorch._tensor import _wrap
 from tinytorch.tensor import Tensor
+
+# what an optimizer's params may be: tensors, or groups of them with their own options
+ParamsT = Union[Iterable[Tensor], Iterable[Dict[str, Any]]]
 
 __all__ = ["Optimizer", "required"]
 
@@ -205,7 +208,7 @@ class Optimizer:
                     g._impl.bump_version()
 
     # ------------------------------------------------------------------ step
-    def step(self, closure: Callable[[], Any] | None = None):
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Performs a single optimization step (parameter update)."""
         raise NotImplementedError
 
@@ -462,7 +465,7 @@ class _FusedOptimizer(Optimizer):
     def _state_lists(self, group: dict[str, Any]) -> tuple:
         return self._collect(group, self._buffers)
 
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Performs a single optimization step; ``closure`` re-evaluates the model and returns the loss."""
         loss = self._eval_closure(closure)
         for group in self.param_groups:

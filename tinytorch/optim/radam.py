@@ -1,7 +1,7 @@
 """``RAdam`` (fused C++ step)."""
 from __future__ import annotations
 
-from tinytorch.optim.optimizer import _FusedOptimizer, _check_hyperparameters
+from tinytorch.optim.optimizer import ParamsT, _FusedOptimizer, _check_hyperparameters
 
 __all__ = ["RAdam"]
 
@@ -17,9 +17,10 @@ class RAdam(_FusedOptimizer):
     _buffers = ("exp_avg", "exp_avg_sq")
     _args = ("lr", "betas", "eps", "weight_decay", "decoupled_weight_decay", "maximize")
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 decoupled_weight_decay: bool = False, *, foreach=None, maximize: bool = False,
-                 capturable: bool = False, differentiable: bool = False) -> None:
+    def __init__(self, params: ParamsT, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
+                 foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False) -> None:
         _check_hyperparameters("RAdam", differentiable, lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach,
                         maximize=maximize, capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,

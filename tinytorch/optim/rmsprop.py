@@ -1,7 +1,7 @@
 """``RMSprop`` (fused C++ step; centered and momentum variants)."""
 from __future__ import annotations
 
-from tinytorch.optim.optimizer import _FusedOptimizer, _check_hyperparameters
+from tinytorch.optim.optimizer import ParamsT, _FusedOptimizer, _check_hyperparameters
 
 __all__ = ["RMSprop"]
 
@@ -18,9 +18,9 @@ class RMSprop(_FusedOptimizer):
     _step_dependent = False
     _args = ("lr", "alpha", "eps", "weight_decay", "momentum", "centered", "maximize")
 
-    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
-                 capturable: bool = False, foreach=None, maximize: bool = False,
-                 differentiable: bool = False) -> None:
+    def __init__(self, params: ParamsT, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8,
+                 weight_decay: float = 0, momentum: float = 0, centered: bool = False, capturable: bool = False,
+                 foreach: bool | None = None, maximize: bool = False, differentiable: bool = False) -> None:
         _check_hyperparameters("RMSprop", differentiable, lr=lr, eps=eps, momentum=momentum,
                                weight_decay=weight_decay, alpha=alpha)
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,

@@ -1,9 +1,11 @@
 """``SGD``: stochastic gradient descent with momentum/dampening/Nesterov/weight decay (fused C++ step)."""
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from tinytorch import _C
 from tinytorch.optim.optimizer import (
-    Optimizer, _as_float, _check_lr, _check_not_differentiable, _check_weight_decay, _zeros_like,
+    ParamsT, Optimizer, _as_float, _check_lr, _check_not_differentiable, _check_weight_decay, _zeros_like,
 )
 
 __all__ = ["SGD"]
@@ -17,8 +19,9 @@ class SGD(Optimizer):
     (nesterov) or g = b; then p -= lr * g.
     """
 
-    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
-                 maximize: bool = False, foreach=None, differentiable: bool = False, fused=None) -> None:
+    def __init__(self, params: ParamsT, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
+                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, differentiable: bool = False, fused: bool | None = None) -> None:
         _check_lr(lr)
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
@@ -31,7 +34,7 @@ class SGD(Optimizer):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
 
-    def step(self, closure=None):
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Performs a single optimization step; ``closure`` re-evaluates the model and returns the loss."""
         loss = self._eval_closure(closure)
         state = self.state

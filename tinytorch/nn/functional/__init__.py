@@ -13,6 +13,8 @@ One module per concern; this package re-exports their public functions:
 * ``padding``: pad (constant, reflect, replicate, circular)
 * ``vision``: interpolate, pixel_shuffle / pixel_unshuffle, unfold / fold
 * ``attention``: scaled_dot_product_attention
+* ``grid``: affine_grid, grid_sample
+* ``ctc``: ctc_loss
 * ``alignment``: dpo_loss, grpo_loss, distillation_loss, token/sequence log-probs of causal LMs
 """
 from __future__ import annotations
@@ -46,9 +48,36 @@ from tinytorch.nn.functional.alignment import (  # noqa: F401
     distillation_loss, dpo_loss, group_relative_advantages, grpo_loss, sequence_log_probs, token_log_probs,
 )
 
+from tinytorch.nn.functional.activation import (  # noqa: F401
+    celu_, elu_, gumbel_softmax, hardtanh_, leaky_relu_, rrelu, rrelu_, selu_, threshold_,
+)
+from tinytorch.nn.functional.linear import bilinear  # noqa: F401
+from tinytorch.nn.functional.pooling import (  # noqa: F401
+    adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices, lp_pool1d, lp_pool2d, max_pool1d_with_indices,
+    max_pool2d_with_indices, max_unpool1d, max_unpool2d,
+)
+from tinytorch.nn.functional.normalization import local_response_norm  # noqa: F401
+from tinytorch.nn.functional.dropout import alpha_dropout, feature_alpha_dropout  # noqa: F401
+from tinytorch.nn.functional.distance import pdist  # noqa: F401
+from tinytorch.nn.functional.loss import multilabel_margin_loss, triplet_margin_with_distance_loss  # noqa: F401
+from tinytorch.nn.functional.ctc import ctc_loss  # noqa: F401
+from tinytorch.nn.functional.vision import (  # noqa: F401
+    channel_shuffle, upsample, upsample_bilinear, upsample_nearest,
+)
+from tinytorch.nn.functional.grid import affine_grid, grid_sample  # noqa: F401
+from tinytorch.nn.functional.pooling import (  # noqa: F401
+    adaptive_avg_pool3d, adaptive_max_pool3d, avg_pool3d, max_pool3d,
+)
+from tinytorch.nn.functional.dropout import dropout3d  # noqa: F401
+
 # Autocast: the functions the op schema (codegen/ops.py) gives a policy cast their arguments
 # inside tinytorch.amp.autocast regions.
 from tinytorch import _autocast  # noqa: E402
 from tinytorch.nn.functional._autocast_policy import POLICY as _AUTOCAST_POLICY  # noqa: E402
 
 _autocast.wrap_namespace(globals(), _AUTOCAST_POLICY)
+
+# Docstrings: PyTorch's summaries and an Args section per function, from tables (nn/_docstrings.py)
+from tinytorch.nn._docstrings import document_functions as _document_functions  # noqa: E402
+
+_document_functions(globals())

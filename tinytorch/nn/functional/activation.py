@@ -4,6 +4,7 @@ dtype, autograd for free). ``inplace=True`` writes the result into the input and
 from __future__ import annotations
 
 from tinytorch._autograd import is_grad_enabled
+from tinytorch._creation import empty, zeros_like
 from tinytorch._functional import where
 from tinytorch._ops import elementwise as _E
 from tinytorch._ops.norm import log_softmax as _log_softmax, softmax as _softmax
@@ -175,3 +176,87 @@ def log_softmax(input: Tensor, dim=None, dtype=None) -> Tensor:
 def softmin(input: Tensor, dim: int, dtype=None) -> Tensor:
     """softmax(-x) along dim."""
     return softmax(-input, dim, dtype=dtype)
+
+
+# ----------------------------------------------------------------------------- in-place spellings and rrelu
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place version of :func:`elu`."""
+    return elu(input, alpha, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """In-place version of :func:`celu`."""
+    return celu(input, alpha, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """In-place version of :func:`selu`."""
+    return selu(input, inplace=True)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """In-place version of :func:`hardtanh`."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """In-place version of :func:`leaky_relu`."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+_threshold = threshold
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """In-place version of :func:`threshold`."""
+    return _threshold(input, threshold, value, inplace=True)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU: ``x`` where ``x >= 0``, else ``a * x``.
+
+    In training ``a`` is drawn per element from ``U(lower, upper)``; in evaluation it is
+    ``(lower + upper) / 2``, as in PyTorch.
+
+    Args:
+        input (Tensor): the input tensor.
+        lower (float): lower bound of the uniform distribution. Default: 1/8
+        upper (float): upper bound of the uniform distribution. Default: 1/3
+        training (bool): draw random slopes (True) or use their mean. Default: False
+        inplace (bool): can optionally do the operation in-place. Default: False
+    """
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    slope = empty(list(input.shape), dtype=input.dtype, device=input.device).uniform_(lower, upper)
+    out = where(input >= 0, input, input * slope)
+    return input.copy_(out) if inplace else out
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    """In-place version of :func:`rrelu`."""
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1.0, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """Samples from the Gumbel-Softmax distribution and optionally discretizes.
+
+    Args:
+        logits (Tensor): ``[..., num_features]`` unnormalized log probabilities
+        tau (float): non-negative scalar temperature. Default: 1
+        hard (bool): if ``True``, the returned samples are discretized as one-hot vectors, but
+            differentiated as if they were the soft sample in autograd. Default: False
+        eps (float): deprecated, has no effect. Default: 1e-10
+        dim (int): a dimension along which softmax will be computed. Default: -1
+
+    Returns:
+        Sampled tensor of same shape as ``logits`` from the Gumbel-Softmax distribution.
+    """
+    u = empty(list(logits.shape), dtype=logits.dtype, device=logits.device).uniform_(0.0, 1.0)
+    gumbels = -(-(u.clamp(min=1e-20)).log()).log()  # -log(Exp(1)), Exp(1) = -log(U)
+    y_soft = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = zeros_like(logits).scatter(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft  # the straight-through estimator

@@ -69,6 +69,8 @@ def sequence_log_probs(logits: Tensor, labels: Tensor, mask: Tensor | None = Non
         mask: optional ``(B, T)`` bool/0-1 mask of the positions to score (aligned with ``labels``).
         shift: the logits at position ``t`` predict the label at ``t + 1`` (a causal LM's outputs
             next to its own input ids, as TRL's ``get_batch_logps``); ``False`` when already aligned.
+        average: return the mean log-probability per scored token instead of the sum.
+        ignore_index: the label value of positions that are not scored. Default: -100
 
     Returns:
         ``(B,)`` log-probabilities (the sequence's log-likelihood, or its per-token mean).
@@ -104,9 +106,11 @@ def dpo_loss(policy_chosen_logps: Tensor, policy_rejected_logps: Tensor, ref_cho
     """Direct Preference Optimization loss from sequence log-probs, as TRL's ``DPOTrainer``.
 
     Args:
-        policy_chosen_logps, policy_rejected_logps: ``(B,)`` log-probs of the chosen / rejected
-            responses under the policy (e.g. from :func:`sequence_log_probs`).
-        ref_chosen_logps, ref_rejected_logps: the same under the frozen reference model.
+        policy_chosen_logps: ``(B,)`` log-probs of the chosen responses under the policy (e.g.
+            from :func:`sequence_log_probs`).
+        policy_rejected_logps: ``(B,)`` log-probs of the rejected responses under the policy.
+        ref_chosen_logps: the same as ``policy_chosen_logps`` under the frozen reference model.
+        ref_rejected_logps: the same as ``policy_rejected_logps`` under the frozen reference model.
         beta: the KL-penalty temperature β.
         label_smoothing: the probability that a preference label is flipped (conservative DPO;
             sigmoid only).

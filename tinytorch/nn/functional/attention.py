@@ -95,7 +95,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     r"""Computes softmax(query @ key^T * scale + attn_mask) @ value over the last two dims.
 
     Args:
-        query: (..., L, E); key: (..., S, E); value: (..., S, Ev).
+        query: query tensor, (..., L, E).
+        key: key tensor, (..., S, E).
+        value: value tensor, (..., S, Ev).
         attn_mask: bool (True = the position takes part) or float (added to the scores),
             broadcastable to (..., L, S).
         dropout_p: dropout probability applied to the attention weights.

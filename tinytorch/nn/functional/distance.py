@@ -3,6 +3,7 @@ pairwise_distance (composed from norms, so every device and dtype differentiates
 from __future__ import annotations
 
 from tinytorch._ops import reduce as _R
+from tinytorch._functional import triu_indices
 from tinytorch.tensor import Tensor
 
 
@@ -19,3 +20,24 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
     """||x1 - x2 + eps||_p over the last dim."""
     return (x1 - x2 + eps).norm(p, -1, keepdim)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """Computes the p-norm distance between every pair of row vectors in the input: the upper
+    triangle of ``cdist(input, input)`` without the diagonal, row by row.
+
+    Args:
+        input (Tensor): input tensor of shape :math:`N \\times M`.
+        p (float): p value for the p-norm distance to calculate between each vector pair
+            :math:`\\in [0, \\infty]`. Default: 2
+
+    Returns:
+        a tensor of shape :math:`N (N - 1) / 2`.
+    """
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = input.shape[0]
+    i, j = triu_indices(n, n, 1, device=input.device)
+    return (input[i] - input[j]).norm(p, -1)

@@ -224,3 +224,71 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     cos = cosine_similarity(input1, input2, dim=-1 if input1.dim() == 1 else 1)
     loss = where(target == 1, 1 - cos, (cos - margin).clamp(min=0))
     return _reduce(loss, reduction)
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                           reduction: str = "mean") -> Tensor:
+    """Multi-class multi-classification hinge loss (margin-based loss).
+
+    For each sample, ``target`` holds the indices of its classes, ended by the first ``-1``:
+    ``loss = sum_{j in targets, i not in targets} max(0, 1 - (x[j] - x[i])) / C``.
+
+    Args:
+        input (Tensor): :math:`(C)` or :math:`(N, C)`.
+        target (Tensor): class indices of the same shape, padded with -1.
+        size_average (bool, optional): Deprecated (see :attr:`reduction`).
+        reduce (bool, optional): Deprecated (see :attr:`reduction`).
+        reduction (str, optional): Specifies the reduction to apply to the output:
+            ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``
+    """
+    if input.dim() not in (1, 2) or list(target.shape) != list(input.shape):
+        raise RuntimeError(f"multilabel_margin_loss: expected input of shape (C) or (N, C) and a target of the same "
+                           f"shape, got input {list(input.shape)} and target {list(target.shape)}")
+    if target.dtype.is_floating_point:
+        raise RuntimeError(f"multilabel_margin_loss: expected an integer target, got {target.dtype}")
+    one = input.dim() == 1
+    x = input.unsqueeze(0) if one else input              # (N, C)
+    y = target.unsqueeze(0) if one else target
+    c = x.shape[1]
+    if y.numel() and (int(y.max()) >= c or int(y.min()) < -1):
+        raise RuntimeError(f"multilabel_margin_loss: target index out of range [-1, {c - 1}]")
+    valid = (y >= 0).long().cumprod(1).bool()               # entries before the first -1
+    yc = y.clamp(min=0)
+    is_target = (one_hot(yc, c) * valid.long().unsqueeze(-1)).sum(1) > 0   # (N, C)
+    x_y = x.gather(1, yc)                                                 # (N, C): x at each target slot
+    hinge = (1.0 - x_y.unsqueeze(2) + x.unsqueeze(1)).clamp(min=0)         # (N, slot j, class i)
+    mask = valid.unsqueeze(2) & (~is_target).unsqueeze(1)
+    loss = where(mask, hinge, hinge * 0.0).sum((1, 2)) / c
+    if one:
+        loss = loss.squeeze(0)
+    return _finish(loss, size_average, reduce, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function=None, margin: float = 1.0, swap: bool = False,
+                                      reduction: str = "mean") -> Tensor:
+    """Triplet margin loss with a custom distance: ``max(d(a, p) - d(a, n) + margin, 0)``.
+
+    Args:
+        anchor (Tensor): the anchor input tensor, :math:`(N, D)` or :math:`(D)`.
+        positive (Tensor): the positive input tensor, same shape.
+        negative (Tensor): the negative input tensor, same shape.
+        distance_function (Callable, optional): A nonnegative, real-valued function that
+            quantifies the closeness of two tensors. If not specified,
+            `nn.PairwiseDistance` will be used.  Default: ``None``
+        margin (float, optional): A nonnegative margin representing the minimum difference
+            between the positive and negative distances required for the loss to be 0. Default: :math:`1`.
+        swap (bool, optional): Whether to use the distance swap described in the paper
+            `Learning shallow convolutional feature descriptors with triplet losses`. Default: ``False``.
+        reduction (str, optional): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``
+    """
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_with_distance_loss: expected margin to be greater than 0, got {margin} "
+                         "instead")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    dist = distance_function if distance_function is not None else pairwise_distance
+    d_ap, d_an = dist(anchor, positive), dist(anchor, negative)
+    if swap:
+        d_an = minimum(d_an, dist(positive, negative))
+    return _reduce((d_ap - d_an + margin).clamp(min=0), reduction)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tinytorch._ops.norm import layer_norm as _layer_norm, rms_norm  # noqa: F401
 from tinytorch.autograd.grad_mode import no_grad
+from tinytorch.nn.functional.padding import pad
 from tinytorch.tensor import Tensor
 
 
@@ -71,3 +72,29 @@ def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps: floa
     if bias is not None:
         y = y + bias.reshape(shape)
     return y
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """Applies local response normalization over an input signal: each element is divided by
+    ``(k + alpha / size * sum of squares over the size neighbouring channels) ** beta``, the
+    channels zero-padded at the edges (``size // 2`` before, ``(size - 1) // 2`` after).
+
+    Args:
+        input (Tensor): input of shape :math:`(N, C, *)`, at least 3-D.
+        size (int): amount of neighbouring channels used for normalization
+        alpha (float): multiplicative factor. Default: 0.0001
+        beta (float): exponent. Default: 0.75
+        k (float): additive factor. Default: 1
+    """
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions)")
+    if input.numel() == 0:
+        return input
+    c = input.shape[1]
+    sq = input * input
+    pads = [0, 0] * (input.dim() - 2) + [size // 2, (size - 1) // 2]
+    padded = pad(sq, pads)                                  # channels padded
+    div = padded.narrow(1, 0, c)
+    for j in range(1, size):
+        div = div + padded.narrow(1, j, c)
+    return input / (div * (alpha / size) + k).pow(beta)

@@ -171,3 +171,70 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     out = out.scatter_add(2, idx, x.reshape(n, c, k * length))
     out = out.reshape(n, c, h + 2 * ph, w + 2 * pw)[:, :, ph:ph + h, pw:pw + w]
     return out if batched else out.squeeze(0)
+
+
+# ------------------------------------------------------------------ channel shuffle, deprecated upsample names
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """Divides the channels of a tensor of shape :math:`(*, C, H, W)` into ``g`` groups and
+    rearranges them as :math:`(*, \\frac{C}{g}, g, H, W)`, keeping the original tensor shape.
+
+    Args:
+        input (Tensor): the input tensor, :math:`(N, C, *)`.
+        groups (int): number of groups to divide channels in.
+    """
+    if input.dim() < 3:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    n, c, *rest = input.shape
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
+
+
+def _deprecated(old: str, new: str) -> None:
+    import warnings
+    warnings.warn(f"`nn.functional.{old}` is deprecated. Use `nn.functional.{new}` instead.", stacklevel=3)
+
+
+def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
+             align_corners: Optional[bool] = None) -> Tensor:
+    """Upsamples the input (deprecated: :func:`interpolate` does the same).
+
+    Args:
+        input (Tensor): the input tensor
+        size (int or Tuple[int]): output spatial size.
+        scale_factor (float or Tuple[float]): multiplier for spatial size.
+        mode (str): algorithm used for upsampling. Default: ``'nearest'``
+        align_corners (bool, optional): as in :func:`interpolate`. Default: ``None``
+    """
+    _deprecated("upsample", "interpolate")
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """Upsamples the input, using nearest neighbours' pixel values (deprecated:
+    ``interpolate(..., mode='nearest')``).
+
+    Args:
+        input (Tensor): input
+        size (int or Tuple[int, int]): output spatia size.
+        scale_factor (int): multiplier for spatial size. Has to be an integer.
+    """
+    _deprecated("upsample_nearest", "interpolate")
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """Upsamples the input, using bilinear upsampling with ``align_corners=True`` (deprecated:
+    ``interpolate(..., mode='bilinear', align_corners=True)``).
+
+    Args:
+        input (Tensor): input
+        size (int or Tuple[int, int]): output spatial size.
+        scale_factor (int or Tuple[int, int]): multiplier for spatial size
+    """
+    _deprecated("upsample_bilinear", "interpolate")
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

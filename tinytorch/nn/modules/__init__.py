@@ -42,3 +42,18 @@ from tinytorch.nn.modules.activation import Hardshrink, Hardsigmoid, Softmin, So
 from tinytorch.nn.modules.misc import Fold, Unfold  # noqa: F401
 from tinytorch.nn.modules.quantized import QuantizedLinear  # noqa: F401
 from tinytorch.nn.modules.bitlinear import BitLinear, PackedBitLinear  # noqa: F401
+from tinytorch.nn.modules.activation import RReLU, Softmax2d  # noqa: F401
+from tinytorch.nn.modules.pooling import LPPool1d, LPPool2d, MaxUnpool1d, MaxUnpool2d  # noqa: F401
+from tinytorch.nn.modules.misc import AlphaDropout, ChannelShuffle, FeatureAlphaDropout  # noqa: F401
+from tinytorch.nn.modules.normalization import LocalResponseNorm  # noqa: F401
+from tinytorch.nn.modules.loss import (  # noqa: F401
+    CTCLoss, MultiLabelMarginLoss, NLLLoss2d, TripletMarginWithDistanceLoss,
+)
+from tinytorch.nn.modules.pooling import AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, MaxPool3d  # noqa: F401
+from tinytorch.nn.modules.normalization import BatchNorm3d, InstanceNorm3d  # noqa: F401
+from tinytorch.nn.modules.misc import Dropout3d  # noqa: F401
+
+# Docstrings: PyTorch's summaries and an Args section per module, from tables (nn/_docstrings.py)
+from tinytorch.nn._docstrings import document_modules as _document_modules  # noqa: E402
+
+_document_modules(globals(), Module)

@@ -1,6 +1,7 @@
 """Activation modules: one line each over nn.functional."""
 from __future__ import annotations
 
+from tinytorch.tensor import Tensor
 from tinytorch._creation import full
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules.module import Module
@@ -12,7 +13,7 @@ class ReLU(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.relu(x, self.inplace)
 
     def extra_repr(self) -> str:
@@ -24,7 +25,7 @@ class GELU(Module):
         super().__init__()
         self.approximate = approximate
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.gelu(x, self.approximate)
 
     def extra_repr(self) -> str:
@@ -36,7 +37,7 @@ class SiLU(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.silu(x, self.inplace)
 
     def extra_repr(self) -> str:
@@ -44,12 +45,12 @@ class SiLU(Module):
 
 
 class Tanh(Module):
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.tanh(x)
 
 
 class Sigmoid(Module):
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.sigmoid(x)
 
 
@@ -58,7 +59,7 @@ class Mish(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.mish(x, self.inplace)
 
     def extra_repr(self) -> str:
@@ -70,7 +71,7 @@ class Hardswish(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.hardswish(x, self.inplace)
 
     def extra_repr(self) -> str:
@@ -82,7 +83,7 @@ class Softmax(Module):
         super().__init__()
         self.dim = dim
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.softmax(x, self.dim)
 
     def extra_repr(self) -> str:
@@ -94,7 +95,7 @@ class LogSoftmax(Module):
         super().__init__()
         self.dim = dim
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.log_softmax(x, self.dim)
 
     def extra_repr(self) -> str:
@@ -106,7 +107,7 @@ class LeakyReLU(Module):
         super().__init__()
         self.negative_slope, self.inplace = negative_slope, inplace
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.leaky_relu(x, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
@@ -118,7 +119,7 @@ class ELU(Module):
         super().__init__()
         self.alpha, self.inplace = alpha, inplace
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.elu(x, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
@@ -130,7 +131,7 @@ class Softplus(Module):
         super().__init__()
         self.beta, self.threshold = beta, threshold
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.softplus(x, self.beta, self.threshold)
 
     def extra_repr(self) -> str:
@@ -144,7 +145,7 @@ class Hardtanh(Module):
             raise ValueError(f"Hardtanh: max_val ({max_val}) must be greater than min_val ({min_val})")
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.hardtanh(x, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
@@ -160,7 +161,7 @@ class ReLU6(Hardtanh):
 
 
 class LogSigmoid(Module):
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.logsigmoid(x)
 
 
@@ -169,7 +170,7 @@ class SELU(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.selu(x, self.inplace)
 
 
@@ -178,7 +179,7 @@ class CELU(Module):
         super().__init__()
         self.alpha, self.inplace = alpha, inplace
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.celu(x, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
@@ -186,12 +187,12 @@ class CELU(Module):
 
 
 class Softsign(Module):
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.softsign(x)
 
 
 class Tanhshrink(Module):
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.tanhshrink(x)
 
 
@@ -200,7 +201,7 @@ class Threshold(Module):
         super().__init__()
         self.threshold, self.value, self.inplace = threshold, value, inplace
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.threshold(x, self.threshold, self.value, self.inplace)
 
     def extra_repr(self) -> str:
@@ -212,7 +213,7 @@ class GLU(Module):
         super().__init__()
         self.dim = dim
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.glu(x, self.dim)
 
     def extra_repr(self) -> str:
@@ -227,7 +228,7 @@ class PReLU(Module):
         self.num_parameters, self.init = num_parameters, init
         self.weight = Parameter(full((num_parameters,), init, dtype=dtype, device=device))
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.prelu(x, self.weight)
 
     def extra_repr(self) -> str:
@@ -239,12 +240,12 @@ class Hardshrink(Module):
         super().__init__()
         self.lambd = lambd
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.hardshrink(x, self.lambd)
 
 
 class Softshrink(Hardshrink):
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.softshrink(x, self.lambd)
 
 
@@ -253,7 +254,7 @@ class Softmin(Module):
         super().__init__()
         self.dim = dim
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.softmin(x, self.dim)
 
 
@@ -262,9 +263,52 @@ class Hardsigmoid(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.hardsigmoid(x, self.inplace)
 
 
 # PyTorch defines MultiheadAttention in torch.nn.modules.activation; programs import it from there.
+class RReLU(Module):
+    r"""Applies the randomized leaky rectified linear unit function, element-wise:
+    ``x`` if ``x >= 0`` else ``a * x``, with ``a`` drawn from :math:`\mathcal{U}(\text{lower}, \text{upper})`
+    in training and ``(lower + upper) / 2`` in evaluation.
+
+    Args:
+        lower: lower bound of the uniform distribution. Default: :math:`\frac{1}{8}`
+        upper: upper bound of the uniform distribution. Default: :math:`\frac{1}{3}`
+        inplace: can optionally do the operation in-place. Default: ``False``
+
+    Shape:
+        - Input: :math:`(*)`, where :math:`*` means any number of dimensions.
+        - Output: :math:`(*)`, same shape as the input.
+    """
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
+
+class Softmax2d(Module):
+    r"""Applies SoftMax over features to each spatial location: softmax over the channel dim
+    of :math:`(N, C, H, W)` or :math:`(C, H, W)` input.
+
+    Args:
+        (none)
+
+    Shape:
+        - Input: :math:`(N, C, H, W)` or :math:`(C, H, W)`.
+        - Output: same shape as the input, values in the range [0, 1].
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3)
+
 from tinytorch.nn.modules.attention import MultiheadAttention  # noqa: E402,F401

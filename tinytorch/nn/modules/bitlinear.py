@@ -65,7 +65,11 @@ class BitLinear(Module):
     r"""A linear layer trained as BitNet b1.58: ``y = (γW̃)(x̃/s)ᵀ + b`` (see the module docstring).
 
     Args:
-        in_features, out_features, bias, device, dtype: as :class:`Linear`.
+        in_features: size of each input sample (as :class:`Linear`).
+        out_features: size of each output sample.
+        bias: if set to ``False``, the layer will not learn an additive bias.
+        device: the device of the parameters.
+        dtype: the dtype of the parameters.
         input_norm: normalize the input with a parameter-free RMSNorm before quantizing it, as the
             authors' BitLinear does (default: True); False quantizes the input as given.
         eps: the quantizers' ε.

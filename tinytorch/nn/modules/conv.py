@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
+from tinytorch.tensor import Tensor
 from tinytorch._creation import empty
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
@@ -78,7 +80,7 @@ class Conv2d(_ConvNd):
     """2-D convolution over (N, C_in, H, W) or (C_in, H, W) input."""
     _n = 2
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         check_input(self, x, (3, 4), -3, self.in_channels)
         x, padding = self._pad(x)
         return F.conv2d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
@@ -88,7 +90,7 @@ class Conv1d(_ConvNd):
     """1-D convolution over (N, C_in, L) or (C_in, L) input."""
     _n = 1
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         check_input(self, x, (2, 3), -2, self.in_channels)
         x, padding = self._pad(x)
         return F.conv1d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
@@ -145,7 +147,7 @@ class ConvTranspose2d(_ConvTransposeNd):
     """2-D transposed convolution over (N, C_in, H, W) or (C_in, H, W) input."""
     _n = 2
 
-    def forward(self, x, output_size=None):
+    def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
         check_input(self, x, (3, 4), -3, self.in_channels)
         return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
                                   self._output_padding(x, output_size), self.groups, self.dilation)
@@ -155,7 +157,7 @@ class ConvTranspose1d(_ConvTransposeNd):
     """1-D transposed convolution over (N, C_in, L) or (C_in, L) input."""
     _n = 1
 
-    def forward(self, x, output_size=None):
+    def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
         check_input(self, x, (2, 3), -2, self.in_channels)
         return F.conv_transpose1d(x, self.weight, self.bias, self.stride, self.padding,
                                   self._output_padding(x, output_size), self.groups, self.dilation)

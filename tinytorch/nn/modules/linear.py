@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from tinytorch.tensor import Tensor
 from tinytorch._creation import empty
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
@@ -24,7 +25,7 @@ class Identity(Module):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__()
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return x
 
 
@@ -44,7 +45,7 @@ class Linear(Module):
             bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
             init.uniform_(self.bias, -bound, bound)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         try:
             return F.linear(x, self.weight, self.bias)
         except RuntimeError:
@@ -79,19 +80,10 @@ class Bilinear(Module):
         if self.bias is not None:
             init.uniform_(self.bias, -bound, bound)
 
-    def forward(self, x1, x2):
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
         check_input(self, x1, (1, 2, 3, 4, 5), -1, self.in1_features, "features")
         check_input(self, x2, (1, 2, 3, 4, 5), -1, self.in2_features, "features")
-        # (..., in1) x (out, in1, in2) x (..., in2): contract in2 with a matmul, then in1
-        lead = x1.shape[:-1]
-        a = x1.reshape(-1, self.in1_features)                     # (N, in1)
-        b = x2.reshape(-1, self.in2_features)                     # (N, in2)
-        w = self.weight.permute(1, 0, 2).reshape(self.in1_features, -1)  # (in1, out*in2)
-        aw = (a @ w).reshape(-1, self.out_features, self.in2_features)   # (N, out, in2)
-        y = (aw * b.unsqueeze(1)).sum(-1)                          # (N, out)
-        if self.bias is not None:
-            y = y + self.bias
-        return y.reshape(*lead, self.out_features)
+        return F.bilinear(x1, x2, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "

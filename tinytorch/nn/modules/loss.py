@@ -2,6 +2,9 @@
 including the deprecated size_average/reduce flags."""
 from __future__ import annotations
 
+from typing import Any
+
+from tinytorch.tensor import Tensor
 from tinytorch.nn import functional as F
 from tinytorch.nn.functional.loss import _legacy_reduction
 from tinytorch.nn.modules.module import Module
@@ -25,12 +28,12 @@ class _WeightedLoss(_Loss):
 
 
 class MSELoss(_Loss):
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
 class L1Loss(_Loss):
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
@@ -39,7 +42,7 @@ class SmoothL1Loss(_Loss):
         super().__init__(size_average, reduce, reduction)
         self.beta = beta
 
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
 
@@ -48,7 +51,7 @@ class HuberLoss(_Loss):
         super().__init__(reduction=reduction)
         self.delta = delta
 
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
@@ -58,7 +61,7 @@ class NLLLoss(_WeightedLoss):
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
 
 
@@ -68,13 +71,13 @@ class CrossEntropyLoss(_WeightedLoss):
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
 
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
 
 
 class BCELoss(_WeightedLoss):
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
 
 
@@ -84,7 +87,7 @@ class BCEWithLogitsLoss(_Loss):
         self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)
 
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.binary_cross_entropy_with_logits(input, target, self.weight, reduction=self.reduction,
                                                   pos_weight=self.pos_weight)
 
@@ -96,7 +99,7 @@ class KLDivLoss(_Loss):
         super().__init__(size_average, reduce, reduction)
         self.log_target = log_target
 
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
 
@@ -105,7 +108,7 @@ class CosineEmbeddingLoss(_Loss):
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
-    def forward(self, input1, input2, target):
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return F.cosine_embedding_loss(input1, input2, target, self.margin, reduction=self.reduction)
 
 
@@ -114,7 +117,7 @@ class MarginRankingLoss(_Loss):
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
-    def forward(self, input1, input2, target):
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return F.margin_ranking_loss(input1, input2, target, self.margin, reduction=self.reduction)
 
 
@@ -123,12 +126,12 @@ class HingeEmbeddingLoss(_Loss):
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.hinge_embedding_loss(input, target, self.margin, reduction=self.reduction)
 
 
 class SoftMarginLoss(_Loss):
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.soft_margin_loss(input, target, reduction=self.reduction)
 
 
@@ -138,7 +141,7 @@ class TripletMarginLoss(_Loss):
         super().__init__(size_average, reduce, reduction)
         self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
 
-    def forward(self, anchor, positive, negative):
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
         return F.triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps, self.swap,
                                      reduction=self.reduction)
 
@@ -149,7 +152,7 @@ class PoissonNLLLoss(_Loss):
         super().__init__(size_average, reduce, reduction)
         self.log_input, self.full, self.eps = log_input, full, eps
 
-    def forward(self, log_input, target):
+    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
         return F.poisson_nll_loss(log_input, target, self.log_input, self.full, eps=self.eps, reduction=self.reduction)
 
 
@@ -158,12 +161,12 @@ class GaussianNLLLoss(_Loss):
         super().__init__(None, None, reduction)
         self.full, self.eps = full, eps
 
-    def forward(self, input, target, var):
+    def forward(self, input: Tensor, target: Tensor, var: Tensor) -> Tensor:
         return F.gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
 
 
@@ -173,5 +176,96 @@ class MultiMarginLoss(_WeightedLoss):
         super().__init__(weight, size_average, reduce, reduction)
         self.p, self.margin = p, margin
 
-    def forward(self, input, target):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.multi_margin_loss(input, target, self.p, self.margin, self.weight, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    r"""Creates a criterion that optimizes a multi-class multi-classification hinge loss
+    (margin-based loss) between input :math:`x` (a 2D mini-batch `Tensor`) and output :math:`y`
+    (a 2D `Tensor` of target class indices, ended by the first ``-1``).
+
+    Args:
+        size_average (bool, optional): Deprecated (see :attr:`reduction`).
+        reduce (bool, optional): Deprecated (see :attr:`reduction`).
+        reduction (str, optional): Specifies the reduction to apply to the output:
+            ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``
+
+    Shape:
+        - Input: :math:`(C)` or :math:`(N, C)` where `N` is the batch size and `C` is the number of classes.
+        - Target: :math:`(C)` or :math:`(N, C)`, label targets padded by -1 ensuring same shape as the input.
+        - Output: scalar. If :attr:`reduction` is ``'none'``, then :math:`(N)`.
+    """
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    r"""Creates a criterion that measures the triplet loss given input tensors :math:`a`,
+    :math:`p`, and :math:`n` (anchor, positive and negative examples) and a nonnegative,
+    real-valued "distance function": :math:`\max\{d(a, p) - d(a, n) + {\rm margin}, 0\}`.
+
+    Args:
+        distance_function (Callable, optional): A nonnegative, real-valued function that
+            quantifies the closeness of two tensors. If not specified,
+            `nn.PairwiseDistance` will be used.  Default: ``None``
+        margin (float, optional): A nonnegative margin representing the minimum difference
+            between the positive and negative distances required for the loss to be 0. Default: :math:`1`.
+        swap (bool, optional): Whether to use the distance swap. Default: ``False``.
+        reduction (str, optional): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``
+    """
+
+    def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean") -> None:
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
+                             "instead")
+        self.distance_function, self.margin, self.swap = distance_function, margin, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return F.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
+                                                   margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    r"""The Connectionist Temporal Classification loss: the negative log-likelihood of the
+    target over all alignments of it to a continuous (unsegmented) time series.
+
+    Args:
+        blank (int, optional): blank label. Default :math:`0`.
+        reduction (str, optional): Specifies the reduction to apply to the output:
+            ``'none'`` | ``'mean'`` | ``'sum'``. ``'mean'``: the output losses will be divided by
+            the target lengths and then the mean over the batch is taken. Default: ``'mean'``
+        zero_infinity (bool, optional): Whether to zero infinite losses and the associated
+            gradients. Default: ``False``
+
+    Shape:
+        - Log_probs: Tensor of size :math:`(T, N, C)` or :math:`(T, C)` (e.g. from :func:`log_softmax`).
+        - Targets: Tensor of size :math:`(N, S)` or :math:`(\operatorname{sum}(\text{target\_lengths}))`.
+        - Input_lengths: Tuple or tensor of size :math:`(N)` or :math:`()`.
+        - Target_lengths: Tuple or tensor of size :math:`(N)` or :math:`()`.
+        - Output: scalar if :attr:`reduction` is ``'mean'`` (default) or ``'sum'``; :math:`(N)`
+          with ``'none'``.
+    """
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs: Tensor, targets: Tensor, input_lengths: Any, target_lengths: Any) -> Tensor:
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
+
+
+class NLLLoss2d(NLLLoss):
+    """PyTorch's deprecated name of :class:`NLLLoss` for (N, C, H, W) input (NLLLoss takes it).
+
+    Args:
+        weight (Tensor, optional): a manual rescaling weight given to each class.
+        size_average (bool, optional): Deprecated (see :attr:`reduction`).
+        ignore_index (int, optional): Specifies a target value that is ignored. Default: -100
+        reduce (bool, optional): Deprecated (see :attr:`reduction`).
+        reduction (str, optional): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``
+    """

@@ -1,6 +1,7 @@
 """Dropout, Flatten, Unflatten, Embedding."""
 from __future__ import annotations
 
+from tinytorch.tensor import Tensor
 from tinytorch._creation import empty
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn import functional as F
@@ -18,7 +19,7 @@ class Dropout(Module):
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p, self.inplace = p, inplace
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.dropout(x, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
@@ -30,7 +31,7 @@ class Flatten(Module):
         super().__init__()
         self.start_dim, self.end_dim = start_dim, end_dim
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return x.flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self) -> str:
@@ -42,7 +43,7 @@ class Unflatten(Module):
         super().__init__()
         self.dim, self.unflattened_size = dim, tuple(unflattened_size)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return x.unflatten(self.dim, self.unflattened_size)
 
     def extra_repr(self) -> str:
@@ -79,7 +80,7 @@ class Embedding(Module):
             with no_grad():
                 self.weight[self.padding_idx].fill_(0)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.embedding(x, self.weight, self.padding_idx, self.max_norm, self.norm_type, self.scale_grad_by_freq)
 
     @classmethod
@@ -116,15 +117,22 @@ class _DropoutNd(Module):
 class Dropout1d(_DropoutNd):
     """Zeroes whole channels of (N, C, L) input during training."""
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.dropout1d(x, self.p, self.training, self.inplace)
 
 
 class Dropout2d(_DropoutNd):
     """Zeroes whole channels of (N, C, H, W) input during training."""
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.dropout2d(x, self.p, self.training, self.inplace)
+
+
+class Dropout3d(_DropoutNd):
+    """Zeroes whole channels of (N, C, D, H, W) input during training."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.dropout3d(x, self.p, self.training, self.inplace)
 
 
 class PixelShuffle(Module):
@@ -132,7 +140,7 @@ class PixelShuffle(Module):
         super().__init__()
         self.upscale_factor = upscale_factor
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.pixel_shuffle(x, self.upscale_factor)
 
     def extra_repr(self) -> str:
@@ -144,7 +152,7 @@ class PixelUnshuffle(Module):
         super().__init__()
         self.downscale_factor = downscale_factor
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.pixel_unshuffle(x, self.downscale_factor)
 
     def extra_repr(self) -> str:
@@ -156,7 +164,7 @@ class CosineSimilarity(Module):
         super().__init__()
         self.dim, self.eps = dim, eps
 
-    def forward(self, x1, x2):
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
         return F.cosine_similarity(x1, x2, self.dim, self.eps)
 
 
@@ -165,7 +173,7 @@ class PairwiseDistance(Module):
         super().__init__()
         self.norm, self.eps, self.keepdim = p, eps, keepdim
 
-    def forward(self, x1, x2):
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
         return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
@@ -176,7 +184,7 @@ class Unfold(Module):
         super().__init__()
         self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.unfold(x, self.kernel_size, self.dilation, self.padding, self.stride)
 
 
@@ -187,5 +195,69 @@ class Fold(Unfold):
         super().__init__(kernel_size, dilation, padding, stride)
         self.output_size = output_size
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.fold(x, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+
+
+class ChannelShuffle(Module):
+    r"""Divides and rearranges the channels in a tensor: :math:`(*, C, H, W)` is split into
+    ``groups`` groups of channels and rearranged as :math:`(*, \frac{C}{g}, g, H, W)`, keeping the
+    original tensor shape.
+
+    Args:
+        groups (int): number of groups to divide channels in.
+    """
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
+
+
+class AlphaDropout(Module):
+    r"""Applies Alpha Dropout over the input: during training, dropped units are set to SELU's
+    negative saturation value and an affine transform keeps the input's mean and standard
+    deviation (for self-normalizing networks with :class:`SELU`).
+
+    Args:
+        p (float): probability of an element to be dropped. Default: 0.5
+        inplace (bool, optional): If set to ``True``, will do this operation in-place
+
+    Shape:
+        - Input: :math:`(*)`. Input can be of any shape
+        - Output: :math:`(*)`. Output is of the same shape as input
+    """
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.alpha_dropout(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class FeatureAlphaDropout(AlphaDropout):
+    r"""Randomly masks out entire channels (a channel is a feature map) with the values of
+    :class:`AlphaDropout`.
+
+    Args:
+        p (float, optional): probability of an element to be zeroed. Default: 0.5
+        inplace (bool, optional): If set to ``True``, will do this operation in-place
+
+    Shape:
+        - Input: :math:`(N, C, *)`.
+        - Output: same shape as input.
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.feature_alpha_dropout(input, self.p, self.training, self.inplace)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import copy
 import itertools
 from collections import OrderedDict, namedtuple
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 from tinytorch._interop import as_tensor
 from tinytorch._dtype import bfloat16 as _bfloat16, dtype as dtype_cls, float16, float32, float64
@@ -29,7 +29,7 @@ class _RemovableHandle:
     def __enter__(self) -> "_RemovableHandle":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: Any) -> None:
         self.remove()
 
 
@@ -57,11 +57,11 @@ class Module:
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
 
-    def forward(self, *args, **kwargs):
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     # ------------------------------------------------------------ calling
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not (self._forward_pre_hooks or self._forward_hooks):
             return self.forward(*args, **kwargs)
         for hook in list(self._forward_pre_hooks.values()):
@@ -147,7 +147,7 @@ class Module:
                 name in s for s in (self._parameters, self._buffers, self._modules))):
             raise KeyError(f"attribute '{name}' already exists")
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         d = self.__dict__
         for store in ("_parameters", "_buffers", "_modules"):
             s = d.get(store)
@@ -211,7 +211,8 @@ class Module:
         return mod._parameters[name]
 
     # ------------------------------------------------------------ traversal
-    def named_modules(self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True):
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
         if memo is None:
             memo = set()
         if self in memo and remove_duplicate:
@@ -228,7 +229,7 @@ class Module:
         for _, m in self.named_modules():
             yield m
 
-    def named_children(self):
+    def named_children(self) -> Iterator[tuple[str, Module]]:
         seen = set()
         for name, m in self._modules.items():
             if m is not None and m not in seen:
@@ -250,14 +251,16 @@ class Module:
                     seen.add(id(v))
                 yield mod_prefix + ("." if mod_prefix else "") + k, v
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
         yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
         yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
@@ -265,7 +268,8 @@ class Module:
             yield b
 
     # ------------------------------------------------------------ state
-    def state_dict(self, destination=None, prefix: str = "", keep_vars: bool = False) -> "OrderedDict[str, Tensor]":
+    def state_dict(self, destination: dict | None = None, prefix: str = "",
+                   keep_vars: bool = False) -> "OrderedDict[str, Tensor]":
         """A dictionary of the module's parameters and persistent buffers, by dotted name."""
         if destination is None:
             destination = OrderedDict()
@@ -280,7 +284,7 @@ class Module:
                 m.state_dict(destination, prefix + name + ".", keep_vars)
         return destination
 
-    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False) -> Any:
         """Copies parameters and buffers from state_dict; returns (missing_keys, unexpected_keys).
         With strict=True any missing/unexpected key or shape mismatch raises, listing all of them."""
         # torch tensors, numpy arrays, anything with __dlpack__/__array__ -> tinytorch tensors
@@ -362,10 +366,10 @@ class Module:
             object.__setattr__(new, k, copy.deepcopy(v, memo))
         return new
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict:
         return self.__dict__.copy()
 
-    def __setstate__(self, state) -> None:
+    def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
 
     def apply(self, fn: Callable[["Module"], None]) -> "Module":
@@ -388,7 +392,7 @@ class Module:
                     m._buffers[k] = fn(b)
         return self
 
-    def to(self, *args, **kwargs) -> "Module":
+    def to(self, *args: Any, **kwargs: Any) -> "Module":
         """Moves and/or casts parameters and buffers: ``to(device)``, ``to(dtype)``, ``to(tensor)``.
         Only floating-point tensors change dtype."""
         dtype = kwargs.get("dtype")
@@ -411,7 +415,7 @@ class Module:
             return t
         return self._apply(convert)
 
-    def cuda(self, device=None) -> "Module":
+    def cuda(self, device: Any = None) -> "Module":
         return self.to("cuda" if device is None else device)
 
     def cpu(self) -> "Module":
@@ -449,5 +453,5 @@ class Module:
                 main += "\n  " + "\n  ".join(lines) + "\n"
         return main + ")"
 
-    def __dir__(self):
+    def __dir__(self) -> list:
         return sorted(set(object.__dir__(self)) | set(self._parameters) | set(self._buffers) | set(self._modules))

@@ -1,6 +1,7 @@
 """LayerNorm, RMSNorm, GroupNorm, BatchNorm1d, BatchNorm2d."""
 from __future__ import annotations
 
+from tinytorch.tensor import Tensor
 from tinytorch._creation import ones, tensor, zeros
 from tinytorch._dtype import int64
 from tinytorch.nn import functional as F
@@ -37,7 +38,7 @@ class LayerNorm(Module):
         self.normalized_shape, self.eps, self.elementwise_affine = _shape(normalized_shape), eps, elementwise_affine
         _init_affine(self, elementwise_affine, self.normalized_shape, bias, device, dtype)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         _check_trailing_shape("LayerNorm", x, self.normalized_shape)
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
@@ -52,7 +53,7 @@ class RMSNorm(Module):
         self.normalized_shape, self.eps, self.elementwise_affine = _shape(normalized_shape), eps, elementwise_affine
         _init_affine(self, elementwise_affine, self.normalized_shape, None, device, dtype)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         _check_trailing_shape("RMSNorm", x, self.normalized_shape)
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
@@ -69,7 +70,7 @@ class GroupNorm(Module):
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
         _init_affine(self, affine, num_channels, bias, device, dtype)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         check_input(self, x, (2, 3, 4, 5), 1, self.num_channels)
         return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
 
@@ -109,7 +110,7 @@ class _BatchNorm(Module):
         if self.bias is not None:
             init.zeros_(self.bias)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         check_input(self, x, self._ranks, 1, self.num_features, "features" if x.dim() == 2 else "channels",
                     rank_error=ValueError)
         use_batch = self.training or self.running_mean is None
@@ -137,6 +138,11 @@ class BatchNorm2d(_BatchNorm):
     _ranks = (4,)
 
 
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization over (N, C, D, H, W) input."""
+    _ranks = (5,)
+
+
 class _InstanceNorm(_BatchNorm):
     """Per-sample, per-channel normalization over the spatial dims (affine and running statistics
     off by default, as PyTorch's)."""
@@ -146,7 +152,7 @@ class _InstanceNorm(_BatchNorm):
                  track_running_stats: bool = False, device=None, dtype=None) -> None:
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         n = self._spatial
         check_input(self, x, (n + 1, n + 2), -(n + 1), self.num_features, rank_error=ValueError)
         unbatched = x.dim() == n + 1
@@ -163,3 +169,36 @@ class InstanceNorm1d(_InstanceNorm):
 class InstanceNorm2d(_InstanceNorm):
     """Instance normalization over (N, C, H, W) or (C, H, W) input."""
     _spatial = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalization over (N, C, D, H, W) or (C, D, H, W) input."""
+    _spatial = 3
+
+
+class LocalResponseNorm(Module):
+    r"""Applies local response normalization over an input signal: channels occupy the second
+    dimension, and each element is divided by
+    :math:`\left(k + \frac{\alpha}{n} \sum_{c'} a_{c'}^2\right)^{\beta}` over the ``size``
+    neighbouring channels.
+
+    Args:
+        size: amount of neighbouring channels used for normalization
+        alpha: multiplicative factor. Default: 0.0001
+        beta: exponent. Default: 0.75
+        k: additive factor. Default: 1
+
+    Shape:
+        - Input: :math:`(N, C, *)`
+        - Output: :math:`(N, C, *)` (same shape as input)
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,6 +1,7 @@
 """Padding layers over F.pad: ZeroPad, ConstantPad, ReflectionPad, ReplicationPad, CircularPad (1d, 2d, 3d)."""
 from __future__ import annotations
 
+from tinytorch.tensor import Tensor
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules.module import Module
 
@@ -17,7 +18,7 @@ class _PadNd(Module):
             raise ValueError(f"{type(self).__name__}: padding must be an int or {2 * self._n} ints, got {padding}")
         self.value = 0.0
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.pad(x, self.padding, self._mode, self.value if self._mode == "constant" else None)
 
     def extra_repr(self) -> str:

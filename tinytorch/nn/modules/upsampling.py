@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from tinytorch.tensor import Tensor
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules.module import Module
 
@@ -18,7 +19,7 @@ class Upsample(Module):
         self.scale_factor = float(scale_factor) if isinstance(scale_factor, (int, float)) else scale_factor
         self.recompute_scale_factor = recompute_scale_factor
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners,
                              recompute_scale_factor=self.recompute_scale_factor)
 
