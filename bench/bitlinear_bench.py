@@ -4,8 +4,10 @@
 
 For each shape: the weight's bytes (packed codes + scale vs float32) and the forward time of
 PackedBitLinear vs nn.Linear, alternating in one process (medians; ratio = packed / float).
-PackedBitLinear unpacks its weight on the fly (a table gather) before a float matmul, so the
-ratio measures that unpack's cost, not an int8 kernel.
+PackedBitLinear runs the packed int8 x ternary kernel (_C.bitnet_matmul: cpp/src/cpu/bitnet.cpp,
+cuda/src/bitnet.cu) up to 8 tokens a call on the CPU and 32 on CUDA; above that it unpacks the
+weight on the fly (a table gather) before a float matmul, so the 64-token ratio measures that
+unpack's cost.
 """
 from __future__ import annotations
 
