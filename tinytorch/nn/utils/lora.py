@@ -80,8 +80,10 @@ class LoRALinear(Module):
         self.scaling = self.alpha / r
         w = _float_weight(base)
         dtype = w.dtype if w is not None else float32
-        device = next(iter(base.parameters()), None)
-        device = device.device if device is not None else None
+        # the base's device: a packed quantized base holds buffers only
+        held = next(iter(base.parameters()), None)
+        held = held if held is not None else next(iter(base.buffers()), None)
+        device = held.device if held is not None else None
         self.lora_A = Parameter(empty(r, self.in_features, dtype=dtype, device=device))
         self.lora_B = Parameter(zeros(self.out_features, r, dtype=dtype, device=device))
         init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))
