@@ -228,6 +228,9 @@ def run_dpo(args) -> dict:
     before = sample_answer(model, tok, question, chat, args.device) if args.samples else None
     held_before = score_pairs(model, held, ref_held, args.beta, pad_id, args.device)
 
+    print(f"reference log-probs of {len(encoded)} pairs (adapters off), held-out scores"
+          f"{' and a sample' if args.samples else ''}: {time.perf_counter() - t1:.1f} s")
+    t1 = time.perf_counter()
     opt = tt.optim.AdamW(trainable, lr=args.lr, weight_decay=0.0)
     rng = random.Random(args.seed)
     order = []
