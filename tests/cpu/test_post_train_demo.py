@@ -46,6 +46,43 @@ def test_dpo_tiny_raises_margin_and_saves_adapter(demo, tmp_path):
     load_lora(model, str(out))
 
 
+def test_dpo_through_packed_quantized_base(demo, monkeypatch):
+    # the SmolLM2 path without SmolLM2: every projection of a tiny Llama packed as Q8_0
+    # (nn.QuantizedLinear), LoRA on top, the reference through disable_lora
+    gguf_quants = pytest.importorskip("gguf.quants")
+    from gguf import GGMLQuantizationType as GT
+    from tinytorch.nn.utils.lora import LoRALinear
+    load = demo.load_dpo_model
+
+    def load_packed(args):
+        model, tok, chat = load(args)
+        for name, m in list(model.named_modules()):
+            if name.endswith(tuple(demo.LORA_TARGETS)):
+                data = gguf_quants.quantize(m.weight.detach().numpy(), GT.Q8_0)
+                parent, _, child = name.rpartition(".")
+                setattr(model.get_submodule(parent), child,
+                        tt.nn.QuantizedLinear(m.in_features, m.out_features, GT.Q8_0, data))
+        return model, tok, chat
+
+    monkeypatch.setattr(demo, "load_dpo_model", load_packed)
+    seen = {}
+    inject = demo.inject_lora
+
+    def inject_and_check(model, *a, **k):
+        names = inject(model, *a, **k)
+        seen["bases"] = {type(m.base).__name__ for m in model.modules() if isinstance(m, LoRALinear)}
+        return names
+
+    monkeypatch.setattr(demo, "inject_lora", inject_and_check)
+    r = demo.main(["dpo", "--tiny", "--tiny-hidden", "64", "--steps", "10", "--lr", "2e-3", "--no-progress",
+                   "--no-samples", "--out", ""])
+    assert seen["bases"] == {"QuantizedLinear"}
+    losses, margins = [h[1] for h in r["history"]], [h[2] for h in r["history"]]
+    assert losses[0] == pytest.approx(math.log(2), abs=1e-3)
+    assert np.mean(losses[-3:]) < losses[0] - 0.05 and np.mean(margins[-3:]) > 0.1
+    assert r["train"]["accuracy"] >= 0.9
+
+
 def test_grpo_tiny_raises_reward(demo):
     r = demo.main(["grpo", "--hidden", "32", "--pretrain-steps", "300", "--steps", "40", "--prompts-per-step", "16",
                    "--group-size", "6", "--lr", "2e-3", "--no-progress"])
