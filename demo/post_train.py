@@ -442,7 +442,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="add this times the chosen answers' per-token NLL (RPO; TRL's rpo_alpha)")
     d.add_argument("--rank", type=int, default=8)
     d.add_argument("--alpha", type=float, default=16.0)
-    d.add_argument("--out", default="post_train_out/dpo_adapter.safetensors", help="adapter file ('' to skip)")
+    d.add_argument("--out", default="out-post-train/dpo_adapter.safetensors", help="adapter file ('' to skip)")
     d.add_argument("--no-samples", dest="samples", action="store_false",
                    help="skip the greedy answer to a held-out question before and after")
     g = sub.add_parser("grpo", parents=[common], help="GRPO on single-digit arithmetic with a tiny Llama")
