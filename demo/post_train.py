@@ -242,7 +242,8 @@ def run_dpo(args) -> dict:
         idx, order = order[:args.batch_size], order[args.batch_size:]
         pc, pr = pair_log_probs(model, [train[i] for i in idx], pad_id, args.device)
         sel = tt.tensor(idx, dtype=tt.int64, device=args.device)
-        losses, chosen_r, rejected_r = F.dpo_loss(pc, pr, ref_train[0][sel], ref_train[1][sel], beta=args.beta)
+        losses, chosen_r, rejected_r = F.dpo_loss(pc, pr, ref_train[0][sel], ref_train[1][sel], beta=args.beta,
+                                                  loss_type=args.loss_type)
         loss = losses.mean()
         if args.nll_weight:  # RPO (TRL's rpo_alpha): + the chosen answers' per-token negative log-likelihood
             n_tokens = tt.tensor([float(len(train[i][1])) for i in idx], device=args.device)
@@ -264,7 +265,8 @@ def run_dpo(args) -> dict:
     print(f"trained {args.steps} steps ({args.batch_size} pairs each) in {train_s:.1f} s "
           f"({train_s / args.steps:.2f} s/step)")
     print(f"train pairs ({len(train)}): margin {final_train['margin']:+.3f}, reward accuracy "
-          f"{final_train['accuracy']:.2f}, loss {final_train['loss']:.4f} (all start at margin 0, loss {math.log(2):.4f})")
+          f"{final_train['accuracy']:.2f}, sigmoid loss {final_train['loss']:.4f} (all start at margin 0, loss "
+          f"{math.log(2):.4f})")
     print(f"held-out pairs ({len(held)}): margin {held_before['margin']:+.3f} -> {held_after['margin']:+.3f}, "
           f"reward accuracy {held_before['accuracy']:.2f} -> {held_after['accuracy']:.2f}")
     result = {"history": history, "train": final_train, "held_before": held_before, "held_after": held_after,
@@ -443,6 +445,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     d.add_argument("--batch-size", type=int, default=4, help="preference pairs per step")
     d.add_argument("--lr", type=float, default=3e-4)
     d.add_argument("--beta", type=float, default=0.1)
+    d.add_argument("--loss-type", default="sigmoid", choices=["sigmoid", "ipo"], help="F.dpo_loss's loss_type")
     d.add_argument("--nll-weight", type=float, default=0.0,
                    help="add this times the chosen answers' per-token NLL (RPO; TRL's rpo_alpha)")
     d.add_argument("--rank", type=int, default=8)
