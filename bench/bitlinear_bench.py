@@ -1,11 +1,14 @@
 """BitLinear inference, packed (2 bits per weight) vs the float32 nn.Linear of the same shape.
 
-    python bench/bitlinear_bench.py [--rounds 15] [--device cpu|cuda]
+    python bench/bitlinear_bench.py [--rounds 15] [--device cpu|cuda] [--batches 1,64]
+    python bench/bitlinear_bench.py --device cuda --batches 1,8,32,64   # the CUDA kernel's range and past it
 
 For each shape: the weight's bytes (packed codes + scale vs float32) and the forward time of
 PackedBitLinear vs nn.Linear, alternating in one process (medians; ratio = packed / float).
-PackedBitLinear unpacks its weight on the fly (a table gather) before a float matmul, so the
-ratio measures that unpack's cost, not an int8 kernel.
+PackedBitLinear runs the packed int8 x ternary kernel (_C.bitnet_matmul: cpp/src/cpu/bitnet.cpp,
+cuda/src/bitnet.cu) up to 8 tokens a call on the CPU and 32 on CUDA; above that it unpacks the
+weight on the fly (a table gather) before a float matmul, so the 64-token ratio measures that
+unpack's cost.
 """
 from __future__ import annotations
 
@@ -27,7 +30,9 @@ def main(argv=None) -> list[dict]:
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=15)
     p.add_argument("--device", default="cpu")
+    p.add_argument("--batches", default=",".join(map(str, BATCHES)), help="tokens per call, comma-separated")
     args = p.parse_args(argv)
+    batches = [int(b) for b in args.batches.split(",")]
     tt.manual_seed(0)
     rows = []
     for in_f, out_f in SHAPES:
@@ -37,7 +42,7 @@ def main(argv=None) -> list[dict]:
         float_bytes = dense.weight.numel() * 4
         print(f"weight {out_f}x{in_f}: float32 {float_bytes / 2**20:.2f} MiB, packed {packed.weight_nbytes() / 2**20:.3f}"
               f" MiB ({packed.weight_nbytes() / float_bytes:.4f} of float32)")
-        for batch in BATCHES:
+        for batch in batches:
             x = tt.randn(batch, in_f, device=args.device)
 
             def ours():

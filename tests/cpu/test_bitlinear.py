@@ -107,6 +107,60 @@ def test_straight_through_gradients(input_norm):
     assert_close(x.grad, dh, tol=GRAD_TOL["float64"])
 
 
+def _through_norm(dh, xr, input_norm):
+    if not input_norm:
+        return dh
+    r = np.sqrt((xr * xr).mean(-1, keepdims=True) + EPS)  # RMSNorm backward: (dh - n·mean(n·dh)) / rms
+    n = xr / r
+    return (dh - n * (n * dh).mean(-1, keepdims=True)) / r
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("input_norm", [False, True])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_latent_straight_through_gradients(dtype, input_norm, layout):
+    # ste="latent" (issue 15's wording): the forward is the quantized one, the backward that of a
+    # plain Linear on the full-precision weight and the unquantized (normalized) input
+    tt.manual_seed(1)
+    layer = nn.BitLinear(9, 6, dtype=getattr(tt, dtype), input_norm=input_norm, ste="latent")
+    reference = nn.BitLinear(9, 6, dtype=getattr(tt, dtype), input_norm=input_norm)
+    reference.load_state_dict(layer.state_dict())
+    x, xr = make((2, 4, 9), dtype, layout=layout, seed=4)
+    x.requires_grad_()
+    y = layer(x)
+    assert_close(y, np_forward(xr, _np(layer.weight), _np(layer.bias), input_norm), tol=TOL[dtype])
+    assert_close(y, _np(reference(x)), tol=TOL[dtype])  # same forward as the default STE
+    g = np.random.default_rng(5).normal(size=(2, 4, 6))
+    y.backward(tt.tensor(g, dtype=getattr(tt, dtype)))
+    w = _np(layer.weight)
+    h = np_rms(xr) if input_norm else xr
+    assert_close(layer.weight.grad, g.reshape(-1, 6).T @ h.reshape(-1, 9), tol=GRAD_TOL[dtype])
+    assert_close(layer.bias.grad, g.reshape(-1, 6).sum(0), tol=GRAD_TOL[dtype])
+    assert_close(x.grad, _through_norm(g @ w, xr, input_norm), tol=GRAD_TOL[dtype])
+    # and the default differs exactly where the issue's wording and the authors' code differ
+    t, gamma = np_ternary(w)
+    assert not np.allclose(g @ w, g @ (t * gamma), rtol=0.05)
+
+
+def test_latent_ste_trains_and_bad_mode():
+    tt.manual_seed(3)
+    rng = np.random.default_rng(7)
+    x = tt.tensor(rng.normal(size=(256, 16)), dtype=tt.float32)
+    y = x @ tt.tensor(rng.choice([-1.0, 0.0, 1.0], size=(16, 4)), dtype=tt.float32)
+    layer = nn.BitLinear(16, 4, input_norm=False, ste="latent")
+    opt = tt.optim.Adam(layer.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(150):
+        loss = ((layer(x) - y) ** 2).mean()
+        losses.append(loss.item())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert losses[-1] < 0.1 * losses[0]
+    with pytest.raises(ValueError, match="BitLinear: ste must be one of"):
+        nn.BitLinear(4, 3, ste="exact")
+
+
 @pytest.mark.parametrize("in_features", [8, 10, 13])
 def test_pack_unpack_round_trip(in_features):
     rng = np.random.default_rng(6)

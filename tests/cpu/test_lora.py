@@ -252,3 +252,59 @@ def test_regex_and_glob_patterns():
                                                          "blocks.1.v_proj"]
     assert inject_lora(Net(), ["blocks.1.*"]) == ["blocks.1.q_proj", "blocks.1.v_proj", "blocks.1.o_proj"]
     assert inject_lora(Net(), r"blocks\.\d\.o_proj") == ["blocks.0.o_proj", "blocks.1.o_proj"]
+
+
+def test_disable_lora_computes_the_base_and_restores():
+    from tinytorch.nn.utils.lora import disable_lora
+    tt.manual_seed(2)
+    model = MLP(tt.float64)
+    base_out = _np(model(tt.ones(3, 6, dtype=tt.float64)))
+    inject_lora(model, ["up", "down"], r=2, alpha=4.0)
+    _randomize_b(model, 3)
+    x, xr = make((3, 6), "float64", seed=4)
+    adapted = _np_dense(model, xr)
+    with disable_lora(model) as m:
+        assert m is model
+        plain = np.tanh(xr @ _np(model.up.base.weight).T + _np(model.up.base.bias)) @ _np(model.down.base.weight).T
+        assert_close(model(x), plain, tol=TOL["float64"])
+        assert_close(model(tt.ones(3, 6, dtype=tt.float64)), base_out, tol=TOL["float64"])
+    assert_close(model(x), adapted, tol=TOL["float64"])  # adapters back on
+    assert not np.allclose(adapted, plain)
+    with pytest.raises(ValueError, match="disable_lora: MLP has no LoRALinear"):
+        with disable_lora(MLP()):
+            pass
+    merge_lora(model)
+    with pytest.raises(RuntimeError, match="merged into their base weights.*'up'"):
+        with disable_lora(model):
+            pass
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_lora_on_quantized_linear_gradients_reach_input_and_adapters(dtype):
+    # QLoRA: the GGML-packed base stays packed; backward reaches the input (through the
+    # dequantized weight) and the adapters, against float64 numpy
+    from quant_cases import QTYPES, packed_weight
+    qtype = next(q for q in QTYPES if q.name == "Q8_0")
+    data, w = packed_weight(qtype, 6, 64, seed=8)
+    model = nn.Sequential(nn.QuantizedLinear(64, 6, qtype, data))
+    inject_lora(model, ["0"], r=3, alpha=6.0)
+    _randomize_b(model, 9)
+    if dtype != "float32":
+        model[0].lora_A.data = model[0].lora_A.data.to(getattr(tt, dtype))
+        model[0].lora_B.data = model[0].lora_B.data.to(getattr(tt, dtype))
+    lora = model[0]
+    x, xr = make((2, 4, 64), dtype, seed=10)
+    x.requires_grad_()
+    g = np.random.default_rng(11).normal(size=(2, 4, 6))
+    a, b = _np(lora.lora_A), _np(lora.lora_B)
+    dense = w + lora.scaling * b @ a
+    y = model(x)
+    tol = TOL[dtype] if dtype == "float32" else (5e-2, 5e-2)
+    assert_close(y, xr @ dense.T, tol=tol)
+    y.backward(tt.tensor(g, dtype=getattr(tt, dtype)))
+    gtol = GRAD_TOL[dtype] if dtype == "float32" else (5e-2, 5e-2)
+    assert_close(x.grad, g @ dense, tol=gtol)
+    g2, x2 = g.reshape(-1, 6), xr.reshape(-1, 64)
+    assert_close(lora.lora_B.grad, lora.scaling * g2.T @ (x2 @ a.T), tol=gtol)
+    assert_close(lora.lora_A.grad, lora.scaling * (g2 @ b).T @ x2, tol=gtol)
+    assert model[0].base.qweight.grad is None

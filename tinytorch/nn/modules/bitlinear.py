@@ -9,10 +9,20 @@ The quantizers, per the paper (eq. 1-3) and the authors' released training code:
 * activations, per token (absmax): ``s = 127 / max(max|x|, ε)`` over the last dim,
   ``x̃ = Clip(round(x·s), -128, 127)``, used as ``x̃ / s``.
 
-Straight-through estimator: the forward uses the quantized values, the backward treats both
-quantizers as the identity (``q = v + (Q(v) - v).detach()``), so the gradient reaches the latent
-full-precision weights and the unquantized input: ``dW = gᵀ·x̃/s`` and ``dx = g·γW̃`` (then through
-the input norm), exactly as the authors' code ``x + (quant(x) - x).detach()``.
+Straight-through estimator, two variants (``BitLinear(..., ste=)``):
+
+* ``"quantized"`` (default): the authors' released code (Ma et al. 2024, "training tips, code and
+  FAQ": ``x + (quant(x) - x).detach()`` on both operands). Each quantizer is the identity in
+  backward, the product's own gradient uses the quantized operands: ``dW = gᵀ·x̃/s`` and
+  ``dx = g·γW̃`` (then through the input norm).
+* ``"latent"``: the backward of a plain ``nn.Linear`` on the full-precision latent weight and the
+  unquantized input, ``dW = gᵀ·x`` and ``dx = g·W``: the wording of issue 15 ("dW and dx computed
+  with the full-precision weights").
+
+Both send the gradient to the latent full-precision weight; they differ in which operand values
+the two products read. The default stays the authors' code because that is what the cited paper's
+authors ran (the issue's parenthetical and its citation disagree) and what docs/training.md's
+BitLinear GPT numbers were measured with.
 """
 from __future__ import annotations
 
@@ -27,6 +37,7 @@ from tinytorch.nn import init
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
 from tinytorch._tensor import _wrap
+from tinytorch.autograd.function import Function
 from tinytorch.tensor import Tensor
 
 __all__ = ["BitLinear", "PackedBitLinear", "absmean_ternary", "absmax_int8", "pack_ternary", "unpack_ternary"]
@@ -34,7 +45,10 @@ __all__ = ["BitLinear", "PackedBitLinear", "absmean_ternary", "absmax_int8", "pa
 _EPS = 1e-5
 # Up to this many tokens per call the packed kernel runs (decode: memory bound, where 2-bit rows
 # pay); above, unpacking once and a float GEMM is faster than the kernel's per-token integer dots.
-_KERNEL_MAX_TOKENS = 8
+# CPU: measured (docs/training.md); CUDA: the kernel reads each weight row once per 4 tokens, its
+# crossover with cuBLAS is not measured yet (bench/bitlinear_bench.py --device cuda).
+_KERNEL_MAX_TOKENS = {"cpu": 8, "cuda": 32}
+_STE_MODES = ("quantized", "latent")
 
 
 def absmean_ternary(weight: Tensor, eps: float = _EPS) -> tuple[Tensor, Tensor]:
@@ -61,6 +75,25 @@ def _check_input(name: str, x, in_features: int) -> None:
                          f"{list(x.shape)}")
 
 
+class _LatentSTELinear(Function):
+    """``linear(h_q, w_q, bias)`` forward; backward of ``linear(h, weight, bias)`` (the latent STE)."""
+
+    @staticmethod
+    def forward(ctx, h, weight, bias, h_q, w_q):
+        ctx.save_for_backward(h, weight)
+        ctx.has_bias = bias is not None
+        return F.linear(h_q, w_q, bias)
+
+    @staticmethod
+    def backward(ctx, grad):
+        h, weight = ctx.saved_tensors
+        g2 = grad.reshape(-1, grad.shape[-1])  # (tokens, out)
+        grad_h = grad @ weight  # (*, in) = g·W
+        grad_w = g2.transpose(0, 1) @ h.reshape(-1, h.shape[-1])  # (out, in) = gᵀ·h
+        grad_b = g2.sum(0) if ctx.has_bias else None
+        return grad_h, grad_w, grad_b, None, None
+
+
 class BitLinear(Module):
     r"""A linear layer trained as BitNet b1.58: ``y = (γW̃)(x̃/s)ᵀ + b`` (see the module docstring).
 
@@ -73,6 +106,9 @@ class BitLinear(Module):
         input_norm: normalize the input with a parameter-free RMSNorm before quantizing it, as the
             authors' BitLinear does (default: True); False quantizes the input as given.
         eps: the quantizers' ε.
+        ste: the straight-through gradient: ``"quantized"`` (the authors' code: ``dx = g·γW̃``,
+            ``dW = gᵀ·x̃/s``) or ``"latent"`` (``dx = g·W``, ``dW = gᵀ·x``, full-precision operands);
+            see the module docstring.
 
     Shape:
         ``(*, in_features) -> (*, out_features)``.
@@ -81,10 +117,12 @@ class BitLinear(Module):
     """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None, *,
-                 input_norm: bool = True, eps: float = _EPS) -> None:
+                 input_norm: bool = True, eps: float = _EPS, ste: str = "quantized") -> None:
         super().__init__()
+        if ste not in _STE_MODES:
+            raise ValueError(f"BitLinear: ste must be one of {_STE_MODES}, got {ste!r}")
         self.in_features, self.out_features = in_features, out_features
-        self.input_norm, self.eps = input_norm, eps
+        self.input_norm, self.eps, self.ste = input_norm, eps, ste
         self.weight = Parameter(empty(out_features, in_features, dtype=dtype, device=device))
         self.register_parameter("bias", Parameter(empty(out_features, dtype=dtype, device=device)) if bias else None)
         self.reset_parameters()
@@ -107,8 +145,15 @@ class BitLinear(Module):
         _check_input("BitLinear", x, self.in_features)
         h = self._normalized(x)
         q, scale = absmax_int8(h.detach(), self.eps)
-        h = h + (q / scale - h).detach()  # STE: identity in backward
         w = self.weight
+        if self.ste == "latent":
+            with no_grad():
+                w_q = self.quantized_weight()
+            h_q = q / scale
+            if h.dtype != w.dtype:
+                h, h_q = h.to(w.dtype), h_q.to(w.dtype)
+            return _LatentSTELinear.apply(h, w, self.bias, h_q, w_q)
+        h = h + (q / scale - h).detach()  # STE: identity in backward
         w = w + (self.quantized_weight().detach() - w).detach()
         return F.linear(h.to(w.dtype) if h.dtype != w.dtype else h, w, self.bias)
 
@@ -122,7 +167,7 @@ class BitLinear(Module):
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, "
-                f"input_norm={self.input_norm}")
+                f"input_norm={self.input_norm}, ste={self.ste}")
 
 
 # ---------------------------------------------------------------------------- 2-bit packing
@@ -165,11 +210,12 @@ class PackedBitLinear(Module):
 
     The forward quantizes the input to int8 per token as in training and computes
     ``y = (x̃ W̃ᵀ) · γ / s + b``. The module holds 1/16 of a float32 weight's bytes (plus γ and the
-    bias). On the CPU, for up to 8 tokens per call (decoding), the product runs packed
-    (``_C.bitnet_matmul``: each 2-bit row streamed once, int8 × ternary summed exactly in int32);
-    for more tokens, on other devices, or with ``use_kernel = False``, the weight is unpacked on
-    the fly for the call (a table gather, then a float32 matmul of the integer-valued operands,
-    also exact), so both paths give the same result.
+    bias). For up to 8 tokens per call on the CPU (decoding), 32 on CUDA, the product runs packed
+    (``_C.bitnet_matmul``: each 2-bit row streamed once, int8 × ternary summed exactly in int32;
+    ``cpp/src/cpu/bitnet.cpp``, ``cuda/src/bitnet.cu``); for more tokens, on other devices, or
+    with ``use_kernel = False``, the weight is unpacked on the fly for the call (a table gather,
+    then a float32 matmul of the integer-valued operands, also exact), so both paths give the
+    same result.
 
     Built by :meth:`BitLinear.pack`; ``packed`` is a ``(out_features, ceil(in_features / 4))``
     uint8 buffer, ``weight_scale`` is γ.
@@ -201,7 +247,7 @@ class PackedBitLinear(Module):
         mult = self.weight_scale / scale  # (*, 1): γ / s per token
         lead = tuple(q.shape[:-1])
         tokens = math.prod(lead)
-        if self.use_kernel and tokens <= _KERNEL_MAX_TOKENS and h.device.type == "cpu" and hasattr(_C, "bitnet_matmul"):
+        if self.use_kernel and tokens <= _KERNEL_MAX_TOKENS.get(h.device.type, 0):
             y = _wrap(_C.bitnet_matmul(q.reshape(-1, self.in_features).contiguous()._impl, self.packed._impl,
                                        mult.reshape(-1).contiguous()._impl)).reshape(*lead, self.out_features)
         else:

@@ -17,7 +17,8 @@ import fnmatch
 import math
 import re
 from collections import OrderedDict
-from typing import Iterable
+from contextlib import contextmanager
+from typing import Iterable, Iterator
 
 from tinytorch._creation import empty, zeros
 from tinytorch._dtype import float32
@@ -29,7 +30,8 @@ from tinytorch.nn.parameter import Parameter
 from tinytorch.serialization import load, save
 from tinytorch.tensor import Tensor
 
-__all__ = ["LoRALinear", "inject_lora", "lora_state_dict", "save_lora", "load_lora", "merge_lora", "unmerge_lora"]
+__all__ = ["LoRALinear", "inject_lora", "lora_state_dict", "save_lora", "load_lora", "merge_lora", "unmerge_lora",
+           "disable_lora"]
 
 _LORA_KEYS = ("lora_A", "lora_B")
 
@@ -78,12 +80,15 @@ class LoRALinear(Module):
         self.scaling = self.alpha / r
         w = _float_weight(base)
         dtype = w.dtype if w is not None else float32
-        device = next(iter(base.parameters()), None)
-        device = device.device if device is not None else None
+        # the base's device: a packed quantized base holds buffers only
+        held = next(iter(base.parameters()), None)
+        held = held if held is not None else next(iter(base.buffers()), None)
+        device = held.device if held is not None else None
         self.lora_A = Parameter(empty(r, self.in_features, dtype=dtype, device=device))
         self.lora_B = Parameter(zeros(self.out_features, r, dtype=dtype, device=device))
         init.kaiming_uniform_(self.lora_A, a=math.sqrt(5))
         self.merged = False
+        self.disabled = False  # set by disable_lora: the forward is the base layer's alone
 
     def delta_weight(self) -> Tensor:
         """``B @ A * alpha / r``: ``(out_features, in_features)``."""
@@ -91,7 +96,7 @@ class LoRALinear(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         y = self.base(x)
-        if self.merged:
+        if self.merged or self.disabled:
             return y
         h = F.dropout(x, self.dropout, self.training) if self.dropout else x
         h = h.to(self.lora_A.dtype) if h.dtype != self.lora_A.dtype else h
@@ -240,3 +245,31 @@ def unmerge_lora(model: Module) -> None:
     """``unmerge()`` on every LoRALinear of ``model``."""
     for _, m in _lora_modules(model):
         m.unmerge()
+
+
+@contextmanager
+def disable_lora(model: Module) -> Iterator[Module]:
+    """Within the block ``model`` computes as its frozen base: every :class:`LoRALinear` skips its
+    adapter (PEFT's ``disable_adapter()``; the reference model of DPO / GRPO without a second copy
+    of the weights). Merged adapters raise ``RuntimeError`` (their update is inside the base weight).
+
+    Example::
+
+        with tinytorch.no_grad(), disable_lora(model):
+            ref_logits = model(input_ids)
+    """
+    modules = _lora_modules(model)
+    if not modules:
+        raise ValueError(f"disable_lora: {type(model).__name__} has no LoRALinear modules (call inject_lora first)")
+    merged = [name for name, m in modules if m.merged]
+    if merged:
+        raise RuntimeError(f"disable_lora: these adapters are merged into their base weights, unmerge them first: "
+                           f"{merged}")
+    previous = [m.disabled for _, m in modules]
+    for _, m in modules:
+        m.disabled = True
+    try:
+        yield model
+    finally:
+        for (_, m), was in zip(modules, previous):
+            m.disabled = was
