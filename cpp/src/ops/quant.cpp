@@ -10,6 +10,7 @@ namespace tt {
 
 TT_DEFINE_KERNEL(quant_matvec)
 TT_DEFINE_KERNEL(quant_dequantize)
+TT_DEFINE_KERNEL(quant_gemm)
 
 namespace {
 
@@ -90,8 +91,9 @@ Tensor quant_linear(const Tensor& input, const Tensor& weight, int64_t qtype, in
       DType ct = x.device().is_cuda() ? dt : DType::Float32;
       Tensor xc = x.to(ct), oc = ct == dt ? out : Tensor::empty({M, N}, ct, x.device());
       int64_t rows = std::min(std::max<int64_t>(tile_elements(x.device()) / K / 64 * 64, 64), N);
-      Tensor tile = Tensor::empty({rows, K}, ct, x.device());
-      for (int64_t n0 = 0; n0 < N; n0 += rows) {
+      Tensor tile = x.device().is_cuda() ? Tensor::empty({rows, K}, ct, x.device()) : Tensor();
+      if (!x.device().is_cuda()) quant_gemm_kernel[x.device()](xc, w, qtype, oc);  // tiles per thread
+      for (int64_t n0 = 0; tile.defined() && n0 < N; n0 += rows) {
         int64_t r = std::min(rows, N - n0);
         Tensor t = tile.narrow(0, 0, r);
         quant_dequantize_kernel[x.device()](w.narrow(0, n0, r), qtype, t);
