@@ -245,5 +245,8 @@ def load_gguf(cls, path, dtype=None, device=None):
         # token than float32); the lookup keeps the float rows. Same values, float32 sums.
         model.lm_head = _make_linear(embed, None, dtype, device)
     model.tie_weights()
+    for layer in model.model.layers:   # packed q/k/v and gate/up as one kernel call each
+        layer.self_attn.fuse_projections()
+        layer.mlp.fuse_projections()
     model.gguf_path = path
     return model.eval()
