@@ -54,9 +54,7 @@ def instrument(model) -> None:
             mod.forward = wrap("rms_norm", mod.forward)
         elif leaf == "rotary_emb":
             mod.forward = wrap("rotary tables", mod.forward)
-    for attr, kind in (("apply_rotary_pos_emb", "rotary"), ("F", None)):
-        if kind and hasattr(layers, attr):
-            setattr(layers, attr, wrap(kind, getattr(layers, attr)))
+    layers.apply_rotary_pos_emb = wrap("rotary", layers.apply_rotary_pos_emb)
     kv_module.KVCache.update = wrap("kv cache write", kv_module.KVCache.update)
 
     class FProxy:  # layers.F with sdpa and silu timed

@@ -114,6 +114,10 @@ def test_gguf_logits_match_numpy(tmp_path, arch, cfg):
         assert_close(m64(tt.tensor([IDS]))[0], forward_np(stored, cfg, IDS), "float64")
 
 
+def cat_cols(*ts):
+    return tt.cat(list(ts), -1)
+
+
 @pytest.mark.parametrize("arch, cfg", [("llama", TINY_LLAMA), ("qwen2", TINY_QWEN2)])
 @pytest.mark.parametrize("qtype", [Q.Q4_1, Q.Q8_0], ids=lambda q: q.name)
 def test_packed_model_fused_projections(tmp_path, arch, cfg, qtype):
@@ -124,9 +128,14 @@ def test_packed_model_fused_projections(tmp_path, arch, cfg, qtype):
     w = random_weights(cfg, seed=5)
     stored = write_gguf(tmp_path / "m.gguf", cfg, w, arch, types=types)
     model = LlamaForCausalLM.from_gguf(tmp_path / "m.gguf")
-    layer = model.model.layers[0]
-    assert "qkv_proj" in layer.self_attn._modules and "q_proj" not in layer.self_attn._modules
-    assert "gate_up_proj" in layer.mlp._modules and "gate_proj" not in layer.mlp._modules
+    attn, mlp = model.model.layers[0].self_attn, model.model.layers[0].mlp
+    assert "qkv_proj" in attn._modules and "gate_up_proj" in mlp._modules
+    # the parts stay usable, as row views of the stacked bytes (stored once)
+    x = tt.randn(3, cfg["hidden_size"])
+    with tt.no_grad():
+        assert_close(cat_cols(attn.q_proj(x), attn.k_proj(x), attn.v_proj(x)), attn.qkv_proj(x), "float32", tol=(0, 0))
+        assert_close(cat_cols(mlp.gate_proj(x), mlp.up_proj(x)), mlp.gate_up_proj(x), "float32", tol=(0, 0))
+    assert attn.k_proj.qweight.data_ptr() == attn.qkv_proj.qweight.data_ptr() + attn.q_proj.qweight.numel()
     assert isinstance(model.lm_head, tt.nn.QuantizedLinear)
     if cfg["tie_word_embeddings"]:
         assert model.lm_head.qtype == int(qtype) and "lm_head.weight" not in stored

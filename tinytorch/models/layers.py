@@ -20,14 +20,22 @@ from tinytorch.tensor import Tensor
 def stack_rows(layers) -> Optional[QuantizedLinear]:
     """One :class:`QuantizedLinear` whose output is the concatenation of ``layers``' outputs
     (their packed rows stacked: the same values, one kernel call), or None when the layers aren't
-    all packed in one qtype over one input size."""
+    all packed in one qtype over one input size. The layers keep working: their weights (and
+    biases) become row views of the stacked ones, so nothing is stored twice."""
     first = layers[0]
     if not all(isinstance(m, QuantizedLinear) and m.qtype == first.qtype and m.in_features == first.in_features
                and (m.bias is None) == (first.bias is None) for m in layers):
         return None
     data = cat([m.qweight for m in layers], 0)
     bias = cat([m.bias for m in layers], 0) if first.bias is not None else None
-    return QuantizedLinear(first.in_features, sum(m.out_features for m in layers), first.qtype, data, bias)
+    fused = QuantizedLinear(first.in_features, sum(m.out_features for m in layers), first.qtype, data, bias)
+    start = 0
+    for m in layers:
+        m.qweight = fused.qweight.narrow(0, start, m.out_features)
+        if bias is not None:
+            m.bias = fused.bias.narrow(0, start, m.out_features)
+        start += m.out_features
+    return fused
 
 
 def swiglu(x: Tensor, gate_weight: Tensor, up_weight: Tensor, down_weight: Tensor) -> Tensor:
@@ -45,11 +53,10 @@ class LlamaMLP(Module):
         self.down_proj = Linear(intermediate_size, hidden_size, bias=bias, device=device, dtype=dtype)
 
     def fuse_projections(self) -> bool:
-        """Replaces packed gate_proj/up_proj by one ``gate_up_proj`` (a decode step makes one call
-        instead of two); returns whether it did."""
+        """Adds ``gate_up_proj``, packed gate_proj and up_proj stacked (a step makes one call instead of
+        two; the two stay as views of it); returns whether it did."""
         fused = stack_rows([self.gate_proj, self.up_proj])
         if fused is not None:
-            del self.gate_proj, self.up_proj
             self.gate_up_proj = fused
         return fused is not None
 
@@ -79,11 +86,10 @@ class LlamaAttention(Module):
         self.o_proj = Linear(self.num_heads * d, h, bias=config.o_bias, **kw)
 
     def fuse_projections(self) -> bool:
-        """Replaces packed q_proj/k_proj/v_proj by one ``qkv_proj`` (one call per step instead of
-        three, and the rotary of q and k in one pass); returns whether it did."""
+        """Adds ``qkv_proj``, packed q_proj/k_proj/v_proj stacked (one call per step instead of three,
+        and the rotary of q and k in one pass; the three stay as views of it); returns whether it did."""
         fused = stack_rows([self.q_proj, self.k_proj, self.v_proj])
         if fused is not None:
-            del self.q_proj, self.k_proj, self.v_proj
             self.qkv_proj = fused
         return fused is not None
 
