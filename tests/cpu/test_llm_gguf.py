@@ -48,8 +48,9 @@ def _store(a: np.ndarray, qtype):
     return packed, gguf.quants.dequantize(packed, qtype).astype(np.float64).reshape(a.shape)
 
 
-def write_gguf(path, cfg: dict, w: dict, arch: str, extra=None):
-    """Writes w (HF names) as llama.cpp's converter would; returns the weights as stored (HF layout)."""
+def write_gguf(path, cfg: dict, w: dict, arch: str, extra=None, types=None):
+    """Writes w (HF names) as llama.cpp's converter would (ggml types per tensor kind from
+    ``types``, default _TYPES); returns the weights as stored (HF layout)."""
     H, Hkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     wr = gguf.GGUFWriter(str(path), arch)
     wr.add_block_count(cfg["num_hidden_layers"])
@@ -76,7 +77,7 @@ def write_gguf(path, cfg: dict, w: dict, arch: str, extra=None):
             mod = ".".join(parts[3:-1])
             g = f"blk.{parts[2]}.{_GGUF_NAMES[mod]}.{parts[-1]}"
         kind = g.split(".")[-2] if g.startswith("blk") else g.split(".")[0]
-        qtype = _TYPES.get(kind, Q.F32) if a.ndim == 2 else Q.F32
+        qtype = (_TYPES if types is None else types).get(kind, Q.F32) if a.ndim == 2 else Q.F32
         data = a
         if arch == "llama" and kind in ("attn_q", "attn_k"):
             data = llama_cpp_permute(a, H if kind == "attn_q" else Hkv)
@@ -111,6 +112,40 @@ def test_gguf_logits_match_numpy(tmp_path, arch, cfg):
     m64 = LlamaForCausalLM.from_gguf(tmp_path / "m.gguf", dtype=tt.float64)
     with tt.no_grad():
         assert_close(m64(tt.tensor([IDS]))[0], forward_np(stored, cfg, IDS), "float64")
+
+
+def cat_cols(*ts):
+    return tt.cat(list(ts), -1)
+
+
+@pytest.mark.parametrize("arch, cfg", [("llama", TINY_LLAMA), ("qwen2", TINY_QWEN2)])
+@pytest.mark.parametrize("qtype", [Q.Q4_1, Q.Q8_0], ids=lambda q: q.name)
+def test_packed_model_fused_projections(tmp_path, arch, cfg, qtype):
+    """Every linear packed: q/k/v and gate/up run as one stacked QuantizedLinear each, a tied head
+    reads the embedding's packed blocks; full forward and KV-cache decode equal the numpy forward."""
+    types = {k: qtype for k in ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down",
+                                "token_embd", "output")}
+    w = random_weights(cfg, seed=5)
+    stored = write_gguf(tmp_path / "m.gguf", cfg, w, arch, types=types)
+    model = LlamaForCausalLM.from_gguf(tmp_path / "m.gguf")
+    attn, mlp = model.model.layers[0].self_attn, model.model.layers[0].mlp
+    assert "qkv_proj" in attn._modules and "gate_up_proj" in mlp._modules
+    # the parts stay usable, as row views of the stacked bytes (stored once)
+    x = tt.randn(3, cfg["hidden_size"])
+    with tt.no_grad():
+        assert_close(cat_cols(attn.q_proj(x), attn.k_proj(x), attn.v_proj(x)), attn.qkv_proj(x), "float32", tol=(0, 0))
+        assert_close(cat_cols(mlp.gate_proj(x), mlp.up_proj(x)), mlp.gate_up_proj(x), "float32", tol=(0, 0))
+    assert attn.k_proj.qweight.data_ptr() == attn.qkv_proj.qweight.data_ptr() + attn.q_proj.qweight.numel()
+    assert isinstance(model.lm_head, tt.nn.QuantizedLinear)
+    if cfg["tie_word_embeddings"]:
+        assert model.lm_head.qtype == int(qtype) and "lm_head.weight" not in stored
+    ref = forward_np(stored, cfg, IDS)
+    with tt.no_grad():
+        assert_close(model(tt.tensor([IDS]))[0], ref, "float32", tol=NET_TOL_F32)
+        cache = model.make_cache(1, len(IDS))
+        steps = [model(tt.tensor([IDS[:4]]), past_key_values=cache)[0]]
+        steps += [model(tt.tensor([[i]]), past_key_values=cache)[0] for i in IDS[4:]]
+    assert_close(tt.cat(steps, 0), ref, "float32", tol=NET_TOL_F32)
 
 
 def test_q_k_permutation_is_undone(tmp_path):

@@ -47,15 +47,21 @@ def test_forward(qtype, dtype, m):
 @pytest.mark.parametrize("qtype", [Q.Q4_0, Q.Q4_1, Q.Q8_0, Q.Q6_K], ids=lambda q: q.name)
 @pytest.mark.parametrize("m", [1, 5, 50])
 def test_many_rows_and_tiles(qtype, m):
-    # K = 4096: the GEMM path (50 rows) cuts the 131 rows of W into 3 tiles; the matvec splits N
-    # over threads
+    # K = 4096: the GEMM path (50 rows) cuts the 131 rows of W into per-thread tiles of a multiple
+    # of 16 rows (2 threads: 80 + a partial 51); the matvec splits N over threads
     n, k = 131, 4096
     data, w = packed_weight(qtype, n, k, seed=3)
     bias = np.random.default_rng(4).uniform(-1, 1, n)
     layer = tt.nn.QuantizedLinear(k, n, qtype, data.reshape(-1), bias=bias.astype(np.float32))
     x, xr = make((m, k), "float32", seed=2)
     ref, scale = reference(xr, w, bias.astype(np.float32))
-    assert_close_dot(layer(x), ref, scale, "float32")
+    before = tt.get_num_threads()
+    try:
+        for threads in (1, 2):
+            tt.set_num_threads(threads)
+            assert_close_dot(layer(x), ref, scale, "float32", what=f"{threads} threads")
+    finally:
+        tt.set_num_threads(before)
 
 
 @pytest.mark.parametrize("layout", ["transposed", "sliced", "expanded"])
@@ -164,7 +170,8 @@ def test_bad_input():
 
 @pytest.mark.parametrize("isa", ["avx2", "scalar"])
 def test_every_isa_path(isa):
-    # the ISA is picked once per process: the AVX2 and scalar kernels run in a child process with
+    # the ISA is picked once per process: the AVX2 and scalar kernels (matvec, dequantization, the
+    # GEMM path's tiles) run in a child process with
     # TINYTORCH_QUANT_ISA capping it (on a CPU without AVX-512 the AVX2 run repeats the default)
     code = textwrap.dedent("""
         import numpy as np
@@ -175,7 +182,9 @@ def test_every_isa_path(isa):
             k = 96 if block_size(q) == 32 else 512
             data, w = packed_weight(q, 13, k, seed=3)
             layer = tt.nn.QuantizedLinear(k, 13, q, data)
-            for m in (1, 3, 9):
+            # dequantization (also the prefill GEMM's tiles) gives the exact float32 values
+            assert np.array_equal(layer.dequantize().numpy(), w.astype(np.float32)), q.name
+            for m in (1, 3, 9, 50):
                 for dtype in ("float32", "bfloat16"):
                     x, xr = make((m, k), dtype, seed=m)
                     assert_close_dot(layer(x), xr @ w.T, np.abs(xr) @ np.abs(w).T, dtype, what=f"{q.name} M={m}")

@@ -97,7 +97,8 @@ class LlamaForCausalLM(Module):
         self.tie_weights()
 
     def tie_weights(self) -> None:
-        if self.config.tie_word_embeddings:
+        # a packed head (QuantizedLinear from a GGUF's embedding blocks) is already tied by content
+        if self.config.tie_word_embeddings and isinstance(self.lm_head, Linear):
             self.lm_head.weight = self.model.embed_tokens.weight
 
     def forward(self, input_ids: Tensor, attention_mask: Optional[Tensor] = None,

@@ -72,12 +72,27 @@ def rotate_pairs(x: Tensor) -> Tensor:
     return stack([-pairs[..., 1], pairs[..., 0]], -1).flatten(-2)
 
 
+_HALF_SIGNS: dict = {}  # (D, dtype, device str) -> (-1,) * D/2 + (1,) * D/2
+
+
+def _half_signs(d: int, like: Tensor) -> Tensor:
+    key = (d, like.dtype, str(like.device))
+    signs = _HALF_SIGNS.get(key)
+    if signs is None:
+        signs = _HALF_SIGNS[key] = from_numpy(np.repeat(np.array([-1.0, 1.0]), d // 2)).to(
+            device=like.device, dtype=like.dtype)
+    return signs
+
+
 def apply_rotary_pos_emb(x: Tensor, cos: Tensor, sin: Tensor, convention: str = "half") -> Tensor:
     """x * cos + partner(x) * sin: rotates x (B, H, T, D) by angles whose cos/sin are (B, 1, T, D)
     (broadcastable), laid out for the convention (:func:`rotary_angles`): ``"half"`` pairs dim i with
     i + D/2 (angles repeated in two halves), ``"interleaved"`` pairs 2i with 2i + 1 (each angle twice)."""
     if convention == "half":
-        return x * cos + rotate_half(x) * sin
+        # rotate_half(x) * sin as roll(x, D/2) * (sin with its first half negated): the same
+        # products, 2 small ops instead of 2 slices, a negation and a cat (decode is op-bound)
+        d = x.shape[-1]
+        return x * cos + x.roll(d // 2, -1) * (sin * _half_signs(d, sin))
     if convention == "interleaved":
         return x * cos + rotate_pairs(x) * sin
     raise ValueError(f"apply_rotary_pos_emb: convention must be one of {CONVENTIONS}, got {convention!r}")

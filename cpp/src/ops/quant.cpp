@@ -10,6 +10,7 @@ namespace tt {
 
 TT_DEFINE_KERNEL(quant_matvec)
 TT_DEFINE_KERNEL(quant_dequantize)
+TT_DEFINE_KERNEL(quant_gemm)
 
 namespace {
 
@@ -19,9 +20,9 @@ namespace {
 // --prefill); GPU: cuBLAS on dequantized tiles from 9 rows on (not yet measured).
 int64_t matvec_max_rows(Device d) { return d.is_cuda() ? 8 : 48; }
 
-// Dequantized weight elements per tile of the GEMM path: ~1 MiB of float32 on the CPU (stays in
-// L2 while the GEMM packs it), larger on a GPU where each tile is one GEMM launch.
-int64_t tile_elements(Device d) { return d.is_cuda() ? (int64_t(1) << 24) : (int64_t(1) << 18); }
+// Dequantized weight elements per tile of the GPU's GEMM path (each tile is one cuBLAS launch);
+// the CPU's quant_gemm kernel sizes its own per-thread tiles.
+int64_t tile_elements() { return int64_t(1) << 24; }
 
 // The weight as (out_features, row_bytes) after checking dtype and byte count.
 Tensor weight_rows(const char* op, const Tensor& w, int64_t qtype, int64_t N, int64_t K) {
@@ -89,18 +90,22 @@ Tensor quant_linear(const Tensor& input, const Tensor& weight, int64_t qtype, in
       // tiles; cuBLAS multiplies 16-bit tiles with float32 accumulation directly.
       DType ct = x.device().is_cuda() ? dt : DType::Float32;
       Tensor xc = x.to(ct), oc = ct == dt ? out : Tensor::empty({M, N}, ct, x.device());
-      int64_t rows = std::min(std::max<int64_t>(tile_elements(x.device()) / K / 64 * 64, 64), N);
-      Tensor tile = Tensor::empty({rows, K}, ct, x.device());
-      for (int64_t n0 = 0; n0 < N; n0 += rows) {
-        int64_t r = std::min(rows, N - n0);
-        Tensor t = tile.narrow(0, 0, r);
-        quant_dequantize_kernel[x.device()](w.narrow(0, n0, r), qtype, t);
-        GemmArgs g;  // oc[:, n0:n0+r] = xc (M, K) @ t^T (K, r)
-        g.a = xc, g.b = t, g.c = oc.narrow(1, n0, r);
-        g.trans_b = true;
-        g.m = M, g.n = r, g.k = K;
-        g.lda = K, g.ldb = K, g.ldc = N;
-        gemm_kernel[x.device()](g);
+      if (!x.device().is_cuda()) {
+        quant_gemm_kernel[x.device()](xc, w, qtype, oc);  // per-thread tiles, each dequantized + sgemm
+      } else {
+        int64_t rows = std::min(std::max<int64_t>(tile_elements() / K / 64 * 64, 64), N);
+        Tensor tile = Tensor::empty({rows, K}, ct, x.device());
+        for (int64_t n0 = 0; n0 < N; n0 += rows) {
+          int64_t r = std::min(rows, N - n0);
+          Tensor t = tile.narrow(0, 0, r);
+          quant_dequantize_kernel[x.device()](w.narrow(0, n0, r), qtype, t);
+          GemmArgs g;  // oc[:, n0:n0+r] = xc (M, K) @ t^T (K, r)
+          g.a = xc, g.b = t, g.c = oc.narrow(1, n0, r);
+          g.trans_b = true;
+          g.m = M, g.n = r, g.k = K;
+          g.lda = K, g.ldb = K, g.ldc = N;
+          gemm_kernel[x.device()](g);
+        }
       }
       if (!oc.is_same(out)) out.copy_(oc);
     }

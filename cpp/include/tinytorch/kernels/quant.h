@@ -10,6 +10,10 @@ namespace tt {
 // out = x @ dequantize(w)^T, each row's blocks dequantized in registers and summed in float32.
 // Meant for small M (decode); the op layer sends large M through quant_dequantize + GEMM.
 TT_DECLARE_KERNEL(quant_matvec, const Tensor& x, const Tensor& w, int64_t qtype, const Tensor& out)
+// x: (M, K) float32, w: (N, row_bytes) uint8 -> out: (M, N) float32 = x @ dequantize(w)^T for
+// large M (prefill): weight tiles dequantized and multiplied by a GEMM. CPU only (the op layer
+// runs cuBLAS on dequantized tiles on the GPU).
+TT_DECLARE_KERNEL(quant_gemm, const Tensor& x, const Tensor& w, int64_t qtype, const Tensor& out)
 // w: (N, row_bytes) uint8 -> out: (N, K) floating, the dequantized rows.
 TT_DECLARE_KERNEL(quant_dequantize, const Tensor& w, int64_t qtype, const Tensor& out)
 
