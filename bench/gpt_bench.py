@@ -6,6 +6,7 @@ gradient clipping, fused AdamW) of the default CPU config on the same batches; p
 step time and the ratio (tinytorch / PyTorch; < 1 means tinytorch is faster).
 
     /tmp/tv/bin/python bench/gpt_bench.py [--steps 10] [--rounds 5] [--threads 2] [--preset cpu]
+    python3 bench/gpt_bench.py --device cuda --preset gpu      # bf16 autocast, as the demo on a GPU
 """
 from __future__ import annotations
 
@@ -43,21 +44,27 @@ def load_demo(library: str) -> types.ModuleType:
     return mod
 
 
-def make_run(lib, demo, cfg_kw, batches, steps: int):
+def make_run(lib, demo, cfg_kw, batches, steps: int, device: str = "cpu"):
     lib.manual_seed(0)
-    model = demo.GPT(demo.GPTConfig(**cfg_kw))
+    model = demo.GPT(demo.GPTConfig(**cfg_kw)).to(device)
     opt = lib.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.95), weight_decay=0.1, fused=True)
-    data = [(lib.from_numpy(x), lib.from_numpy(y)) for x, y in batches]
+    data = [(lib.from_numpy(x).to(device), lib.from_numpy(y).to(device)) for x, y in batches]
+    cuda = device.startswith("cuda")
 
     def run() -> float:
+        if cuda:
+            lib.cuda.synchronize()
         t = time.perf_counter()
         for i in range(steps):
             x, y = data[i % len(data)]
-            _, loss = model(x, y)
+            with lib.autocast(device_type="cuda", dtype=lib.bfloat16, enabled=cuda):
+                _, loss = model(x, y)
             loss.backward()
             lib.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
             opt.zero_grad(set_to_none=True)
+        if cuda:
+            lib.cuda.synchronize()
         return (time.perf_counter() - t) / steps
     run()  # warm-up
     return run
@@ -69,6 +76,7 @@ def main(argv=None) -> dict:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--preset", default="cpu")
+    p.add_argument("--device", default="cpu", help="cpu or cuda (bf16 autocast on cuda)")
     args = p.parse_args(argv)
     torch = try_import_torch()
     ours_demo = load_demo("tinytorch")
@@ -79,13 +87,13 @@ def main(argv=None) -> dict:
     B, T = preset["batch_size"], preset["block_size"]
     batches = [(rng.integers(0, 65, (B, T)), rng.integers(0, 65, (B, T))) for _ in range(4)]
     tt.set_num_threads(args.threads)
-    ours = make_run(tt, ours_demo, cfg_kw, batches, args.steps)
+    ours = make_run(tt, ours_demo, cfg_kw, batches, args.steps, args.device)
     ref = None
     if torch is not None:
         torch.set_num_threads(args.threads)
-        ref = make_run(torch, load_demo("torch"), cfg_kw, batches, args.steps)
+        ref = make_run(torch, load_demo("torch"), cfg_kw, batches, args.steps, args.device)
     a, b = alternate_medians(ours, ref, args.rounds)
-    line = f"GPT {args.preset} step ({B}x{T} tokens, {args.threads} threads): tinytorch {a * 1e3:.1f} ms"
+    line = f"GPT {args.preset} step on {args.device} ({B}x{T} tokens, {args.threads} threads): tinytorch {a * 1e3:.1f} ms"
     if b is not None:
         line += f", torch {b * 1e3:.1f} ms, ratio {a / b:.2f}x"
     print(line, flush=True)
