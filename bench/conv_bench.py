@@ -1,8 +1,15 @@
-"""conv2d forward / backward pieces for the two conv layers of the MNIST CNN, tinytorch vs
-PyTorch CPU in one process, alternating runs; medians and ratios (tinytorch time / torch time,
-< 1 means tinytorch is faster). Also max_pool2d 2x2 forward/backward on conv2's output.
+"""conv2d and batch_norm on the CPU, tinytorch vs PyTorch in one process, alternating runs;
+medians and ratios (tinytorch time / torch time, < 1 means tinytorch is faster).
 
-    python bench/conv_bench.py [--threads 2] [--rounds 15] [--batch 64]
+    python bench/conv_bench.py [--threads 2] [--rounds 7] [--batch 16] [--mnist] [--resnet] [--all]
+        [--dtype float32|bfloat16]
+
+Default: a short list of ResNet-18/50 layer shapes (3x3 and 1x1, stride 1 and 2, 64-512 channels)
+at --batch, forward, grad_input and grad_weight separately, then batch_norm forward and
+forward+backward. --all adds batch 1 and 64; --mnist the MNIST CNN's two layers and max_pool2d;
+--resnet a whole ResNet-18 training step (forward, cross entropy, backward, SGD), defined once
+against a module ``m`` and run with m=tinytorch and m=torch. Only NCHW: tinytorch has no
+channels_last memory format.
 """
 from __future__ import annotations
 
@@ -18,18 +25,156 @@ from _harness import compare, try_import_torch  # noqa: E402
 
 C = tt._C
 
+# (name, C_in, C_out, H=W of the input, kernel, stride, padding): ResNet-18/50 layers at 224x224 / 4
+# (56 -> 14 etc. scaled to keep the 2-core run short; the channel counts are the real ones).
+RESNET_CONVS = [
+    ("r18 l1 3x3 64", 64, 64, 28, 3, 1, 1),
+    ("r18 l2 3x3 s2 64->128", 64, 128, 28, 3, 2, 1),
+    ("r18 l3 3x3 256", 256, 256, 7, 3, 1, 1),
+    ("r18 l4 3x3 512", 512, 512, 4, 3, 1, 1),
+    ("r50 1x1 64->256", 64, 256, 28, 1, 1, 0),
+    ("r50 1x1 256->64", 256, 64, 28, 1, 1, 0),
+    ("r50 1x1 s2 256->512", 256, 512, 14, 1, 2, 0),
+]
+BN_SHAPES = [(64, 28), (256, 7), (512, 4)]  # (channels, H=W)
 
-def layers(batch: int):
-    # (name, input shape, weight shape): conv1 (1 -> 32, 28x28), conv2 (32 -> 64, 26x26), 3x3, stride 1
-    return [("conv1", (batch, 1, 28, 28), (32, 1, 3, 3)), ("conv2", (batch, 32, 26, 26), (64, 32, 3, 3))]
+
+def conv_case(torch, rng, kw, batch, name, cin, cout, hw, k, s, p, dtype, mnist_pairs=False):
+    tdt, rdt = getattr(tt, dtype), getattr(torch, dtype)
+    x = rng.standard_normal((batch, cin, hw, hw), dtype=np.float32)
+    w = rng.standard_normal((cout, cin, k, k), dtype=np.float32) * 0.1
+    b = rng.standard_normal(cout, dtype=np.float32)
+    tx, tw, tb = (tt.tensor(a).to(tdt)._impl for a in (x, w, b))
+    rx, rw, rb = (torch.from_numpy(a).to(rdt) for a in (x, w, b))
+    st, pd, one = (s, s), (p, p), (1, 1)
+    ro = torch.nn.functional.conv2d(rx, rw, rb, s, p)
+    go = rng.standard_normal(tuple(ro.shape), dtype=np.float32)
+    tg, rg = tt.tensor(go).to(tdt)._impl, torch.from_numpy(go).to(rdt)
+    # correctness guard: forward and all grads agree with torch
+    tol = 1e-3 if dtype == "float32" else 5e-2
+    out = tt._tensor._wrap(C.conv2d(tx, tw, tb, st, pd, one, 1)).float().numpy()
+    np.testing.assert_allclose(out, ro.float().numpy(), rtol=tol, atol=tol * 10)
+    rgrads = torch.ops.aten.convolution_backward(rg, rx, rw, [cout], [s, s], [p, p], [1, 1], False, [0, 0], 1,
+                                                 [True, True, True])
+    tgrads = C.conv2d_backward(tg, tx, tw, st, pd, one, 1, (True, True, True))
+    for t_, r_ in zip(tgrads, rgrads):
+        np.testing.assert_allclose(tt._tensor._wrap(t_).float().numpy(), r_.float().numpy(), rtol=tol,
+                                   atol=tol * 20 * max(1.0, float(r_.float().abs().max()) / 100))
+    label = f"{name} b{batch} {dtype}"
+    res = [compare(f"{label} forward", lambda: C.conv2d(tx, tw, tb, st, pd, one, 1),
+                   lambda: torch.nn.functional.conv2d(rx, rw, rb, s, p), **kw)]
+    masks = [("grad_input", (True, False, False)), ("grad_weight", (False, True, False))]
+    if mnist_pairs:
+        masks += [("grad_bias", (False, False, True)), ("backward all", (True, True, True))]
+    for lab, mask in masks:
+        if name.startswith("conv1") and mask[0]:
+            continue  # the MNIST CNN never needs conv1's grad_input
+        res.append(compare(f"{label} {lab}", lambda m=mask: C.conv2d_backward(tg, tx, tw, st, pd, one, 1, m),
+                           lambda m=list(mask): torch.ops.aten.convolution_backward(
+                               rg, rx, rw, [cout], [s, s], [p, p], [1, 1], False, [0, 0], 1, m), **kw))
+    return res
+
+
+def bn_case(torch, rng, kw, batch, c, hw, dtype):
+    tdt, rdt = getattr(tt, dtype), getattr(torch, dtype)
+    x = rng.standard_normal((batch, c, hw, hw), dtype=np.float32)
+    g = rng.standard_normal((batch, c, hw, hw), dtype=np.float32)
+    res = []
+    for lib, dt in ((tt, tdt), (torch, rdt)):
+        lib._bn = (lib.tensor(x).to(dt).requires_grad_(True), lib.tensor(g).to(dt),
+                   lib.ones(c, dtype=dt, requires_grad=True), lib.zeros(c, dtype=dt, requires_grad=True),
+                   lib.zeros(c, dtype=dt), lib.ones(c, dtype=dt))
+
+    def fwd(lib):
+        xx, _, w, b, rm, rv = lib._bn
+        with lib.no_grad():
+            return lib.nn.functional.batch_norm(xx, rm, rv, w, b, True, 0.1, 1e-5)
+
+    def fwd_bwd(lib):
+        xx, gg, w, b, rm, rv = lib._bn
+        y = lib.nn.functional.batch_norm(xx, rm, rv, w, b, True, 0.1, 1e-5)
+        return lib.autograd.grad(y, (xx, w, b), gg)
+
+    label = f"batch_norm ({batch},{c},{hw},{hw}) {dtype}"
+    res.append(compare(f"{label} forward", lambda: fwd(tt), lambda: fwd(torch), **kw))
+    res.append(compare(f"{label} fwd+bwd", lambda: fwd_bwd(tt), lambda: fwd_bwd(torch), **kw))
+    return res
+
+
+def resnet18(m, num_classes: int = 10):
+    """torchvision's ResNet-18 (BasicBlock, [2, 2, 2, 2]) written against module ``m``."""
+    nn = m.nn
+
+    class Block(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(cout)
+            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(cout)
+            self.down = None
+            if stride != 1 or cin != cout:
+                self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            y = m.relu(self.bn1(self.conv1(x)))
+            y = self.bn2(self.conv2(y))
+            return m.relu(y + (x if self.down is None else self.down(x)))
+
+    layers = [nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(3, 2, 1)]
+    cin = 64
+    for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+        layers += [Block(cin, cout, stride), Block(cout, cout, 1)]
+        cin = cout
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, num_classes)]
+    return nn.Sequential(*layers)
+
+
+def resnet_step(m, batch: int, size: int, seed: int = 0):
+    """A closure running one ResNet-18 training step of module ``m`` (SGD momentum)."""
+    m.manual_seed(seed)
+    net = resnet18(m)
+    net.train()
+    opt = m.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+    x = m.randn(batch, 3, size, size)
+    y = m.randint(0, 10, (batch,))
+
+    def step():
+        opt.zero_grad()
+        loss = m.nn.functional.cross_entropy(net(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
+def mnist_cases(torch, rng, kw, batch):
+    for name, cin, cout, hw in (("conv1", 1, 32, 28), ("conv2", 32, 64, 26)):
+        conv_case(torch, rng, kw, batch, name, cin, cout, hw, 3, 1, 0, "float32", mnist_pairs=True)
+    y = rng.standard_normal((batch, 64, 24, 24), dtype=np.float32)
+    ty, ry = tt.tensor(y), torch.from_numpy(y)
+    compare("max_pool2d 2x2 forward", lambda: tt.nn.functional.max_pool2d(ty, 2),
+            lambda: torch.nn.functional.max_pool2d(ry, 2), **kw)
+    ty.requires_grad_(True)
+    ry.requires_grad_(True)
+    gp = rng.standard_normal((batch, 64, 12, 12), dtype=np.float32)
+    tgp, rgp = tt.tensor(gp), torch.from_numpy(gp)
+    compare("max_pool2d 2x2 forward+backward", lambda: tt.nn.functional.max_pool2d(ty, 2).backward(tgp),
+            lambda: torch.nn.functional.max_pool2d(ry, 2).backward(rgp), **kw)
 
 
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--rounds", type=int, default=15)
-    p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--inner", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--batch", type=int, default=16)
+    p.add_argument("--inner", type=int, default=2)
+    p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
+    p.add_argument("--all", action="store_true", help="batch 1, --batch and 64")
+    p.add_argument("--mnist", action="store_true", help="the MNIST CNN's layers (batch 64)")
+    p.add_argument("--resnet", action="store_true", help="only a whole ResNet-18 training step")
+    p.add_argument("--size", type=int, default=64, help="ResNet input height and width")
+    p.add_argument("--only", default="", help="run only cases whose name contains this")
     args = p.parse_args()
     torch = try_import_torch()
     if torch is None:
@@ -37,54 +182,23 @@ def main() -> None:
     tt.set_num_threads(args.threads)
     torch.set_num_threads(args.threads)
     rng = np.random.default_rng(0)
-    one, zero = (1, 1), (0, 0)
     kw = dict(rounds=args.rounds, inner=args.inner, ref_name="torch")
-    for name, xs, ws in layers(args.batch):
-        x = rng.standard_normal(xs, dtype=np.float32)
-        w = rng.standard_normal(ws, dtype=np.float32) * 0.1
-        b = rng.standard_normal(ws[0], dtype=np.float32)
-        tx, tw, tb = (tt.tensor(a)._impl for a in (x, w, b))
-        rx, rw, rb = (torch.from_numpy(a) for a in (x, w, b))
-        ro = torch.nn.functional.conv2d(rx, rw, rb)
-        go = rng.standard_normal(tuple(ro.shape), dtype=np.float32)
-        tg, rg = tt.tensor(go)._impl, torch.from_numpy(go)
-        # correctness guard: forward and all grads agree with torch
-        out = np.asarray(tt._tensor._wrap(C.conv2d(tx, tw, tb, one, zero, one, 1)).numpy())
-        np.testing.assert_allclose(out, ro.numpy(), rtol=1e-3, atol=1e-3)
-        rgrads = torch.ops.aten.convolution_backward(rg, rx, rw, [ws[0]], [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
-                                                     [True, True, True])
-        tgrads = C.conv2d_backward(tg, tx, tw, one, zero, one, 1, (True, True, True))
-        for t_, r_ in zip(tgrads, rgrads):
-            np.testing.assert_allclose(tt._tensor._wrap(t_).numpy(), r_.numpy(), rtol=1e-3, atol=2e-3)
-
-        compare(f"{name} forward {xs}", lambda: C.conv2d(tx, tw, tb, one, zero, one, 1),
-                lambda: torch.nn.functional.conv2d(rx, rw, rb), **kw)
-        for label, mask in (("grad_input", (True, False, False)), ("grad_weight", (False, True, False)),
-                            ("grad_bias", (False, False, True)), ("backward all", (True, True, True))):
-            if name == "conv1" and mask[0]:
-                mask = (False,) + mask[1:]  # the CNN never needs conv1's grad_input
-                if not any(mask):
-                    continue
-            ref_mask = list(mask)
-            compare(f"{name} {label}", lambda m=mask: C.conv2d_backward(tg, tx, tw, one, zero, one, 1, m),
-                    lambda m=ref_mask: torch.ops.aten.convolution_backward(rg, rx, rw, [ws[0]], [1, 1], [0, 0], [1, 1],
-                                                                           False, [0, 0], 1, m), **kw)
-    # max_pool2d 2x2 on conv2's output
-    y = rng.standard_normal((args.batch, 64, 24, 24), dtype=np.float32)
-    ty, ry = tt.tensor(y), torch.from_numpy(y)
-    compare("max_pool2d 2x2 forward", lambda: tt.nn.functional.max_pool2d(ty, 2),
-            lambda: torch.nn.functional.max_pool2d(ry, 2), **kw)
-    ty.requires_grad_(True)
-    ry.requires_grad_(True)
-    gp = rng.standard_normal((args.batch, 64, 12, 12), dtype=np.float32)
-    tgp, rgp = tt.tensor(gp), torch.from_numpy(gp)
-
-    def tpool():
-        tt.nn.functional.max_pool2d(ty, 2).backward(tgp)
-
-    def rpool():
-        torch.nn.functional.max_pool2d(ry, 2).backward(rgp)
-    compare("max_pool2d 2x2 forward+backward", tpool, rpool, **kw)
+    if args.resnet:
+        t_step, r_step = resnet_step(tt, args.batch, args.size), resnet_step(torch, args.batch, args.size)
+        compare(f"ResNet-18 train step b{args.batch} 3x{args.size}x{args.size}", t_step, r_step,
+                **dict(kw, inner=1))
+        return
+    if args.mnist:
+        mnist_cases(torch, rng, kw, 64)
+        return
+    batches = [1, args.batch, 64] if args.all else [args.batch]
+    for batch in batches:
+        for case in RESNET_CONVS:
+            if args.only in case[0]:
+                conv_case(torch, rng, kw, batch, *case, args.dtype)
+        for c, hw in BN_SHAPES:
+            if args.only in "batch_norm":
+                bn_case(torch, rng, kw, batch, c, hw, args.dtype)
 
 
 if __name__ == "__main__":

@@ -55,6 +55,9 @@ SPECS = [
     (2, 4, 5, 5, 8, 3, 3, (1, 2), (1, 1), (1, 1), 4, False),
     (3, 5, 4, 3, 7, 1, 1, (1, 1), (0, 0), (1, 1), 1, True),
     (1, 2, 9, 8, 3, 2, 3, (3, 2), (2, 0), (3, 2), 1, False),
+    # Ho*Wo >= 256: the CPU's per-item path (smaller outputs take the batch-inner one)
+    (2, 3, 16, 17, 4, 3, 3, (1, 1), (1, 1), (1, 1), 1, True),
+    (2, 4, 17, 16, 6, 1, 1, (1, 1), (0, 0), (1, 1), 2, True),
 ]
 
 
@@ -85,6 +88,23 @@ def test_conv2d_larger_batch_float32():
     b, bn = make((32,), F32, 7)
     y = _C.conv2d(x, w, b, (1, 1), (1, 1), (1, 1), 1)
     check(y, conv_ref(xn, wn, bn, (1, 1), (1, 1), (1, 1), 1), F32, 20.0)
+
+
+def test_conv2d_batch_inner_chunks_float32():
+    # ResNet-like late layer (Ho*Wo = 225 < 256): the batch-inner CPU path, with the batch split
+    # over two col chunks (grad_weight accumulates across them), stride 2, groups, padding.
+    x, xn = make((20, 64, 29, 29), F32, 8)
+    w, wn = make((8, 32, 3, 3), F32, 9)
+    b, bn = make((8,), F32, 10)
+    args = ((2, 2), (1, 1), (1, 1), 2)
+    y = _C.conv2d(x, w, b, *args)
+    g, gn = make(tuple(y.shape), F32, 11)
+    yr, gxr, gwr, gbr = conv_ref(xn, wn, bn, *args, g=gn)
+    check(y, yr, F32, 20.0)
+    gx, gw, gb = _C.conv2d_backward(g, x, w, *args, (True, True, True))
+    check(gx, gxr, F32, 20.0)
+    check(gw, gwr, F32, 40.0)
+    check(gb, gbr, F32, 20.0)
 
 
 def test_conv2d_errors():

@@ -25,6 +25,11 @@ namespace {
 // small CNN (MNIST's conv2 at batch 512 needs 340 MiB).
 constexpr int64_t kColBudgetCache = int64_t(1) << 18;
 constexpr int64_t kColBudgetDevice = int64_t(128) << 20;
+// CPU, small outputs (Ho*Wo < kBatchInnerL: ResNet's late layers, 1x1 to 14x14): per-item GEMMs
+// with n = Ho*Wo are too thin to run well, so these take the batch-inner path as the GPU does,
+// one GEMM with n = items*L threaded inside, over 8 MiB col chunks.
+constexpr int64_t kBatchInnerL = 256;
+constexpr int64_t kColBudgetBatchInner = int64_t(2) << 20;
 // CPU grad_weight: items per partial sum. Fixed, so the sums (and the result) do not depend on
 // the thread count: partials are summed over their items in order, then over groups in double.
 constexpr int64_t kWeightGroup = 8;
@@ -81,13 +86,16 @@ ConvGeom check_conv(const char* op, const Tensor& x, const Tensor& w, Pair strid
 
 DType compute_dtype(DType d) { return d == DType::Float64 ? d : DType::Float32; }
 
+// Whether the batch-inner path (one GEMM per chunk of items) runs: every GPU conv, small CPU ones.
+bool batch_inner(const ConvGeom& g, Device dev) { return !dev.is_cpu() || g.L() < kBatchInnerL; }
+
 int64_t chunk_items(const ConvGeom& g, Device dev) {
   int64_t per = std::max<int64_t>(1, g.C * g.K * g.L());
-  int64_t budget = dev.is_cpu() ? kColBudgetCache : kColBudgetDevice;
+  int64_t budget = !dev.is_cpu() ? kColBudgetDevice : batch_inner(g, dev) ? kColBudgetBatchInner : kColBudgetCache;
   return std::clamp<int64_t>(budget / per, 1, std::max<int64_t>(g.B, 1));
 }
 
-// ---------------------------------------------------------------------------- GPU path
+// ---------------------------------------------------------------------------- batch-inner path (GPU, small CPU)
 // colp: (C*K, nb, L), batch-inner. Items [0, cur) as the (cur, C*K, L) view im2col/col2im take.
 Tensor items_of(const Tensor& colp, int64_t cur) { return colp.narrow(1, 0, cur).permute({1, 0, 2}); }
 
@@ -194,7 +202,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias, Pair s
     if (bias.defined()) out.copy_(bias.view({1, g.O, 1, 1}));
     else fill_kernel[dev](out, 0.0);
   }
-  if (out.numel() > 0 && CgK > 0 && !dev.is_cpu()) {
+  if (out.numel() > 0 && CgK > 0 && batch_inner(g, dev)) {
     conv2d_forward_device(g, x, w, bias.defined() ? bias.to(cd) : bias, out);
   } else if (out.numel() > 0 && CgK > 0) {
     int64_t nb = chunk_items(g, dev);
@@ -266,7 +274,8 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad_out, const
     gw = Tensor::empty(w.shape(), cd, dev);
     if (!work) fill_kernel[dev](gw, 0.0);
   }
-  if (needs[1] && work && dev.is_cpu()) {
+  bool inner = batch_inner(g, dev);
+  if (needs[1] && work && !inner) {
     // part[grp] = sum over the items b of group grp, in order, of (per conv group)
     //   colA: col[b] (CgK, L) @ go[b]^T (L, Og) -> (CgK, Og)   (the gemm packs go's Og x L)
     //   else: go[b] (Og, L) @ col[b]^T (L, CgK) -> (Og, CgK)   (the gemm packs col's CgK x L)
@@ -304,7 +313,7 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad_out, const
     gx = Tensor::empty({g.B, g.C, g.H, g.W}, cd, dev);
     if (!work) fill_kernel[dev](gx, 0.0);
   }
-  if (work && !dev.is_cpu()) {
+  if (work && inner) {
     conv2d_backward_device(g, go, x, w, needs[0] ? gx : Tensor(), needs[1] ? gw : Tensor());
   } else if (needs[0] && work) {
     parallel_for(0, g.B, 1, [&](int64_t i0, int64_t i1) {
