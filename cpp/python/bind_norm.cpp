@@ -1,4 +1,4 @@
-// softmax / log_softmax and layer_norm / rms_norm (forward and backward) as _C functions.
+// softmax / log_softmax, layer_norm / rms_norm and batch_norm (forward and backward) as _C functions.
 // dtypes are int codes (the DType enum order); None = the default.
 #include "bind.h"
 #include "tinytorch/ops/norm.h"
@@ -46,6 +46,20 @@ TT_BIND(10, norm) {
           return py::make_tuple(gx, none_if_undefined(gw));
         },
         py::arg("grad_y"), py::arg("x"), py::arg("rstd"), py::arg("weight") = py::none());
+  m.def("batch_norm", [](const Tensor& x, std::optional<Tensor> w, std::optional<Tensor> b,
+                         std::optional<Tensor> rm, std::optional<Tensor> rv, bool training, double eps) {
+          return batch_norm(x, opt_tensor(w), opt_tensor(b), opt_tensor(rm), opt_tensor(rv), training, eps);
+        },
+        py::arg("x"), py::arg("weight") = py::none(), py::arg("bias") = py::none(),
+        py::arg("running_mean") = py::none(), py::arg("running_var") = py::none(), py::arg("training") = true,
+        py::arg("eps") = 1e-5);
+  m.def("batch_norm_backward", [](const Tensor& gy, const Tensor& x, const Tensor& mean, const Tensor& invstd,
+                                  std::optional<Tensor> w, bool training, std::array<bool, 3> needs) {
+          auto [gx, gw, gb] = batch_norm_backward(gy, x, mean, invstd, opt_tensor(w), training, needs);
+          return py::make_tuple(none_if_undefined(gx), none_if_undefined(gw), none_if_undefined(gb));
+        },
+        py::arg("grad_y"), py::arg("x"), py::arg("mean"), py::arg("invstd"), py::arg("weight") = py::none(),
+        py::arg("training") = true, py::arg("needs") = std::array<bool, 3>{true, true, true});
 }
 
 }  // namespace tt::python

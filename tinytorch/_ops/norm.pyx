@@ -110,3 +110,55 @@ def rms_norm(Tensor input, normalized_shape, weight=None, eps=None):
         save_tensors(n, (input, weight, wrap(rstd)))
         set_history(out, n, 0)
     return out
+
+
+def _batch_norm_grads_composite(g, Tensor x, w, Tensor mean_, Tensor invstd, Node n):
+    """batch_norm's gradients from differentiable ops, for create_graph: xhat = (x - mean) * rstd,
+    gy = g * w, gx = rstd * (gy - mean(gy) - xhat * mean(gy * xhat)) in training (the batch
+    statistics depend on x), rstd * gy in evaluation."""
+    cdef int nd = x._impl.ndim
+    dims = [0] + list(range(2, nd))
+    shape = [1, x._impl.shape[1]] + [1] * (nd - 2)
+    if n.training:
+        xc = x - mean(x, dims, keepdim=True)
+        rstd = (mean(xc * xc, dims, keepdim=True) + n.eps).rsqrt()
+    else:
+        xc = x - mean_.reshape(shape).to(x.dtype)
+        rstd = invstd.reshape(shape).to(x.dtype)
+    xhat = xc * rstd
+    gy = g if w is None else g * w.reshape(shape)
+    gx = rstd * (gy - mean(gy, dims, keepdim=True) - xhat * mean(gy * xhat, dims, keepdim=True)) if n.training \
+        else rstd * gy
+    gw = None if w is None else sum(g * xhat, dims).reshape(w.shape)
+    gb = sum(g, dims) if n.has_bias else None
+    return gx, gw, gb
+
+
+def _batch_norm_back(Node n, g):
+    x, w, mean_, invstd = n.saved_tensors
+    if is_grad_enabled_c():
+        return _batch_norm_grads_composite(g, x, w, mean_, invstd, n)
+    needs = (bool(n.needs_input_grad[0]), w is not None and bool(n.needs_input_grad[1]),
+             n.has_bias and bool(n.needs_input_grad[2]))
+    grads = _C.batch_norm_backward(g._impl, x._impl, mean_._impl, invstd._impl, None if w is None else w._impl,
+                                   n.training, needs)
+    return tuple(None if t is None else fused_result("BatchNormBackwardBackward", t, (g, x)) for t in grads)
+
+
+def batch_norm_fused(Tensor input, weight, bias, running_mean, running_var, bint training, double eps):
+    """batch_norm over dim 1 of (N, C, *) input with the fused kernels (the running statistics
+    are read in evaluation, not updated). Returns (out, mean, var): the batch's mean and biased
+    variance in training, the running ones in evaluation, in float32 for 16-bit input."""
+    y, mean_, var, invstd = _C.batch_norm(
+        input._impl, None if weight is None else (<Tensor>weight)._impl,
+        None if bias is None else (<Tensor>bias)._impl,
+        None if running_mean is None else (<Tensor>running_mean)._impl,
+        None if running_var is None else (<Tensor>running_var)._impl, training, eps)
+    cdef Tensor out = wrap(y)
+    cdef Node n = make_node("NativeBatchNormBackward0", _batch_norm_back, (input, weight, bias))
+    if n is not None:
+        n.has_bias = bias is not None
+        n.training, n.eps = training, eps
+        save_tensors(n, (input, weight, wrap(mean_), wrap(invstd)))
+        set_history(out, n, 0)
+    return out, wrap(mean_), wrap(var)

@@ -2,7 +2,7 @@
 group_norm, and the layer_norm / rms_norm kernels of ``tinytorch._ops.norm``."""
 from __future__ import annotations
 
-from tinytorch._ops.norm import layer_norm as _layer_norm, rms_norm  # noqa: F401
+from tinytorch._ops.norm import batch_norm_fused as _batch_norm_fused, layer_norm as _layer_norm, rms_norm  # noqa: F401
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn.functional.padding import pad
 from tinytorch.tensor import Tensor
@@ -10,6 +10,17 @@ from tinytorch.tensor import Tensor
 
 def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
     return _layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def _fusable(input: Tensor, weight, bias, running_mean, running_var, training: bool) -> bool:
+    """Whether the fused CPU kernels take this batch_norm: CPU tensors, (N, C, *) input, and the
+    affine parameters in the input's dtype (else the composite form below, which promotes)."""
+    if input.device.type != "cpu" or input.dim() < 2 or not input.is_floating_point():
+        return False
+    if not training and (running_mean is None or running_var is None):
+        return False
+    return all(t is None or (t.device.type == "cpu" and t.dtype == input.dtype) for t in (weight, bias)) and \
+        all(t is None or t.device.type == "cpu" for t in (running_mean, running_var))
 
 
 def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None, training: bool = False,
@@ -21,6 +32,14 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
         n = input.numel() // input.shape[1]
         if n <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(input.shape)}")
+    if _fusable(input, weight, bias, running_mean, running_var, training):
+        y, mean, var = _batch_norm_fused(input, weight, bias, running_mean, running_var, training, eps)
+        if training and running_mean is not None:
+            with no_grad():
+                running_mean.mul_(1 - momentum).add_(mean.to(running_mean.dtype), alpha=momentum)
+                running_var.mul_(1 - momentum).add_(var.to(running_var.dtype) * (n / (n - 1)), alpha=momentum)
+        return y
+    if training:
         mean = input.mean(dims)
         var = input.var(dims, correction=0)
         if running_mean is not None:

@@ -23,4 +23,16 @@ TT_DECLARE_KERNEL(layer_norm_backward, bool rms, const Tensor& grad_y, const Ten
                   const Tensor& rstd, const Tensor& weight, const Tensor& grad_x, const Tensor& grad_weight,
                   const Tensor& grad_bias)
 
+// batch_norm (cpp/src/cpu/batch_norm.cpp). x: (N, C, L) contiguous, weight/bias: (C) in x's
+// dtype or undefined -> y: (N, C, L); mean/var/invstd: (C) in opmath type. training: writes the
+// batch mean, biased var and invstd = 1/sqrt(var + eps); else reads mean/var, writes invstd.
+TT_DECLARE_KERNEL(batch_norm, const Tensor& x, const Tensor& weight, const Tensor& bias, double eps, bool training,
+                  const Tensor& y, const Tensor& mean, const Tensor& var, const Tensor& invstd)
+// grad_y, x: (N, C, L), mean/invstd: (C) opmath, weight: (C) or undefined -> grad_x: (N, C, L),
+// grad_weight/grad_bias: (C) in x's dtype (each may be undefined = skip). training: the batch
+// statistics depend on x (their gradient terms are included); else they are constants.
+TT_DECLARE_KERNEL(batch_norm_backward, const Tensor& grad_y, const Tensor& x, const Tensor& mean,
+                  const Tensor& invstd, const Tensor& weight, bool training, const Tensor& grad_x,
+                  const Tensor& grad_weight, const Tensor& grad_bias)
+
 }  // namespace tt
