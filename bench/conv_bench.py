@@ -2,12 +2,13 @@
 medians and ratios (tinytorch time / torch time, < 1 means tinytorch is faster).
 
     python bench/conv_bench.py [--threads 2] [--rounds 7] [--batch 16] [--mnist] [--resnet] [--all]
-        [--dtype float32|bfloat16]
+        [--dtype float32|bfloat16] [--r32] [--only NAME]
 
 Default: a short list of ResNet-18/50 layer shapes (3x3 and 1x1, stride 1 and 2, 64-512 channels)
 at --batch, forward, grad_input and grad_weight separately, then batch_norm forward and
 forward+backward. --all adds batch 1 and 64; --mnist the MNIST CNN's two layers and max_pool2d;
---resnet a whole ResNet-18 training step (forward, cross entropy, backward, SGD), defined once
+--r32 the layer shapes of
+the --resnet step instead; --resnet a whole ResNet-18 training step (3x32x32 by default) (forward, cross entropy, backward, SGD), defined once
 against a module ``m`` and run with m=tinytorch and m=torch. Only NCHW: tinytorch has no
 channels_last memory format.
 """
@@ -35,6 +36,16 @@ RESNET_CONVS = [
     ("r50 1x1 64->256", 64, 256, 28, 1, 1, 0),
     ("r50 1x1 256->64", 256, 64, 28, 1, 1, 0),
     ("r50 1x1 s2 256->512", 256, 512, 14, 1, 2, 0),
+]
+# The convolutions of the --resnet step at its default 3x32x32 input (spatial 16 -> 1).
+RESNET32_CONVS = [
+    ("r18@32 conv1 7x7 s2 3->64", 3, 64, 32, 7, 2, 3),
+    ("r18@32 l1 3x3 64", 64, 64, 8, 3, 1, 1),
+    ("r18@32 l2 3x3 s2 64->128", 64, 128, 8, 3, 2, 1),
+    ("r18@32 l2 3x3 128", 128, 128, 4, 3, 1, 1),
+    ("r18@32 l2 1x1 s2 64->128", 64, 128, 8, 1, 2, 0),
+    ("r18@32 l3 3x3 256", 256, 256, 2, 3, 1, 1),
+    ("r18@32 l4 3x3 512", 512, 512, 1, 3, 1, 1),
 ]
 BN_SHAPES = [(64, 28), (256, 7), (512, 4)]  # (channels, H=W)
 
@@ -173,7 +184,8 @@ def main() -> None:
     p.add_argument("--all", action="store_true", help="batch 1, --batch and 64")
     p.add_argument("--mnist", action="store_true", help="the MNIST CNN's layers (batch 64)")
     p.add_argument("--resnet", action="store_true", help="only a whole ResNet-18 training step")
-    p.add_argument("--size", type=int, default=64, help="ResNet input height and width")
+    p.add_argument("--size", type=int, default=32, help="ResNet input height and width")
+    p.add_argument("--r32", action="store_true", help="the convolutions of the --resnet step at 32x32")
     p.add_argument("--only", default="", help="run only cases whose name contains this")
     args = p.parse_args()
     torch = try_import_torch()
@@ -193,7 +205,7 @@ def main() -> None:
         return
     batches = [1, args.batch, 64] if args.all else [args.batch]
     for batch in batches:
-        for case in RESNET_CONVS:
+        for case in RESNET32_CONVS if args.r32 else RESNET_CONVS:
             if args.only in case[0]:
                 conv_case(torch, rng, kw, batch, *case, args.dtype)
         for c, hw in BN_SHAPES:
