@@ -55,7 +55,7 @@ SPECS = [
     (2, 4, 5, 5, 8, 3, 3, (1, 2), (1, 1), (1, 1), 4, False),
     (3, 5, 4, 3, 7, 1, 1, (1, 1), (0, 0), (1, 1), 1, True),
     (1, 2, 9, 8, 3, 2, 3, (3, 2), (2, 0), (3, 2), 1, False),
-    # Ho*Wo >= 256: the CPU's per-item path (smaller outputs take the batch-inner one)
+    # Ho*Wo >= 128: the CPU's per-item path (smaller outputs take the batch-inner one)
     (2, 3, 16, 17, 4, 3, 3, (1, 1), (1, 1), (1, 1), 1, True),
     (2, 4, 17, 16, 6, 1, 1, (1, 1), (0, 0), (1, 1), 2, True),
 ]
@@ -91,9 +91,9 @@ def test_conv2d_larger_batch_float32():
 
 
 def test_conv2d_batch_inner_chunks_float32():
-    # ResNet-like late layer (Ho*Wo = 225 < 256): the batch-inner CPU path, with the batch split
-    # over two col chunks (grad_weight accumulates across them), stride 2, groups, padding.
-    x, xn = make((20, 64, 29, 29), F32, 8)
+    # ResNet-like late layer (Ho*Wo = 121 < 128): the batch-inner CPU path, with the batch split
+    # over two col chunks (30 + 6 items; grad_weight accumulates across them), stride 2, groups, padding.
+    x, xn = make((36, 64, 21, 21), F32, 8)
     w, wn = make((8, 32, 3, 3), F32, 9)
     b, bn = make((8,), F32, 10)
     args = ((2, 2), (1, 1), (1, 1), 2)

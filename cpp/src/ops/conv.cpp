@@ -25,10 +25,10 @@ namespace {
 // small CNN (MNIST's conv2 at batch 512 needs 340 MiB).
 constexpr int64_t kColBudgetCache = int64_t(1) << 18;
 constexpr int64_t kColBudgetDevice = int64_t(128) << 20;
-// CPU, small outputs (Ho*Wo < kBatchInnerL: ResNet's late layers, 1x1 to 14x14): per-item GEMMs
+// CPU, small outputs (Ho*Wo < kBatchInnerL: ResNet's late layers, 1x1 to 11x11): per-item GEMMs
 // with n = Ho*Wo are too thin to run well, so these take the batch-inner path as the GPU does,
 // one GEMM with n = items*L threaded inside, over 8 MiB col chunks.
-constexpr int64_t kBatchInnerL = 256;
+constexpr int64_t kBatchInnerL = 128;
 constexpr int64_t kColBudgetBatchInner = int64_t(2) << 20;
 // CPU grad_weight: items per partial sum. Fixed, so the sums (and the result) do not depend on
 // the thread count: partials are summed over their items in order, then over groups in double.
