@@ -372,10 +372,14 @@ def test_alpha_dropout(dtype):
     yr = y.detach().double().numpy()
     kept_val, dropped_val = a * xr + alpha * a * p, -alpha * a + alpha * a * p
     kept = np.isclose(yr, kept_val, rtol=TOL[dtype][0] * 10, atol=TOL[dtype][1] * 10)
-    assert np.all(kept | np.isclose(yr, dropped_val, rtol=1e-5))
+    dropped = np.isclose(yr, dropped_val, rtol=1e-5)
+    assert np.all(kept | dropped)
     assert abs(1 - kept.mean() - p) < 0.02
     y.sum().backward()
-    assert_close(x.grad, np.where(kept, a, 0.0), dtype)
+    # where x makes the kept value equal the dropped one, y can't tell which happened: skip those
+    clear = kept != dropped
+    assert clear.mean() > 0.99
+    assert_close(x.grad.double().numpy()[clear], np.where(kept, a, 0.0)[clear], dtype)
     # standard normal input keeps mean 0 and std 1 (the point of alpha dropout)
     z = F.alpha_dropout(tt.randn(200000, dtype=getattr(tt, dtype)), 0.2, training=True).double().numpy()
     assert abs(z.mean()) < 0.02 and abs(z.std() - 1) < 0.02
