@@ -6,6 +6,7 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math")  // lets GCC if-convert fast_exp's compares (as norm.cpp)
 #endif
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -40,8 +41,82 @@ void gemm(const Tensor& a, bool ta, int64_t lda, const Tensor& b, bool tb, int64
   gemm_kernel[DeviceType::CPU](g);
 }
 
+// Weights the per-step GEMMs read in place get rows padded by kPad elements: a row stride of a
+// power of two (2048 floats = 8 KiB) maps every row of a B panel to the same L1 sets, which made
+// the step GEMM several times slower than with packed operands.
+constexpr int64_t kPad = 16;
+
+// (C, R + kPad) holding src (R, C)^T in its first R columns; blocked so both sides stay in cache.
+template <class T>
+Tensor transposed_padded(const Tensor& src) {
+  const int64_t R = src.size(0), C = src.size(1), ld = R + kPad;
+  Tensor dst = Tensor::empty({C, ld}, src.dtype(), src.device());
+  const T* s = src.data<T>();
+  T* d = dst.data<T>();
+  constexpr int64_t kBlock = 32;
+  for (int64_t i0 = 0; i0 < R; i0 += kBlock)
+    for (int64_t j0 = 0; j0 < C; j0 += kBlock)
+      for (int64_t i = i0; i < std::min(R, i0 + kBlock); ++i)
+        for (int64_t j = j0; j < std::min(C, j0 + kBlock); ++j) d[j * ld + i] = s[i * C + j];
+  return dst;
+}
+
+// (R, C + kPad) holding src (R, C) in its first C columns.
+template <class T>
+Tensor padded(const Tensor& src) {
+  const int64_t R = src.size(0), C = src.size(1);
+  Tensor dst = Tensor::empty({R, C + kPad}, src.dtype(), src.device());
+  for (int64_t i = 0; i < R; ++i) std::memcpy(dst.data<T>() + i * (C + kPad), src.data<T>() + i * C, C * sizeof(T));
+  return dst;
+}
+
+// The recurrent product hg (B, G) = h (B, H) @ w_hh^T with w_hh^T stored as wt (H, G + kPad):
+// the GEMM reads a non-transposed B of up to 1024 columns in place (no packing per step), so
+// wide gate blocks go in column chunks of that size.
+void recurrent_gemm(const Tensor& h, const Tensor& wt, const Tensor& hg, int64_t B, int64_t H, int64_t G) {
+  constexpr int64_t kChunk = 1024;
+  for (int64_t j = 0; j < G; j += kChunk) {
+    const int64_t w = std::min(kChunk, G - j);
+    gemm(h, false, H, wt.narrow(1, j, w), false, wt.size(1), hg.narrow(1, j, w), G, B, w, H, 0.0);
+  }
+}
+
 // Rows of the batch per task: the pointwise passes are short, so split only large ones.
 int64_t row_grain(int64_t H) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(H, 1)); }
+
+// One batch row of the LSTM step: gates i, f, g, o from xr + hr + bias (each (4H,)); writes
+// saved = i, f, g, o, c (5H,) and h (H,). Restrict pointers let the loop vectorize.
+template <class T>
+void lstm_cell(int64_t H, const T* __restrict xr, const T* __restrict hr, const T* __restrict bias,
+               const T* __restrict c_prev, T* __restrict sv, T* __restrict h) {
+  for (int64_t j = 0; j < H; ++j) {
+    const T ig = sigmoid(xr[j] + hr[j] + bias[j]);
+    const T fg = sigmoid(xr[H + j] + hr[H + j] + bias[H + j]);
+    const T gg = tanh_(xr[2 * H + j] + hr[2 * H + j] + bias[2 * H + j]);
+    const T og = sigmoid(xr[3 * H + j] + hr[3 * H + j] + bias[3 * H + j]);
+    const T c = fg * c_prev[j] + ig * gg;
+    sv[j] = ig, sv[H + j] = fg, sv[2 * H + j] = gg, sv[3 * H + j] = og, sv[4 * H + j] = c;
+    h[j] = og * tanh_(c);
+  }
+}
+
+// Its backward for one row: dh (H,) and dc (H,) flow in (dh already holds grad_out's part);
+// writes the gate pre-activation gradients dg (4H,), the new dc, and zeroes dh for the GEMM.
+template <class T>
+void lstm_cell_backward(int64_t H, const T* __restrict sv, const T* __restrict c_prev, const T* __restrict go,
+                        T* __restrict dh, T* __restrict dc, T* __restrict dg) {
+  for (int64_t j = 0; j < H; ++j) {
+    const T ig = sv[j], fg = sv[H + j], gg = sv[2 * H + j], og = sv[3 * H + j], c = sv[4 * H + j];
+    const T dht = dh[j] + go[j], tc = tanh_(c);
+    const T dct = dc[j] + dht * og * (T(1) - tc * tc);
+    dg[j] = dct * gg * ig * (T(1) - ig);
+    dg[H + j] = dct * c_prev[j] * fg * (T(1) - fg);
+    dg[2 * H + j] = dct * ig * (T(1) - gg * gg);
+    dg[3 * H + j] = dht * tc * og * (T(1) - og);
+    dc[j] = dct * fg;
+    dh[j] = T(0);
+  }
+}
 
 template <class T>
 std::vector<T> bias_or_zeros(const Tensor& b, int64_t G) {
@@ -59,6 +134,7 @@ void forward_typed(const RnnForwardArgs& a) {
   Tensor xg = Tensor::empty({L, B, G}, a.x.dtype(), a.x.device());
   gemm(a.x, false, I, a.w_ih, true, I, xg, G, L * B, G, I, 0.0);
   Tensor hg = Tensor::empty({B, G}, a.x.dtype(), a.x.device());  // (B, G) = h W_hh^T per step
+  Tensor w_hh_t = transposed_padded<T>(a.w_hh);                   // (H, G + kPad)
   const std::vector<T> bi = bias_or_zeros<T>(a.b_ih, G), bh = bias_or_zeros<T>(a.b_hh, G);
   std::vector<T> bsum(G);
   for (int64_t j = 0; j < G; ++j) bsum[j] = bi[j] + bh[j];
@@ -70,7 +146,7 @@ void forward_typed(const RnnForwardArgs& a) {
   for (int64_t s = 0; s < L; ++s) {
     const int64_t t = a.reverse ? L - 1 - s : s;
     Tensor h_prev = prev < 0 ? a.h0 : a.out.select(0, prev);
-    gemm(h_prev, false, H, a.w_hh, true, H, hg, G, B, G, H, 0.0);
+    recurrent_gemm(h_prev, w_hh_t, hg, B, H, G);
     const T* hp = h_prev.data<T>();
     const T* cp = mode != RnnMode::LSTM ? nullptr : prev < 0 ? a.c0.data<T>() : saved + prev * B * S + 4 * H;
     const int64_t cp_stride = prev < 0 ? H : S;
@@ -80,17 +156,8 @@ void forward_typed(const RnnForwardArgs& a) {
         const T* hr = hgp + b * G;
         T* o = out + (t * B + b) * H;
         T* sv = saved + (t * B + b) * S;
-        if (mode == RnnMode::LSTM) {  // gates i, f, g, o; saved i, f, g, o, c
-          const T* c_prev = cp + b * cp_stride;
-          for (int64_t j = 0; j < H; ++j) {
-            const T ig = sigmoid(xr[j] + hr[j] + bsum[j]);
-            const T fg = sigmoid(xr[H + j] + hr[H + j] + bsum[H + j]);
-            const T gg = tanh_(xr[2 * H + j] + hr[2 * H + j] + bsum[2 * H + j]);
-            const T og = sigmoid(xr[3 * H + j] + hr[3 * H + j] + bsum[3 * H + j]);
-            const T c = fg * c_prev[j] + ig * gg;
-            sv[j] = ig, sv[H + j] = fg, sv[2 * H + j] = gg, sv[3 * H + j] = og, sv[4 * H + j] = c;
-            o[j] = og * tanh_(c);
-          }
+        if (mode == RnnMode::LSTM) {
+          lstm_cell(H, xr, hr, bsum.data(), cp + b * cp_stride, sv, o);
         } else if (mode == RnnMode::GRU) {  // gates r, z, n; saved r, z, n, W_hn h + b_hn
           const T* h_p = hp + b * H;
           for (int64_t j = 0; j < H; ++j) {
@@ -129,6 +196,7 @@ void backward_typed(const RnnBackwardArgs& a) {
   Tensor dhg = Tensor::empty({L, B, G}, a.x.dtype(), a.x.device());
   Tensor dxg = gru ? Tensor::empty({L, B, G}, a.x.dtype(), a.x.device()) : dhg;
   Tensor hprev_all = Tensor::empty({L, B, H}, a.x.dtype(), a.x.device());  // the state each step read
+  Tensor w_hh_p = padded<T>(a.w_hh);  // (G, H + kPad)
   Tensor dh = a.gh0;  // (B, H): the gradient flowing into the state, carried step to step
   dh.copy_(a.grad_h_n);
   T* dhp = dh.data<T>();
@@ -155,19 +223,7 @@ void backward_typed(const RnnBackwardArgs& a) {
         T* dxr = dxgp + row * G;
         T* dhb = dhp + b * H;
         if (mode == RnnMode::LSTM) {
-          const T* c_prev = cp + b * cp_stride;
-          T* dcb = dc + b * H;
-          for (int64_t j = 0; j < H; ++j) {
-            const T ig = sv[j], fg = sv[H + j], gg = sv[2 * H + j], og = sv[3 * H + j], c = sv[4 * H + j];
-            const T dht = dhb[j] + go[j], tc = tanh_(c);
-            const T dct = dcb[j] + dht * og * (T(1) - tc * tc);
-            dr[j] = dct * gg * ig * (T(1) - ig);
-            dr[H + j] = dct * c_prev[j] * fg * (T(1) - fg);
-            dr[2 * H + j] = dct * ig * (T(1) - gg * gg);
-            dr[3 * H + j] = dht * tc * og * (T(1) - og);
-            dcb[j] = dct * fg;
-            dhb[j] = T(0);
-          }
+          lstm_cell_backward(H, sv, cp + b * cp_stride, go, dhb, dc + b * H, dr);
         } else if (gru) {
           const T* h_p = hp + b * H;
           for (int64_t j = 0; j < H; ++j) {
@@ -193,7 +249,7 @@ void backward_typed(const RnnBackwardArgs& a) {
       }
     });
     // dh (B, H) += dhg[t] (B, G) @ w_hh (G, H)
-    gemm(dhg.select(0, t), false, G, a.w_hh, false, H, dh, H, B, H, G, 1.0);
+    gemm(dhg.select(0, t), false, G, w_hh_p, false, H + kPad, dh, H, B, H, G, 1.0);
   }
   // whole-sequence products: gw_hh = dhg^T hprev, gw_ih = dxg^T x, gx = dxg w_ih
   const int64_t N = L * B;
