@@ -1,6 +1,10 @@
 """RNN, LSTM, GRU (and their cells): PyTorch's parameter names, shapes, initialization and gate
-order, composed from linear algebra per time step (so every device and dtype, and autograd
-through time comes for free). PackedSequence inputs are not supported."""
+order. On the CPU in float32/float64 each layer and direction runs the fused kernels
+(``tinytorch._ops.rnn``: one input GEMM per sequence, per step one recurrent GEMM and one
+pointwise gate pass, backpropagation through time in C++); elsewhere, and with ``_FUSED = False``
+(the reference path), they are composed from linear algebra per time step (so every device and
+dtype, and autograd through time including double backward, comes for free). PackedSequence
+inputs are not supported."""
 from __future__ import annotations
 
 import math
@@ -8,6 +12,7 @@ from typing import Optional
 
 from tinytorch._creation import empty, zeros
 from tinytorch._functional import cat, stack, tanh
+from tinytorch._ops import rnn as _fused_rnn
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
 from tinytorch.nn.modules.module import Module
@@ -15,6 +20,8 @@ from tinytorch.nn.parameter import Parameter
 from tinytorch.tensor import Tensor
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+_FUSED = True  # False: the composed per-step path everywhere (the reference the fused kernels are tested against)
+_FUSED_DTYPES = ("float32", "float64")
 
 
 def _rnn_step(x: Tensor, h: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih, b_hh, act) -> Tensor:
@@ -78,6 +85,13 @@ class RNNBase(Module):
         get = lambda n: getattr(self, n + sfx) if self.bias or n.startswith("weight") else None  # noqa: E731
         return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
 
+    def _use_fused(self, x: Tensor, states) -> bool:
+        """The fused kernels take CPU float32/float64 with every weight and state of input's dtype."""
+        if not _FUSED or x.device.type != "cpu" or str(x.dtype).replace("tinytorch.", "") not in _FUSED_DTYPES:
+            return False
+        tensors = [getattr(self, n) for n in self._flat_weights_names] + [s for s in states if s is not None]
+        return all(t.dtype == x.dtype and t.device.type == "cpu" for t in tensors)
+
     def _step(self, x, state, w):
         if self.mode == "LSTM":
             return _lstm_step(x, state, *w)
@@ -99,13 +113,21 @@ class RNNBase(Module):
         dirs = 2 if self.bidirectional else 1
         lstm = self.mode == "LSTM"
         h0, c0 = self._initial_states(hx, n, dirs, batched, x)
+        fused = self._use_fused(x, (h0, c0 if lstm else None))
         h_n, c_n = [], []
         for layer in range(self.num_layers):
             outs = []
             for d in range(dirs):
                 k = layer * dirs + d
-                state = (h0[k], c0[k]) if lstm else h0[k]
                 w = self._weights(layer, d)
+                if fused:
+                    seq_out, h_k, c_k = _fused_rnn.rnn_layer(self.mode, x, h0[k], c0[k] if lstm else None, *w, d == 1)
+                    outs.append(seq_out)
+                    h_n.append(h_k)
+                    if lstm:
+                        c_n.append(c_k)
+                    continue
+                state = (h0[k], c0[k]) if lstm else h0[k]
                 seq = [None] * steps
                 for t in (range(steps - 1, -1, -1) if d else range(steps)):
                     state = self._step(x[t], state, w)
