@@ -402,7 +402,7 @@ void cuda_layer_norm_backward(bool rms, const Tensor& g, const Tensor& x, const 
       constexpr int G = decltype(grp)::value, K = decltype(k)::value;
       norm_rows::layer_norm_bwd_x_reg_kernel<T, G, K><<<blocks, RowGroup<G>::kThreads, 0, stream>>>(
           g.data<T>(), x.data<T>(), mp, rstd.data<M>(), wp, gx.data<T>(), N, int(D / norm_rows::kVec<T>), rms);
-    });
+    }, 2048);
     if (!reg) launch_rows(N, D, stream, [&](auto grp, unsigned blocks, cudaStream_t s) {
       constexpr int G = decltype(grp)::value;
       layer_norm_bwd_x_kernel<T, G><<<blocks, RowGroup<G>::kThreads, 0, s>>>(g.data<T>(), x.data<T>(), mp,
@@ -411,6 +411,36 @@ void cuda_layer_norm_backward(bool rms, const Tensor& g, const Tensor& x, const 
     if (!gw.defined() && !gb.defined()) return;
     T* gwp = gw.defined() ? gw.data<T>() : nullptr;
     T* gbp = gb.defined() ? gb.data<T>() : nullptr;
+    // 16-byte loads when the rows take them (16-bit and float32): norm_rows.cuh.
+    constexpr int V = norm_rows::kVec<T>;
+    if (sizeof(T) <= 4 && aligned && D % V == 0 && N > 0) {
+      const int nvec = int(D / V);
+      const int64_t col_blocks = (nvec + norm_rows::kParamLanes - 1) / norm_rows::kParamLanes;
+      const int64_t target = 2 * int64_t(sm_count(dev));
+      int64_t splits = 1;
+      if (col_blocks < target)
+        splits = std::max<int64_t>(1, std::min<int64_t>({(target + col_blocks - 1) / col_blocks,
+                                                         (N + norm_rows::kParamRows * 8 - 1) /
+                                                             (norm_rows::kParamRows * 8), 65535}));
+      const int64_t chunk = (N + splits - 1) / splits;
+      splits = (N + chunk - 1) / chunk;
+      Tensor ws;
+      M* wsp = nullptr;
+      if (splits > 1) {
+        ws = Tensor::empty({splits * 2 * D}, dtype_of<M>::value, x.device());
+        wsp = ws.data<M>();
+      }
+      norm_rows::layer_norm_params_vec_kernel<T>
+          <<<dim3(unsigned(col_blocks), unsigned(splits)), norm_rows::kParamLanes * norm_rows::kParamRows, 0,
+             stream>>>(g.data<T>(), x.data<T>(), mp, rstd.data<M>(), gwp, gbp, wsp, N, nvec, chunk);
+      TT_CUDA_KERNEL_CHECK();
+      if (splits > 1) {
+        norm_rows::layer_norm_params_finish_kernel<T>
+            <<<unsigned((D + 31) / 32), 256, 0, stream>>>(wsp, gwp, gbp, D, int(splits));
+        TT_CUDA_KERNEL_CHECK();
+      }
+      return;
+    }
     // Split the rows when the column tiles alone leave the GPU mostly idle.
     const int64_t col_blocks = (D + kColTile - 1) / kColTile;
     const int64_t target = 4 * int64_t(sm_count(dev));

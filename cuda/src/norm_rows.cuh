@@ -180,15 +180,105 @@ __global__ void __launch_bounds__(RowGroup<G>::kThreads) softmax_reg_kernel(cons
   }
 }
 
+// gw[j] = sum_i g[i, j] * xhat[i, j], gb[j] = sum_i g[i, j] with 16-byte loads: a block holds
+// kParamLanes column lanes of V columns x kParamRows row lanes; gridDim.y splits the rows into
+// chunks. Unsplit, the block writes gw/gb; split, it writes its partial sums to ws (splits, 2, D)
+// and layer_norm_params_finish_kernel adds them in split order (deterministic).
+constexpr int kParamLanes = 32, kParamRows = 16;
+
+template <class T>
+__global__ void __launch_bounds__(kParamLanes* kParamRows) layer_norm_params_vec_kernel(
+    const T* __restrict__ g, const T* __restrict__ x, const opmath_t<T>* __restrict__ mean,
+    const opmath_t<T>* __restrict__ rstd, T* __restrict__ gw, T* __restrict__ gb, opmath_t<T>* __restrict__ ws,
+    int64_t N, int nvec, int64_t chunk) {
+  using M = opmath_t<T>;
+  constexpr int V = kVec<T>;
+  __shared__ M sw[kParamRows][kParamLanes * V], sb[kParamRows][kParamLanes * V];
+  const int cl = threadIdx.x % kParamLanes, rl = threadIdx.x / kParamLanes;
+  const int q = blockIdx.x * kParamLanes + cl;  // this lane's vector of columns
+  const int64_t D = int64_t(nvec) * V;
+  const int64_t r0 = int64_t(blockIdx.y) * chunk, r1 = r0 + chunk < N ? r0 + chunk : N;
+  M aw[V], ab[V];
+#pragma unroll
+  for (int i = 0; i < V; ++i) aw[i] = ab[i] = M(0);
+  if (q < nvec) {
+#pragma unroll 2
+    for (int64_t r = r0 + rl; r < r1; r += kParamRows) {
+      const Vec<T, V> gv = reinterpret_cast<const Vec<T, V>*>(g + r * D)[q];
+      const Vec<T, V> xv = reinterpret_cast<const Vec<T, V>*>(x + r * D)[q];
+      const M mu = mean ? mean[r] : M(0), rs = rstd[r];
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        aw[i] += M(gv.v[i]) * ((M(xv.v[i]) - mu) * rs);
+        ab[i] += M(gv.v[i]);
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < V; ++i) {
+    sw[rl][cl * V + i] = aw[i];
+    sb[rl][cl * V + i] = ab[i];
+  }
+  __syncthreads();
+  // rows of the tile in a fixed order; thread t finishes column t of the tile's kParamLanes * V
+  for (int c = threadIdx.x; c < kParamLanes * V; c += blockDim.x) {
+    const int64_t j = int64_t(blockIdx.x) * kParamLanes * V + c;
+    if (j >= D) continue;
+    M w = 0, b = 0;
+    for (int k = 0; k < kParamRows; ++k) {
+      w += sw[k][c];
+      b += sb[k][c];
+    }
+    if (gridDim.y == 1) {
+      if (gw) gw[j] = T(w);
+      if (gb) gb[j] = T(b);
+    } else {
+      ws[(int64_t(blockIdx.y) * 2) * D + j] = w;
+      ws[(int64_t(blockIdx.y) * 2 + 1) * D + j] = b;
+    }
+  }
+}
+
+// ws: (splits, 2, D) -> gw, gb: (D). A block holds 32 columns x 8 split lanes; split lane s adds
+// splits s, s + 8, ...; the 8 lane sums are then added in lane order (deterministic).
+template <class T>
+__global__ void __launch_bounds__(256) layer_norm_params_finish_kernel(const opmath_t<T>* __restrict__ ws,
+                                                                        T* __restrict__ gw, T* __restrict__ gb,
+                                                                        int64_t D, int splits) {
+  using M = opmath_t<T>;
+  __shared__ M sw[8][32], sb[8][32];
+  const int cl = threadIdx.x % 32, sl = threadIdx.x / 32;
+  const int64_t j = int64_t(blockIdx.x) * 32 + cl;
+  M w = 0, b = 0;
+  if (j < D) {
+    for (int s = sl; s < splits; s += 8) {
+      w += ws[(int64_t(s) * 2) * D + j];
+      b += ws[(int64_t(s) * 2 + 1) * D + j];
+    }
+  }
+  sw[sl][cl] = w;
+  sb[sl][cl] = b;
+  __syncthreads();
+  if (sl == 0 && j < D) {
+    for (int k = 1; k < 8; ++k) {
+      w += sw[k][cl];
+      b += sb[k][cl];
+    }
+    if (gw) gw[j] = T(w);
+    if (gb) gb[j] = T(b);
+  }
+}
+
 // Picks (G, K) for rows of D elements of T and calls launch(G, K, blocks) with G and K as
-// integral constants; false (nothing launched) when the row-in-registers path doesn't apply.
+// integral constants; false (nothing launched) when the row-in-registers path doesn't apply or
+// the row has more than max_nvec vectors (the backward's two rows spill past 2048 vectors).
 template <class T, class Launch>
-bool launch_reg_rows(int64_t N, int64_t D, bool aligned, const Launch& launch) {
+bool launch_reg_rows(int64_t N, int64_t D, bool aligned, const Launch& launch, int64_t max_nvec = 4096) {
   constexpr int V = kVec<T>;
   if constexpr (sizeof(T) > 4) {
     return false;
   } else {
-    if (!aligned || N == 0 || D % V != 0) return false;
+    if (!aligned || N == 0 || D % V != 0 || D / V > max_nvec) return false;
     const int64_t nvec = D / V;
     using std::integral_constant;
     const auto warp = [&](auto k) {

@@ -92,3 +92,25 @@ def test_softmax_rows_non_finite():
     e = np.exp(data[0] - data[0].max())
     np.testing.assert_allclose(y[0], e / e.sum(), *TOL["bfloat16"])
     assert np.isnan(y[1:]).all()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_norm_rows_split_param_grads(dtype):
+    # many rows: the weight/bias gradient splits rows over blocks and adds the partials in a
+    # second kernel (deterministic: the same bits twice)
+    N, D = 4096, 520
+    x, xr = make((N, D), dtype, seed=7)
+    g, gr = make((N, D), dtype, low=-1, high=1, seed=8)
+    _, _, egw, egb = _norm_ref(xr, gr, 1.0, None, 1e-5, False)
+    scale = np.abs(gr).sum(0) + 1.0
+    grads = []
+    for _ in range(2):
+        xc = x.cuda().requires_grad_()
+        w = tt.ones(D, dtype=getattr(tt, dtype)).cuda().requires_grad_()
+        b = tt.zeros(D, dtype=getattr(tt, dtype)).cuda().requires_grad_()
+        (F.layer_norm(xc, (D,), w, b) * g.cuda()).sum().backward()
+        grads.append((to_numpy(w.grad), to_numpy(b.grad)))
+    assert_close(grads[0][0] / scale, egw / scale, dtype, tol=GRAD_TOL[dtype], what="grad w")
+    assert_close(grads[0][1] / scale, egb / scale, dtype, tol=GRAD_TOL[dtype], what="grad b")
+    np.testing.assert_array_equal(grads[0][0], grads[1][0])
+    np.testing.assert_array_equal(grads[0][1], grads[1][1])
