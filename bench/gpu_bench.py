@@ -1,7 +1,8 @@
 """GPU benchmarks against the machine's PyTorch, in one process, alternating (issue: CUDA).
 
 GEMM 8192^3 (bf16, fp16, tf32, fp32) in TFLOP/s; elementwise add (fp32, bf16), softmax and
-layer_norm bandwidth in GB/s; host overhead of a tiny op in us; pinning and copying a batch
+layer_norm bandwidth in GB/s; layer_norm forward and forward+backward (bytes of x, y, g, gx) and
+softmax bf16 at widths 256-16384 over 2^26 elements ("norm"); host overhead of a tiny op in us; pinning and copying a batch
 (DataLoader(pin_memory=True)) in us.
 
     python bench/gpu_bench.py [--quick] [--only gemm bandwidth host pin]
@@ -42,7 +43,7 @@ def alternate(name, ours, ref, reps, rounds, metric, unit):
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--only", nargs="+", choices=["gemm", "bandwidth", "host", "pin"], help="run only these parts")
+    p.add_argument("--only", nargs="+", choices=["gemm", "bandwidth", "norm", "host", "pin"], help="run only these parts")
     args = p.parse_args()
     want = lambda part: args.only is None or part in args.only  # noqa: E731
     torch = try_import_torch()
@@ -96,6 +97,38 @@ def main() -> None:
         alternate(f"layer_norm (16384, 4096) {dname}",
                   lambda r: gpu_time(tt, lambda: tt.nn.functional.layer_norm(x, (4096,), w, bias), r), ref_l, 20,
                   rounds, lambda s: nbytes / s / 1e9, "GB/s")
+
+    # layer_norm forward / forward+backward and softmax over rows of 256-16384 (2^26 elements)
+    numel = 1 << 26 if not args.quick else 1 << 24
+    for dname in ("bfloat16", "float16", "float32") if want("norm") else ():
+        for width in (256, 1024, 4096, 16384):
+            shape = (numel // width, width)
+            x = tt.randn(*shape, device=dev, dtype=getattr(tt, dname))
+            g = tt.randn(*shape, device=dev, dtype=x.dtype)
+            w = tt.ones(width, device=dev, dtype=x.dtype).requires_grad_()
+            bias = tt.zeros(width, device=dev, dtype=x.dtype).requires_grad_()
+            xg = x.detach().requires_grad_()
+            fwd = lambda lib, x, w, b: lib.nn.functional.layer_norm(x, (width,), w, b)  # noqa: E731
+            bwd = lambda lib, x, w, b, g: lib.autograd.grad(fwd(lib, x, w, b), [x, w, b], g)  # noqa: E731
+            ref_f = ref_b = None
+            if torch:
+                tx = torch.randn(*shape, device=dev, dtype=getattr(torch, dname))
+                tg = torch.randn(*shape, device=dev, dtype=tx.dtype)
+                tw = torch.ones(width, device=dev, dtype=tx.dtype, requires_grad=True)
+                tb = torch.zeros(width, device=dev, dtype=tx.dtype, requires_grad=True)
+                txg = tx.detach().requires_grad_()
+                ref_f = lambda r: gpu_time(torch, lambda: fwd(torch, tx, tw, tb), r)  # noqa: E731
+                ref_b = lambda r: gpu_time(torch, lambda: bwd(torch, txg, tw, tb, tg), r)  # noqa: E731
+            esz = x.element_size()
+            alternate(f"layer_norm fwd {shape} {dname}", lambda r: gpu_time(tt, lambda: fwd(tt, x, w, bias), r),
+                      ref_f, 20, rounds, lambda s: 2 * numel * esz / s / 1e9, "GB/s")
+            alternate(f"layer_norm fwd+bwd {shape} {dname}",
+                      lambda r: gpu_time(tt, lambda: bwd(tt, xg, w, bias, g), r), ref_b, 10, rounds,
+                      lambda s: 5 * numel * esz / s / 1e9, "GB/s")
+            if dname == "bfloat16":
+                ref_s = torch and (lambda r: gpu_time(torch, lambda: tx.softmax(-1), r))
+                alternate(f"softmax {shape} {dname}", lambda r: gpu_time(tt, lambda: x.softmax(-1), r), ref_s, 20,
+                          rounds, lambda s: 2 * numel * esz / s / 1e9, "GB/s")
 
     # host overhead of a tiny op (wall clock per call, the GPU is never the bottleneck)
     def host(lib, a, b, reps):

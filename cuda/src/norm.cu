@@ -31,6 +31,12 @@ struct RowGroup {
 
 constexpr int kLongRowThreads = 512;
 
+}  // namespace
+}  // namespace tt::cuda
+#include "norm_rows.cuh"
+namespace tt::cuda {
+namespace {
+
 // Launches kernel<G> with G = 32 for rows of at most warp_max elements, else 512-thread blocks.
 template <class Launch>
 void launch_rows(int64_t rows, int64_t len, cudaStream_t stream, const Launch& launch, int64_t warp_max = 1024) {
@@ -103,6 +109,14 @@ void cuda_softmax(bool is_log, const Tensor& x, const Tensor& y) {
   cudaStream_t stream = current_stream(x.device().index);
   TT_DISPATCH_FLOATING(x.dtype(), is_log ? "log_softmax" : "softmax", [&] {
     using T = scalar_t;
+    const bool aligned = aligned16(x.data<T>()) && aligned16(y.data<T>());
+    if (I == 1 && norm_rows::launch_reg_rows<T>(O, L, aligned, [&](auto grp, auto k, unsigned blocks) {
+          constexpr int G = decltype(grp)::value, K = decltype(k)::value;
+          norm_rows::softmax_reg_kernel<T, G, K><<<blocks, RowGroup<G>::kThreads, 0, stream>>>(
+              x.data<T>(), y.data<T>(), O, int(L / norm_rows::kVec<T>), is_log);
+        })) {
+      return;
+    }
     if (I == 1) {
       launch_rows(O, L, stream, [&](auto g, unsigned blocks, cudaStream_t s) {
         constexpr int G = decltype(g)::value;
@@ -257,8 +271,16 @@ void cuda_layer_norm(bool rms, const Tensor& x, const Tensor& w, const Tensor& b
     const T* wp = w.defined() ? w.data<T>() : nullptr;
     const T* bp = b.defined() ? b.data<T>() : nullptr;
     M* mp = mean.defined() ? mean.data<M>() : nullptr;
-    const bool vec = V > 1 && D % V == 0 && aligned16(x.data<T>()) && aligned16(y.data<T>()) &&
-                     (!wp || aligned16(wp)) && (!bp || aligned16(bp));
+    const bool aligned = aligned16(x.data<T>()) && aligned16(y.data<T>()) && (!wp || aligned16(wp)) &&
+                         (!bp || aligned16(bp));
+    const bool vec = V > 1 && D % V == 0 && aligned;
+    if (norm_rows::launch_reg_rows<T>(N, D, aligned, [&](auto grp, auto k, unsigned blocks) {
+          constexpr int G = decltype(grp)::value, K = decltype(k)::value;
+          norm_rows::layer_norm_reg_kernel<T, G, K><<<blocks, RowGroup<G>::kThreads, 0, stream>>>(
+              x.data<T>(), wp, bp, y.data<T>(), mp, rstd.data<M>(), N, int(D / norm_rows::kVec<T>), M(eps), rms);
+        })) {
+      return;
+    }
     launch_rows(N, D, stream, [&](auto grp, unsigned blocks, cudaStream_t s) {
       constexpr int G = decltype(grp)::value;
       if (vec)
@@ -374,7 +396,14 @@ void cuda_layer_norm_backward(bool rms, const Tensor& g, const Tensor& x, const 
     using M = opmath_t<T>;
     const M* mp = mean.defined() ? mean.data<M>() : nullptr;
     const T* wp = w.defined() ? w.data<T>() : nullptr;
-    launch_rows(N, D, stream, [&](auto grp, unsigned blocks, cudaStream_t s) {
+    const bool aligned = aligned16(g.data<T>()) && aligned16(x.data<T>()) && aligned16(gx.data<T>()) &&
+                         (!wp || aligned16(wp));
+    const bool reg = norm_rows::launch_reg_rows<T>(N, D, aligned, [&](auto grp, auto k, unsigned blocks) {
+      constexpr int G = decltype(grp)::value, K = decltype(k)::value;
+      norm_rows::layer_norm_bwd_x_reg_kernel<T, G, K><<<blocks, RowGroup<G>::kThreads, 0, stream>>>(
+          g.data<T>(), x.data<T>(), mp, rstd.data<M>(), wp, gx.data<T>(), N, int(D / norm_rows::kVec<T>), rms);
+    }, 2048);
+    if (!reg) launch_rows(N, D, stream, [&](auto grp, unsigned blocks, cudaStream_t s) {
       constexpr int G = decltype(grp)::value;
       layer_norm_bwd_x_kernel<T, G><<<blocks, RowGroup<G>::kThreads, 0, s>>>(g.data<T>(), x.data<T>(), mp,
                                                                             rstd.data<M>(), wp, gx.data<T>(), N, D, rms);
@@ -382,6 +411,36 @@ void cuda_layer_norm_backward(bool rms, const Tensor& g, const Tensor& x, const 
     if (!gw.defined() && !gb.defined()) return;
     T* gwp = gw.defined() ? gw.data<T>() : nullptr;
     T* gbp = gb.defined() ? gb.data<T>() : nullptr;
+    // 16-byte loads when the rows take them (16-bit and float32): norm_rows.cuh.
+    constexpr int V = norm_rows::kVec<T>;
+    if (sizeof(T) <= 4 && aligned && D % V == 0 && N > 0) {
+      const int nvec = int(D / V);
+      const int64_t col_blocks = (nvec + norm_rows::kParamLanes - 1) / norm_rows::kParamLanes;
+      const int64_t target = 2 * int64_t(sm_count(dev));
+      int64_t splits = 1;
+      if (col_blocks < target)
+        splits = std::max<int64_t>(1, std::min<int64_t>({(target + col_blocks - 1) / col_blocks,
+                                                         (N + norm_rows::kParamRows * 8 - 1) /
+                                                             (norm_rows::kParamRows * 8), 65535}));
+      const int64_t chunk = (N + splits - 1) / splits;
+      splits = (N + chunk - 1) / chunk;
+      Tensor ws;
+      M* wsp = nullptr;
+      if (splits > 1) {
+        ws = Tensor::empty({splits * 2 * D}, dtype_of<M>::value, x.device());
+        wsp = ws.data<M>();
+      }
+      norm_rows::layer_norm_params_vec_kernel<T>
+          <<<dim3(unsigned(col_blocks), unsigned(splits)), norm_rows::kParamLanes * norm_rows::kParamRows, 0,
+             stream>>>(g.data<T>(), x.data<T>(), mp, rstd.data<M>(), gwp, gbp, wsp, N, nvec, chunk);
+      TT_CUDA_KERNEL_CHECK();
+      if (splits > 1) {
+        norm_rows::layer_norm_params_finish_kernel<T>
+            <<<unsigned((D + 31) / 32), 256, 0, stream>>>(wsp, gwp, gbp, D, int(splits));
+        TT_CUDA_KERNEL_CHECK();
+      }
+      return;
+    }
     // Split the rows when the column tiles alone leave the GPU mostly idle.
     const int64_t col_blocks = (D + kColTile - 1) / kColTile;
     const int64_t target = 4 * int64_t(sm_count(dev));
