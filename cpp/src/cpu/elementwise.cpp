@@ -1,5 +1,7 @@
 // CPU elementwise kernels: unary, binary, where, clamp with tensor bounds, fill.
 #include <cmath>
+#include <type_traits>
+#include "fast_gelu.h"
 #include "loops.h"
 #include "tinytorch/math.h"
 #include "tinytorch/kernels/elementwise.h"
@@ -10,13 +12,20 @@ namespace {
 
 // The loops under the shared unary/binary dispatch (kernels/elementwise_dispatch.h).
 struct CpuLoop {
+  // float GELU forward/backward take the vectorizable formulas (fast_gelu.h), not libm's erf.
   template <class Out, class T, class F>
   static void unary(const Tensor& in, const Tensor& out, const F& f) {
-    unary_loop<Out, T>(in, out, f);
+    if constexpr (std::is_same_v<F, math::UnaryFn<UnaryOp::Gelu, float>>)
+      unary_loop<Out, T>(in, out, [](float x) { return gelu_fast(x); });
+    else
+      unary_loop<Out, T>(in, out, f);
   }
   template <class Out, class T, class F>
   static void binary(const Tensor& a, const Tensor& b, const Tensor& out, const F& f) {
-    binary_loop<Out, T>(a, b, out, f);
+    if constexpr (std::is_same_v<F, math::BinaryFn<BinaryOp::GeluBackward, float>>)  // (grad, input)
+      binary_loop<Out, T>(a, b, out, [](float g, float x) { return g * gelu_grad_fast(x); });
+    else
+      binary_loop<Out, T>(a, b, out, f);
   }
 };
 
