@@ -2,6 +2,7 @@
 #include <cmath>
 #include <type_traits>
 #include "fast_gelu.h"
+#include "fast_silu.h"
 #include "loops.h"
 #include "tinytorch/math.h"
 #include "tinytorch/kernels/elementwise.h"
@@ -12,11 +13,14 @@ namespace {
 
 // The loops under the shared unary/binary dispatch (kernels/elementwise_dispatch.h).
 struct CpuLoop {
-  // float GELU forward/backward take the vectorizable formulas (fast_gelu.h), not libm's erf.
+  // float GELU and SiLU forward/backward take the vectorizable formulas (fast_gelu.h,
+  // fast_silu.h), not libm's erf/exp.
   template <class Out, class T, class F>
   static void unary(const Tensor& in, const Tensor& out, const F& f) {
     if constexpr (std::is_same_v<F, math::UnaryFn<UnaryOp::Gelu, float>>)
       unary_loop<Out, T>(in, out, [](float x) { return gelu_fast(x); });
+    else if constexpr (std::is_same_v<F, math::UnaryFn<UnaryOp::Silu, float>>)
+      unary_loop<Out, T>(in, out, [](float x) { return silu_fast(x); });
     else
       unary_loop<Out, T>(in, out, f);
   }
@@ -24,6 +28,8 @@ struct CpuLoop {
   static void binary(const Tensor& a, const Tensor& b, const Tensor& out, const F& f) {
     if constexpr (std::is_same_v<F, math::BinaryFn<BinaryOp::GeluBackward, float>>)  // (grad, input)
       binary_loop<Out, T>(a, b, out, [](float g, float x) { return g * gelu_grad_fast(x); });
+    else if constexpr (std::is_same_v<F, math::BinaryFn<BinaryOp::SiluBackward, float>>)  // (grad, input)
+      binary_loop<Out, T>(a, b, out, [](float g, float x) { return g * silu_grad_fast(x); });
     else
       binary_loop<Out, T>(a, b, out, f);
   }
