@@ -77,6 +77,8 @@ def main(argv=None) -> dict:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--preset", default="cpu")
     p.add_argument("--device", default="cpu", help="cpu or cuda (bf16 autocast on cuda)")
+    p.add_argument("--peak-tflops", type=float, default=989.0,
+                   help="the GPU's dense bf16 peak for model FLOPs utilisation (H100/H200 SXM: 989)")
     args = p.parse_args(argv)
     torch = try_import_torch()
     ours_demo = load_demo("tinytorch")
@@ -97,6 +99,14 @@ def main(argv=None) -> dict:
     if b is not None:
         line += f", torch {b * 1e3:.1f} ms, ratio {a / b:.2f}x"
     print(line, flush=True)
+    # nanoGPT's estimate of training FLOPs per token: 6 N + 12 L T E (attention scores and mixing)
+    n_params = sum(q.numel() for q in ours_demo.GPT(ours_demo.GPTConfig(**cfg_kw)).parameters())
+    flops_per_token = 6 * n_params + 12 * cfg_kw["n_layer"] * T * cfg_kw["n_embd"]
+    for name, sec in (("tinytorch", a), ("torch", b)):
+        if sec is not None:
+            tok_s = B * T / sec
+            mfu = f", MFU {flops_per_token * tok_s / (args.peak_tflops * 1e12):.1%}" if args.device.startswith("cuda") else ""
+            print(f"  {name}: {tok_s:,.0f} tokens/s{mfu}  ({n_params / 1e6:.1f}M parameters)", flush=True)
     return {"ours": a, "ref": b}
 
 
