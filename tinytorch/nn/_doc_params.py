@@ -165,6 +165,12 @@ PARAMS = {
     "encoder_layer": ("Module", "an instance of the TransformerEncoderLayer() class."),
     "decoder_layer": ("Module", "an instance of the TransformerDecoderLayer() class."),
     "num_layers": ("int", "the number of sub-layers in the stack."),
+    "input_size": ("int", "the number of expected features in the input ``x``."),
+    "hidden_size": ("int", "the number of features in the hidden state ``h``."),
+    "nonlinearity": ("str", "the non-linearity to use. Can be either ``'tanh'`` or ``'relu'``."),
+    "bidirectional": ("bool", "if ``True``, becomes a bidirectional RNN."),
+    "proj_size": ("int", "if ``> 0``, will use LSTM with projections of corresponding size (not supported "
+                  "yet: raises NotImplementedError)."),
     "norm": ("Module, optional", "the layer normalization component."),
     "enable_nested_tensor": ("bool", "accepted for PyTorch compatibility (tinytorch has no nested tensors)."),
     "mask_check": ("bool", "accepted for PyTorch compatibility."),
@@ -309,6 +315,11 @@ CONTEXT = {
     "labels": [({"F.token_log_probs", "F.sequence_log_probs"}, ("Tensor", "the token ids, :math:`(*, T)`."))],
     "norm_type": [({"LPPool1d", "LPPool2d", "F.lp_pool1d", "F.lp_pool2d"}, ("float", "the power :math:`p`."))],
     "groups": [({"ChannelShuffle", "F.channel_shuffle"}, ("int", "number of groups to divide channels in."))],
+    "num_layers": [({"RNN", "LSTM", "GRU"}, ("int", "number of recurrent layers. E.g., setting "
+                    "``num_layers=2`` would mean stacking two RNNs together to form a stacked RNN, with the second "
+                    "RNN taking in outputs of the first RNN and computing the final results."))],
+    "dropout": [({"RNN", "LSTM", "GRU"}, ("float", "if non-zero, introduces a Dropout layer on the outputs of "
+                 "each RNN layer except the last layer, with dropout probability equal to :attr:`dropout`."))],
 }
 
 

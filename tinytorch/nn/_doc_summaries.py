@@ -23,6 +23,9 @@ MODULES = {
     "InstanceNorm3d": "Applies Instance Normalization over a 5D input (a mini-batch of 3D inputs with additional "
                       "channel dimension).",
     "Dropout3d": "Randomly zero out entire channels (a channel is a 3D feature map).",
+    "RNNCell": "An Elman RNN cell with tanh or ReLU non-linearity.",
+    "LSTMCell": "A long short-term memory (LSTM) cell.",
+    "GRUCell": "A gated recurrent unit (GRU) cell.",
     **{f"CircularPad{d}d": _pad("using circular padding of the input boundary") for d in (1, 2, 3)},
     **{f"ConstantPad{d}d": _pad("boundaries with a constant value") for d in (1, 2, 3)},
     **{f"ReflectionPad{d}d": _pad("using the reflection of the input boundary") for d in (1, 2, 3)},

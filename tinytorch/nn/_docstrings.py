@@ -1,8 +1,8 @@
 """Docstrings of the ``nn`` modules and ``nn.functional`` functions, written once from tables: the
 summary in PyTorch's words (``_doc_summaries.py``), the object's own implementation note, and an
 Args section built from its signature and the parameter glossary (``_doc_params.py``), defaults
-from the signature. A docstring that already has an Args section is left as written; so are the
-recurrent layers of ``modules/rnn.py``, which document themselves. ``help(nn.Conv2d)`` then reads::
+from the signature. A docstring that already has an Args section is left as written.
+``help(nn.Conv2d)`` then reads::
 
     Applies a 2D convolution over an input signal composed of several input planes.
 
@@ -81,7 +81,7 @@ def document_modules(namespace: Dict[str, Any], module_base: type) -> None:
         if not (inspect.isclass(cls) and issubclass(cls, module_base)) or name.startswith("_"):
             continue
         own = cls.__dict__.get("__doc__")
-        if (own and "Args" in own) or cls.__module__.endswith(".rnn"):
+        if own and "Args" in own:
             continue
         args = args_section(name, cls.__init__, True) if "__init__" in _own_or_base_init(cls) else None
         doc = _compose(name, own, MODULES.get(name), args)
