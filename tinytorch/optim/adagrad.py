@@ -1,7 +1,8 @@
 """``Adagrad`` (fused C++ step)."""
 from __future__ import annotations
 
-from tinytorch.optim.optimizer import ParamsT, _FusedOptimizer, _check_hyperparameters, _full_like, scalar_state
+from tinytorch.optim._hyperparameters import _check_hyperparameters
+from tinytorch.optim.optimizer import ParamsT, _FusedOptimizer, _full_like, scalar_state
 
 __all__ = ["Adagrad"]
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 from tinytorch._dtype import float64
 from tinytorch._functional import maximum
 from tinytorch._tensor import _wrap as _w
-from tinytorch.optim.optimizer import ParamsT, _FusedOptimizer, _check_hyperparameters
+from tinytorch.optim._hyperparameters import _check_hyperparameters
+from tinytorch.optim.optimizer import ParamsT, _FusedOptimizer
 
 __all__ = ["Adam"]
 

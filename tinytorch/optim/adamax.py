@@ -1,7 +1,8 @@
 """``Adamax`` (fused C++ step)."""
 from __future__ import annotations
 
-from tinytorch.optim.optimizer import ParamsT, _FusedOptimizer, _check_hyperparameters
+from tinytorch.optim._hyperparameters import _check_hyperparameters
+from tinytorch.optim.optimizer import ParamsT, _FusedOptimizer
 
 __all__ = ["Adamax"]
 

@@ -5,7 +5,8 @@ import math
 from typing import Any, Callable
 
 from tinytorch import _C
-from tinytorch.optim.optimizer import Optimizer, _as_float, _check_hyperparameters, _zeros_like, scalar_state
+from tinytorch.optim._hyperparameters import _as_float, _check_hyperparameters
+from tinytorch.optim.optimizer import Optimizer, _zeros_like, scalar_state
 from tinytorch._functional import stack
 from tinytorch.random import randn
 from tinytorch.tensor import Tensor

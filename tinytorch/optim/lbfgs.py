@@ -13,7 +13,8 @@ import math
 import numpy as np
 
 from tinytorch import _C
-from tinytorch.optim.optimizer import ParamsT, Optimizer, _check_lr
+from tinytorch.optim._hyperparameters import _check_lr
+from tinytorch.optim.optimizer import ParamsT, Optimizer
 
 __all__ = ["LBFGS"]
 

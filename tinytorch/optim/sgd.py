@@ -4,9 +4,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from tinytorch import _C
-from tinytorch.optim.optimizer import (
-    ParamsT, Optimizer, _as_float, _check_lr, _check_not_differentiable, _check_weight_decay, _zeros_like,
-)
+from tinytorch.optim._hyperparameters import _as_float, _check_lr, _check_not_differentiable, _check_weight_decay
+from tinytorch.optim.optimizer import ParamsT, Optimizer, _zeros_like
 
 __all__ = ["SGD"]
 
