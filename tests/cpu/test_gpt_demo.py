@@ -1,12 +1,9 @@
 """demo/gpt.py, tiny: a few steps train, checkpoint, resume, sample; BitLinear and Chuck variants."""
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import pytest
+from script_loader import loaded
 
-DEMO = Path(__file__).resolve().parents[2] / "demo" / "gpt.py"
 TINY = ["--n-layer", "1", "--n-embd", "32", "--n-head", "2", "--block-size", "16", "--batch-size", "8",
         "--eval-iters", "2", "--sample-len", "24", "--samples", "1", "--no-progress", "--device", "cpu",
         "--warmup", "2", "--lr", "1e-2"]
@@ -14,12 +11,7 @@ TINY = ["--n-layer", "1", "--n-embd", "32", "--n-head", "2", "--block-size", "16
 
 @pytest.fixture(scope="module")
 def demo():
-    spec = importlib.util.spec_from_file_location("gpt_demo", DEMO)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    yield mod
-    sys.modules.pop(spec.name, None)
+    yield from loaded("demo/gpt.py", "gpt_demo")
 
 
 def test_gpt_demo_trains_checkpoints_resumes_and_samples(demo, tmp_path):

@@ -1,27 +1,18 @@
 """demo/post_train.py on tiny configs (no SmolLM2 needed): LoRA-DPO on a tiny random Llama raises the
 preference margin and lowers the loss, the saved adapter loads back; GRPO on the arithmetic task
 raises the reward and the probability of the right digit; the missing-wheel error."""
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from script_loader import loaded
 
 import tinytorch as tt
-
-DEMO = Path(__file__).resolve().parents[2] / "demo" / "post_train.py"
 
 
 @pytest.fixture(scope="module")
 def demo():
-    spec = importlib.util.spec_from_file_location("post_train_demo", DEMO)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    yield mod
-    sys.modules.pop(spec.name, None)
+    yield from loaded("demo/post_train.py", "post_train_demo")
 
 
 def test_dpo_tiny_raises_margin_and_saves_adapter(demo, tmp_path):

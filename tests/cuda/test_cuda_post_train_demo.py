@@ -1,26 +1,17 @@
 """demo/post_train.py with --device cuda on tiny configs: LoRA-DPO on a tiny Llama and GRPO on the
 arithmetic task run on the GPU (sampling with tinytorch.multinomial there) and learn as on the CPU."""
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from script_loader import loaded
 
 pytestmark = pytest.mark.cuda
-
-DEMO = Path(__file__).resolve().parents[2] / "demo" / "post_train.py"
 
 
 @pytest.fixture(scope="module")
 def demo():
-    spec = importlib.util.spec_from_file_location("post_train_demo_cuda", DEMO)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    yield mod
-    sys.modules.pop(spec.name, None)
+    yield from loaded("demo/post_train.py", "post_train_demo_cuda")
 
 
 def test_dpo_tiny_on_cuda(demo, tmp_path):
