@@ -23,6 +23,15 @@ def _fusable(input: Tensor, weight, bias, running_mean, running_var, training: b
         all(t is None or t.device.type == "cpu" for t in (running_mean, running_var))
 
 
+def _update_running_stats(running_mean, running_var, mean: Tensor, var: Tensor, n: int, momentum: float) -> None:
+    """running = (1 - momentum) * running + momentum * batch stat; the variance unbiased (n / (n - 1))."""
+    if running_mean is None:
+        return
+    with no_grad():
+        running_mean.mul_(1 - momentum).add_(mean.detach().to(running_mean.dtype), alpha=momentum)
+        running_var.mul_(1 - momentum).add_(var.detach().to(running_var.dtype) * (n / (n - 1)), alpha=momentum)
+
+
 def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Batch normalization over dim 1 of (N, C, *) input; updates running stats in training."""
@@ -34,19 +43,13 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(input.shape)}")
     if _fusable(input, weight, bias, running_mean, running_var, training):
         y, mean, var = _batch_norm_fused(input, weight, bias, running_mean, running_var, training, eps)
-        if training and running_mean is not None:
-            with no_grad():
-                running_mean.mul_(1 - momentum).add_(mean.to(running_mean.dtype), alpha=momentum)
-                running_var.mul_(1 - momentum).add_(var.to(running_var.dtype) * (n / (n - 1)), alpha=momentum)
+        if training:
+            _update_running_stats(running_mean, running_var, mean, var, n, momentum)
         return y
     if training:
         mean = input.mean(dims)
         var = input.var(dims, correction=0)
-        if running_mean is not None:
-            with no_grad():
-                running_mean.mul_(1 - momentum).add_(mean.detach().to(running_mean.dtype), alpha=momentum)
-                running_var.mul_(1 - momentum).add_(var.detach().to(running_var.dtype) * (n / (n - 1)),
-                                                    alpha=momentum)
+        _update_running_stats(running_mean, running_var, mean, var, n, momentum)
     else:
         mean, var = running_mean, running_var
     y = (input - mean.reshape(shape)) * (var.reshape(shape) + eps).rsqrt()
