@@ -270,5 +270,10 @@ FUNCTIONAL = [Functional(n, "lower") for n in (
 # issue 16: linalg.lu's unpacking at the top level (tinytorch/linalg/_lu.py), as torch.lu_unpack
 OPS += [O("lu_unpack", "tinytorch.linalg._lu", grad="composite", method=False)]
 
+# issue 16: 3-D convolutions composed from the 2-D kernels (tinytorch/_conv3d.py)
+OPS += [O(n, "tinytorch._conv3d", grad="composite", method=False, autocast="lower")
+        for n in ("conv3d", "conv_transpose3d")]
+FUNCTIONAL += [Functional(n, "lower") for n in ("conv3d", "conv_transpose3d")]
+
 SCHEMA = Schema(unary=UNARY, binary=BINARY, ops=OPS, functional=FUNCTIONAL)
 SCHEMA.check()

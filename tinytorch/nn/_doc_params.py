@@ -329,3 +329,52 @@ def lookup(owner: str, name: str, is_module: bool):
         if owner in owners or (owners == "modules" and is_module):
             return entry
     return PARAMS.get(name)
+
+
+# issue 16: 3-D convolutions, EmbeddingBag, lazy modules, SyncBatchNorm (tinytorch layers3d)
+CONTEXT["input"] += [({"F.conv3d", "F.conv_transpose3d"}, ("Tensor", "input tensor of shape "
+                                                           ":math:`(\\text{minibatch} , \\text{in\\_channels} , iT , "
+                                                           "iH , iW)`.")),
+                     ({"F.embedding_bag"}, ("Tensor", "tensor containing bags of indices into the embedding "
+                                            "matrix."))]
+CONTEXT["bias"][0][0].update({"F.conv3d", "F.conv_transpose3d"})
+CONTEXT["weight"] += [({"F.conv3d"}, ("Tensor", "filters of shape :math:`(\\text{out\\_channels} , "
+                                      "\\frac{\\text{in\\_channels}}{\\text{groups}} , kT , kH , kW)`.")),
+                      ({"F.conv_transpose3d"}, ("Tensor", "filters of shape :math:`(\\text{in\\_channels} , "
+                                                "\\frac{\\text{out\\_channels}}{\\text{groups}} , kT , kH , kW)`.")),
+                      ({"F.embedding_bag"}, ("Tensor", "the embedding matrix with number of rows equal to the "
+                                             "maximum possible index + 1, and number of columns equal to the "
+                                             "embedding size."))]
+PARAMS.update({
+    "num_embeddings": ("int", "size of the dictionary of embeddings."),
+    "embedding_dim": ("int", "the size of each embedding vector."),
+    "max_norm": ("float, optional", "If given, each embedding vector with norm larger than :attr:`max_norm` is "
+                 "renormalized to have norm :attr:`max_norm`."),
+    "norm_type": ("float, optional", "The p of the p-norm to compute for the :attr:`max_norm` option."),
+    "scale_grad_by_freq": ("bool, optional", "if given, this will scale gradients by the inverse of frequency of "
+                           "the words in the mini-batch."),
+    "sparse": ("bool, optional", "if ``True``, gradient w.r.t. :attr:`weight` matrix will be a sparse tensor "
+               "(not supported by tinytorch: raises NotImplementedError)."),
+    "offsets": ("Tensor, optional", "only used when :attr:`input` is 1D. :attr:`offsets` determines the starting "
+                "index position of each bag (sequence) in :attr:`input`."),
+    "per_sample_weights": ("Tensor, optional", "a tensor of float / double weights, or None to indicate all "
+                           "weights should be taken to be 1. If specified, :attr:`per_sample_weights` must have "
+                           "exactly the same shape as input and is treated as having the same :attr:`offsets`, if "
+                           "those are not None. Only supported for ``mode='sum'``."),
+    "include_last_offset": ("bool, optional", "if ``True``, the size of offsets is equal to the number of bags + 1. "
+                            "The last element is the size of the input, or the ending index position of the last "
+                            "bag (sequence)."),
+    "padding_idx": ("int, optional", "If specified, the entries at :attr:`padding_idx` do not contribute to the "
+                    "gradient; therefore, the embedding vector at :attr:`padding_idx` is not updated during "
+                    "training, i.e. it remains as a fixed \"pad\". For a newly constructed EmbeddingBag, the "
+                    "embedding vector at :attr:`padding_idx` will default to all zeros. Note that the embedding "
+                    "vector at :attr:`padding_idx` is excluded from the reduction."),
+    "_weight": ("Tensor, optional", "an initial weight matrix of shape (num_embeddings, embedding_dim) (used by "
+                ":meth:`from_pretrained`)."),
+    "process_group": ("ProcessGroup, optional", "synchronization of stats happen within each process group "
+                      "individually. Default behavior is synchronization across the whole world."),
+})
+CONTEXT.setdefault("mode", []).append(({"EmbeddingBag", "F.embedding_bag"}, (
+    "str, optional", "``\"sum\"``, ``\"mean\"`` or ``\"max\"``. Specifies the way to reduce the bag. ``\"sum\"`` "
+    "computes the weighted sum, taking :attr:`per_sample_weights` into consideration. ``\"mean\"`` computes the "
+    "average of the values in the bag, ``\"max\"`` computes the max value over each bag.")))

@@ -236,3 +236,28 @@ FUNCTIONS = {
     "triplet_margin_loss": "Compute the triplet loss between given input tensors and a margin greater than 0.",
     "unfold": "Extract sliding local blocks from a batched input tensor.",
 }
+
+# issue 16: 3-D convolutions, EmbeddingBag, lazy modules, SyncBatchNorm (tinytorch layers3d)
+MODULES.update({
+    "Conv3d": "Applies a 3D convolution over an input signal composed of several input planes.",
+    "ConvTranspose3d": "Applies a 3D transposed convolution operator over an input image composed of several input "
+                       "planes.",
+    "EmbeddingBag": "Compute sums or means of 'bags' of embeddings, without instantiating the intermediate "
+                    "embeddings.",
+    "LazyLinear": "A :class:`torch.nn.Linear` module where `in_features` is inferred.",
+    **{f"LazyConv{n}d": f"A :class:`torch.nn.Conv{n}d` module with lazy initialization of the ``in_channels`` "
+                        f"argument." for n in (1, 2, 3)},
+    **{f"LazyConvTranspose{n}d": f"A :class:`torch.nn.ConvTranspose{n}d` module with lazy initialization of the "
+                                 f"``in_channels`` argument." for n in (1, 2, 3)},
+    **{f"LazyBatchNorm{n}d": f"A :class:`torch.nn.BatchNorm{n}d` module with lazy initialization."
+       for n in (1, 2, 3)},
+    **{f"LazyInstanceNorm{n}d": f"A :class:`torch.nn.InstanceNorm{n}d` module with lazy initialization of the "
+                                f"``num_features`` argument." for n in (1, 2, 3)},
+    "SyncBatchNorm": "Applies Batch Normalization over a N-Dimensional input.",
+})
+FUNCTIONS.update({
+    "conv3d": "Applies a 3D convolution over an input image composed of several input planes.",
+    "conv_transpose3d": "Applies a 3D transposed convolution operator over an input image composed of several input "
+                        "planes, sometimes also called \"deconvolution\".",
+    "embedding_bag": "Compute sums, means or maxes of `bags` of embeddings.",
+})

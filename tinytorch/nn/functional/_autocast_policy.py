@@ -36,4 +36,6 @@ POLICY = {
     "softplus": "fp32",
     "normalize": "fp32",
     "pairwise_distance": "fp32",
+    "conv3d": "lower",
+    "conv_transpose3d": "lower",
 }

@@ -7,6 +7,7 @@ from typing import Optional
 
 from tinytorch._ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d  # noqa: F401
 from tinytorch._ops.linalg import linear  # noqa: F401
+from tinytorch._conv3d import conv3d, conv_transpose3d  # noqa: F401
 from tinytorch.tensor import Tensor
 
 
@@ -39,4 +40,4 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Optional[Tens
     return y.reshape(*lead, out_f)
 
 
-__all__ = ["linear", "bilinear", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
+__all__ = ["linear", "bilinear", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "conv3d", "conv_transpose3d"]

@@ -1,4 +1,5 @@
-"""Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d (PyTorch's default initialization)."""
+"""Conv1d/2d/3d, ConvTranspose1d/2d/3d (PyTorch's default initialization); the Lazy variants live in
+lazy_conv.py and are reachable here too, as in PyTorch."""
 from __future__ import annotations
 
 import math
@@ -161,3 +162,35 @@ class ConvTranspose1d(_ConvTransposeNd):
         check_input(self, x, (2, 3), -2, self.in_channels)
         return F.conv_transpose1d(x, self.weight, self.bias, self.stride, self.padding,
                                   self._output_padding(x, output_size), self.groups, self.dilation)
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C_in, D, H, W) or (C_in, D, H, W) input."""
+    _n = 3
+
+    def forward(self, x: Tensor) -> Tensor:
+        check_input(self, x, (4, 5), -4, self.in_channels)
+        x, padding = self._pad(x)
+        return F.conv3d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W) input."""
+    _n = 3
+
+    def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
+        check_input(self, x, (4, 5), -4, self.in_channels)
+        return F.conv_transpose3d(x, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(x, output_size), self.groups, self.dilation)
+
+
+_LAZY = ("LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+         "LazyConvTranspose3d")
+
+
+def __getattr__(name: str):
+    # nn.modules.conv.LazyConv*: defined in lazy_conv.py (which imports this module)
+    if name in _LAZY:
+        from tinytorch.nn.modules import lazy_conv
+        return getattr(lazy_conv, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
