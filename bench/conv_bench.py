@@ -2,7 +2,7 @@
 medians and ratios (tinytorch time / torch time, < 1 means tinytorch is faster).
 
     python bench/conv_bench.py [--threads 2] [--rounds 7] [--batch 16] [--mnist] [--resnet] [--all]
-        [--dtype float32|bfloat16] [--r32] [--only NAME]
+        [--dtype float32|bfloat16] [--r32] [--only NAME] [--conv3d]
 
 Default: a short list of ResNet-18/50 layer shapes (3x3 and 1x1, stride 1 and 2, 64-512 channels)
 at --batch, forward, grad_input and grad_weight separately, then batch_norm forward and
@@ -10,7 +10,8 @@ forward+backward. --all adds batch 1 and 64; --mnist the MNIST CNN's two layers 
 --r32 the layer shapes of
 the --resnet step instead; --resnet a whole ResNet-18 training step (3x32x32 by default) (forward, cross entropy, backward, SGD), defined once
 against a module ``m`` and run with m=tinytorch and m=torch. Only NCHW: tinytorch has no
-channels_last memory format.
+channels_last memory format. --conv3d: F.conv3d and F.conv_transpose3d (3-D U-Net / video shapes),
+forward and forward+backward.
 """
 from __future__ import annotations
 
@@ -159,6 +160,46 @@ def resnet_step(m, batch: int, size: int, seed: int = 0):
     return step
 
 
+# (name, C_in, C_out, D, H=W, kernel, stride, padding): 3-D U-Net / video-network layers, scaled down
+CONV3D_CASES = [
+    ("unet3d 3x3x3 16->32", 16, 32, 16, 32, 3, 1, 1),
+    ("unet3d 3x3x3 s2 32->64", 32, 64, 16, 32, 3, 2, 1),
+    ("video 1x3x3 64", 64, 64, 8, 28, (1, 3, 3), 1, (0, 1, 1)),
+    ("video 3x1x1 64", 64, 64, 8, 28, (3, 1, 1), 1, (1, 0, 0)),
+]
+
+
+def conv3d_cases(torch, rng, kw, batch, dtype, only):
+    tdt, rdt = getattr(tt, dtype), getattr(torch, dtype)
+    for name, cin, cout, d, hw, k, s, p in CONV3D_CASES:
+        if only not in name:
+            continue
+        kk = (k,) * 3 if isinstance(k, int) else k
+        x = rng.standard_normal((batch, cin, d, hw, hw), dtype=np.float32)
+        w = rng.standard_normal((cout, cin, *kk), dtype=np.float32) * 0.05
+        wt = rng.standard_normal((cout, cin, *kk), dtype=np.float32) * 0.05   # transpose: cout -> cin
+        tx, tw, twt = (tt.tensor(a).to(tdt) for a in (x, w, wt))
+        rx, rw, rwt = (torch.from_numpy(a).to(rdt) for a in (x, w, wt))
+        ro = torch.nn.functional.conv3d(rx, rw, None, s, p)
+        tol = 1e-3 if dtype == "float32" else 5e-2
+        np.testing.assert_allclose(tt.nn.functional.conv3d(tx, tw, None, s, p).float().numpy(), ro.float().numpy(),
+                                   rtol=tol, atol=tol * 10)
+        label = f"{name} b{batch} {dtype}"
+        with tt.no_grad(), torch.no_grad():
+            compare(f"conv3d {label} forward", lambda: tt.nn.functional.conv3d(tx, tw, None, s, p),
+                    lambda: torch.nn.functional.conv3d(rx, rw, None, s, p), **kw)
+        to = tt.tensor(ro.float().numpy()).to(tdt)
+        rt = ro.detach()
+        with tt.no_grad(), torch.no_grad():
+            compare(f"conv_transpose3d {label} forward",
+                    lambda: tt.nn.functional.conv_transpose3d(to, twt, None, s, p, s - 1 if s > 1 else 0),
+                    lambda: torch.nn.functional.conv_transpose3d(rt, rwt, None, s, p, s - 1 if s > 1 else 0), **kw)
+        txg, rxg = tx.detach().requires_grad_(True), rx.detach().requires_grad_(True)
+        twg, rwg = tw.detach().requires_grad_(True), rw.detach().requires_grad_(True)
+        compare(f"conv3d {label} fwd+bwd", lambda: tt.nn.functional.conv3d(txg, twg, None, s, p).sum().backward(),
+                lambda: torch.nn.functional.conv3d(rxg, rwg, None, s, p).sum().backward(), **kw)
+
+
 def mnist_cases(torch, rng, kw, batch):
     for name, cin, cout, hw in (("conv1", 1, 32, 28), ("conv2", 32, 64, 26)):
         conv_case(torch, rng, kw, batch, name, cin, cout, hw, 3, 1, 0, "float32", mnist_pairs=True)
@@ -187,6 +228,7 @@ def main() -> None:
     p.add_argument("--size", type=int, default=32, help="ResNet input height and width")
     p.add_argument("--r32", action="store_true", help="the convolutions of the --resnet step at 32x32")
     p.add_argument("--only", default="", help="run only cases whose name contains this")
+    p.add_argument("--conv3d", action="store_true", help="only conv3d / conv_transpose3d layers")
     args = p.parse_args()
     torch = try_import_torch()
     if torch is None:
@@ -202,6 +244,9 @@ def main() -> None:
         return
     if args.mnist:
         mnist_cases(torch, rng, kw, 64)
+        return
+    if args.conv3d:
+        conv3d_cases(torch, rng, kw, args.batch, args.dtype, args.only)
         return
     batches = [1, args.batch, 64] if args.all else [args.batch]
     for batch in batches:
