@@ -274,6 +274,7 @@ OPS += [O("lu_unpack", "tinytorch.linalg._lu", grad="composite", method=False)]
 OPS += [O(n, "tinytorch._conv3d", grad="composite", method=False, autocast="lower")
         for n in ("conv3d", "conv_transpose3d")]
 FUNCTIONAL += [Functional(n, "lower") for n in ("conv3d", "conv_transpose3d")]
+OPS += [O("embedding_bag", "tinytorch._embedding_bag", grad="composite", method=False)]
 
 SCHEMA = Schema(unary=UNARY, binary=BINARY, ops=OPS, functional=FUNCTIONAL)
 SCHEMA.check()

@@ -2,6 +2,7 @@
 from tinytorch import _autocast
 from tinytorch import _contractions as _contractions
 from tinytorch import _conv3d as _conv3d
+from tinytorch import _embedding_bag as _embedding_bag
 from tinytorch import _indexing as _indexing
 from tinytorch import _numerics as _numerics
 from tinytorch._ops import conv as _CONV
@@ -285,6 +286,7 @@ fmin = _statistics.fmin
 lu_unpack = _lu.lu_unpack
 conv3d = _autocast.wrap(_conv3d.conv3d, "lower")
 conv_transpose3d = _autocast.wrap(_conv3d.conv_transpose3d, "lower")
+embedding_bag = _embedding_bag.embedding_bag
 
 __all__ = [
     "neg",
@@ -552,4 +554,5 @@ __all__ = [
     "lu_unpack",
     "conv3d",
     "conv_transpose3d",
+    "embedding_bag",
 ]

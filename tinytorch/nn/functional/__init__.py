@@ -70,6 +70,7 @@ from tinytorch.nn.functional.pooling import (  # noqa: F401
 )
 from tinytorch.nn.functional.dropout import dropout3d  # noqa: F401
 from tinytorch.nn.functional.linear import conv3d, conv_transpose3d  # noqa: F401
+from tinytorch.nn.functional.embedding import embedding_bag  # noqa: F401
 
 # Autocast: the functions the op schema (codegen/ops.py) gives a policy cast their arguments
 # inside tinytorch.amp.autocast regions.

@@ -1,10 +1,15 @@
 """Embedding lookups of ``nn.functional``: embedding (max_norm renormalization,
-scale_grad_by_freq, padding_idx) and one_hot."""
+scale_grad_by_freq, padding_idx), embedding_bag (its reduction in tinytorch/_embedding_bag.py)
+and one_hot."""
 from __future__ import annotations
+
+from typing import Optional
 
 import numpy as np
 
-from tinytorch._creation import tensor
+from tinytorch._creation import arange, tensor, zeros
+from tinytorch._dtype import int64
+from tinytorch._embedding_bag import bag_reduce
 from tinytorch._ops import elementwise as _E
 from tinytorch._ops import reduce as _R
 from tinytorch._ops.embedding import embedding as _embedding
@@ -47,3 +52,46 @@ def _embedding_renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type
 
 def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
     return _one_hot(input, num_classes)
+
+
+_MODE_CODES = {"sum": 0, "mean": 1, "max": 2}
+
+
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Optional[Tensor] = None, max_norm: Optional[float] = None,
+                  norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights: Optional[Tensor] = None, include_last_offset: bool = False,
+                  padding_idx: Optional[int] = None) -> Tensor:
+    """Bags of rows of ``weight`` reduced without materialising the per-index rows as a (B, L, E)
+    tensor: a 2-D ``input`` (B, L) holds one bag per row; a 1-D ``input`` is cut into bags at
+    ``offsets``. Empty bags give zeros; ``padding_idx`` entries are left out of the bag (and of the
+    mean's count)."""
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type {type(offsets)}")
+        bags, length = input.shape
+        offsets = arange(0, bags * length, length, device=input.device) if length else \
+            zeros(bags, dtype=int64, device=input.device)
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+        include_last_offset = False
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if mode not in _MODE_CODES:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  f"GitHub.")
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, float(max_norm), float(norm_type))
+    return bag_reduce(weight, input, offsets, scale_grad_by_freq, _MODE_CODES[mode], sparse, per_sample_weights,
+                      include_last_offset, padding_idx, False)[0]

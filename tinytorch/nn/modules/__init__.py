@@ -53,6 +53,7 @@ from tinytorch.nn.modules.pooling import AdaptiveAvgPool3d, AdaptiveMaxPool3d, A
 from tinytorch.nn.modules.normalization import BatchNorm3d, InstanceNorm3d  # noqa: F401
 from tinytorch.nn.modules.misc import Dropout3d  # noqa: F401
 from tinytorch.nn.modules.conv import Conv3d, ConvTranspose3d  # noqa: F401
+from tinytorch.nn.modules.embedding_bag import EmbeddingBag  # noqa: F401
 
 # Docstrings: PyTorch's summaries and an Args section per module, from tables (nn/_docstrings.py)
 from tinytorch.nn._docstrings import document_modules as _document_modules  # noqa: E402
