@@ -48,3 +48,20 @@ class Buffer(Tensor):
 
     def __init__(self, data: Tensor, *, persistent: bool = True) -> None:
         pass
+
+
+_UNINITIALIZED = ("UninitializedTensorMixin", "UninitializedParameter", "UninitializedBuffer")
+
+
+def is_lazy(param) -> bool:
+    """Whether ``param`` is an uninitialized placeholder of a lazy module (``UninitializedParameter``
+    or ``UninitializedBuffer``)."""
+    return getattr(type(param), "_uninitialized_placeholder", False)
+
+
+def __getattr__(name: str):
+    # the lazy modules' placeholders (nn/_uninitialized.py), defined on first use: see its docstring
+    if name in _UNINITIALIZED:
+        from tinytorch.nn import _uninitialized
+        return getattr(_uninitialized, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

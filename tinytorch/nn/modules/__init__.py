@@ -54,6 +54,14 @@ from tinytorch.nn.modules.normalization import BatchNorm3d, InstanceNorm3d  # no
 from tinytorch.nn.modules.misc import Dropout3d  # noqa: F401
 from tinytorch.nn.modules.conv import Conv3d, ConvTranspose3d  # noqa: F401
 from tinytorch.nn.modules.embedding_bag import EmbeddingBag  # noqa: F401
+from tinytorch.nn.modules.lazy import LazyLinear  # noqa: F401
+from tinytorch.nn.modules.lazy_conv import (  # noqa: F401
+    LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d,
+)
+from tinytorch.nn.modules.lazy_norm import (  # noqa: F401
+    LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d,
+)
+from tinytorch.nn.modules import batchnorm, instancenorm, lazy  # noqa: F401  (PyTorch's module paths)
 
 # Docstrings: PyTorch's summaries and an Args section per module, from tables (nn/_docstrings.py)
 from tinytorch.nn._docstrings import document_modules as _document_modules  # noqa: E402

@@ -88,3 +88,11 @@ class Bilinear(Module):
     def extra_repr(self) -> str:
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+def __getattr__(name: str):
+    # nn.modules.linear.LazyLinear: defined in lazy.py (which imports this module)
+    if name == "LazyLinear":
+        from tinytorch.nn.modules.lazy import LazyLinear
+        return LazyLinear
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

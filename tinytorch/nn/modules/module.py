@@ -289,6 +289,9 @@ class Module:
         With strict=True any missing/unexpected key or shape mismatch raises, listing all of them."""
         # torch tensors, numpy arrays, anything with __dlpack__/__array__ -> tinytorch tensors
         state_dict = {k: as_tensor(v, f"load_state_dict: {k!r}") for k, v in state_dict.items()}
+        for name, m in self.named_modules():     # lazy modules materialize from the checkpoint's shapes
+            if hasattr(m, "_lazy_load_hook"):
+                m._lazy_load_hook(state_dict, name + "." if name else "")
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
