@@ -13,7 +13,7 @@ import tinytorch.nn.functional as F
 from tinytorch.nn import _docstrings
 
 # no constructor arguments to document (PyTorch documents these without Args), or the base class
-NO_ARGS = {"Module", "Identity", "Sequential", "LogSigmoid", "Sigmoid", "Softsign", "Tanh", "Tanhshrink"}
+NO_ARGS = {"Module", "Identity", "Sequential", "Container", "LogSigmoid", "Sigmoid", "Softsign", "Tanh", "Tanhshrink"}
 
 MODULES = sorted(n for n in dir(nn) if inspect.isclass(getattr(nn, n)) and issubclass(getattr(nn, n), nn.Module))
 FUNCTIONS = sorted(n for n in dir(F) if not n.startswith("_") and callable(getattr(F, n))

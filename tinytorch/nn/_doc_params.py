@@ -371,6 +371,8 @@ PARAMS.update({
                     "vector at :attr:`padding_idx` is excluded from the reduction."),
     "_weight": ("Tensor, optional", "an initial weight matrix of shape (num_embeddings, embedding_dim) (used by "
                 ":meth:`from_pretrained`)."),
+    "num_chunks": ("int", "the number of gates whose weights are stacked by rows: 1 (RNNCell), 4 (LSTMCell) "
+                   "or 3 (GRUCell)."),
     "process_group": ("ProcessGroup, optional", "synchronization of stats happen within each process group "
                       "individually. Default behavior is synchronization across the whole world."),
 })

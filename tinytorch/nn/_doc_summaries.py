@@ -254,6 +254,7 @@ MODULES.update({
     **{f"LazyInstanceNorm{n}d": f"A :class:`torch.nn.InstanceNorm{n}d` module with lazy initialization of the "
                                 f"``num_features`` argument." for n in (1, 2, 3)},
     "SyncBatchNorm": "Applies Batch Normalization over a N-Dimensional input.",
+    "RNNCellBase": "The base class of RNNCell, LSTMCell and GRUCell.",
 })
 FUNCTIONS.update({
     "conv3d": "Applies a 3D convolution over an input image composed of several input planes.",

@@ -62,6 +62,8 @@ from tinytorch.nn.modules.lazy_norm import (  # noqa: F401
     LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d,
 )
 from tinytorch.nn.modules.sync_batchnorm import SyncBatchNorm  # noqa: F401
+from tinytorch.nn.modules.rnn import RNNCellBase  # noqa: F401
+from tinytorch.nn.modules.container import Container  # noqa: F401
 from tinytorch.nn.modules import batchnorm, instancenorm, lazy  # noqa: F401  (PyTorch's module paths)
 
 # Docstrings: PyTorch's summaries and an Args section per module, from tables (nn/_docstrings.py)

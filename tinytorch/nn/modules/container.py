@@ -1,4 +1,4 @@
-"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict."""
+"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict (and the deprecated Container)."""
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -225,3 +225,15 @@ class ParameterDict(Module):
         items = parameters.items() if hasattr(parameters, "items") else parameters
         for k, p in items:
             self[k] = p
+
+
+class Container(Module):
+    """Deprecated: a Module holding the modules given as keyword arguments (subclass Module instead)."""
+
+    def __init__(self, **kwargs: Module) -> None:
+        import warnings
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+                      "Subclass that instead.", FutureWarning, stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)

@@ -215,21 +215,37 @@ class GRU(RNNBase):
                          device, dtype)
 
 
-class _CellBase(Module):
-    def __init__(self, gates: int, input_size: int, hidden_size: int, bias: bool, device, dtype) -> None:
+class RNNCellBase(Module):
+    """The base of RNNCell, LSTMCell and GRUCell: ``num_chunks`` gates' weights stacked by rows,
+    weight_ih (num_chunks * hidden_size, input_size), weight_hh (num_chunks * hidden_size,
+    hidden_size), bias_ih and bias_hh, all ~ U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device=None,
+                 dtype=None) -> None:
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
-        self.weight_ih = Parameter(empty(gates * hidden_size, input_size, dtype=dtype, device=device))
-        self.weight_hh = Parameter(empty(gates * hidden_size, hidden_size, dtype=dtype, device=device))
+        self.weight_ih = Parameter(empty(num_chunks * hidden_size, input_size, dtype=dtype, device=device))
+        self.weight_hh = Parameter(empty(num_chunks * hidden_size, hidden_size, dtype=dtype, device=device))
         if bias:
-            self.bias_ih = Parameter(empty(gates * hidden_size, dtype=dtype, device=device))
-            self.bias_hh = Parameter(empty(gates * hidden_size, dtype=dtype, device=device))
+            self.bias_ih = Parameter(empty(num_chunks * hidden_size, dtype=dtype, device=device))
+            self.bias_hh = Parameter(empty(num_chunks * hidden_size, dtype=dtype, device=device))
         else:
             self.register_parameter("bias_ih", None)
             self.register_parameter("bias_hh", None)
-        bound = 1.0 / math.sqrt(hidden_size)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
         for p in self.parameters():
             init.uniform_(p, -bound, bound)
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            s += f", nonlinearity={self.nonlinearity}"
+        return s
 
     def _w(self):
         return self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh
@@ -238,10 +254,10 @@ class _CellBase(Module):
         return zeros(*x.shape[:-1], self.hidden_size, dtype=x.dtype, device=x.device)
 
 
-class RNNCell(_CellBase):
+class RNNCell(RNNCellBase):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
                  device=None, dtype=None) -> None:
-        super().__init__(1, input_size, hidden_size, bias, device, dtype)
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
         self.nonlinearity = nonlinearity
 
     def forward(self, x: Tensor, hx: Optional[Tensor] = None) -> Tensor:
@@ -249,18 +265,18 @@ class RNNCell(_CellBase):
         return _rnn_step(x, self._zeros(x) if hx is None else hx, *self._w(), act)
 
 
-class LSTMCell(_CellBase):
+class LSTMCell(RNNCellBase):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None) -> None:
-        super().__init__(4, input_size, hidden_size, bias, device, dtype)
+        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
 
     def forward(self, x: Tensor, hx=None):
         state = (self._zeros(x), self._zeros(x)) if hx is None else hx
         return _lstm_step(x, state, *self._w())
 
 
-class GRUCell(_CellBase):
+class GRUCell(RNNCellBase):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None) -> None:
-        super().__init__(3, input_size, hidden_size, bias, device, dtype)
+        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
 
     def forward(self, x: Tensor, hx: Optional[Tensor] = None) -> Tensor:
         return _gru_step(x, self._zeros(x) if hx is None else hx, *self._w())
