@@ -255,10 +255,18 @@ MODULES.update({
                                 f"``num_features`` argument." for n in (1, 2, 3)},
     "SyncBatchNorm": "Applies Batch Normalization over a N-Dimensional input.",
     "RNNCellBase": "The base class of RNNCell, LSTMCell and GRUCell.",
+    "MaxUnpool3d": "Computes a partial inverse of :class:`MaxPool3d`.",
+    "LPPool3d": "Applies a 3D power-average pooling over an input signal composed of several input planes.",
 })
 FUNCTIONS.update({
     "conv3d": "Applies a 3D convolution over an input image composed of several input planes.",
     "conv_transpose3d": "Applies a 3D transposed convolution operator over an input image composed of several input "
                         "planes, sometimes also called \"deconvolution\".",
     "embedding_bag": "Compute sums, means or maxes of `bags` of embeddings.",
+    "max_unpool3d": "Compute a partial inverse of :class:`MaxPool3d`.",
+    "lp_pool3d": "Apply a 3D power-average pooling over an input signal composed of several input planes.",
+    "adaptive_max_pool3d_with_indices": "Applies a 3D adaptive max pooling over an input signal composed of "
+                                        "several input planes, returning the indices of the maxima too.",
+    "max_pool3d_with_indices": "Applies a 3D max pooling over an input signal composed of several input planes, "
+                               "returning the indices of the maxima too.",
 })

@@ -5,6 +5,7 @@ One module per concern; this package re-exports their public functions:
 * ``activation``: relu ... hardsigmoid, softmax / log_softmax / softmin (``inplace=`` honoured)
 * ``linear``: linear and the convolutions (kernels in ``tinytorch._ops.linalg`` and ``_ops.conv``)
 * ``pooling``: max / avg / adaptive pooling, 1-D and 2-D
+* ``pooling3d``: max_pool3d_with_indices, adaptive_max_pool3d_with_indices, max_unpool3d, lp_pool3d
 * ``normalization``: batch_norm, instance_norm, group_norm, layer_norm, rms_norm
 * ``dropout``: dropout, dropout1d, dropout2d
 * ``embedding``: embedding, one_hot
@@ -71,6 +72,9 @@ from tinytorch.nn.functional.pooling import (  # noqa: F401
 from tinytorch.nn.functional.dropout import dropout3d  # noqa: F401
 from tinytorch.nn.functional.linear import conv3d, conv_transpose3d  # noqa: F401
 from tinytorch.nn.functional.embedding import embedding_bag  # noqa: F401
+from tinytorch.nn.functional.pooling3d import (  # noqa: F401
+    adaptive_max_pool3d_with_indices, lp_pool3d, max_pool3d_with_indices, max_unpool3d,
+)
 
 # Autocast: the functions the op schema (codegen/ops.py) gives a policy cast their arguments
 # inside tinytorch.amp.autocast regions.

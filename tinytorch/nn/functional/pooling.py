@@ -233,11 +233,12 @@ def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
         padding: implicit negative infinity padding to be added on both sides. Default: 0
         dilation: the stride between elements within a sliding window. Default: 1
         ceil_mode: when True, will use `ceil` instead of `floor` to compute the output shape.
-        return_indices: not supported for 3-D pooling (raises NotImplementedError).
+        return_indices: if ``True``, will return the argmax along with the max values (flat (D, H, W)
+            positions, from ``pooling3d.max_pool3d_with_indices``).
     """
     if return_indices:
-        raise NotImplementedError("max_pool3d: return_indices=True is not implemented (3-D pooling is computed "
-                                  "as a 2-D and a 1-D pooling, which loses the flat 3-D positions)")
+        from tinytorch.nn.functional.pooling3d import max_pool3d_with_indices
+        return max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     k, p, dl = _triple(kernel_size, "kernel_size"), _triple(padding, "padding"), _triple(dilation, "dilation")
     s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _triple(stride, "stride")
     return _pool3d(input, "max_pool3d",
@@ -292,10 +293,12 @@ def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False
     Args:
         input (Tensor): :math:`(N, C, D, H, W)` or :math:`(C, D, H, W)`.
         output_size: the target output size (single integer or triple-integer tuple)
-        return_indices: not supported for 3-D pooling (raises NotImplementedError).
+        return_indices: if ``True``, will return the indices along with the outputs (flat (D, H, W)
+            positions, from ``pooling3d.adaptive_max_pool3d_with_indices``).
     """
     if return_indices:
-        raise NotImplementedError("adaptive_max_pool3d: return_indices=True is not implemented")
+        from tinytorch.nn.functional.pooling3d import adaptive_max_pool3d_with_indices
+        return adaptive_max_pool3d_with_indices(input, output_size)
     o = _adaptive_sizes(input, output_size)
     return _pool3d(input, "adaptive_max_pool3d", lambda x: adaptive_max_pool2d(x, o[1:]),
                    lambda x: adaptive_max_pool1d(x, o[0]))

@@ -1,4 +1,4 @@
-"""MaxPool1d/2d, AvgPool1d/2d, AdaptiveAvgPool1d/2d."""
+"""MaxPool1d/2d/3d, AvgPool1d/2d/3d, the adaptive, LP and MaxUnpool poolings."""
 from __future__ import annotations
 
 from typing import Any
@@ -224,3 +224,24 @@ class AdaptiveMaxPool3d(AdaptiveMaxPool2d):
     def forward(self, x: Tensor) -> Any:
         check_input(self, x, (4, 5))
         return F.adaptive_max_pool3d(x, self.output_size, self.return_indices)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """Computes a partial inverse of :class:`MaxPool3d`: the maximal values go back to their
+    positions (from the indices ``MaxPool3d(return_indices=True)`` gives), all others are zero."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        triple = (lambda v: (v,) * 3 if isinstance(v, int) else tuple(v))  # noqa: E731
+        super().__init__(triple(kernel_size), None if stride is None else triple(stride), triple(padding))
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
+        return F.max_unpool3d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class LPPool3d(_LPPoolNd):
+    r"""Applies a 3D power-average pooling over (N, C, D, H, W) or (C, D, H, W) input:
+    :math:`f(X) = \sqrt[p]{\sum_{x \in X} x^{p}}` on each window."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        check_input(self, input, (4, 5))
+        return F.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
