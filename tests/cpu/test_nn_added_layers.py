@@ -482,8 +482,8 @@ def test_pool3d(dtype, k, s, p):
     g = _t64(rng.standard_normal((1, 2, 4, 4, 5)), True)
     assert gradcheck(lambda a: F.avg_pool3d(a, k, s, p), (g,))
     assert gradcheck(lambda a: F.max_pool3d(a, k, s, p), (g,))
-    with pytest.raises(NotImplementedError, match="return_indices"):
-        F.max_pool3d(x, 2, return_indices=True)
+    vals, _ = F.max_pool3d(x, k, s, p, return_indices=True)      # indices: tests/cpu/test_pooling3d.py
+    assert_close(vals, _np_pool3d(xr, k, s, p, "max"), dtype)
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
