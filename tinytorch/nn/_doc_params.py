@@ -380,3 +380,27 @@ CONTEXT.setdefault("mode", []).append(({"EmbeddingBag", "F.embedding_bag"}, (
     "str, optional", "``\"sum\"``, ``\"mean\"`` or ``\"max\"``. Specifies the way to reduce the bag. ``\"sum\"`` "
     "computes the weighted sum, taking :attr:`per_sample_weights` into consideration. ``\"mean\"`` computes the "
     "average of the values in the bag, ``\"max\"`` computes the max value over each bag.")))
+PARAMS.update({   # F.multi_head_attention_forward (PyTorch's words)
+    "embed_dim_to_check": ("int", "total dimension of the model."),
+    "in_proj_weight": ("Tensor", "input projection weight, :math:`(3E, E)`."),
+    "in_proj_bias": ("Tensor", "input projection bias, :math:`(3E)`."),
+    "bias_k": ("Tensor", "bias of the key sequence to be added at dim=0, :math:`(1, 1, E)`."),
+    "bias_v": ("Tensor", "bias of the value sequence to be added at dim=0, :math:`(1, 1, E)`."),
+    "out_proj_weight": ("Tensor", "the output projection weight, :math:`(E, E)`."),
+    "out_proj_bias": ("Tensor", "the output projection bias, :math:`(E)`."),
+    "key_padding_mask": ("Tensor, optional", "if provided, specified padding elements in the key will be ignored "
+                         "by the attention (bool: ``True`` is ignored; float: added to the scores), :math:`(N, S)`."),
+    "need_weights": ("bool", "output attn_output_weights."),
+    "use_separate_proj_weight": ("bool", "the function accept the proj. weights for query, key, and value in "
+                                 "different forms. If false, in_proj_weight will be used, which is a combination of "
+                                 "q_proj_weight, k_proj_weight, v_proj_weight."),
+    "q_proj_weight": ("Tensor, optional", "input projection weight of the query, :math:`(E, E)`."),
+    "k_proj_weight": ("Tensor, optional", "input projection weight of the key, :math:`(E, kdim)`."),
+    "v_proj_weight": ("Tensor, optional", "input projection weight of the value, :math:`(E, vdim)`."),
+    "static_k": ("Tensor, optional", "static key used for attention operators, :math:`(N*num\\_heads, S, "
+                 "E/num\\_heads)`."),
+    "static_v": ("Tensor, optional", "static value used for attention operators, :math:`(N*num\\_heads, S, "
+                 "E/num\\_heads)`."),
+    "average_attn_weights": ("bool", "if ``True``, the returned ``attn_weights`` are averaged across heads; "
+                             "otherwise given per head."),
+})

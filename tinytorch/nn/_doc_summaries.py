@@ -265,6 +265,7 @@ FUNCTIONS.update({
     "embedding_bag": "Compute sums, means or maxes of `bags` of embeddings.",
     "max_unpool3d": "Compute a partial inverse of :class:`MaxPool3d`.",
     "lp_pool3d": "Apply a 3D power-average pooling over an input signal composed of several input planes.",
+    "multi_head_attention_forward": "Forward method for MultiHeadAttention.",
     "adaptive_max_pool3d_with_indices": "Applies a 3D adaptive max pooling over an input signal composed of "
                                         "several input planes, returning the indices of the maxima too.",
     "max_pool3d_with_indices": "Applies a 3D max pooling over an input signal composed of several input planes, "

@@ -14,6 +14,7 @@ One module per concern; this package re-exports their public functions:
 * ``padding``: pad (constant, reflect, replicate, circular)
 * ``vision``: interpolate, pixel_shuffle / pixel_unshuffle, unfold / fold
 * ``attention``: scaled_dot_product_attention
+* ``multi_head_attention``: multi_head_attention_forward (nn.MultiheadAttention's computation)
 * ``grid``: affine_grid, grid_sample
 * ``ctc``: ctc_loss
 * ``alignment``: dpo_loss, grpo_loss, distillation_loss, token/sequence log-probs of causal LMs
@@ -72,6 +73,7 @@ from tinytorch.nn.functional.pooling import (  # noqa: F401
 from tinytorch.nn.functional.dropout import dropout3d  # noqa: F401
 from tinytorch.nn.functional.linear import conv3d, conv_transpose3d  # noqa: F401
 from tinytorch.nn.functional.embedding import embedding_bag  # noqa: F401
+from tinytorch.nn.functional.multi_head_attention import multi_head_attention_forward  # noqa: F401
 from tinytorch.nn.functional.pooling3d import (  # noqa: F401
     adaptive_max_pool3d_with_indices, lp_pool3d, max_pool3d_with_indices, max_unpool3d,
 )

@@ -1,28 +1,13 @@
-"""``nn.MultiheadAttention`` with PyTorch's parameter names, masks and shapes."""
+"""``nn.MultiheadAttention`` with PyTorch's parameter names, masks and shapes; the computation is
+``F.multi_head_attention_forward`` (nn/functional/multi_head_attention.py)."""
 from __future__ import annotations
 
-import math
-
-from tinytorch._creation import empty, zeros
-from tinytorch._dtype import bool_
-from tinytorch._functional import cat
+from tinytorch._creation import empty
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
 from tinytorch.nn.modules.linear import Linear, NonDynamicallyQuantizableLinear  # noqa: F401
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
-
-
-def _canonical_mask(mask, name: str, dtype):
-    """Bool masks (True = do not attend) become additive float masks (-inf there, 0 elsewhere);
-    float masks are cast to the query dtype."""
-    if mask is None:
-        return None
-    if mask.dtype == bool_:
-        return zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, float("-inf"))
-    if not mask.dtype.is_floating_point:
-        raise AssertionError(f"only bool and floating types of {name} are supported, got {mask.dtype}")
-    return mask.to(dtype)
 
 
 class MultiheadAttention(Module):
@@ -104,19 +89,6 @@ class MultiheadAttention(Module):
             raise ValueError(f"{name}: key batch size {key.shape[1]} does not match query batch size "
                              f"{query.shape[1]} (shapes {list(query.shape)} and {list(key.shape)})")
 
-    def _in_projection(self, query, key, value):
-        E = self.embed_dim
-        b = self.in_proj_bias
-        bq, bk, bv = (None, None, None) if b is None else (b[:E], b[E:2 * E], b[2 * E:])
-        if self._qkv_same_embed_dim:
-            w = self.in_proj_weight
-            if query is key and key is value:
-                return F.linear(query, w, b).chunk(3, dim=-1)
-            wq, wk, wv = w[:E], w[E:2 * E], w[2 * E:]
-        else:
-            wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
-        return F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
-
     def forward(self, query, key, value, key_padding_mask=None, need_weights: bool = True, attn_mask=None,
                 average_attn_weights: bool = True, is_causal: bool = False):
         name = type(self).__name__
@@ -135,85 +107,19 @@ class MultiheadAttention(Module):
             else:
                 query, key, value = (t.transpose(1, 0) for t in (query, key, value))
         self._check_inputs(query, key, value, batched)
-        if is_causal and attn_mask is None:
-            raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use "
-                               "nn.Transformer.generate_square_subsequent_mask to create this mask.")
-        if not batched:
-            same_kv = key is value
-            query, key = query.unsqueeze(1), key.unsqueeze(1)
-            value = key if same_kv else value.unsqueeze(1)
-            if key_padding_mask is not None:
-                key_padding_mask = key_padding_mask.unsqueeze(0)
-
-        L, N, E = query.shape
-        S = key.shape[0]
-        H, hd = self.num_heads, self.head_dim
-        dtype = query.dtype
-        attn_mask = _canonical_mask(attn_mask, "attn_mask", dtype)
-        key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", dtype)
-        if attn_mask is not None:
-            if attn_mask.dim() == 2:
-                if tuple(attn_mask.shape) != (L, S):
-                    raise RuntimeError(f"The shape of the 2D attn_mask is {list(attn_mask.shape)}, "
-                                       f"but should be {[L, S]}.")
-                attn_mask = attn_mask.unsqueeze(0)
-            elif attn_mask.dim() == 3:
-                if tuple(attn_mask.shape) != (N * H, L, S):
-                    raise RuntimeError(f"The shape of the 3D attn_mask is {list(attn_mask.shape)}, "
-                                       f"but should be {[N * H, L, S]}.")
-            else:
-                raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
-        if key_padding_mask is not None and tuple(key_padding_mask.shape) != (N, S):
-            raise RuntimeError(f"{name}: expected key_padding_mask of shape {[N, S]}, "
-                               f"got {list(key_padding_mask.shape)}")
-
-        q, k, v = self._in_projection(query, key, value)
-        if self.bias_k is not None:
-            k = cat([k, self.bias_k.expand(1, N, E)], 0)
-            v = cat([v, self.bias_v.expand(1, N, E)], 0)
-            if attn_mask is not None:
-                attn_mask = F.pad(attn_mask, (0, 1))
-            if key_padding_mask is not None:
-                key_padding_mask = F.pad(key_padding_mask, (0, 1))
-        # (L, N, E) -> (N*H, L, hd)
-        q = q.reshape(L, N * H, hd).transpose(0, 1)
-        k = k.reshape(k.shape[0], N * H, hd).transpose(0, 1)
-        v = v.reshape(v.shape[0], N * H, hd).transpose(0, 1)
-        if self.add_zero_attn:
-            zero_attn = zeros(N * H, 1, hd, dtype=k.dtype, device=k.device)
-            k, v = cat([k, zero_attn], 1), cat([v, zero_attn], 1)
-            if attn_mask is not None:
-                attn_mask = F.pad(attn_mask, (0, 1))
-            if key_padding_mask is not None:
-                key_padding_mask = F.pad(key_padding_mask, (0, 1))
-        S2 = k.shape[1]
         if key_padding_mask is not None:
-            kpm = key_padding_mask.reshape(N, 1, 1, S2).expand(N, H, 1, S2).reshape(N * H, 1, S2)
-            attn_mask = kpm if attn_mask is None else attn_mask + kpm
-
-        dropout_p = self.dropout if self.training else 0.0
-        if need_weights:
-            scores = (q * (1.0 / math.sqrt(hd))) @ k.transpose(-2, -1)      # (N*H, L, S2)
-            if attn_mask is not None:
-                scores = scores + attn_mask
-            weights = F.softmax(scores, dim=-1)
-            if dropout_p > 0.0:
-                weights = F.dropout(weights, dropout_p, True)
-            out = weights @ v
-        else:
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p)
-        out = out.transpose(0, 1).reshape(L * N, E)                         # (L, N, E) flattened
-        out = self.out_proj(out).reshape(L, N, E)
-
+            n, src = (query.shape[1], key.shape[0]) if batched else (None, key.shape[0])
+            want = [n, src] if batched else [src]
+            if list(key_padding_mask.shape) != want:
+                raise RuntimeError(f"{name}: expected key_padding_mask of shape {want}, "
+                                   f"got {list(key_padding_mask.shape)}")
+        out, weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
+            self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
+            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
+            attn_mask=attn_mask, use_separate_proj_weight=not self._qkv_same_embed_dim,
+            q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average_attn_weights, is_causal=is_causal)
         if self.batch_first and batched:
             out = out.transpose(1, 0)
-        if not batched:
-            out = out.squeeze(1)
-        if not need_weights:
-            return out, None
-        weights = weights.reshape(N, H, L, S2)
-        if average_attn_weights:
-            weights = weights.mean(dim=1)
-        if not batched:
-            weights = weights.squeeze(0)
         return out, weights
