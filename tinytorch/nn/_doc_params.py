@@ -404,3 +404,9 @@ PARAMS.update({   # F.multi_head_attention_forward (PyTorch's words)
     "average_attn_weights": ("bool", "if ``True``, the returned ``attn_weights`` are averaged across heads; "
                              "otherwise given per head."),
 })
+PARAMS.update({   # fractional max pooling (PyTorch's words)
+    "output_ratio": ("float or tuple, optional", "If one wants to have an output size as a ratio of the input size, "
+                     "this option can be given. This has to be a number or tuple in the range (0, 1)."),
+    "_random_samples": ("Tensor, optional", "the pseudo-random samples in [0, 1) that place the pooling windows, "
+                        ":math:`(N, C, 2)` (2-D) or :math:`(N, C, 3)` (3-D); drawn on each call when ``None``."),
+})

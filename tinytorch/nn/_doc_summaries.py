@@ -257,6 +257,10 @@ MODULES.update({
     "RNNCellBase": "The base class of RNNCell, LSTMCell and GRUCell.",
     "MaxUnpool3d": "Computes a partial inverse of :class:`MaxPool3d`.",
     "LPPool3d": "Applies a 3D power-average pooling over an input signal composed of several input planes.",
+    "FractionalMaxPool2d": "Applies a 2D fractional max pooling over an input signal composed of several input "
+                           "planes.",
+    "FractionalMaxPool3d": "Applies a 3D fractional max pooling over an input signal composed of several input "
+                           "planes.",
 })
 FUNCTIONS.update({
     "conv3d": "Applies a 3D convolution over an input image composed of several input planes.",
@@ -266,6 +270,8 @@ FUNCTIONS.update({
     "max_unpool3d": "Compute a partial inverse of :class:`MaxPool3d`.",
     "lp_pool3d": "Apply a 3D power-average pooling over an input signal composed of several input planes.",
     "multi_head_attention_forward": "Forward method for MultiHeadAttention.",
+    **{f"fractional_max_pool{n}d{suffix}": f"Applies {n}D fractional max pooling over an input signal composed of "
+                                           f"several input planes." for n in (2, 3) for suffix in ("", "_with_indices")},
     "adaptive_max_pool3d_with_indices": "Applies a 3D adaptive max pooling over an input signal composed of "
                                         "several input planes, returning the indices of the maxima too.",
     "max_pool3d_with_indices": "Applies a 3D max pooling over an input signal composed of several input planes, "

@@ -1,7 +1,7 @@
-"""MaxPool1d/2d/3d, AvgPool1d/2d/3d, the adaptive, LP and MaxUnpool poolings."""
+"""MaxPool1d/2d/3d, AvgPool1d/2d/3d, the adaptive, LP, MaxUnpool and fractional max poolings."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from tinytorch.tensor import Tensor
 from tinytorch.nn import functional as F
@@ -245,3 +245,43 @@ class LPPool3d(_LPPoolNd):
     def forward(self, input: Tensor) -> Tensor:
         check_input(self, input, (4, 5))
         return F.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+
+class _FractionalMaxPoolNd(Module):
+    _n = 2
+
+    def __init__(self, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                 return_indices: bool = False, _random_samples: Optional[Tensor] = None) -> None:
+        super().__init__()
+        n = self._n
+        tup = (lambda v: (v,) * n if isinstance(v, (int, float)) else tuple(v))  # noqa: E731
+        self.kernel_size = tup(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = tup(output_size) if output_size is not None else None
+        self.output_ratio = tup(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{type(self).__name__} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """2-D fractional max pooling over (N, C, H, W) or (C, H, W) input (pseudo-random windows per
+    plane, drawn on every call unless ``_random_samples`` is given)."""
+    _n = 2
+
+    def forward(self, input: Tensor) -> Any:
+        return F.fractional_max_pool2d(input, self.kernel_size, self.output_size, self.output_ratio,
+                                       self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """3-D fractional max pooling over (N, C, T, H, W) or (C, T, H, W) input."""
+    _n = 3
+
+    def forward(self, input: Tensor) -> Any:
+        return F.fractional_max_pool3d(input, self.kernel_size, self.output_size, self.output_ratio,
+                                       self.return_indices, _random_samples=self._random_samples)
