@@ -410,3 +410,9 @@ PARAMS.update({   # fractional max pooling (PyTorch's words)
     "_random_samples": ("Tensor, optional", "the pseudo-random samples in [0, 1) that place the pooling windows, "
                         ":math:`(N, C, 2)` (2-D) or :math:`(N, C, 3)` (3-D); drawn on each call when ``None``."),
 })
+PARAMS.update({   # AdaptiveLogSoftmaxWithLoss (PyTorch's words)
+    "n_classes": ("int", "Number of classes in the dataset."),
+    "cutoffs": ("Sequence", "Cutoffs used to assign targets to their buckets."),
+    "div_value": ("float, optional", "value used as an exponent to compute sizes of the clusters."),
+    "head_bias": ("bool, optional", "If ``True``, adds a bias term to the 'head' of the adaptive softmax."),
+})

@@ -255,6 +255,7 @@ MODULES.update({
                                 f"``num_features`` argument." for n in (1, 2, 3)},
     "SyncBatchNorm": "Applies Batch Normalization over a N-Dimensional input.",
     "RNNCellBase": "The base class of RNNCell, LSTMCell and GRUCell.",
+    "AdaptiveLogSoftmaxWithLoss": "Efficient softmax approximation.",
     "MaxUnpool3d": "Computes a partial inverse of :class:`MaxPool3d`.",
     "LPPool3d": "Applies a 3D power-average pooling over an input signal composed of several input planes.",
     "FractionalMaxPool2d": "Applies a 2D fractional max pooling over an input signal composed of several input "

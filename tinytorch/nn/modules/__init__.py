@@ -64,8 +64,9 @@ from tinytorch.nn.modules.lazy_norm import (  # noqa: F401
 from tinytorch.nn.modules.sync_batchnorm import SyncBatchNorm  # noqa: F401
 from tinytorch.nn.modules.rnn import RNNCellBase  # noqa: F401
 from tinytorch.nn.modules.container import Container  # noqa: F401
+from tinytorch.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
 from tinytorch.nn.modules.pooling import FractionalMaxPool2d, FractionalMaxPool3d, LPPool3d, MaxUnpool3d  # noqa: F401
-from tinytorch.nn.modules import batchnorm, instancenorm, lazy  # noqa: F401  (PyTorch's module paths)
+from tinytorch.nn.modules import adaptive, batchnorm, instancenorm, lazy  # noqa: F401  (PyTorch's module paths)
 
 # Docstrings: PyTorch's summaries and an Args section per module, from tables (nn/_docstrings.py)
 from tinytorch.nn._docstrings import document_modules as _document_modules  # noqa: E402
