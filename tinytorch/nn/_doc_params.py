@@ -416,3 +416,20 @@ PARAMS.update({   # AdaptiveLogSoftmaxWithLoss (PyTorch's words)
     "div_value": ("float, optional", "value used as an exponent to compute sizes of the clusters."),
     "head_bias": ("bool, optional", "If ``True``, adds a bias term to the 'head' of the adaptive softmax."),
 })
+PARAMS.update({   # linear_cross_entropy / LinearCrossEntropyLoss (PyTorch's words)
+    "linear_weight": ("Tensor", "linear weight, :math:`(C, in\\_features)` or :math:`(C, d_1, ..., d_K, "
+                      "in\\_features)`."),
+    "linear_bias": ("Tensor, optional", "bias added to the linear projection (shape ``(C,)`` or ``(C, d_1, ..., "
+                    "d_K)``, matching :attr:`linear_weight`)."),
+    "ignore_index": ("int, optional", "Specifies a target value that is ignored and does not contribute to the "
+                     "input gradient."),
+    "label_smoothing": ("float, optional", "A float in [0.0, 1.0]. Specifies the amount of smoothing when computing "
+                        "the loss, where 0.0 means no smoothing."),
+    "options": ("LinearCrossEntropyOptions, optional", "chunking options; ``None`` computes the full logits "
+                "(the reference implementation)."),
+    "num_classes": ("int", "Number of classes, :math:`C`."),
+})
+CONTEXT.setdefault("out_features", []).append(({"LinearCrossEntropyLoss"}, (
+    "tuple[int], optional", "specifies dimensions :math:`(d_1, d_2, ..., d_K)` for K-dimensional loss.")))
+CONTEXT["weight"].append(({"LinearCrossEntropyLoss", "F.linear_cross_entropy"}, (
+    "Tensor, optional", "a manual rescaling weight given to each class. If given, has to be a Tensor of size `C`.")))

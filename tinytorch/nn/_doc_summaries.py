@@ -256,6 +256,8 @@ MODULES.update({
     "SyncBatchNorm": "Applies Batch Normalization over a N-Dimensional input.",
     "RNNCellBase": "The base class of RNNCell, LSTMCell and GRUCell.",
     "AdaptiveLogSoftmaxWithLoss": "Efficient softmax approximation.",
+    "LinearCrossEntropyLoss": "This criterion computes the cross entropy loss between input, linearly transformed "
+                              "to logits, and target.",
     "MaxUnpool3d": "Computes a partial inverse of :class:`MaxPool3d`.",
     "LPPool3d": "Applies a 3D power-average pooling over an input signal composed of several input planes.",
     "FractionalMaxPool2d": "Applies a 2D fractional max pooling over an input signal composed of several input "
@@ -271,6 +273,7 @@ FUNCTIONS.update({
     "max_unpool3d": "Compute a partial inverse of :class:`MaxPool3d`.",
     "lp_pool3d": "Apply a 3D power-average pooling over an input signal composed of several input planes.",
     "multi_head_attention_forward": "Forward method for MultiHeadAttention.",
+    "linear_cross_entropy": "Compute the cross entropy loss between inputs, transformed linearly, and target.",
     **{f"fractional_max_pool{n}d{suffix}": f"Applies {n}D fractional max pooling over an input signal composed of "
                                            f"several input planes." for n in (2, 3) for suffix in ("", "_with_indices")},
     "adaptive_max_pool3d_with_indices": "Applies a 3D adaptive max pooling over an input signal composed of "
