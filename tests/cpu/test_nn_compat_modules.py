@@ -66,3 +66,74 @@ def test_data_parallel_without_gpu_runs_the_module():
         warnings.simplefilter("error")
         dp(x).sum().backward()
     assert inner.weight.grad is not None
+
+
+def cross_map_lrn_ref(x, size, alpha, beta, k):
+    """PyTorch's running-sum kernel, written out: scale_0 sums the first pre_pad squares, each next
+    channel adds the square entering the window and removes (from the second one on) the leaving one."""
+    sq = x * x
+    c = x.shape[1]
+    pre = int((size - 1) / 2 + 1)
+    scale = np.zeros_like(x)
+    scale[:, 0] = sq[:, :min(pre, c)].sum(1)
+    for ch in range(1, c):
+        scale[:, ch] = scale[:, ch - 1]
+        if ch < c - pre + 1:
+            scale[:, ch] += sq[:, ch + pre - 1]
+        if ch > pre:
+            scale[:, ch] -= sq[:, ch - pre]
+    return x * (scale * alpha / size + k) ** -beta
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 5, 9])
+def test_cross_map_lrn2d(size):
+    x, xr = make((2, 7, 4, 5), "float64", "transposed", seed=size)
+    m = nn.CrossMapLRN2d(size, 0.1, 0.75, 2.0)
+    assert_close(m(x), cross_map_lrn_ref(xr, size, 0.1, 0.75, 2.0), "float64")
+    g, _ = make((1, 5, 2, 3), "float64", seed=1, requires_grad=True)
+    from tinytorch.autograd import gradcheck
+    assert gradcheck(lambda t: m(t), (g,))
+    assert repr(nn.CrossMapLRN2d(3)) == "CrossMapLRN2d(3, alpha=0.0001, beta=0.75, k=1)"
+    with pytest.raises(ValueError, match="CrossMapLRN2d: Expected input to be 4D, got 3D instead."):
+        m(tt.randn(2, 3, 4))
+
+
+def test_functional_override_helpers():
+    F = nn.functional
+
+    class Logged(tt.Tensor):
+        calls = []
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            cls.calls.append(getattr(func, "__name__", func))
+            return super().__torch_function__(func, types, args, kwargs)
+
+    plain = tt.randn(3)
+    sub = tt.randn(3).as_subclass(Logged)
+    assert not F.has_torch_function((plain, nn.Parameter(tt.randn(2))))
+    assert F.has_torch_function((plain, sub)) and F.has_torch_function_unary(sub)
+    assert F.has_torch_function_variadic(plain, sub) and not F.has_torch_function_variadic(plain, 1)
+
+    def my_relu(t):
+        if F.has_torch_function_unary(t):
+            return F.handle_torch_function(my_relu, (t,), t)
+        return t.clamp(min=0)
+
+    out = my_relu(sub)
+    assert type(out) is Logged and "my_relu" in Logged.calls
+    np.testing.assert_array_equal(out.numpy(), np.maximum(sub.numpy(), 0))
+
+    def yes(x, flag=False):
+        """doc"""
+        return "yes"
+
+    def no(x, flag=False):
+        return "no"
+
+    pick = F.boolean_dispatch("flag", 1, False, yes, no, "mymod", "pick")
+    assert (pick(0), pick(0, True), pick(0, flag=True)) == ("no", "yes", "yes")
+    assert pick.__name__ == "pick" and pick.__module__ == "mymod" and pick.__doc__ == "doc"
+    F.assert_int_or_pair((1, 2), "kernel_size", "{} must be int or pair")
+    with pytest.raises(AssertionError, match="kernel_size must be int or pair"):
+        F.assert_int_or_pair((1, 2, 3), "kernel_size", "{} must be int or pair")

@@ -433,3 +433,20 @@ CONTEXT.setdefault("out_features", []).append(({"LinearCrossEntropyLoss"}, (
     "tuple[int], optional", "specifies dimensions :math:`(d_1, d_2, ..., d_K)` for K-dimensional loss.")))
 CONTEXT["weight"].append(({"LinearCrossEntropyLoss", "F.linear_cross_entropy"}, (
     "Tensor, optional", "a manual rescaling weight given to each class. If given, has to be a Tensor of size `C`.")))
+PARAMS.update({   # nn.functional's __torch_function__ helpers (torch.overrides' words)
+    "relevant_args": ("iterable", "Iterable of arguments to check for __torch_function__ methods."),
+    "public_api": ("function", "Function exposed by the public torch API originally called like "
+                   "``public_api(*args, **kwargs)`` on which arguments are now being checked."),
+    "arg_name": ("str", "the name of the argument."),
+    "arg_index": ("int", "the position of the boolean argument."),
+    "default": ("bool", "the value of the flag when the argument is not passed."),
+    "if_true": ("callable", "the function called when the flag is true."),
+    "if_false": ("callable", "the function called when the flag is false."),
+    "module_name": ("str, optional", "the ``__module__`` of the returned function."),
+    "func_name": ("str, optional", "the ``__name__`` of the returned function."),
+    "arg": ("int or tuple", "the value to check."),
+    "message": ("str", "the assertion message, formatted with ``arg_name``."),
+})
+CONTEXT["size"].append(({"CrossMapLRN2d"}, ("int", "amount of neighbouring channels used for normalization.")))
+CONTEXT["alpha"].append(({"CrossMapLRN2d"}, ("float", "multiplicative factor.")))
+CONTEXT["beta"].append(({"CrossMapLRN2d"}, ("float", "exponent.")))

@@ -256,6 +256,8 @@ MODULES.update({
     "SyncBatchNorm": "Applies Batch Normalization over a N-Dimensional input.",
     "RNNCellBase": "The base class of RNNCell, LSTMCell and GRUCell.",
     "AdaptiveLogSoftmaxWithLoss": "Efficient softmax approximation.",
+    "CrossMapLRN2d": "Applies local response normalization across the channels of a 4D input (PyTorch's legacy "
+                     "CrossMapLRN2d).",
     "LinearCrossEntropyLoss": "This criterion computes the cross entropy loss between input, linearly transformed "
                               "to logits, and target.",
     "MaxUnpool3d": "Computes a partial inverse of :class:`MaxPool3d`.",
@@ -273,6 +275,12 @@ FUNCTIONS.update({
     "max_unpool3d": "Compute a partial inverse of :class:`MaxPool3d`.",
     "lp_pool3d": "Apply a 3D power-average pooling over an input signal composed of several input planes.",
     "multi_head_attention_forward": "Forward method for MultiHeadAttention.",
+    "has_torch_function": "Check for __torch_function__ implementations in the elements of an iterable.",
+    "has_torch_function_unary": "Special case of `has_torch_function` for single inputs.",
+    "has_torch_function_variadic": "Special case of `has_torch_function` that skips tuple creation.",
+    "handle_torch_function": "Implement a function with checks for ``__torch_function__`` overrides.",
+    "boolean_dispatch": "Dispatches to either of 2 functions based on a boolean argument.",
+    "assert_int_or_pair": "Asserts that an argument is an int or a pair.",
     "linear_cross_entropy": "Compute the cross entropy loss between inputs, transformed linearly, and target.",
     **{f"fractional_max_pool{n}d{suffix}": f"Applies {n}D fractional max pooling over an input signal composed of "
                                            f"several input planes." for n in (2, 3) for suffix in ("", "_with_indices")},

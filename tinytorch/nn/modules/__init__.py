@@ -65,6 +65,7 @@ from tinytorch.nn.modules.sync_batchnorm import SyncBatchNorm  # noqa: F401
 from tinytorch.nn.modules.rnn import RNNCellBase  # noqa: F401
 from tinytorch.nn.modules.container import Container  # noqa: F401
 from tinytorch.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
+from tinytorch.nn.modules.normalization import CrossMapLRN2d  # noqa: F401
 from tinytorch.nn.modules.linear_cross_entropy import LinearCrossEntropyLoss  # noqa: F401
 from tinytorch.nn.modules.pooling import FractionalMaxPool2d, FractionalMaxPool3d, LPPool3d, MaxUnpool3d  # noqa: F401
 from tinytorch.nn.modules import adaptive, batchnorm, instancenorm, lazy  # noqa: F401  (PyTorch's module paths)

@@ -1,4 +1,4 @@
-"""LayerNorm, RMSNorm, GroupNorm, BatchNorm1d, BatchNorm2d."""
+"""LayerNorm, RMSNorm, GroupNorm, BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, LocalResponseNorm, CrossMapLRN2d."""
 from __future__ import annotations
 
 from tinytorch.tensor import Tensor
@@ -199,6 +199,41 @@ class LocalResponseNorm(Module):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """Local response normalization across channels of (N, C, H, W) input, as PyTorch's legacy
+    CrossMapLRN2d: ``x * (k + alpha / size * s_c) ** -beta`` where ``s_c`` sums the squares over
+    PyTorch's channel window (which, as its running-sum kernel, keeps channel 0 in every window
+    past the first ``(size - 1) // 2 + 1`` channels). Gradients are those of this formula."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def _window(self, channels: int):
+        """(C, C) 0/1 matrix: row c marks the channels whose squares s_c sums (PyTorch's kernel)."""
+        import numpy as np
+        pre = int((self.size - 1) / 2 + 1)
+        m = np.zeros((channels, channels))
+        m[0, :min(pre, channels)] = 1
+        for c in range(1, channels):
+            m[c] = m[c - 1]
+            if c < channels - pre + 1:
+                m[c, c + pre - 1] += 1
+            if c > pre:
+                m[c, c - pre] -= 1
+        return m
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        window = tensor(self._window(input.shape[1]), dtype=input.dtype, device=input.device)
+        sums = (window @ (input * input).flatten(2)).reshape(input.shape)      # (N, C, H, W)
+        return input * (sums * (self.alpha / self.size) + self.k).pow(-self.beta)
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
