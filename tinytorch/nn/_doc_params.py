@@ -450,3 +450,14 @@ PARAMS.update({   # nn.functional's __torch_function__ helpers (torch.overrides'
 CONTEXT["size"].append(({"CrossMapLRN2d"}, ("int", "amount of neighbouring channels used for normalization.")))
 CONTEXT["alpha"].append(({"CrossMapLRN2d"}, ("float", "multiplicative factor.")))
 CONTEXT["beta"].append(({"CrossMapLRN2d"}, ("float", "exponent.")))
+PARAMS.update({   # F.grouped_mm (PyTorch's words)
+    "mat_a": ("Tensor", "Left operand. When 2D, its leading dimension is sliced into groups according to ``offs``. "
+              "When 3D, its first dimension enumerates the groups directly."),
+    "mat_b": ("Tensor", "Right operand: 3D ``(num_groups, K, N)``, or 2D with its jagged dimension sliced by "
+              "``offs``."),
+    "offs": ("Tensor, optional", "1D tensor of monotonically increasing ``int32`` offsets that delimit the jagged "
+             "dimension of any 2D operand; ``offs[i]`` marks the end of group ``i``."),
+    "out_dtype": ("dtype, optional", "the output dtype (must be ``mat_a``'s)."),
+})
+CONTEXT["bias"].append(({"F.grouped_mm"}, ("Tensor, optional", "not supported yet (as PyTorch's): raises "
+                                          "NotImplementedError.")))

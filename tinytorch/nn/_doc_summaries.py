@@ -281,6 +281,8 @@ FUNCTIONS.update({
     "handle_torch_function": "Implement a function with checks for ``__torch_function__`` overrides.",
     "boolean_dispatch": "Dispatches to either of 2 functions based on a boolean argument.",
     "assert_int_or_pair": "Asserts that an argument is an int or a pair.",
+    "grouped_mm": "Computes a grouped matrix multiply that shares weight shapes across experts but allows jagged "
+                  "token counts per expert, which is common in Mixture-of-Experts (MoE) layers.",
     "linear_cross_entropy": "Compute the cross entropy loss between inputs, transformed linearly, and target.",
     **{f"fractional_max_pool{n}d{suffix}": f"Applies {n}D fractional max pooling over an input signal composed of "
                                            f"several input planes." for n in (2, 3) for suffix in ("", "_with_indices")},

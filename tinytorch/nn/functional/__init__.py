@@ -6,6 +6,7 @@ One module per concern; this package re-exports their public functions:
 * ``linear``: linear and the convolutions (kernels in ``tinytorch._ops.linalg`` and ``_ops.conv``)
 * ``pooling``: max / avg / adaptive pooling, 1-D and 2-D
 * ``linear_cross_entropy``: linear_cross_entropy (chunked over the batch with LinearCrossEntropyOptions)
+* ``grouped_mm``: grouped_mm (Mixture-of-Experts grouped matrix multiply)
 * ``overrides``: has_torch_function*, handle_torch_function, boolean_dispatch, assert_int_or_pair
 * ``fractional_pooling``: fractional_max_pool2d/3d (and their ``_with_indices`` forms)
 * ``pooling3d``: max_pool3d_with_indices, adaptive_max_pool3d_with_indices, max_unpool3d, lp_pool3d
@@ -78,6 +79,7 @@ from tinytorch.nn.functional.linear import conv3d, conv_transpose3d  # noqa: F40
 from tinytorch.nn.functional.embedding import embedding_bag  # noqa: F401
 from tinytorch.nn.functional.multi_head_attention import multi_head_attention_forward  # noqa: F401
 from tinytorch.nn.functional.linear_cross_entropy import linear_cross_entropy  # noqa: F401
+from tinytorch.nn.functional.grouped_mm import grouped_mm  # noqa: F401
 from tinytorch.nn.functional.overrides import (  # noqa: F401
     assert_int_or_pair, boolean_dispatch, handle_torch_function, has_torch_function, has_torch_function_unary,
     has_torch_function_variadic,
