@@ -137,3 +137,17 @@ def test_functional_override_helpers():
     F.assert_int_or_pair((1, 2), "kernel_size", "{} must be int or pair")
     with pytest.raises(AssertionError, match="kernel_size must be int or pair"):
         F.assert_int_or_pair((1, 2, 3), "kernel_size", "{} must be int or pair")
+
+
+def test_pytorch_module_paths_of_the_new_layers():
+    import importlib
+    paths = [("conv", "Conv3d"), ("conv", "ConvTranspose3d"), ("conv", "LazyConv2d"), ("sparse", "EmbeddingBag"),
+             ("linear", "LazyLinear"), ("batchnorm", "LazyBatchNorm1d"), ("batchnorm", "SyncBatchNorm"),
+             ("instancenorm", "LazyInstanceNorm2d"), ("pooling", "MaxUnpool3d"), ("pooling", "LPPool3d"),
+             ("pooling", "FractionalMaxPool3d"), ("adaptive", "AdaptiveLogSoftmaxWithLoss"), ("rnn", "RNNCellBase"),
+             ("container", "Container"), ("normalization", "CrossMapLRN2d"), ("loss", "LinearCrossEntropyLoss"),
+             ("linear_cross_entropy_options", "LinearCrossEntropyOptions")]
+    for mod, name in paths:
+        assert getattr(importlib.import_module(f"tinytorch.nn.modules.{mod}"), name) is getattr(nn, name), name
+    from tinytorch.nn.parallel.data_parallel import DataParallel
+    assert DataParallel is nn.DataParallel

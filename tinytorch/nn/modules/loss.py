@@ -269,3 +269,11 @@ class NLLLoss2d(NLLLoss):
         reduce (bool, optional): Deprecated (see :attr:`reduction`).
         reduction (str, optional): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``
     """
+
+
+def __getattr__(name: str):
+    # nn.modules.loss.LinearCrossEntropyLoss: defined in linear_cross_entropy.py (which imports this module)
+    if name == "LinearCrossEntropyLoss":
+        from tinytorch.nn.modules.linear_cross_entropy import LinearCrossEntropyLoss
+        return LinearCrossEntropyLoss
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
