@@ -3,7 +3,6 @@ gradients, float32 (no TF32: conftest) and bfloat16."""
 import numpy as np
 import pytest
 
-import tinytorch as tt
 import tinytorch.nn.functional as F
 from conftest import GRAD_TOL, TOL, make, to_numpy
 
