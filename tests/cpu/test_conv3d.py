@@ -229,6 +229,10 @@ def test_conv3d_errors():
         F.conv_transpose3d(x, tt.randn(3, 3, 1, 1, 1), output_padding=1)
     with pytest.raises(ValueError, match="divisible by groups"):
         nn.Conv3d(3, 4, 2, groups=2)
+    with pytest.raises(ValueError, match="padding='same' is not supported for strided convolutions"):
+        nn.Conv3d(2, 2, 3, stride=2, padding="same")
+    with pytest.raises(ValueError, match="Invalid padding string 'foo', should be one of"):
+        nn.Conv3d(2, 2, 3, padding="foo")
     with pytest.raises(ValueError, match='Only "zeros" padding mode is supported for ConvTranspose3d'):
         nn.ConvTranspose3d(4, 4, 2, padding_mode="reflect")
     with pytest.raises(RuntimeError, match="Conv3d: expected 4D or 5D input"):

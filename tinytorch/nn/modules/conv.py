@@ -32,6 +32,11 @@ class _ConvNd(Module):
             raise ValueError(f"padding_mode must be one of 'zeros', 'reflect', 'replicate' or 'circular', "
                              f"but got padding_mode='{padding_mode}'")
         n = self._n
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'same', 'valid'}}")
+            if padding == "same" and any(s != 1 for s in _tuple(stride, n)):
+                raise ValueError("padding='same' is not supported for strided convolutions")
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size, self.stride, self.dilation = _tuple(kernel_size, n), _tuple(stride, n), _tuple(dilation, n)
         self.padding = padding if isinstance(padding, str) else _tuple(padding, n)
