@@ -80,8 +80,8 @@ def test_defaults_come_from_the_signature():
 
 
 # ---- the top level and the Tensor methods (tinytorch/_docstrings.py, tinytorch/_doc_params.py)
-TOP_LEVEL = sorted(n for n in dir(tinytorch) if not n.startswith("_") and callable(getattr(tinytorch, n))
-                   and not inspect.isclass(getattr(tinytorch, n)) and not isinstance(getattr(tinytorch, n), tinytorch.dtype))
+TOP_LEVEL = sorted(n for n, v in vars(tinytorch).items() if not n.startswith("_") and callable(v)
+                   and not inspect.isclass(v) and not isinstance(v, tinytorch.dtype))
 METHODS = sorted(n for n in dir(tinytorch.Tensor) if not n.startswith("_") and callable(getattr(tinytorch.Tensor, n))
                  and not isinstance(inspect.getattr_static(tinytorch.Tensor, n), property))
 

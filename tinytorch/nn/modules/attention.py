@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from typing import Optional, Tuple
 
 from tinytorch._creation import empty, zeros
 from tinytorch._dtype import bool_
@@ -11,6 +12,8 @@ from tinytorch.nn import init
 from tinytorch.nn.modules.linear import Linear, NonDynamicallyQuantizableLinear  # noqa: F401
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
+from tinytorch.tensor import Tensor
+from tinytorch.nn.common_types import _device_t, _dtype_t
 
 
 def _canonical_mask(mask, name: str, dtype):
@@ -34,8 +37,9 @@ class MultiheadAttention(Module):
     with average_attn_weights=False, or None with need_weights=False."""
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
-                 add_bias_kv: bool = False, add_zero_attn: bool = False, kdim=None, vdim=None,
-                 batch_first: bool = False, device=None, dtype=None) -> None:
+                 add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: Optional[int] = None,
+                 vdim: Optional[int] = None, batch_first: bool = False, device: _device_t = None,
+                 dtype: _dtype_t = None) -> None:
         super().__init__()
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} "
@@ -117,8 +121,9 @@ class MultiheadAttention(Module):
             wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
         return F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
 
-    def forward(self, query, key, value, key_padding_mask=None, need_weights: bool = True, attn_mask=None,
-                average_attn_weights: bool = True, is_causal: bool = False):
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Optional[Tensor] = None,
+                need_weights: bool = True, attn_mask: Optional[Tensor] = None, average_attn_weights: bool = True,
+                is_causal: bool = False) -> Tuple[Tensor, Optional[Tensor]]:
         name = type(self).__name__
         batched = query.dim() == 3
         if query.dim() not in (2, 3):
