@@ -22,6 +22,8 @@ def _cast(dtype: str) -> str:
 SUMMARIES: Dict[str, str] = {
     "as_tensor": "Converts :attr:`data` into a tensor, sharing data and preserving autograd history if possible.",
     "can_cast": "Determines if a type conversion is allowed under PyTorch casting rules.",
+    "dropout": "During training, randomly zeroes some elements of the input tensor with probability :attr:`p`, "
+               "scaling the others by :math:`\\frac{1}{1-p}`.",
     "empty": "Returns a tensor filled with uninitialized data. The shape of the tensor is defined by the variable "
              "argument :attr:`size`.",
     "empty_like": "Returns an uninitialized tensor with the same size as :attr:`input`.",
@@ -126,6 +128,7 @@ SUMMARIES: Dict[str, str] = {
                ":attr:`destination`.",
     "narrow": "Returns a new tensor that is a narrowed version of :attr:`input` tensor.",
     "nonzero": "Returns a tensor containing the indices of all non-zero elements of :attr:`input`.",
+    "permute": "Returns a view of the original tensor :attr:`input` with its dimensions permuted.",
     "prod": "Returns the product of all elements in the :attr:`input` tensor (or of each row over :attr:`dim`).",
     "rms_norm": "Apply Root Mean Square Layer Normalization.",
     "roll": "Roll the tensor :attr:`input` along the given dimension(s).",
