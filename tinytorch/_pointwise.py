@@ -4,6 +4,7 @@ rad2deg, frac, fmod, copysign, heaviside, xlogy, logaddexp2, float_power, nan_to
 isposinf, isneginf, and the comparisons isclose, allclose, equal, isin."""
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Optional, Union
 
@@ -296,6 +297,11 @@ def _make_inplace(fn):
         return self.copy_(out)
     inplace.__name__ = inplace.__qualname__ = fn.__name__ + "_"
     inplace.__doc__ = f"In-place version of :func:`{fn.__name__}`."
+    # help(), the stubs and the Args section show the out-of-place parameters, self first
+    sig = inspect.signature(fn)
+    first, *rest = sig.parameters.values()
+    inplace.__signature__ = sig.replace(parameters=[first.replace(name="self", annotation="Tensor")] + rest,
+                                        return_annotation="Tensor")
     return inplace
 
 

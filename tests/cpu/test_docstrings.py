@@ -1,5 +1,7 @@
-"""Every public nn module and nn.functional function has a docstring with an Args section that
-names its parameters (in PyTorch's words, from nn/_doc_params.py), so help(nn.Conv2d) is useful."""
+"""Every public nn module, nn.functional function, top-level function and Tensor method has a
+docstring with a summary and an Args section that names its parameters (in PyTorch's words, from
+the glossaries nn/_doc_params.py and tinytorch/_doc_params.py), so help(nn.Conv2d),
+help(tinytorch.add) and help(tinytorch.Tensor.view) are useful."""
 from __future__ import annotations
 
 import inspect
@@ -8,8 +10,10 @@ import re
 
 import pytest
 
+import tinytorch
 import tinytorch.nn as nn
 import tinytorch.nn.functional as F
+from tinytorch import _docstrings as _api_docstrings
 from tinytorch.nn import _docstrings
 
 # no constructor arguments to document (PyTorch documents these without Args), or the base class
@@ -73,3 +77,78 @@ def test_defaults_come_from_the_signature():
     doc = nn.LayerNorm.__doc__
     assert "eps (float): a value added for numerical stability. Default: ``1e-05``" in doc
     assert "Default: ``0.5``" in F.dropout.__doc__
+
+
+# ---- the top level and the Tensor methods (tinytorch/_docstrings.py, tinytorch/_doc_params.py)
+TOP_LEVEL = sorted(n for n, v in vars(tinytorch).items() if not n.startswith("_") and callable(v)
+                   and not inspect.isclass(v) and not isinstance(v, tinytorch.dtype))
+METHODS = sorted(n for n in dir(tinytorch.Tensor) if not n.startswith("_") and callable(getattr(tinytorch.Tensor, n))
+                 and not isinstance(inspect.getattr_static(tinytorch.Tensor, n), property))
+
+
+def _all_parameter_names(fn, skip_self: bool) -> list:
+    # *size and *tensors are documented (as PyTorch's ``size (int...)``); **kwargs is not
+    ps = [p for p in inspect.signature(fn).parameters.values() if p.kind is not p.VAR_KEYWORD]
+    return [p.name for p in ps[1 if skip_self else 0:]]
+
+
+def _check_documented(qualname: str, fn, params: list) -> None:
+    doc = fn.__doc__ or ""
+    first = doc.strip().split("\n")[0]
+    assert first and not first.startswith(("Args:", "Keyword args:")), f"{qualname} has no summary line"
+    if not params:
+        return
+    assert "Args:" in doc, f"{qualname} has no Args section"
+    missing = set(params) - set(_documented_names(doc))
+    assert not missing, f"{qualname}: Args lacks {sorted(missing)}"
+
+
+def test_top_level_glossary_describes_every_parameter():
+    # a new function whose parameter name the glossary lacks lands here: add a row to tinytorch/_doc_params.py
+    assert _api_docstrings.MISSING == []
+
+
+@pytest.mark.parametrize("name", TOP_LEVEL)
+def test_top_level_docstring_has_args(name):
+    fn = getattr(tinytorch, name)
+    _check_documented(f"tinytorch.{name}", fn, _all_parameter_names(fn, False))
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_tensor_method_docstring_has_args(name):
+    fn = getattr(tinytorch.Tensor, name)
+    skip_self = not isinstance(inspect.getattr_static(tinytorch.Tensor, name), (staticmethod, classmethod))
+    _check_documented(f"Tensor.{name}", fn, _all_parameter_names(fn, skip_self))
+
+
+def test_a_new_function_without_glossary_rows_is_reported():
+    def brand_new(input, zorp=3, *, dim=0):
+        """Returns something new."""
+
+    class NoMethods:
+        pass
+
+    before = list(_api_docstrings.MISSING)
+    try:
+        _api_docstrings.document_api({"brand_new": brand_new}, NoMethods)
+        assert _api_docstrings.MISSING[len(before):] == [("brand_new", "zorp")]
+    finally:
+        _api_docstrings.MISSING[:] = before
+    with pytest.raises(AssertionError, match="lacks \\['zorp'\\]"):
+        _check_documented("tinytorch.brand_new", brand_new, _all_parameter_names(brand_new, False))
+    assert "input (Tensor): the input tensor." in brand_new.__doc__
+
+
+def test_help_add_reads_like_pytorch():
+    text = pydoc.render_doc(tinytorch.add, renderer=pydoc.plaintext)
+    assert "other (Tensor or Number): the tensor or number to add to :attr:`input`." in text
+    assert "Keyword args:" in text and "alpha (Number): the multiplier for :attr:`other`. Default: ``1``" in text
+    assert "TensorBase" not in text        # Cython's embedded signature line is dropped
+    text = pydoc.render_doc(tinytorch.Tensor.view, renderer=pydoc.plaintext)
+    assert "shape (Size or int...): the desired size." in text and "self (" not in text
+    doc = tinytorch.sum.__doc__
+    assert "keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``" in doc
+    assert "dtype (dtype, optional): the desired data type of returned tensor. If specified" in doc
+    # an in-place variant reads as its function (Tensor.addcdiv_ as addcdiv)
+    assert "tensor2 (Tensor): the denominator tensor." in tinytorch.Tensor.addcdiv_.__doc__
+    assert "size (int...): a sequence of integers defining the shape" in tinytorch.zeros.__doc__

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from tinytorch import _C
 from tinytorch.optim._hyperparameters import _as_float, _check_hyperparameters
-from tinytorch.optim.optimizer import Optimizer, _zeros_like, scalar_state
+from tinytorch.optim.optimizer import Optimizer, ParamsT, _zeros_like, scalar_state
 from tinytorch._functional import stack
-from tinytorch.random import randn
+from tinytorch.random import Generator, randn
 from tinytorch.tensor import Tensor
 
 __all__ = ["Chuck"]
@@ -88,7 +88,7 @@ class Chuck(Optimizer):
         >>> opt.step(loss=loss); opt.zero_grad()
     """
 
-    def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+    def __init__(self, params: ParamsT, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, *, window: int = 16, loss_ema_decay: float = 0.99,
                  trend_threshold: float = 0.02, damp_down: float = 0.97, damp_up: float = 1.03,
                  mean_revert: float = 0.999, damp_min: float = 0.3, damp_max: float = 2.0,
@@ -96,7 +96,8 @@ class Chuck(Optimizer):
                  stagnation_steps: int = 8, noise_magnitude: float = 0.001, noise_decay: float = 0.9,
                  freeze_threshold: float = 0.01, freeze_steps: int = 8, macro_ema_decay: float = 0.999,
                  macro_interval: int = 1000, macro_patience: int = 3, macro_decay: float = 0.5,
-                 macro_min_scale: float = 0.05, macro_recovery: float = 1.2, generator=None) -> None:
+                 macro_min_scale: float = 0.05, macro_recovery: float = 1.2,
+                 generator: Optional[Generator] = None) -> None:
         _check_hyperparameters(type(self).__name__, False, lr=lr, eps=eps, betas=betas, weight_decay=weight_decay)
         for name, value in (("window", window), ("stagnation_steps", stagnation_steps),
                             ("freeze_steps", freeze_steps), ("macro_interval", macro_interval),
@@ -190,7 +191,7 @@ class Chuck(Optimizer):
         else:
             st["low_grad_count"] = 0
 
-    def step(self, closure: Callable[[], Any] | None = None, *, loss: float | Tensor | None = None):
+    def step(self, closure: Callable[[], Any] | None = None, *, loss: float | Tensor | None = None) -> Any:
         """Performs a single optimization step.
 
         Args:

@@ -118,7 +118,7 @@ class Optimizer:
         if step is not None and not getattr(step, "_tinytorch_step_wrapped", False):
             cls.step = _wrap_step(step)
 
-    def __init__(self, params, defaults: dict[str, Any]) -> None:
+    def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
         self._step_pre_hooks: OrderedDict[int, Callable] = OrderedDict()
         self._step_post_hooks: OrderedDict[int, Callable] = OrderedDict()

@@ -1,11 +1,14 @@
 """Activation modules: one line each over nn.functional."""
 from __future__ import annotations
 
+from typing import Optional
+
 from tinytorch.tensor import Tensor
 from tinytorch._creation import full
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
+from tinytorch.nn.common_types import _device_t, _dtype_t
 
 
 class ReLU(Module):
@@ -79,7 +82,7 @@ class Hardswish(Module):
 
 
 class Softmax(Module):
-    def __init__(self, dim=None) -> None:
+    def __init__(self, dim: Optional[int] = None) -> None:
         super().__init__()
         self.dim = dim
 
@@ -91,7 +94,7 @@ class Softmax(Module):
 
 
 class LogSoftmax(Module):
-    def __init__(self, dim=None) -> None:
+    def __init__(self, dim: Optional[int] = None) -> None:
         super().__init__()
         self.dim = dim
 
@@ -223,7 +226,8 @@ class GLU(Module):
 class PReLU(Module):
     """max(0, x) + a * min(0, x) with a learnable a (one, or one per channel), initialized to init."""
 
-    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None) -> None:
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device: _device_t = None,
+                 dtype: _dtype_t = None) -> None:
         super().__init__()
         self.num_parameters, self.init = num_parameters, init
         self.weight = Parameter(full((num_parameters,), init, dtype=dtype, device=device))
@@ -250,7 +254,7 @@ class Softshrink(Hardshrink):
 
 
 class Softmin(Module):
-    def __init__(self, dim=None) -> None:
+    def __init__(self, dim: Optional[int] = None) -> None:
         super().__init__()
         self.dim = dim
 

@@ -11,6 +11,7 @@ from typing import Sequence
 from tinytorch._ops.elementwise import where
 from tinytorch._ops.shape import cat
 from tinytorch.nn import functional as F
+from tinytorch.nn.common_types import _device_t, _dtype_t
 from tinytorch.nn.modules.container import ModuleList, Sequential
 from tinytorch.nn.modules.linear import Linear
 from tinytorch.nn.modules.module import Module
@@ -26,7 +27,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
     probability of each row and the mean negative log likelihood."""
 
     def __init__(self, in_features: int, n_classes: int, cutoffs: Sequence[int], div_value: float = 4.0,
-                 head_bias: bool = False, device=None, dtype=None) -> None:
+                 head_bias: bool = False, device: _device_t = None, dtype: _dtype_t = None) -> None:
         super().__init__()
         cutoffs = list(cutoffs)
         if len(cutoffs) == 0:

@@ -2,12 +2,16 @@
 ``F.multi_head_attention_forward`` (nn/functional/multi_head_attention.py)."""
 from __future__ import annotations
 
+from typing import Optional, Tuple
+
 from tinytorch._creation import empty
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
 from tinytorch.nn.modules.linear import Linear, NonDynamicallyQuantizableLinear  # noqa: F401
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
+from tinytorch.tensor import Tensor
+from tinytorch.nn.common_types import _device_t, _dtype_t
 
 
 class MultiheadAttention(Module):
@@ -19,8 +23,9 @@ class MultiheadAttention(Module):
     with average_attn_weights=False, or None with need_weights=False."""
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
-                 add_bias_kv: bool = False, add_zero_attn: bool = False, kdim=None, vdim=None,
-                 batch_first: bool = False, device=None, dtype=None) -> None:
+                 add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: Optional[int] = None,
+                 vdim: Optional[int] = None, batch_first: bool = False, device: _device_t = None,
+                 dtype: _dtype_t = None) -> None:
         super().__init__()
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} "
@@ -89,8 +94,9 @@ class MultiheadAttention(Module):
             raise ValueError(f"{name}: key batch size {key.shape[1]} does not match query batch size "
                              f"{query.shape[1]} (shapes {list(query.shape)} and {list(key.shape)})")
 
-    def forward(self, query, key, value, key_padding_mask=None, need_weights: bool = True, attn_mask=None,
-                average_attn_weights: bool = True, is_causal: bool = False):
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Optional[Tensor] = None,
+                need_weights: bool = True, attn_mask: Optional[Tensor] = None, average_attn_weights: bool = True,
+                is_causal: bool = False) -> Tuple[Tensor, Optional[Tensor]]:
         name = type(self).__name__
         batched = query.dim() == 3
         if query.dim() not in (2, 3):

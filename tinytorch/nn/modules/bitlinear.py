@@ -39,6 +39,7 @@ from tinytorch.nn.parameter import Parameter
 from tinytorch._tensor import _wrap
 from tinytorch.autograd.function import Function
 from tinytorch.tensor import Tensor
+from tinytorch.nn.common_types import _device_t, _dtype_t
 
 __all__ = ["BitLinear", "PackedBitLinear", "absmean_ternary", "absmax_int8", "pack_ternary", "unpack_ternary"]
 
@@ -116,8 +117,8 @@ class BitLinear(Module):
     :meth:`pack` returns the inference module (:class:`PackedBitLinear`).
     """
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None, *,
-                 input_norm: bool = True, eps: float = _EPS, ste: str = "quantized") -> None:
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device: _device_t = None,
+                 dtype: _dtype_t = None, *, input_norm: bool = True, eps: float = _EPS, ste: str = "quantized") -> None:
         super().__init__()
         if ste not in _STE_MODES:
             raise ValueError(f"BitLinear: ste must be one of {_STE_MODES}, got {ste!r}")

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping, Optional, Tuple, Union
 
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
@@ -11,7 +11,7 @@ from tinytorch.nn.parameter import Parameter
 class Sequential(Module):
     """Modules called in the order they are passed (or in an OrderedDict's order)."""
 
-    def __init__(self, *args) -> None:
+    def __init__(self, *args: Module) -> None:
         super().__init__()
         if len(args) == 1 and isinstance(args[0], OrderedDict):
             for name, m in args[0].items():
@@ -20,7 +20,7 @@ class Sequential(Module):
             for i, m in enumerate(args):
                 self.add_module(str(i), m)
 
-    def forward(self, x):
+    def forward(self, x: Any) -> Any:
         for m in self._modules.values():
             x = m(x)
         return x
@@ -114,7 +114,8 @@ class ModuleList(Module):
 class ModuleDict(Module):
     """Holds submodules in a dictionary (insertion ordered)."""
 
-    def __init__(self, modules=None) -> None:
+    def __init__(self, modules: Optional[Union[Mapping[str, Module], Iterable[Tuple[str, Module]]]] = None
+                 ) -> None:
         super().__init__()
         if modules is not None:
             self.update(modules)
@@ -158,7 +159,7 @@ class ModuleDict(Module):
 class ParameterList(Module):
     """Holds parameters in a list."""
 
-    def __init__(self, values=None) -> None:
+    def __init__(self, values: Optional[Iterable[Any]] = None) -> None:
         super().__init__()
         if values is not None:
             for v in values:
@@ -189,7 +190,8 @@ class ParameterList(Module):
 class ParameterDict(Module):
     """Holds parameters in a dictionary."""
 
-    def __init__(self, parameters=None) -> None:
+    def __init__(self, parameters: Optional[Union[Mapping[str, Any], Iterable[Tuple[str, Any]]]] = None
+                 ) -> None:
         super().__init__()
         if parameters is not None:
             self.update(parameters)

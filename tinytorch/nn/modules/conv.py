@@ -13,6 +13,7 @@ from tinytorch.nn.modules._checks import check_input
 from tinytorch.nn.modules.linear import _weight_and_bias
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
+from tinytorch.nn.common_types import _device_t, _dtype_t, _padding_t, _size_any_t
 
 
 def _tuple(v, n: int) -> tuple:
@@ -22,8 +23,9 @@ def _tuple(v, n: int) -> tuple:
 class _ConvNd(Module):
     _n = 2
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
-                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: _size_any_t, stride: _size_any_t = 1,
+                 padding: _padding_t = 0, dilation: _size_any_t = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: _device_t = None, dtype: _dtype_t = None) -> None:
         super().__init__()
         if in_channels % groups or out_channels % groups:
             raise ValueError(f"{type(self).__name__}: in_channels ({in_channels}) and out_channels ({out_channels}) "
@@ -105,9 +107,10 @@ class Conv1d(_ConvNd):
 class _ConvTransposeNd(_ConvNd):
     """Transposed convolutions: weight (C_in, C_out / groups, *kernel_size), as PyTorch's."""
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
-                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
-                 dtype=None) -> None:
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: _size_any_t, stride: _size_any_t = 1,
+                 padding: _size_any_t = 0, output_padding: _size_any_t = 0, groups: int = 1, bias: bool = True,
+                 dilation: _size_any_t = 1, padding_mode: str = "zeros", device: _device_t = None,
+                 dtype: _dtype_t = None) -> None:
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
         if isinstance(padding, str):

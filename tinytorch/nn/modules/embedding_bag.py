@@ -8,6 +8,7 @@ from tinytorch._creation import empty
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
+from tinytorch.nn.common_types import _device_t, _dtype_t
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
 from tinytorch.tensor import Tensor
@@ -22,7 +23,7 @@ class EmbeddingBag(Module):
     def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: Optional[float] = None,
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
                  _weight: Optional[Tensor] = None, include_last_offset: bool = False,
-                 padding_idx: Optional[int] = None, device=None, dtype=None) -> None:
+                 padding_idx: Optional[int] = None, device: _device_t = None, dtype: _dtype_t = None) -> None:
         super().__init__()
         if sparse:
             raise NotImplementedError("EmbeddingBag: sparse gradients are not implemented (tinytorch has no sparse "

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from tinytorch.autograd.grad_mode import no_grad
+from tinytorch.nn.common_types import _device_t, _dtype_t
 from tinytorch.nn.modules.linear import Linear
 from tinytorch.nn.parameter import is_lazy
 from tinytorch.tensor import Tensor
@@ -71,7 +72,8 @@ class LazyLinear(LazyModuleMixin, Linear):
 
     cls_to_become = Linear
 
-    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+    def __init__(self, out_features: int, bias: bool = True, device: _device_t = None,
+                 dtype: _dtype_t = None) -> None:
         super().__init__(0, 0, False)
         UninitializedParameter, _ = placeholders()
         self.weight = UninitializedParameter(device=device, dtype=dtype)

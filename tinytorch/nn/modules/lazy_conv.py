@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tinytorch.autograd.grad_mode import no_grad
+from tinytorch.nn.common_types import _device_t, _dtype_t
 from tinytorch.nn.modules.conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from tinytorch.nn.modules.lazy import LazyModuleMixin, placeholders
 from tinytorch.tensor import Tensor
@@ -55,7 +56,8 @@ class LazyConv1d(_LazyConvXdMixin, Conv1d):
     cls_to_become = Conv1d
 
     def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
-                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device: _device_t = None,
+                 dtype: _dtype_t = None) -> None:
         super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
         self._lazy_placeholders(out_channels, bias, device, dtype)
 
@@ -66,7 +68,8 @@ class LazyConv2d(_LazyConvXdMixin, Conv2d):
     cls_to_become = Conv2d
 
     def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
-                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device: _device_t = None,
+                 dtype: _dtype_t = None) -> None:
         super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
         self._lazy_placeholders(out_channels, bias, device, dtype)
 
@@ -77,7 +80,8 @@ class LazyConv3d(_LazyConvXdMixin, Conv3d):
     cls_to_become = Conv3d
 
     def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
-                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device: _device_t = None,
+                 dtype: _dtype_t = None) -> None:
         super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
         self._lazy_placeholders(out_channels, bias, device, dtype)
 
@@ -90,7 +94,7 @@ class LazyConvTranspose1d(_LazyConvXdMixin, ConvTranspose1d):
 
     def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
-                 padding_mode: str = "zeros", device=None, dtype=None) -> None:
+                 padding_mode: str = "zeros", device: _device_t = None, dtype: _dtype_t = None) -> None:
         super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
                          device, dtype)
         self._lazy_placeholders(out_channels, bias, device, dtype)
@@ -104,7 +108,7 @@ class LazyConvTranspose2d(_LazyConvXdMixin, ConvTranspose2d):
 
     def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
-                 padding_mode: str = "zeros", device=None, dtype=None) -> None:
+                 padding_mode: str = "zeros", device: _device_t = None, dtype: _dtype_t = None) -> None:
         super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
                          device, dtype)
         self._lazy_placeholders(out_channels, bias, device, dtype)
@@ -118,7 +122,7 @@ class LazyConvTranspose3d(_LazyConvXdMixin, ConvTranspose3d):
 
     def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
-                 padding_mode: str = "zeros", device=None, dtype=None) -> None:
+                 padding_mode: str = "zeros", device: _device_t = None, dtype: _dtype_t = None) -> None:
         super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
                          device, dtype)
         self._lazy_placeholders(out_channels, bias, device, dtype)

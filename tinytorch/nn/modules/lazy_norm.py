@@ -8,6 +8,7 @@ from typing import Optional
 from tinytorch._creation import tensor
 from tinytorch._dtype import int64
 from tinytorch.autograd.grad_mode import no_grad
+from tinytorch.nn.common_types import _device_t, _dtype_t
 from tinytorch.nn.modules.lazy import LazyModuleMixin, placeholders
 from tinytorch.nn.modules.normalization import (
     BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
@@ -20,7 +21,8 @@ __all__ = ["LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanc
 
 class _LazyNormBase(LazyModuleMixin):
     def __init__(self, eps: float = 1e-5, momentum: Optional[float] = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
+                 track_running_stats: bool = True, device: _device_t = None, dtype: _dtype_t = None, *,
+                 bias: bool = True) -> None:
         # the base builds no parameters or statistics (0 features, affine and statistics off) ...
         super().__init__(0, eps, momentum, False, False, device, dtype)
         self.affine, self.track_running_stats = affine, track_running_stats

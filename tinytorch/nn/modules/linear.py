@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from tinytorch.tensor import Tensor
 from tinytorch._creation import empty
@@ -10,6 +11,7 @@ from tinytorch.nn import init
 from tinytorch.nn.modules._checks import check_input
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
+from tinytorch.nn.common_types import _device_t, _dtype_t
 
 
 def _weight_and_bias(module: Module, weight_shape: tuple, bias: bool, device, dtype) -> None:
@@ -22,7 +24,7 @@ def _weight_and_bias(module: Module, weight_shape: tuple, bias: bool, device, dt
 class Identity(Module):
     """A placeholder that returns its input (arguments are ignored)."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__()
 
     def forward(self, x: Tensor) -> Tensor:
@@ -33,7 +35,8 @@ class Linear(Module):
     """y = x A^T + b. Weight: kaiming_uniform_(a=sqrt(5)), i.e. U(-1/sqrt(in_features), 1/sqrt(in_features));
     bias ~ U(-1/sqrt(in_features), 1/sqrt(in_features)), as PyTorch."""
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device: _device_t = None,
+                 dtype: _dtype_t = None) -> None:
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         _weight_and_bias(self, (out_features, in_features), bias, device, dtype)
@@ -68,7 +71,7 @@ class Bilinear(Module):
     """y = x1^T A x2 + b, A: (out, in1, in2)."""
 
     def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True,
-                 device=None, dtype=None) -> None:
+                 device: _device_t = None, dtype: _dtype_t = None) -> None:
         super().__init__()
         self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
         _weight_and_bias(self, (out_features, in1_features, in2_features), bias, device, dtype)

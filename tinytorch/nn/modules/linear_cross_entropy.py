@@ -7,6 +7,7 @@ from typing import Optional, Tuple
 
 from tinytorch.nn import functional as F
 from tinytorch.nn.functional.linear_cross_entropy import LinearCrossEntropyOptions
+from tinytorch.nn.common_types import _device_t, _dtype_t
 from tinytorch.nn.modules.linear import Linear
 from tinytorch.nn.modules.loss import _WeightedLoss
 from tinytorch.tensor import Tensor
@@ -19,8 +20,8 @@ class LinearCrossEntropyLoss(_WeightedLoss):
     (weight stored flat, (C * prod(out_features), in_features), as PyTorch's)."""
 
     def __init__(self, in_features: int, num_classes: int, *, out_features: Tuple[int, ...] = (), bias: bool = False,
-                 device=None, dtype=None, reduction: str = "mean", weight: Optional[Tensor] = None,
-                 ignore_index: Optional[int] = None, label_smoothing: float = 0.0,
+                 device: _device_t = None, dtype: _dtype_t = None, reduction: str = "mean",
+                 weight: Optional[Tensor] = None, ignore_index: Optional[int] = None, label_smoothing: float = 0.0,
                  options: Optional[LinearCrossEntropyOptions] = None) -> None:
         if weight is not None and tuple(weight.shape) != (num_classes,):
             raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")

@@ -2,7 +2,7 @@
 including the deprecated size_average/reduce flags."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Optional
 
 from tinytorch.tensor import Tensor
 from tinytorch.nn import functional as F
@@ -13,7 +13,8 @@ from tinytorch.nn.modules.module import Module
 class _Loss(Module):
     _reductions = ("none", "mean", "sum")
 
-    def __init__(self, size_average=None, reduce=None, reduction: str = "mean") -> None:
+    def __init__(self, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
+                 reduction: str = "mean") -> None:
         super().__init__()
         reduction = _legacy_reduction(size_average, reduce, reduction)
         if reduction not in self._reductions:
@@ -22,7 +23,8 @@ class _Loss(Module):
 
 
 class _WeightedLoss(_Loss):
-    def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean") -> None:
+    def __init__(self, weight: Optional[Tensor] = None, size_average: Optional[bool] = None,
+                 reduce: Optional[bool] = None, reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
 
@@ -38,7 +40,8 @@ class L1Loss(_Loss):
 
 
 class SmoothL1Loss(_Loss):
-    def __init__(self, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0) -> None:
+    def __init__(self, size_average: Optional[bool] = None, reduce: Optional[bool] = None, reduction: str = "mean",
+                 beta: float = 1.0) -> None:
         super().__init__(size_average, reduce, reduction)
         self.beta = beta
 
@@ -56,8 +59,8 @@ class HuberLoss(_Loss):
 
 
 class NLLLoss(_WeightedLoss):
-    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
-                 reduction: str = "mean") -> None:
+    def __init__(self, weight: Optional[Tensor] = None, size_average: Optional[bool] = None, ignore_index: int = -100,
+                 reduce: Optional[bool] = None, reduction: str = "mean") -> None:
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
@@ -66,8 +69,8 @@ class NLLLoss(_WeightedLoss):
 
 
 class CrossEntropyLoss(_WeightedLoss):
-    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
-                 reduction: str = "mean", label_smoothing: float = 0.0) -> None:
+    def __init__(self, weight: Optional[Tensor] = None, size_average: Optional[bool] = None, ignore_index: int = -100,
+                 reduce: Optional[bool] = None, reduction: str = "mean", label_smoothing: float = 0.0) -> None:
         super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
 
@@ -82,7 +85,8 @@ class BCELoss(_WeightedLoss):
 
 
 class BCEWithLogitsLoss(_Loss):
-    def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean", pos_weight=None) -> None:
+    def __init__(self, weight: Optional[Tensor] = None, size_average: Optional[bool] = None,
+                 reduce: Optional[bool] = None, reduction: str = "mean", pos_weight: Optional[Tensor] = None) -> None:
         super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)
@@ -95,7 +99,8 @@ class BCEWithLogitsLoss(_Loss):
 class KLDivLoss(_Loss):
     _reductions = ("none", "mean", "sum", "batchmean")
 
-    def __init__(self, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False) -> None:
+    def __init__(self, size_average: Optional[bool] = None, reduce: Optional[bool] = None, reduction: str = "mean",
+                 log_target: bool = False) -> None:
         super().__init__(size_average, reduce, reduction)
         self.log_target = log_target
 
@@ -104,7 +109,8 @@ class KLDivLoss(_Loss):
 
 
 class CosineEmbeddingLoss(_Loss):
-    def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
+    def __init__(self, margin: float = 0.0, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
+                 reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
@@ -113,7 +119,8 @@ class CosineEmbeddingLoss(_Loss):
 
 
 class MarginRankingLoss(_Loss):
-    def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
+    def __init__(self, margin: float = 0.0, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
+                 reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
@@ -122,7 +129,8 @@ class MarginRankingLoss(_Loss):
 
 
 class HingeEmbeddingLoss(_Loss):
-    def __init__(self, margin: float = 1.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
+    def __init__(self, margin: float = 1.0, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
+                 reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
         self.margin = margin
 
@@ -136,8 +144,8 @@ class SoftMarginLoss(_Loss):
 
 
 class TripletMarginLoss(_Loss):
-    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False, size_average=None,
-                 reduce=None, reduction: str = "mean") -> None:
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
+                 size_average: Optional[bool] = None, reduce: Optional[bool] = None, reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
         self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
 
@@ -147,8 +155,8 @@ class TripletMarginLoss(_Loss):
 
 
 class PoissonNLLLoss(_Loss):
-    def __init__(self, log_input: bool = True, full: bool = False, size_average=None, eps: float = 1e-8, reduce=None,
-                 reduction: str = "mean") -> None:
+    def __init__(self, log_input: bool = True, full: bool = False, size_average: Optional[bool] = None,
+                 eps: float = 1e-8, reduce: Optional[bool] = None, reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
         self.log_input, self.full, self.eps = log_input, full, eps
 
@@ -171,8 +179,8 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
 
 
 class MultiMarginLoss(_WeightedLoss):
-    def __init__(self, p: int = 1, margin: float = 1.0, weight=None, size_average=None, reduce=None,
-                 reduction: str = "mean") -> None:
+    def __init__(self, p: int = 1, margin: float = 1.0, weight: Optional[Tensor] = None,
+                 size_average: Optional[bool] = None, reduce: Optional[bool] = None, reduction: str = "mean") -> None:
         super().__init__(weight, size_average, reduce, reduction)
         self.p, self.margin = p, margin
 
@@ -216,8 +224,8 @@ class TripletMarginWithDistanceLoss(_Loss):
         reduction (str, optional): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``
     """
 
-    def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False,
-                 reduction: str = "mean") -> None:
+    def __init__(self, *, distance_function: Optional[Callable[[Tensor, Tensor], Tensor]] = None, margin: float = 1.0,
+                 swap: bool = False, reduction: str = "mean") -> None:
         super().__init__(reduction=reduction)
         if margin <= 0:
             raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "

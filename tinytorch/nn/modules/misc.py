@@ -1,6 +1,8 @@
 """Dropout, Flatten, Unflatten, Embedding."""
 from __future__ import annotations
 
+from typing import Optional, Sequence
+
 from tinytorch.tensor import Tensor
 from tinytorch._creation import empty
 from tinytorch.autograd.grad_mode import no_grad
@@ -8,6 +10,7 @@ from tinytorch.nn import functional as F
 from tinytorch.nn import init
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
+from tinytorch.nn.common_types import _device_t, _dtype_t, _size_any_t
 
 
 class Dropout(Module):
@@ -39,7 +42,7 @@ class Flatten(Module):
 
 
 class Unflatten(Module):
-    def __init__(self, dim: int, unflattened_size) -> None:
+    def __init__(self, dim: int, unflattened_size: Sequence[int]) -> None:
         super().__init__()
         self.dim, self.unflattened_size = dim, tuple(unflattened_size)
 
@@ -53,8 +56,10 @@ class Unflatten(Module):
 class Embedding(Module):
     """A lookup table of num_embeddings vectors of size embedding_dim; weight ~ N(0, 1)."""
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx=None, max_norm=None, norm_type=2.0,
-                 scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None) -> None:
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: Optional[int] = None,
+                 max_norm: Optional[float] = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                 sparse: bool = False, _weight: Optional[Tensor] = None, _freeze: bool = False,
+                 device: _device_t = None, dtype: _dtype_t = None) -> None:
         super().__init__()
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
@@ -180,7 +185,8 @@ class PairwiseDistance(Module):
 class Unfold(Module):
     """Extracts sliding local blocks: (N, C, H, W) -> (N, C * prod(kernel_size), L)."""
 
-    def __init__(self, kernel_size, dilation=1, padding=0, stride=1) -> None:
+    def __init__(self, kernel_size: _size_any_t, dilation: _size_any_t = 1, padding: _size_any_t = 0,
+                 stride: _size_any_t = 1) -> None:
         super().__init__()
         self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
 
@@ -191,7 +197,8 @@ class Unfold(Module):
 class Fold(Unfold):
     """Combines sliding local blocks into (N, C, *output_size), summing overlapping values."""
 
-    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1) -> None:
+    def __init__(self, output_size: _size_any_t, kernel_size: _size_any_t, dilation: _size_any_t = 1,
+                 padding: _size_any_t = 0, stride: _size_any_t = 1) -> None:
         super().__init__(kernel_size, dilation, padding, stride)
         self.output_size = output_size
 

@@ -1,6 +1,8 @@
 """LayerNorm, RMSNorm, GroupNorm, BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, LocalResponseNorm, CrossMapLRN2d."""
 from __future__ import annotations
 
+from typing import Optional
+
 from tinytorch.tensor import Tensor
 from tinytorch._creation import ones, tensor, zeros
 from tinytorch._dtype import int64
@@ -9,6 +11,7 @@ from tinytorch.nn import init
 from tinytorch.nn.modules._checks import check_input
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
+from tinytorch.nn.common_types import _device_t, _dtype_t, _shape_t
 
 
 def _shape(s) -> tuple:
@@ -32,8 +35,8 @@ def _check_trailing_shape(name: str, x, normalized_shape: tuple) -> None:
 
 
 class LayerNorm(Module):
-    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
-                 device=None, dtype=None) -> None:
+    def __init__(self, normalized_shape: _shape_t, eps: float = 1e-5, elementwise_affine: bool = True,
+                 bias: bool = True, device: _device_t = None, dtype: _dtype_t = None) -> None:
         super().__init__()
         self.normalized_shape, self.eps, self.elementwise_affine = _shape(normalized_shape), eps, elementwise_affine
         _init_affine(self, elementwise_affine, self.normalized_shape, bias, device, dtype)
@@ -48,7 +51,8 @@ class LayerNorm(Module):
 
 
 class RMSNorm(Module):
-    def __init__(self, normalized_shape, eps=None, elementwise_affine: bool = True, device=None, dtype=None) -> None:
+    def __init__(self, normalized_shape: _shape_t, eps: Optional[float] = None, elementwise_affine: bool = True,
+                 device: _device_t = None, dtype: _dtype_t = None) -> None:
         super().__init__()
         self.normalized_shape, self.eps, self.elementwise_affine = _shape(normalized_shape), eps, elementwise_affine
         _init_affine(self, elementwise_affine, self.normalized_shape, None, device, dtype)
@@ -63,7 +67,7 @@ class RMSNorm(Module):
 
 class GroupNorm(Module):
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
-                 device=None, dtype=None, *, bias: bool = True) -> None:
+                 device: _device_t = None, dtype: _dtype_t = None, *, bias: bool = True) -> None:
         super().__init__()
         if num_channels % num_groups:
             raise ValueError("num_channels must be divisible by num_groups")
@@ -82,8 +86,9 @@ class GroupNorm(Module):
 class _BatchNorm(Module):
     _ranks: tuple = ()
 
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
-                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: Optional[float] = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device: _device_t = None, dtype: _dtype_t = None, *,
+                 bias: bool = True) -> None:
         super().__init__()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
@@ -149,7 +154,7 @@ class _InstanceNorm(_BatchNorm):
     _spatial = 1
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = False,
-                 track_running_stats: bool = False, device=None, dtype=None) -> None:
+                 track_running_stats: bool = False, device: _device_t = None, dtype: _dtype_t = None) -> None:
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
 
     def forward(self, x: Tensor) -> Tensor:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from tinytorch.tensor import Tensor
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules.module import Module
+from tinytorch.nn.common_types import _size_any_t
 
 
 class _PadNd(Module):
@@ -11,7 +12,7 @@ class _PadNd(Module):
     _n = 1
     _mode = "constant"
 
-    def __init__(self, padding) -> None:
+    def __init__(self, padding: _size_any_t) -> None:
         super().__init__()
         self.padding = tuple(padding) if isinstance(padding, (tuple, list)) else (int(padding),) * (2 * self._n)
         if len(self.padding) != 2 * self._n:
@@ -26,7 +27,7 @@ class _PadNd(Module):
 
 
 class _ConstantPadNd(_PadNd):
-    def __init__(self, padding, value: float) -> None:
+    def __init__(self, padding: _size_any_t, value: float) -> None:
         super().__init__(padding)
         self.value = value
 

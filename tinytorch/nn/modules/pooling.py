@@ -7,11 +7,12 @@ from tinytorch.tensor import Tensor
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules._checks import check_input
 from tinytorch.nn.modules.module import Module
+from tinytorch.nn.common_types import _size_any_opt_t, _size_any_t
 
 
 class MaxPool2d(Module):
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
-                 ceil_mode: bool = False) -> None:
+    def __init__(self, kernel_size: _size_any_t, stride: Optional[_size_any_t] = None, padding: _size_any_t = 0,
+                 dilation: _size_any_t = 1, return_indices: bool = False, ceil_mode: bool = False) -> None:
         super().__init__()
         self.kernel_size, self.stride, self.padding = kernel_size, stride if stride is not None else kernel_size, padding
         self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
@@ -27,8 +28,9 @@ class MaxPool2d(Module):
 
 
 class AvgPool2d(Module):
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
-                 divisor_override=None) -> None:
+    def __init__(self, kernel_size: _size_any_t, stride: Optional[_size_any_t] = None, padding: _size_any_t = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override: Optional[int] = None) -> None:
         super().__init__()
         self.kernel_size, self.stride, self.padding = kernel_size, stride if stride is not None else kernel_size, padding
         self.ceil_mode, self.count_include_pad, self.divisor_override = ceil_mode, count_include_pad, divisor_override
@@ -43,7 +45,7 @@ class AvgPool2d(Module):
 
 
 class AdaptiveAvgPool2d(Module):
-    def __init__(self, output_size) -> None:
+    def __init__(self, output_size: _size_any_opt_t) -> None:
         super().__init__()
         self.output_size = output_size
 
@@ -63,8 +65,8 @@ class MaxPool1d(MaxPool2d):
 
 
 class AvgPool1d(AvgPool2d):
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-                 count_include_pad: bool = True) -> None:
+    def __init__(self, kernel_size: _size_any_t, stride: Optional[_size_any_t] = None, padding: _size_any_t = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True) -> None:
         one = lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,)  # noqa: E731
         super().__init__(one(kernel_size), one(stride if stride is not None else kernel_size), one(padding),
                          ceil_mode, count_include_pad)
@@ -81,7 +83,7 @@ class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
 
 
 class AdaptiveMaxPool2d(Module):
-    def __init__(self, output_size, return_indices: bool = False) -> None:
+    def __init__(self, output_size: _size_any_opt_t, return_indices: bool = False) -> None:
         super().__init__()
         self.output_size, self.return_indices = output_size, return_indices
 
@@ -100,7 +102,8 @@ class AdaptiveMaxPool1d(AdaptiveMaxPool2d):
 
 
 class _LPPoolNd(Module):
-    def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
+    def __init__(self, norm_type: float, kernel_size: _size_any_t, stride: Optional[_size_any_t] = None,
+                 ceil_mode: bool = False) -> None:
         super().__init__()
         self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
 
@@ -153,7 +156,8 @@ class LPPool2d(_LPPoolNd):
 
 
 class _MaxUnpoolNd(Module):
-    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+    def __init__(self, kernel_size: _size_any_t, stride: Optional[_size_any_t] = None,
+                 padding: _size_any_t = 0) -> None:
         super().__init__()
         self.kernel_size, self.stride, self.padding = kernel_size, stride if stride is not None else kernel_size, padding
 

@@ -1,6 +1,8 @@
 """QuantizedLinear: a linear layer whose weight stays packed in llama.cpp (GGUF) blocks."""
 from __future__ import annotations
 
+from typing import Optional, Union
+
 import numpy as np
 
 from tinytorch import _C
@@ -10,6 +12,7 @@ from tinytorch._dtype import float32, to_dtype, uint8
 from tinytorch._tensor import TensorBase as Tensor, _wrap
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules.module import Module
+from tinytorch.nn.common_types import _device_t
 
 # GGML quantization types (gguf.GGMLQuantizationType values) with kernels, by name.
 SUPPORTED_QTYPES: dict[int, str] = {2: "Q4_0", 3: "Q4_1", 8: "Q8_0", 12: "Q4_K", 14: "Q6_K"}
@@ -72,7 +75,9 @@ class QuantizedLinear(Module):
 
     SUPPORTED_QTYPES = SUPPORTED_QTYPES
 
-    def __init__(self, in_features: int, out_features: int, qtype, data, bias=None, device=None) -> None:
+    def __init__(self, in_features: int, out_features: int, qtype: int,
+                 data: Union[np.ndarray, bytes, Tensor], bias: Optional[Union[Tensor, np.ndarray]] = None,
+                 device: _device_t = None) -> None:
         super().__init__()
         self.in_features, self.out_features = int(in_features), int(out_features)
         self.qtype = _qtype_code(qtype)

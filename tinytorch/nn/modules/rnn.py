@@ -8,7 +8,7 @@ inputs are not supported."""
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Optional, Tuple, Union
 
 from tinytorch._creation import empty, zeros
 from tinytorch._functional import cat, stack, tanh
@@ -18,6 +18,7 @@ from tinytorch.nn import init
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
 from tinytorch.tensor import Tensor
+from tinytorch.nn.common_types import _device_t, _dtype_t
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 _FUSED = True  # False: the composed per-step path everywhere (the reference the fused kernels are tested against)
@@ -49,7 +50,7 @@ class RNNBase(Module):
 
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
-                 device=None, dtype=None) -> None:
+                 device: _device_t = None, dtype: _dtype_t = None) -> None:
         super().__init__()
         if proj_size:
             raise NotImplementedError("LSTM(proj_size > 0) is not implemented")
@@ -99,7 +100,8 @@ class RNNBase(Module):
             return _gru_step(x, state, *w)
         return _rnn_step(x, state, *w, F.relu if self.mode == "RNN_RELU" else tanh)
 
-    def forward(self, input: Tensor, hx=None):
+    def forward(self, input: Tensor, hx: Optional[Union[Tensor, Tuple[Tensor, Tensor]]] = None
+                ) -> Tuple[Tensor, Union[Tensor, Tuple[Tensor, Tensor]]]:
         if not isinstance(input, Tensor):
             raise NotImplementedError(f"{type(self).__name__}: PackedSequence inputs are not implemented")
         batched = input.dim() == 3
@@ -187,7 +189,7 @@ class RNN(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 device=None, dtype=None) -> None:
+                 device: _device_t = None, dtype: _dtype_t = None) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
         self.nonlinearity = nonlinearity
@@ -200,7 +202,7 @@ class LSTM(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
-                 device=None, dtype=None) -> None:
+                 device: _device_t = None, dtype: _dtype_t = None) -> None:
         super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
                          proj_size, device, dtype)
 
@@ -210,7 +212,7 @@ class GRU(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 device=None, dtype=None) -> None:
+                 device: _device_t = None, dtype: _dtype_t = None) -> None:
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional, 0,
                          device, dtype)
 
@@ -220,8 +222,8 @@ class RNNCellBase(Module):
     weight_ih (num_chunks * hidden_size, input_size), weight_hh (num_chunks * hidden_size,
     hidden_size), bias_ih and bias_hh, all ~ U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))."""
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device=None,
-                 dtype=None) -> None:
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device: _device_t = None,
+                 dtype: _dtype_t = None) -> None:
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         self.weight_ih = Parameter(empty(num_chunks * hidden_size, input_size, dtype=dtype, device=device))
@@ -256,7 +258,7 @@ class RNNCellBase(Module):
 
 class RNNCell(RNNCellBase):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
-                 device=None, dtype=None) -> None:
+                 device: _device_t = None, dtype: _dtype_t = None) -> None:
         super().__init__(input_size, hidden_size, bias, 1, device, dtype)
         self.nonlinearity = nonlinearity
 
@@ -266,16 +268,18 @@ class RNNCell(RNNCellBase):
 
 
 class LSTMCell(RNNCellBase):
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None) -> None:
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: _device_t = None,
+                 dtype: _dtype_t = None) -> None:
         super().__init__(input_size, hidden_size, bias, 4, device, dtype)
 
-    def forward(self, x: Tensor, hx=None):
+    def forward(self, x: Tensor, hx: Optional[Tuple[Tensor, Tensor]] = None) -> Tuple[Tensor, Tensor]:
         state = (self._zeros(x), self._zeros(x)) if hx is None else hx
         return _lstm_step(x, state, *self._w())
 
 
 class GRUCell(RNNCellBase):
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None) -> None:
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: _device_t = None,
+                 dtype: _dtype_t = None) -> None:
         super().__init__(input_size, hidden_size, bias, 3, device, dtype)
 
     def forward(self, x: Tensor, hx: Optional[Tensor] = None) -> Tensor:

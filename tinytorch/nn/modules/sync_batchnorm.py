@@ -19,6 +19,7 @@ from tinytorch._creation import tensor
 from tinytorch.autograd.function import Function
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn import functional as F
+from tinytorch.nn.common_types import _device_t, _dtype_t
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.modules.normalization import _BatchNorm
 from tinytorch.tensor import Tensor
@@ -50,7 +51,8 @@ class SyncBatchNorm(_BatchNorm):
     """Batch normalization over (N, C, *) input with statistics synchronized across processes."""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: Optional[float] = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, process_group: Optional[Any] = None, device=None, dtype=None,
+                 track_running_stats: bool = True, process_group: Optional[Any] = None, device: _device_t = None,
+                 dtype: _dtype_t = None,
                  *, bias: bool = True) -> None:
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
         self.process_group = process_group

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Callable, Optional, Union
 
 from tinytorch._creation import ones, zeros
 from tinytorch._dtype import bool_, float32
@@ -12,6 +13,8 @@ from tinytorch.nn.modules.linear import Linear
 from tinytorch.nn.modules.misc import Dropout
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.modules.normalization import LayerNorm
+from tinytorch.tensor import Tensor
+from tinytorch.nn.common_types import _device_t, _dtype_t
 
 
 def _get_activation_fn(activation):
@@ -22,7 +25,7 @@ def _get_activation_fn(activation):
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
 
 
-def generate_square_subsequent_mask(sz: int, device=None, dtype=None):
+def generate_square_subsequent_mask(sz: int, device: _device_t = None, dtype: _dtype_t = None) -> Tensor:
     """A float (sz, sz) causal mask: 0 on and below the diagonal, -inf above (as nn.Transformer's)."""
     dtype = dtype or float32
     keep = ones(sz, sz, dtype=bool_, device=device).tril()
@@ -71,12 +74,14 @@ class TransformerEncoderLayer(_LayerBase):
     (post-norm by default; norm_first=True for pre-norm)."""
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation="relu", layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:
+                 activation: Union[str, Callable[[Tensor], Tensor]] = "relu", layer_norm_eps: float = 1e-5,
+                 batch_first: bool = False, norm_first: bool = False, bias: bool = True, device: _device_t = None,
+                 dtype: _dtype_t = None) -> None:
         super().__init__(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
                          norm_first, bias, {"device": device, "dtype": dtype})
 
-    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal: bool = False):
+    def forward(self, src: Tensor, src_mask: Optional[Tensor] = None, src_key_padding_mask: Optional[Tensor] = None,
+                is_causal: bool = False) -> Tensor:
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
@@ -93,14 +98,15 @@ class TransformerEncoderLayer(_LayerBase):
 class TransformerEncoder(Module):
     """A stack of num_layers deep copies of encoder_layer, then an optional final norm."""
 
-    def __init__(self, encoder_layer: Module, num_layers: int, norm=None, enable_nested_tensor: bool = True,
-                 mask_check: bool = True) -> None:
+    def __init__(self, encoder_layer: Module, num_layers: int, norm: Optional[Module] = None,
+                 enable_nested_tensor: bool = True, mask_check: bool = True) -> None:
         super().__init__()
         self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
         self.num_layers = num_layers
         self.norm = norm
 
-    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+    def forward(self, src: Tensor, mask: Optional[Tensor] = None, src_key_padding_mask: Optional[Tensor] = None,
+                is_causal: Optional[bool] = None) -> Tensor:
         # is_causal is only a hint here: the mask itself is always applied
         is_causal = bool(is_causal)
         out = src
@@ -116,13 +122,16 @@ class TransformerDecoderLayer(_LayerBase):
     block; each with a residual connection and LayerNorm (post-norm; norm_first=True for pre-norm)."""
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation="relu", layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:
+                 activation: Union[str, Callable[[Tensor], Tensor]] = "relu", layer_norm_eps: float = 1e-5,
+                 batch_first: bool = False, norm_first: bool = False, bias: bool = True, device: _device_t = None,
+                 dtype: _dtype_t = None) -> None:
         super().__init__(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
                          norm_first, bias, {"device": device, "dtype": dtype}, decoder=True)
 
-    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
-                memory_key_padding_mask=None, tgt_is_causal: bool = False, memory_is_causal: bool = False):
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Optional[Tensor] = None,
+                memory_mask: Optional[Tensor] = None, tgt_key_padding_mask: Optional[Tensor] = None,
+                memory_key_padding_mask: Optional[Tensor] = None, tgt_is_causal: bool = False,
+                memory_is_causal: bool = False) -> Tensor:
         x = tgt
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
@@ -146,14 +155,16 @@ class TransformerDecoderLayer(_LayerBase):
 class TransformerDecoder(Module):
     """A stack of num_layers deep copies of decoder_layer, then an optional final norm."""
 
-    def __init__(self, decoder_layer: Module, num_layers: int, norm=None) -> None:
+    def __init__(self, decoder_layer: Module, num_layers: int, norm: Optional[Module] = None) -> None:
         super().__init__()
         self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
         self.num_layers = num_layers
         self.norm = norm
 
-    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
-                memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal: bool = False):
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Optional[Tensor] = None,
+                memory_mask: Optional[Tensor] = None, tgt_key_padding_mask: Optional[Tensor] = None,
+                memory_key_padding_mask: Optional[Tensor] = None, tgt_is_causal: Optional[bool] = None,
+                memory_is_causal: bool = False) -> Tensor:
         out = tgt
         for layer in self.layers:
             out = layer(out, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask,
@@ -165,9 +176,10 @@ class Transformer(Module):
     """The encoder-decoder model of "Attention Is All You Need", with PyTorch's defaults and names."""
 
     def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6, num_decoder_layers: int = 6,
-                 dim_feedforward: int = 2048, dropout: float = 0.1, activation="relu", custom_encoder=None,
-                 custom_decoder=None, layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True, device=None, dtype=None) -> None:
+                 dim_feedforward: int = 2048, dropout: float = 0.1,
+                 activation: Union[str, Callable[[Tensor], Tensor]] = "relu", custom_encoder: Optional[Module] = None,
+                 custom_decoder: Optional[Module] = None, layer_norm_eps: float = 1e-5, batch_first: bool = False,
+                 norm_first: bool = False, bias: bool = True, device: _device_t = None, dtype: _dtype_t = None) -> None:
         super().__init__()
         kw = {"device": device, "dtype": dtype}
         layer_kw = dict(dim_feedforward=dim_feedforward, dropout=dropout, activation=activation,
@@ -180,13 +192,15 @@ class Transformer(Module):
             LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
         self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
 
-    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
-                tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
-                memory_is_causal: bool = False):
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Optional[Tensor] = None, tgt_mask: Optional[Tensor] = None,
+                memory_mask: Optional[Tensor] = None, src_key_padding_mask: Optional[Tensor] = None,
+                tgt_key_padding_mask: Optional[Tensor] = None, memory_key_padding_mask: Optional[Tensor] = None,
+                src_is_causal: Optional[bool] = None, tgt_is_causal: Optional[bool] = None,
+                memory_is_causal: bool = False) -> Tensor:
         memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal)
         return self.decoder(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask,
                             tgt_is_causal, memory_is_causal)
 
     @staticmethod
-    def generate_square_subsequent_mask(sz: int, device=None, dtype=None):
+    def generate_square_subsequent_mask(sz: int, device: _device_t = None, dtype: _dtype_t = None) -> Tensor:
         return generate_square_subsequent_mask(sz, device, dtype)

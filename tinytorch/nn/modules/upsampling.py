@@ -6,13 +6,15 @@ from typing import Optional
 from tinytorch.tensor import Tensor
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules.module import Module
+from tinytorch.nn.common_types import _ratio_any_t, _size_any_t
 
 
 class Upsample(Module):
     """Upsamples a given multi-channel 1D (temporal), 2D (spatial) or 3D (volumetric) data, by size
     or scale_factor, in mode nearest, nearest-exact, linear, bilinear or area."""
 
-    def __init__(self, size=None, scale_factor=None, mode: str = "nearest", align_corners: Optional[bool] = None,
+    def __init__(self, size: Optional[_size_any_t] = None, scale_factor: Optional[_ratio_any_t] = None,
+                 mode: str = "nearest", align_corners: Optional[bool] = None,
                  recompute_scale_factor: Optional[bool] = None) -> None:
         super().__init__()
         self.size, self.mode, self.align_corners = size, mode, align_corners
@@ -31,12 +33,12 @@ class Upsample(Module):
 class UpsamplingNearest2d(Upsample):
     """2-D nearest neighbour upsampling (Upsample with mode='nearest')."""
 
-    def __init__(self, size=None, scale_factor=None) -> None:
+    def __init__(self, size: Optional[_size_any_t] = None, scale_factor: Optional[_ratio_any_t] = None) -> None:
         super().__init__(size, scale_factor, mode="nearest")
 
 
 class UpsamplingBilinear2d(Upsample):
     """2-D bilinear upsampling with align_corners=True, as PyTorch's."""
 
-    def __init__(self, size=None, scale_factor=None) -> None:
+    def __init__(self, size: Optional[_size_any_t] = None, scale_factor: Optional[_ratio_any_t] = None) -> None:
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
