@@ -257,3 +257,19 @@ def test_conv3d_module_trains():
         losses.append(float(loss))
     assert losses[-1] < losses[0]
     assert all(p.grad is not None for p in net.parameters())
+
+
+@pytest.mark.parametrize("op", ["conv3d", "conv_transpose3d"])
+def test_double_backward(op):
+    """gradcheck of the input gradient (so its own backward, the double backward, is checked)."""
+    x, _ = make((1, 2, 3, 3, 3), "float64", "transposed", seed=8, requires_grad=True)
+    w, _ = make((2, 2, 2, 2, 2), "float64", seed=9, requires_grad=True)
+    kw = dict(stride=1, padding=1) if op == "conv3d" else dict(stride=2, padding=1, output_padding=1)
+    fn = getattr(F, op)
+
+    def input_grad(x, w):
+        with tt.enable_grad():     # gradcheck evaluates its perturbed copies under no_grad
+            x = x if x.requires_grad else x.detach().requires_grad_(True)
+            g, = tt.autograd.grad((fn(x * x, w, None, **kw) ** 2).sum(), x, create_graph=True)
+        return g
+    assert gradcheck(input_grad, (x, w))
