@@ -44,8 +44,8 @@ __device__ __forceinline__ opmath_t<T> bias2(const T* b_ih, const T* b_hh, int64
 // previous cell state, which is c0 (stride H) at the first step and saved's c (stride 5H) after.
 template <class T>
 struct StepFwd {
-  const T* xg;      // (B, G) this step's input projection
-  const T* hg;      // (B, G) h_prev W_hh^T
+  const T* xg;      // (B, G) this step's input projection (LSTM, Elman: plus h_prev W_hh^T)
+  const T* hg;      // (B, G) h_prev W_hh^T (GRU, whose n gate needs it apart)
   const T* b_ih;    // (G,) or null
   const T* b_hh;    // (G,) or null
   const T* h_prev;  // (B, H)
@@ -55,7 +55,8 @@ struct StepFwd {
   T* out;    // (B, H)
 };
 
-// LSTM gates i, f, g, o. xg, hg: (B, 4H) -> saved: (B, 5H) = i, f, g, o, c; out: (B, H) = h
+// LSTM gates i, f, g, o. xg: (B, 4H) pre-activations less the biases -> saved: (B, 5H) =
+// i, f, g, o, c; out: (B, H) = h
 template <class T>
 __global__ void lstm_step_kernel(int64_t B, int64_t H, StepFwd<T> p) {
   using M = opmath_t<T>;
@@ -63,11 +64,10 @@ __global__ void lstm_step_kernel(int64_t B, int64_t H, StepFwd<T> p) {
   TT_GRID_STRIDE(idx, B * H) {
     const int64_t b = idx / H, j = idx - b * H;
     const T* xr = p.xg + b * G;
-    const T* hr = p.hg + b * G;
-    const M ig = sigmoid(ld(xr, j) + ld(hr, j) + bias2(p.b_ih, p.b_hh, j));
-    const M fg = sigmoid(ld(xr, H + j) + ld(hr, H + j) + bias2(p.b_ih, p.b_hh, H + j));
-    const M gg = tanh(ld(xr, 2 * H + j) + ld(hr, 2 * H + j) + bias2(p.b_ih, p.b_hh, 2 * H + j));
-    const M og = sigmoid(ld(xr, 3 * H + j) + ld(hr, 3 * H + j) + bias2(p.b_ih, p.b_hh, 3 * H + j));
+    const M ig = sigmoid(ld(xr, j) + bias2(p.b_ih, p.b_hh, j));
+    const M fg = sigmoid(ld(xr, H + j) + bias2(p.b_ih, p.b_hh, H + j));
+    const M gg = tanh(ld(xr, 2 * H + j) + bias2(p.b_ih, p.b_hh, 2 * H + j));
+    const M og = sigmoid(ld(xr, 3 * H + j) + bias2(p.b_ih, p.b_hh, 3 * H + j));
     const M c = fg * ld(p.c_prev, b * p.c_stride + j) + ig * gg;
     T* sv = p.saved + b * 5 * H;
     sv[j] = T(ig), sv[H + j] = T(fg), sv[2 * H + j] = T(gg), sv[3 * H + j] = T(og), sv[4 * H + j] = T(c);
@@ -94,13 +94,14 @@ __global__ void gru_step_kernel(int64_t B, int64_t H, StepFwd<T> p) {
   }
 }
 
-// Elman step. xg, hg: (B, H) -> out: (B, H) = tanh or relu of the sum (nothing saved)
+// Elman step. xg: (B, H) pre-activations less the biases -> out: (B, H) = tanh or relu (nothing
+// saved)
 template <class T>
 __global__ void elman_step_kernel(int64_t B, int64_t H, bool relu, StepFwd<T> p) {
   using M = opmath_t<T>;
   TT_GRID_STRIDE(idx, B * H) {
     const int64_t j = idx % H;
-    const M v = ld(p.xg, idx) + ld(p.hg, idx) + bias2(p.b_ih, p.b_hh, j);
+    const M v = ld(p.xg, idx) + bias2(p.b_ih, p.b_hh, j);
     p.out[idx] = T(relu ? (v > M(0) ? v : M(0)) : tanh(v));
   }
 }
@@ -188,21 +189,25 @@ void forward_typed(const RnnForwardArgs& a) {
   // xg: (L, B, G) = x (L*B, I) @ w_ih^T
   Tensor xg = Tensor::empty({L, B, G}, a.x.dtype(), a.x.device());
   gemm(a.x, false, I, a.w_ih, true, I, xg, G, L * B, G, I, 0.0);
-  Tensor hg = Tensor::empty({B, G}, a.x.dtype(), a.x.device());  // (B, G) = h W_hh^T per step
+  // LSTM and Elman add h W_hh^T into xg[t] in place (a GEMM with beta = 1); GRU keeps it apart
+  // in hg (B, G), as its n gate scales it by r.
+  const bool gru = mode == RnnMode::GRU;
+  Tensor hg = gru ? Tensor::empty({B, G}, a.x.dtype(), a.x.device()) : Tensor();
   T* out = a.out.data<T>();
   T* saved = mode == RnnMode::LSTM || mode == RnnMode::GRU ? a.saved.data<T>() : nullptr;
   int64_t prev = -1;
   for (int64_t s = 0; s < L; ++s) {
     const int64_t t = a.reverse ? L - 1 - s : s;
     Tensor h_prev = prev < 0 ? a.h0 : a.out.select(0, prev);
-    gemm(h_prev, false, H, a.w_hh, true, H, hg, G, B, G, H, 0.0);
-    StepFwd<T> p{xg.data<T>() + t * B * G, hg.data<T>(), ptr_or_null<T>(a.b_ih), ptr_or_null<T>(a.b_hh),
-                 h_prev.data<T>(), nullptr, 0, saved ? saved + t * B * S : nullptr, out + t * B * H};
+    gemm(h_prev, false, H, a.w_hh, true, H, gru ? hg : xg.select(0, t), G, B, G, H, gru ? 0.0 : 1.0);
+    StepFwd<T> p{xg.data<T>() + t * B * G, gru ? hg.data<T>() : nullptr, ptr_or_null<T>(a.b_ih),
+                 ptr_or_null<T>(a.b_hh), h_prev.data<T>(), nullptr, 0, saved ? saved + t * B * S : nullptr,
+                 out + t * B * H};
     if (mode == RnnMode::LSTM) {
       p.c_prev = prev < 0 ? a.c0.data<T>() : saved + prev * B * S + 4 * H;
       p.c_stride = prev < 0 ? H : S;
       lstm_step_kernel<T><<<grid_for(B * H), kThreads, 0, stream>>>(B, H, p);
-    } else if (mode == RnnMode::GRU) {
+    } else if (gru) {
       gru_step_kernel<T><<<grid_for(B * H), kThreads, 0, stream>>>(B, H, p);
     } else {
       elman_step_kernel<T><<<grid_for(B * H), kThreads, 0, stream>>>(B, H, mode == RnnMode::Relu, p);
