@@ -183,12 +183,17 @@ __global__ void __launch_bounds__(RowGroup<G>::kThreads) softmax_reg_kernel(cons
         for (int i = 0; i < V; ++i) m = NanMaxOp()(m, v[k][i]);
     m = Grp::allreduce(m, NanMaxOp(), smem);
     if (!std::isfinite(m)) m = NAN;  // as the general kernel and the CPU
+    // softmax keeps exp(x - m) in the registers for the output pass (one exp per element)
     M s = 0;
 #pragma unroll
     for (int k = 0; k < K; ++k)
       if (lane + k * G < nvec)
 #pragma unroll
-        for (int i = 0; i < V; ++i) s += std::exp(v[k][i] - m);
+        for (int i = 0; i < V; ++i) {
+          const M e = std::exp(v[k][i] - m);
+          s += e;
+          if (!is_log) v[k][i] = e;
+        }
     s = Grp::allreduce(s, AddOp(), smem);
     const M ls = std::log(s), inv = M(1) / s;
     Vec<T, V>* yr = reinterpret_cast<Vec<T, V>*>(y + row * L);
@@ -198,7 +203,7 @@ __global__ void __launch_bounds__(RowGroup<G>::kThreads) softmax_reg_kernel(cons
       if (q >= nvec) continue;
       Vec<T, V> out;
 #pragma unroll
-      for (int i = 0; i < V; ++i) out.v[i] = from_m<T>(is_log ? (v[k][i] - m) - ls : std::exp(v[k][i] - m) * inv);
+      for (int i = 0; i < V; ++i) out.v[i] = from_m<T>(is_log ? (v[k][i] - m) - ls : v[k][i] * inv);
       yr[q] = out;
     }
   }
