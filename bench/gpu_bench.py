@@ -2,10 +2,12 @@
 
 GEMM 8192^3 (bf16, fp16, tf32, fp32) in TFLOP/s; elementwise add (fp32, bf16), softmax and
 layer_norm bandwidth in GB/s; layer_norm forward and forward+backward (bytes of x, y, g, gx) and
-softmax bf16 at widths 256-16384 over 2^26 elements ("norm"); host overhead of a tiny op in us; pinning and copying a batch
+softmax bf16 at widths 256-16384 over 2^26 elements ("norm"); dropout in training mode over 2^26 elements
+(bytes of x, y and the bool mask; "dropout"); max_pool2d 3x3 stride 2 padding 1 on ResNet's stem
+activations, forward and forward+backward ("pool"); host overhead of a tiny op in us; pinning and copying a batch
 (DataLoader(pin_memory=True)) in us.
 
-    python bench/gpu_bench.py [--quick] [--only gemm bandwidth host pin]
+    python bench/gpu_bench.py [--quick] [--only gemm bandwidth norm dropout pool host pin]
 """
 from __future__ import annotations
 
@@ -43,7 +45,8 @@ def alternate(name, ours, ref, reps, rounds, metric, unit):
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--only", nargs="+", choices=["gemm", "bandwidth", "norm", "host", "pin"], help="run only these parts")
+    p.add_argument("--only", nargs="+", choices=["gemm", "bandwidth", "norm", "dropout", "pool", "host", "pin"],
+                   help="run only these parts")
     args = p.parse_args()
     want = lambda part: args.only is None or part in args.only  # noqa: E731
     torch = try_import_torch()
@@ -129,6 +132,40 @@ def main() -> None:
                 ref_s = torch and (lambda r: gpu_time(torch, lambda: tx.softmax(-1), r))
                 alternate(f"softmax {shape} {dname}", lambda r: gpu_time(tt, lambda: x.softmax(-1), r), ref_s, 20,
                           rounds, lambda s: 2 * numel * esz / s / 1e9, "GB/s")
+
+    # dropout (training): x read, y and the bool mask written
+    numel = 1 << 26 if not args.quick else 1 << 24
+    for dname in ("float32", "bfloat16") if want("dropout") else ():
+        x = tt.randn(numel, device=dev, dtype=getattr(tt, dname))
+        ref = None
+        if torch:
+            tx = torch.randn(numel, device=dev, dtype=getattr(torch, dname))
+            ref = lambda r: gpu_time(torch, lambda: torch.nn.functional.dropout(tx, 0.1, True), r)  # noqa: E731
+        nbytes = numel * (2 * x.element_size() + 1)
+        alternate(f"dropout p=0.1 {numel} {dname}",
+                  lambda r: gpu_time(tt, lambda: tt.nn.functional.dropout(x, 0.1, True), r), ref, 20, rounds,
+                  lambda s: nbytes / s / 1e9, "GB/s")
+
+    # max_pool2d 3x3 / 2 / pad 1 on (32, 64, 112, 112): forward (x read, out and int64 indices
+    # written) and forward+backward, in microseconds
+    for dname in ("float32", "bfloat16") if want("pool") else ():
+        shape = (32, 64, 112, 112)
+        x = tt.randn(*shape, device=dev, dtype=getattr(tt, dname))
+        xg = x.detach().requires_grad_()
+        g = tt.randn(32, 64, 56, 56, device=dev, dtype=x.dtype)
+        pool = lambda lib, x: lib.nn.functional.max_pool2d(x, 3, 2, 1)  # noqa: E731
+        ref_f = ref_b = None
+        if torch:
+            tx = torch.randn(*shape, device=dev, dtype=getattr(torch, dname))
+            txg = tx.detach().requires_grad_()
+            tg = torch.randn(32, 64, 56, 56, device=dev, dtype=tx.dtype)
+            ref_f = lambda r: gpu_time(torch, lambda: pool(torch, txg), r)  # noqa: E731
+            ref_b = lambda r: gpu_time(torch, lambda: torch.autograd.grad(pool(torch, txg), [txg], tg), r)  # noqa: E731
+        alternate(f"max_pool2d 3/2/1 fwd {shape} {dname}", lambda r: gpu_time(tt, lambda: pool(tt, xg), r), ref_f,
+                  20, rounds, lambda s: s * 1e6, "us")
+        alternate(f"max_pool2d 3/2/1 fwd+bwd {shape} {dname}",
+                  lambda r: gpu_time(tt, lambda: tt.autograd.grad(pool(tt, xg), [xg], g), r), ref_b, 10, rounds,
+                  lambda s: s * 1e6, "us")
 
     # host overhead of a tiny op (wall clock per call, the GPU is never the bottleneck)
     def host(lib, a, b, reps):

@@ -4,7 +4,9 @@
 // output order); max scatters by index with one warp per plane, lanes that hit the same input
 // grouped with __match_any_sync and summed in output order by the group's first lane.
 #include <cmath>
+#include <type_traits>
 #include "tinytorch/cuda/device_assert.cuh"
+#include "tinytorch/cuda/int_divider.h"
 #include "tinytorch/cuda/loops.cuh"
 #include "tinytorch/kernels/pool.h"
 
@@ -15,33 +17,66 @@ struct PlaneDims {
   int64_t P, H, W, Ho, Wo;
 };
 
+// Below 2^31 elements per tensor the max-pool kernels index in 32 bits (unsigned, with
+// multiply-high division by Wo and Ho); larger tensors take the 64-bit instantiation.
+template <class I>
+struct OutSplit;
+template <>
+struct OutSplit<uint32_t> {
+  IntDivider wo, ho;
+  OutSplit(const PlaneDims& d) : wo(uint32_t(d.Wo)), ho(uint32_t(d.Ho)) {}
+  // o -> (plane, oh, ow) of (P, Ho, Wo)
+  __device__ __forceinline__ void split(uint32_t o, uint32_t& pl, uint32_t& oh, uint32_t& ow) const {
+    const uint32_t q = wo.div(o);
+    ow = o - q * wo.divisor;
+    pl = ho.div(q);
+    oh = q - pl * ho.divisor;
+  }
+};
+template <>
+struct OutSplit<int64_t> {
+  int64_t Wo, Ho;
+  OutSplit(const PlaneDims& d) : Wo(d.Wo), Ho(d.Ho) {}
+  __device__ __forceinline__ void split(int64_t o, int64_t& pl, int64_t& oh, int64_t& ow) const {
+    ow = o % Wo, oh = (o / Wo) % Ho, pl = o / (Wo * Ho);
+  }
+};
+
+bool fits_32bit(int64_t n) { return n < (int64_t(1) << 31); }
+
 // x: (P, H, W) -> out, idx: (P, Ho, Wo). NaN wins, like PyTorch; ties keep the first position.
-template <class T>
+// I: the index type (uint32_t or int64_t); window offsets are signed ints (kernel, stride,
+// padding and dilation are small), positions within a plane are int64 only in the 64-bit case.
+template <class T, class I>
 __global__ void max_pool_kernel(const T* __restrict__ x, T* __restrict__ out, int64_t* __restrict__ idx,
-                                PlaneDims d, Pool2dParams p) {
+                                PlaneDims d, Pool2dParams p, OutSplit<I> os) {
   using A = opmath_t<T>;
-  int64_t total = d.P * d.Ho * d.Wo;
-  TT_GRID_STRIDE(o, total) {
-    int64_t ow = o % d.Wo, oh = (o / d.Wo) % d.Ho, pl = o / (d.Wo * d.Ho);
-    const T* xs = x + pl * d.H * d.W;
+  using S = std::conditional_t<std::is_same_v<I, uint32_t>, int32_t, int64_t>;  // signed positions
+  const I total = I(d.P * d.Ho * d.Wo);
+  const S H = S(d.H), W = S(d.W), kh = S(p.kh), kw = S(p.kw), sh = S(p.sh), sw = S(p.sw);
+  const S ph = S(p.ph), pw = S(p.pw), dh = S(p.dh), dw = S(p.dw);
+  for (I o = I(blockIdx.x) * blockDim.x + threadIdx.x; o < total; o += I(gridDim.x) * blockDim.x) {
+    I pl, oh, ow;
+    os.split(o, pl, oh, ow);
+    const T* xs = x + pl * I(H) * I(W);
     A best = -INFINITY;
-    int64_t bi = -1;
+    S bi = -1;
     bool found_nan = false;
-    for (int64_t i = 0; i < p.kh && !found_nan; ++i) {
-      int64_t ih = oh * p.sh - p.ph + i * p.dh;
-      if (ih < 0 || ih >= d.H) continue;
-      for (int64_t j = 0; j < p.kw; ++j) {
-        int64_t iw = ow * p.sw - p.pw + j * p.dw;
-        if (iw < 0 || iw >= d.W) continue;
-        A v = static_cast<A>(xs[ih * d.W + iw]);
+    for (S i = 0; i < kh && !found_nan; ++i) {
+      const S ih = S(oh) * sh - ph + i * dh;
+      if (ih < 0 || ih >= H) continue;
+      for (S j = 0; j < kw; ++j) {
+        const S iw = S(ow) * sw - pw + j * dw;
+        if (iw < 0 || iw >= W) continue;
+        A v = static_cast<A>(xs[ih * W + iw]);
         if (bi < 0 || v > best || isnan(v)) {
-          best = v, bi = ih * d.W + iw;
+          best = v, bi = ih * W + iw;
           if (isnan(v)) { found_nan = true; break; }
         }
       }
     }
     out[o] = static_cast<T>(best);
-    idx[o] = bi < 0 ? 0 : bi;
+    idx[o] = bi < 0 ? 0 : int64_t(bi);
   }
 }
 
@@ -50,23 +85,26 @@ constexpr int kWarpsPerBlock = kThreads / 32;
 // gout, idx: (P, Ho, Wo) -> acc: (P, H, W) (zeroed; opmath type) with acc[idx] += gout, one warp
 // per plane, 32 outputs at a time in order. Lanes with equal idx form a group; its lowest lane
 // adds the group's values in lane order, so every sum runs in output order, like the CPU loop.
-template <class T, class A>
+// I: the index type (uint32_t when P * HW and P * L fit in 31 bits; int64_t else).
+template <class T, class A, class I>
 __global__ void max_pool_backward_kernel(const T* __restrict__ gout, const int64_t* __restrict__ idx, A* acc,
-                                         int64_t P, int64_t HW, int64_t L) {
+                                         I P, I HW, I L) {
   __shared__ A vals[kWarpsPerBlock][32];
   int lane = threadIdx.x & 31, wib = threadIdx.x >> 5;
-  int64_t warp = blockIdx.x * int64_t(kWarpsPerBlock) + wib, nwarps = int64_t(gridDim.x) * kWarpsPerBlock;
-  for (int64_t pl = warp; pl < P; pl += nwarps) {
+  I warp = I(blockIdx.x) * kWarpsPerBlock + wib, nwarps = I(gridDim.x) * kWarpsPerBlock;
+  for (I pl = warp; pl < P; pl += nwarps) {
     const T* gp = gout + pl * L;
     const int64_t* ip = idx + pl * L;
     A* ap = acc + pl * HW;
-    for (int64_t base = 0; base < L; base += 32) {
-      int64_t l = base + lane;
+    for (I base = 0; base < L; base += 32) {
+      I l = base + lane;
       bool active = l < L;
       int64_t k = active ? ip[l] : -1;
-      if (active) TT_CUDA_KERNEL_ASSERT(k >= 0 && k < HW);
+      if (active) TT_CUDA_KERNEL_ASSERT(k >= 0 && k < int64_t(HW));
       vals[wib][lane] = active ? static_cast<A>(gp[l]) : A(0);
-      unsigned peers = __match_any_sync(0xffffffffu, static_cast<unsigned long long>(k));
+      // peers: lanes with the same target (a 32-bit match where positions fit, -1 = inactive)
+      unsigned peers = std::is_same_v<I, uint32_t> ? __match_any_sync(0xffffffffu, static_cast<unsigned>(k))
+                                                   : __match_any_sync(0xffffffffu, static_cast<unsigned long long>(k));
       __syncwarp();
       if (active && (__ffs(peers) - 1) == lane) {
         A s = ap[k];
@@ -213,9 +251,15 @@ struct Launch {
 void cuda_max_pool(const Tensor& x, const Tensor& out, const Tensor& idx, const Pool2dParams& p) {
   if (out.numel() == 0) return;
   Launch l(x);
+  const PlaneDims d = dims(x, out);
   TT_DISPATCH_FLOATING(x.dtype(), "max_pool2d", [&] {
-    max_pool_kernel<scalar_t><<<grid_for(out.numel()), kThreads, 0, l.stream>>>(
-        x.data<scalar_t>(), out.data<scalar_t>(), idx.data<int64_t>(), dims(x, out), p);
+    using T = scalar_t;
+    if (fits_32bit(x.numel()) && fits_32bit(out.numel()))
+      max_pool_kernel<T, uint32_t><<<grid_for(out.numel()), kThreads, 0, l.stream>>>(
+          x.data<T>(), out.data<T>(), idx.data<int64_t>(), d, p, OutSplit<uint32_t>(d));
+    else
+      max_pool_kernel<T, int64_t><<<grid_for(out.numel()), kThreads, 0, l.stream>>>(
+          x.data<T>(), out.data<T>(), idx.data<int64_t>(), d, p, OutSplit<int64_t>(d));
     TT_CUDA_KERNEL_CHECK();
   });
 }
@@ -233,8 +277,12 @@ void cuda_max_pool_backward(const Tensor& gout, const Tensor& idx, const Tensor&
     TT_CUDA_CHECK(cudaMemsetAsync(acc, 0, static_cast<size_t>(n) * sizeof(A), l.stream));
     if (L > 0) {
       unsigned blocks = static_cast<unsigned>(std::min<int64_t>((P + kWarpsPerBlock - 1) / kWarpsPerBlock, 65535LL * 8));
-      max_pool_backward_kernel<T, A><<<blocks, kThreads, 0, l.stream>>>(gout.data<T>(), idx.data<int64_t>(), acc,
-                                                                        P, HW, L);
+      if (fits_32bit(n) && fits_32bit(gout.numel()))
+        max_pool_backward_kernel<T, A, uint32_t><<<blocks, kThreads, 0, l.stream>>>(
+            gout.data<T>(), idx.data<int64_t>(), acc, uint32_t(P), uint32_t(HW), uint32_t(L));
+      else
+        max_pool_backward_kernel<T, A, int64_t><<<blocks, kThreads, 0, l.stream>>>(
+            gout.data<T>(), idx.data<int64_t>(), acc, P, HW, L);
       TT_CUDA_KERNEL_CHECK();
     }
     round_store(acc, gx.data<T>(), n, l.stream);

@@ -39,5 +39,22 @@ void launch_philox(const Tensor& x, int64_t n, PhiloxState st, F f, const char* 
   TT_CUDA_KERNEL_CHECK();
 }
 
+// (seed, offset) of a launch whose kernel draws the blocks itself: fixed when eager, read from
+// the graph's state buffer at replay inside a CUDA graph (as philox_graph_kernel). n: the
+// counters the op reserved.
+struct PhiloxArgs {
+  uint64_t seed, offset;
+  const uint64_t* state;  // null when eager
+  __device__ __forceinline__ void get(uint64_t& s, uint64_t& o) const {
+    if (state) s = state[0], o = state[1] + offset;
+    else s = seed, o = offset;
+  }
+};
+
+inline PhiloxArgs philox_args(int dev, PhiloxState st, uint64_t n, const char* op) {
+  const GraphPhilox g = graph_philox(dev, st, n, op);
+  return g.state ? PhiloxArgs{0, g.intragraph_offset, g.state} : PhiloxArgs{st.seed, st.offset, nullptr};
+}
+
 }  // namespace
 }  // namespace tt::cuda

@@ -176,6 +176,24 @@ def test_dropout(code):
     assert not m1.numpy().any() and (to_np(y1) == 0).all()
 
 
+def test_dropout_mask_is_the_documented_stream():
+    """Element i keeps when word i % 4 of philox(seed, offset + i / 4) gives U >= p (24-bit uniform,
+    compared in float32), for chunk boundaries at every residue mod 4 and any thread count."""
+    old = _C.get_num_threads()
+    try:
+        for nt, n in ((1, 4097), (2, 10007), (3, 3)):
+            _C.set_num_threads(nt)
+            g = _C.Generator(77)
+            x = _C.from_numpy(np.ones(n, np.float32))
+            _, mask = _C.dropout(x, 0.3, True, g)
+            words = [philox_ref(77, i // 4)[i % 4] for i in range(n)]
+            keep = np.float32([(w >> 8) * 2.0**-24 for w in words]) >= np.float32(0.3)
+            np.testing.assert_array_equal(mask.numpy(), keep)
+            assert g.get_state_tuple() == (77, n)  # the op still reserves numel counters
+    finally:
+        _C.set_num_threads(old)
+
+
 def test_errors():
     x = _C.empty([3], I64, CPU)
     with pytest.raises(RuntimeError, match="floating"):

@@ -158,3 +158,20 @@ def test_dropout_mask_and_backward(dtype, p):
     # the nn.functional path draws from the same stream
     c, g = both(lambda d: tt.nn.functional.dropout(x if d == "cpu" else xg, p, True))
     equal(g, c, "F.dropout")
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_dropout_odd_sizes_and_misaligned_input(dtype):
+    """The vector kernel's partial last group and the scalar kernel (an input 1 element past an
+    aligned start) draw the CPU's mask too."""
+    dt = getattr(tt, dtype)
+    for n in (1, 3, 5, 17, 4099, (1 << 20) + 7):
+        base = tt.tensor(np.random.default_rng(n).uniform(-2, 2, n + 1), dtype=dt)
+        for what, xc in (("aligned", base.narrow(0, 0, n)), ("misaligned", base.narrow(0, 1, n))):
+            xg = base.cuda().narrow(0, 0 if what == "aligned" else 1, n)
+            tt.manual_seed(5)
+            yc, mc = _C.dropout(xc._impl, 0.4, True, None)
+            tt.manual_seed(5)
+            yg, mg = _C.dropout(xg._impl, 0.4, True, None)
+            equal(_wrap(mg), _wrap(mc), f"mask n={n} {what}")
+            equal(_wrap(yg), _wrap(yc), f"y n={n} {what}")

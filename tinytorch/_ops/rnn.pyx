@@ -1,7 +1,7 @@
 # cython: language_level=3
 """Fused recurrent layers (one layer, one direction of nn.RNN / LSTM / GRU): the forward kernel
 returns the outputs and the gate activations it saved; the backward kernel runs
-backpropagation through time in C++. A second derivative raises (nn.LSTM's composed path,
+backpropagation through time in C++ (CPU) or CUDA. A second derivative raises (nn.LSTM's composed path,
 ``tinytorch.nn.modules.rnn._FUSED = False``, differentiates twice)."""
 from tinytorch import _C
 from tinytorch._tensor cimport TensorBase as Tensor, wrap
@@ -32,7 +32,8 @@ def _rnn_layer_back(Node n, *grads):
 def rnn_layer(str mode, Tensor input, Tensor h0, c0, Tensor weight_ih, Tensor weight_hh, bias_ih, bias_hh,
               bint reverse):
     """One layer and direction: input (T, B, I), h0 (B, H), c0 (B, H) for LSTM (else None),
-    weight_ih (G, I), weight_hh (G, H), biases (G,) or None; float32 or float64 CPU tensors.
+    weight_ih (G, I), weight_hh (G, H), biases (G,) or None; float32 or float64 CPU tensors, or
+    float16, bfloat16, float32 or float64 CUDA tensors, all on one device.
     Returns (output (T, B, H), h_n (B, H), c_n (B, H) or None)."""
     out, h_n, c_n, saved = _C.rnn_layer_forward(mode, input._impl, h0._impl, _impl_or_none(c0), weight_ih._impl,
                                                 weight_hh._impl, _impl_or_none(bias_ih), _impl_or_none(bias_hh),

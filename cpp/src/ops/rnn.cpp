@@ -1,5 +1,5 @@
 // Fused recurrent layers: argument checks, contiguous operands, allocation; the kernels
-// (cpu/rnn.cpp) run the time loop.
+// (cpu/rnn.cpp, cuda/src/rnn.cu) run the time loop.
 #include "tinytorch/ops/rnn.h"
 #include "tinytorch/ops/elementwise.h"
 
@@ -24,8 +24,12 @@ int64_t check_layer(RnnMode m, const Tensor& x, const Tensor& h0, const Tensor& 
                     const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh, const char* op) {
   TT_CHECK(x.dim() == 3 && w_ih.dim() == 2 && w_hh.dim() == 2, op, ": expected input (T, B, I), weight_ih (G, I), ",
            "weight_hh (G, H), got ", x.describe(), ", ", w_ih.describe(), ", ", w_hh.describe());
-  TT_CHECK_TYPE(x.dtype() == DType::Float32 || x.dtype() == DType::Float64, op,
-                ": the fused kernels take float32 or float64, got ", x.describe());
+  if (x.device().is_cuda())
+    TT_CHECK_TYPE(is_floating(x.dtype()), op, ": the fused CUDA kernels take float16, bfloat16, float32 or float64, got ",
+                  x.describe());
+  else
+    TT_CHECK_TYPE(x.dtype() == DType::Float32 || x.dtype() == DType::Float64, op,
+                  ": the fused CPU kernels take float32 or float64, got ", x.describe());
   const int64_t H = w_hh.size(1), G = rnn_gates(m) * H, B = x.size(1);
   TT_CHECK(w_hh.size(0) == G && w_ih.size(0) == G && w_ih.size(1) == x.size(2), op, ": weight_ih ",
            w_ih.describe(), " and weight_hh ", w_hh.describe(), " do not fit input ", x.describe(), " with ",

@@ -1,7 +1,8 @@
 """RNN, LSTM, GRU (and their cells): PyTorch's parameter names, shapes, initialization and gate
-order. On the CPU in float32/float64 each layer and direction runs the fused kernels
-(``tinytorch._ops.rnn``: one input GEMM per sequence, per step one recurrent GEMM and one
-pointwise gate pass, backpropagation through time in C++); elsewhere, and with ``_FUSED = False``
+order. On the CPU in float32/float64, and on CUDA in every float dtype, each layer and direction
+runs the fused kernels (``tinytorch._ops.rnn``: one input GEMM per sequence, per step one recurrent
+GEMM and one pointwise gate kernel, backpropagation through time in C++/CUDA); elsewhere, and with
+``_FUSED = False``
 (the reference path), they are composed from linear algebra per time step (so every device and
 dtype, and autograd through time including double backward, comes for free). PackedSequence
 inputs are not supported."""
@@ -22,7 +23,7 @@ from tinytorch.nn.common_types import _device_t, _dtype_t
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 _FUSED = True  # False: the composed per-step path everywhere (the reference the fused kernels are tested against)
-_FUSED_DTYPES = ("float32", "float64")
+_FUSED_DTYPES = {"cpu": ("float32", "float64"), "cuda": ("float16", "bfloat16", "float32", "float64")}
 
 
 def _rnn_step(x: Tensor, h: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih, b_hh, act) -> Tensor:
@@ -87,11 +88,12 @@ class RNNBase(Module):
         return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
 
     def _use_fused(self, x: Tensor, states) -> bool:
-        """The fused kernels take CPU float32/float64 with every weight and state of input's dtype."""
-        if not _FUSED or x.device.type != "cpu" or str(x.dtype).replace("tinytorch.", "") not in _FUSED_DTYPES:
+        """The fused kernels take CPU float32/float64 or CUDA float tensors, with every weight and
+        state of input's dtype and device."""
+        if not _FUSED or str(x.dtype).replace("tinytorch.", "") not in _FUSED_DTYPES.get(x.device.type, ()):
             return False
         tensors = [getattr(self, n) for n in self._flat_weights_names] + [s for s in states if s is not None]
-        return all(t.dtype == x.dtype and t.device.type == "cpu" for t in tensors)
+        return all(t.dtype == x.dtype and t.device == x.device for t in tensors)
 
     def _step(self, x, state, w):
         if self.mode == "LSTM":
