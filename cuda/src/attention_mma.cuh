@@ -82,41 +82,79 @@ __device__ __forceinline__ void c_to_a(uint32_t (&a)[4], const float (&c)[N][4],
   a[3] = pack2<kBf16>(c[2 * kk + 1][2], c[2 * kk + 1][3]);
 }
 
-// acc (16 x N) += A (16 rows of `a_tile` from row a_row, K = KD columns) @ B^T where B is the
-// (N, KD) row-major tile `b_tile` (S = Q K^T: the B operand read without transposing).
-template <bool kBf16, int KD, int N, int LD>
-__device__ __forceinline__ void gemm_abt(float (&acc)[N / 8][4], const uint16_t* a_tile, int a_row,
-                                         const uint16_t* b_tile, int lane) {
+// Each warp owns WM row blocks of 16 (its rows a_row .. a_row + 16 WM): every B fragment read from
+// shared memory feeds WM products, so larger WM means fewer ldmatrix per mma (the kernels are
+// bound by shared-memory reads otherwise).
+
+// A fragments of rows [row, row + 16 WM) x KD columns of a row-major tile, kept in registers.
+template <int WM, int KD, int LD>
+__device__ __forceinline__ void load_a(uint32_t (&a)[WM][KD / 16][4], const uint16_t* tile, int row, int lane) {
+#pragma unroll
+  for (int m = 0; m < WM; ++m)
+#pragma unroll
+    for (int kk = 0; kk < KD / 16; ++kk)
+      ldsm_x4(a[m][kk], tile + (row + m * 16 + (lane & 15)) * LD + kk * 16 + (lane >> 4) * 8);
+}
+
+// acc (16 WM x N) += A @ B^T where B is the (N, KD) row-major tile `b_tile` (S = Q K^T: the B
+// operand read without transposing) and A comes from registers (kRegs: a_regs) or from rows
+// [a_row, a_row + 16 WM) of `a_tile`.
+template <bool kBf16, int WM, int KD, int N, int LD, bool kRegs = false>
+__device__ __forceinline__ void gemm_abt(float (&acc)[WM][N / 8][4], const uint32_t (*a_regs)[KD / 16][4],
+                                         const uint16_t* a_tile, int a_row, const uint16_t* b_tile, int lane) {
 #pragma unroll
   for (int kk = 0; kk < KD / 16; ++kk) {
-    uint32_t a[4];
-    ldsm_x4(a, a_tile + (a_row + (lane & 15)) * LD + kk * 16 + (lane >> 4) * 8);
+    uint32_t a[WM][4];
+#pragma unroll
+    for (int m = 0; m < WM; ++m) {
+      if constexpr (kRegs) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) a[m][i] = a_regs[m][kk][i];
+      } else {
+        ldsm_x4(a[m], a_tile + (a_row + m * 16 + (lane & 15)) * LD + kk * 16 + (lane >> 4) * 8);
+      }
+    }
 #pragma unroll
     for (int nb = 0; nb < N / 16; ++nb) {
       uint32_t b[4];
       ldsm_x4(b, b_tile + (nb * 16 + (lane & 7) + ((lane >> 4) << 3)) * LD + kk * 16 + ((lane >> 3) & 1) * 8);
-      mma16816<kBf16>(acc[2 * nb], a, b[0], b[1]);
-      mma16816<kBf16>(acc[2 * nb + 1], a, b[2], b[3]);
+#pragma unroll
+      for (int m = 0; m < WM; ++m) {
+        mma16816<kBf16>(acc[m][2 * nb], a[m], b[0], b[1]);
+        mma16816<kBf16>(acc[m][2 * nb + 1], a[m], b[2], b[3]);
+      }
     }
   }
 }
 
-// acc (16 x D) += C-fragments c (16 x K) @ the (K, D) row-major tile b_tile (P V, dS K, P^T dO).
-template <bool kBf16, int K, int D, int LD>
-__device__ __forceinline__ void gemm_cb(float (&acc)[D / 8][4], const float (&c)[K / 8][4], const uint16_t* b_tile,
-                                        int lane) {
+// acc (16 WM x D) += C-fragments c (16 WM x K) @ the (K, D) row-major tile b_tile (P V, dS K, P^T dO).
+template <bool kBf16, int WM, int K, int D, int LD>
+__device__ __forceinline__ void gemm_cb(float (&acc)[WM][D / 8][4], const float (&c)[WM][K / 8][4],
+                                        const uint16_t* b_tile, int lane) {
 #pragma unroll
   for (int kk = 0; kk < K / 16; ++kk) {
-    uint32_t a[4];
-    c_to_a<kBf16>(a, c, kk);
+    uint32_t a[WM][4];
+#pragma unroll
+    for (int m = 0; m < WM; ++m) c_to_a<kBf16>(a[m], c[m], kk);
 #pragma unroll
     for (int nd = 0; nd < D / 16; ++nd) {
       uint32_t b[4];
       ldsm_x4_t(b, b_tile + (kk * 16 + (lane & 15)) * LD + nd * 16 + (lane >> 4) * 8);
-      mma16816<kBf16>(acc[2 * nd], a, b[0], b[1]);
-      mma16816<kBf16>(acc[2 * nd + 1], a, b[2], b[3]);
+#pragma unroll
+      for (int m = 0; m < WM; ++m) {
+        mma16816<kBf16>(acc[m][2 * nd], a[m], b[0], b[1]);
+        mma16816<kBf16>(acc[m][2 * nd + 1], a[m], b[2], b[3]);
+      }
     }
   }
+}
+
+// 2^x by the special-function unit (ex2.approx.ftz: 2^-inf = 0); scores are pre-scaled by
+// log2(e) so that softmax's exp is one FFMA and one MUFU.
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
 }
 
 // dst (R, D), row stride D + 8 <- rows [r0, r0 + R) of src (L, E) row-major, asynchronously;

@@ -1,8 +1,11 @@
 // Tensor-core FlashAttention-2 forward for float16/bfloat16 (float32 accumulation). A block takes
-// 64 query rows (4 warps x 16) of one (batch, head) and walks the key tiles of 64 with an online
-// softmax in log2 units; P stays in registers as the A operand of P V. K/V tiles are double
-// buffered: the next tile's cp.async runs while this one is multiplied. Tiles wholly inside the
-// keys, below the causal diagonal and without mask or dropout skip the per-element checks.
+// 128 query rows (4 warps x 32: two m16 row blocks per warp, so every K/V fragment read from shared
+// memory feeds two products) of one (batch, head) and walks the key tiles of 64 with an online
+// softmax in log2 units (scores pre-scaled by log2(e), exp2 on the special-function unit); P stays
+// in registers as the A operand of P V. For head dim 64 the Q fragments stay in registers too.
+// K/V tiles are double buffered: the next tile's cp.async runs while this one is multiplied.
+// Tiles wholly inside the keys, below the causal diagonal (per warp) and without mask or dropout
+// skip the per-element checks; a warp whose rows all precede a causal tile skips it.
 #include "attention_mma.cuh"
 #include "attention_mma.h"
 
@@ -10,15 +13,17 @@ namespace tt::cuda {
 namespace {
 using namespace mma;
 
-constexpr int BR = 64, BC = 64;
+constexpr int WM = 2;                // m16 row blocks per warp
+constexpr int BR = 4 * 16 * WM, BC = 64;  // query rows per block, keys per tile
 
-// grid (ceil(Lq / 64), B * H); q: (B, H, Lq, E), k, v: (B, Hkv, Lk, E) -> out (B, H, Lq, E), lse (B, H, Lq)
-template <bool kBf16, int D>
+// grid (ceil(Lq / 128), B * H); q: (B, H, Lq, E), k, v: (B, Hkv, Lk, E) -> out (B, H, Lq, E), lse (B, H, Lq)
+template <bool kBf16, int D, bool kGeneral>
 __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(AttentionParams p, const uint16_t* q,
                                                                          const uint16_t* k, const uint16_t* v,
                                                                          const float* mask, uint16_t* out,
                                                                          float* lse) {
   constexpr int LD = D + 8;
+  constexpr bool kQRegs = D <= 64;  // D = 128 would need 64 more registers per thread
   extern __shared__ __align__(16) uint16_t smem[];
   uint16_t* Qs = smem;
   uint16_t* KV[2] = {Qs + BR * LD, Qs + (BR + 2 * BC) * LD};  // each: K (BC rows) then V (BC rows)
@@ -31,13 +36,16 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(Attenti
   load_tile<BC, D>(KV[0] + BC * LD, vb, 0, p.Lk, p.E);
   cp_commit();
 
-  float o[D / 8][4] = {};
-  float m_r[2] = {-INFINITY, -INFINITY}, l_r[2] = {0.f, 0.f};
+  uint32_t qf[WM][D / 16][4];  // used (kept live) only when kQRegs
+  float o[WM][D / 8][4] = {};
+  float m_r[WM][2], l_r[WM][2];
+#pragma unroll
+  for (int m = 0; m < WM; ++m) m_r[m][0] = m_r[m][1] = -INFINITY, l_r[m][0] = l_r[m][1] = 0.f;
   const float sl2 = float(p.scale) * kLog2e;
   const int64_t kend = p.causal ? (q0 + BR < p.Lk ? q0 + BR : p.Lk) : p.Lk;
   const int ntiles = int((kend + BC - 1) / BC);
-  const int64_t row_base = q0 + warp * 16 + g;
-  const bool plain = !mask && p.dropout_p <= 0;
+  const int64_t warp_row0 = q0 + warp * 16 * WM, row_base = warp_row0 + g;  // row of (m, r): row_base + 16 m + 8 r
+  const bool plain = !kGeneral || (!mask && p.dropout_p <= 0);
   for (int t = 0; t < ntiles; ++t) {
     const int64_t k0 = int64_t(t) * BC;
     if (t + 1 < ntiles) {  // prefetch the next tile into the other buffer
@@ -49,83 +57,107 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(Attenti
       cp_wait<0>();
     }
     __syncthreads();
-    const uint16_t *Ks = KV[t & 1], *Vs = Ks + BC * LD;
-    float s[BC / 8][4] = {};
-    gemm_abt<kBf16, D, BC, LD>(s, Qs, warp * 16, Ks, lane);
-    // scores in log2 units; the checks only where the tile needs them
-    const bool inside = plain && k0 + BC <= p.Lk && (!p.causal || k0 + BC - 1 <= q0);
-    float mx[2] = {m_r[0], m_r[1]};
+    if constexpr (kQRegs) {
+      if (t == 0) load_a<WM, D, LD>(qf, Qs, warp * 16 * WM, lane);
+    }
+    // causal: every key of this tile follows every row of this warp, so P = 0 (warp-uniform)
+    if (!(p.causal && k0 > warp_row0 + 16 * WM - 1)) {
+      const uint16_t *Ks = KV[t & 1], *Vs = Ks + BC * LD;
+      float s[WM][BC / 8][4] = {};
+      if constexpr (kQRegs) gemm_abt<kBf16, WM, D, BC, LD, true>(s, qf, nullptr, 0, Ks, lane);
+      else gemm_abt<kBf16, WM, D, BC, LD>(s, nullptr, Qs, warp * 16 * WM, Ks, lane);
+      // scores in log2 units; the checks only where the tile needs them
+      const bool inside = plain && k0 + BC <= p.Lk && (!p.causal || k0 + BC - 1 <= warp_row0);
+      float mx[WM][2];
 #pragma unroll
-    for (int nb = 0; nb < BC / 8; ++nb)
+      for (int m = 0; m < WM; ++m) {
+        mx[m][0] = m_r[m][0], mx[m][1] = m_r[m][1];
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float x = s[nb][e] * sl2;
-        if (!inside) {
-          const int64_t row = row_base + (e >> 1) * 8, col = k0 + nb * 8 + t4 * 2 + (e & 1);
-          if (col >= p.Lk || (p.causal && col > row)) x = -INFINITY;
-          else if (mask && row < p.Lq) x += mask_at(p, mask, b, h, row, col) * kLog2e;
-        }
-        s[nb][e] = x;
-        mx[e >> 1] = fmaxf(mx[e >> 1], x);
+        for (int nb = 0; nb < BC / 8; ++nb)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            float x = s[m][nb][e] * sl2;
+            if (!inside) {
+              const int64_t row = row_base + 16 * m + (e >> 1) * 8, col = k0 + nb * 8 + t4 * 2 + (e & 1);
+              if (col >= p.Lk || (p.causal && col > row)) x = -INFINITY;
+              else if (kGeneral && mask && row < p.Lq) x += mask_at(p, mask, b, h, row, col) * kLog2e;
+            }
+            s[m][nb][e] = x;
+            mx[m][e >> 1] = fmaxf(mx[m][e >> 1], x);
+          }
       }
-    float corr[2], m_use[2];
+      float corr[WM][2], m_use[WM][2];
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-      m_use[r] = mx[r] == -INFINITY ? 0.f : mx[r];  // a row with no key yet: P = 0, no NaN
-      corr[r] = exp2f(m_r[r] - m_use[r]);
-      m_r[r] = mx[r];
-      l_r[r] *= corr[r];
-    }
+      for (int m = 0; m < WM; ++m)
 #pragma unroll
-    for (int nb = 0; nb < BC / 8; ++nb)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float pr = exp2f(s[nb][e] - m_use[e >> 1]);
-        l_r[e >> 1] += pr;
-        s[nb][e] = pr;
-      }
-    if (p.dropout_p > 0) {
-#pragma unroll
-      for (int nb = 0; nb < BC / 8; ++nb)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int64_t row = row_base + (e >> 1) * 8, col = k0 + nb * 8 + t4 * 2 + (e & 1);
-          if (row < p.Lq && col < p.Lk) s[nb][e] *= keep_scale(p, bh, row, col);
+        for (int r = 0; r < 2; ++r) {
+          mx[m][r] = fmaxf(mx[m][r], __shfl_xor_sync(0xffffffffu, mx[m][r], 1));
+          mx[m][r] = fmaxf(mx[m][r], __shfl_xor_sync(0xffffffffu, mx[m][r], 2));
+          m_use[m][r] = mx[m][r] == -INFINITY ? 0.f : mx[m][r];  // a row with no key yet: P = 0, no NaN
+          corr[m][r] = fast_exp2(m_r[m][r] - m_use[m][r]);
+          m_r[m][r] = mx[m][r];
+          l_r[m][r] *= corr[m][r];
         }
-    }
 #pragma unroll
-    for (int d = 0; d < D / 8; ++d) {
-      o[d][0] *= corr[0], o[d][1] *= corr[0];
-      o[d][2] *= corr[1], o[d][3] *= corr[1];
+      for (int m = 0; m < WM; ++m)
+#pragma unroll
+        for (int nb = 0; nb < BC / 8; ++nb)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const float pr = fast_exp2(s[m][nb][e] - m_use[m][e >> 1]);
+            l_r[m][e >> 1] += pr;
+            s[m][nb][e] = pr;
+          }
+      if (kGeneral && p.dropout_p > 0) {
+#pragma unroll
+        for (int m = 0; m < WM; ++m)
+#pragma unroll
+          for (int nb = 0; nb < BC / 8; ++nb)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int64_t row = row_base + 16 * m + (e >> 1) * 8, col = k0 + nb * 8 + t4 * 2 + (e & 1);
+              if (row < p.Lq && col < p.Lk) s[m][nb][e] *= keep_scale(p, bh, row, col);
+            }
+      }
+#pragma unroll
+      for (int m = 0; m < WM; ++m)
+#pragma unroll
+        for (int d = 0; d < D / 8; ++d) {
+          o[m][d][0] *= corr[m][0], o[m][d][1] *= corr[m][0];
+          o[m][d][2] *= corr[m][1], o[m][d][3] *= corr[m][1];
+        }
+      gemm_cb<kBf16, WM, BC, D, LD>(o, s, Vs, lane);
     }
-    gemm_cb<kBf16, BC, D, LD>(o, s, Vs, lane);
     __syncthreads();  // this buffer is refilled by the next iteration's prefetch
   }
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    l_r[r] += __shfl_xor_sync(0xffffffffu, l_r[r], 1);
-    l_r[r] += __shfl_xor_sync(0xffffffffu, l_r[r], 2);
-    const int64_t row = row_base + r * 8;
-    if (row >= p.Lq) continue;
-    const float inv = l_r[r] > 0 ? 1.f / l_r[r] : 0.f;
-    uint16_t* orow = out + (bh * p.Lq + row) * p.E;
+  for (int m = 0; m < WM; ++m)
 #pragma unroll
-    for (int d = 0; d < D / 8; ++d) {
-      const int col = d * 8 + t4 * 2;
-      if (col < p.E)
-        *reinterpret_cast<uint32_t*>(orow + col) = pack2<kBf16>(o[d][2 * r] * inv, o[d][2 * r + 1] * inv);
+    for (int r = 0; r < 2; ++r) {
+      float l = l_r[m][r];
+      l += __shfl_xor_sync(0xffffffffu, l, 1);
+      l += __shfl_xor_sync(0xffffffffu, l, 2);
+      const int64_t row = row_base + 16 * m + r * 8;
+      if (row >= p.Lq) continue;
+      const float inv = l > 0 ? 1.f / l : 0.f;
+      uint16_t* orow = out + (bh * p.Lq + row) * p.E;
+#pragma unroll
+      for (int d = 0; d < D / 8; ++d) {
+        const int col = d * 8 + t4 * 2;
+        if (col < p.E)
+          *reinterpret_cast<uint32_t*>(orow + col) = pack2<kBf16>(o[m][d][2 * r] * inv, o[m][d][2 * r + 1] * inv);
+      }
+      if (t4 == 0) lse[bh * p.Lq + row] = l > 0 ? m_r[m][r] / kLog2e + logf(l) : -INFINITY;
     }
-    if (t4 == 0) lse[bh * p.Lq + row] = l_r[r] > 0 ? m_r[r] / kLog2e + logf(l_r[r]) : -INFINITY;
-  }
 }
 
 template <bool kBf16, int D>
 void launch_forward(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                     const Tensor& out, const Tensor& lse, cudaStream_t stream) {
   const size_t bytes = size_t(BR + 4 * BC) * (D + 8) * sizeof(uint16_t);
-  auto kernel = attention_forward_mma_kernel<kBf16, D>;
+  // the mask / dropout code (Philox) in its own instantiation, so that the common kernel keeps its registers
+  const bool general = mask.defined() || p.dropout_p > 0;
+  auto kernel = general ? attention_forward_mma_kernel<kBf16, D, true> : attention_forward_mma_kernel<kBf16, D, false>;
   allow_smem(kernel, bytes);
   dim3 grid(unsigned((p.Lq + BR - 1) / BR), unsigned(p.B * p.H));
   auto u16 = [](const Tensor& t) { return static_cast<const uint16_t*>(t.data_ptr()); };

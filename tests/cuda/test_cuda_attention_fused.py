@@ -42,6 +42,15 @@ def test_head_dims(path, E, dtype):
     check_against_reference("cuda", dtype, B=1, H=2, Hkv=2, L=129, S=129, E=E, Ev=E, mask_kind="causal")
 
 
+@pytest.mark.parametrize("E", [64, 128])
+@pytest.mark.parametrize("L,S,mask_kind", [(128, 128, "causal"), (129, 127, "none"), (257, 255, "causal"),
+                                           (255, 257, "none"), (33, 300, "causal"), (200, 161, "bool")])
+def test_tile_boundaries(E, L, S, mask_kind):
+    # lengths straddling the tensor-core tiles: 128 query rows per forward / dQ block (32 per warp),
+    # 128 (E = 64) or 64 keys per dK/dV block, key tiles of 64 (forward) and 32 (dQ), query steps of 32
+    check_against_reference("cuda", "bfloat16", B=1, H=2, Hkv=1, L=L, S=S, E=E, Ev=E, mask_kind=mask_kind)
+
+
 @pytest.mark.parametrize("layout", ["heads_inner", "sliced"])
 def test_noncontiguous(layout):
     check_against_reference("cuda", "bfloat16", B=2, H=3, Hkv=3, L=70, S=33, E=64, Ev=64, mask_kind="bool",
