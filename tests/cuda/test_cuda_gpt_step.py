@@ -104,3 +104,44 @@ def test_clip_grad_norm_captures_in_a_graph():
         assert_close(total, norm, "float32")
         for p, v in zip(params, new):
             assert_close(p.grad, v * min(1.0, 1.0 / (norm + 1e-6)), "float32")
+
+
+ADAM_CASES = [dict(), dict(weight_decay=0.1, decoupled_weight_decay=True), dict(weight_decay=0.1, amsgrad=True),
+              dict(maximize=True, betas=(0.8, 0.9))]
+
+
+@pytest.mark.parametrize("lr_on_device", [False, True], ids=["lr-float", "lr-tensor"])
+@pytest.mark.parametrize("kw", ADAM_CASES, ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
+def test_capturable_adam_kernel_equals_the_fused_step(dtype, kw, lr_on_device):
+    rng = np.random.default_rng(3)
+    shapes = [(37, 5), (128,), (3,)]   # vectorized and scalar tails
+    w0 = [rng.uniform(-1, 1, s) for s in shapes]
+    grads = [[rng.uniform(-1, 1, s) for s in shapes] for _ in range(5)]
+    dt = getattr(tt, dtype)
+    results = []
+    for capturable in (False, True):
+        ps = [tt.tensor(w, dtype=dt, device=DEV, requires_grad=True) for w in w0]
+        lr = tt.tensor(0.05, device=DEV) if capturable and lr_on_device else 0.05
+        opt = tt.optim.Adam(ps, lr=lr, capturable=capturable, fused=True, **kw)
+        for gs in grads:
+            for p, g in zip(ps, gs):
+                p.grad = tt.tensor(g, dtype=dt, device=DEV)
+            opt.step()
+        results.append((ps, opt))
+    (fused, opt_f), (cap, opt_c) = results
+    for pf, pc in zip(fused, cap):
+        assert_close(pc, pf, dtype, tol=GRAD_TOL[dtype])
+        assert_close(opt_c.state[pc]["exp_avg_sq"], opt_f.state[pf]["exp_avg_sq"], dtype, tol=GRAD_TOL[dtype])
+        st = opt_c.state[pc]["step"]
+        assert st.is_cuda and float(st.cpu()) == len(grads)
+
+
+def test_capturable_adam_rejects_a_step_count_off_the_device():
+    from tinytorch import _C
+    p = tt.zeros(4, device=DEV)
+    g, m, v = tt.ones(4, device=DEV), tt.zeros(4, device=DEV), tt.zeros(4, device=DEV)
+    with pytest.raises(RuntimeError, match=r"adam_step_capturable_multi_: state_step of tensor 0 must be a "
+                                           r"one-element float32 tensor on cuda"):
+        _C.adam_step_capturable_multi_([p._impl], [g._impl], [m._impl], [v._impl], [], [tt.zeros(1)._impl], None,
+                                       0.1, 0.9, 0.999, 1e-8, 0.0, False, False, False)
