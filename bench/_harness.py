@@ -42,6 +42,16 @@ def alternate_medians(ours, ref, rounds: int) -> tuple:
     return statistics.median(a), (statistics.median(b) if ref else None)
 
 
+def alternate_all(runs: dict, rounds: int) -> dict:
+    """Calls each of ``runs`` (name -> function returning a time) in turn, ``rounds`` times; returns
+    the median of each one's results by name."""
+    times = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, fn in runs.items():
+            times[name].append(fn())
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
 def try_import_torch():
     try:
         import torch

@@ -5,6 +5,7 @@
     python demo/gpt.py --bitlinear              # BitNet b1.58 projections (nn.BitLinear)
     python demo/gpt.py --optimizer chuck        # Notorch's Chuck instead of AdamW
     python demo/gpt.py --resume                 # continue from --out-dir/ckpt.safetensors
+    python demo/gpt.py --preset gpt2 --cuda-graph   # the whole step replayed from a CUDA graph
     python -m tinytorch.distributed.run --nproc-per-node 2 demo/gpt.py --preset gpu     # DDP, NCCL
     python -m tinytorch.distributed.run --nproc-per-node 2 --backend mpi demo/gpt.py   # DDP, CPU
 
@@ -196,7 +197,62 @@ def make_optimizer(model, args):
         # Same-seeded noise generator on every rank, so DDP replicas stay identical.
         return torch.optim.Chuck(groups, lr=args.lr, betas=(0.9, 0.95),
                                  generator=torch.Generator().manual_seed(args.seed))
+    if args.cuda_graph:
+        # A graph replays its captured values: the step count and the scheduled lr live on the GPU.
+        device = next(model.parameters()).device
+        return torch.optim.AdamW(groups, lr=torch.tensor(args.lr, device=device), betas=(0.9, 0.95), fused=True,
+                                 capturable=True)
     return torch.optim.AdamW(groups, lr=args.lr, betas=(0.9, 0.95), fused=True)
+
+
+def make_train_step(model, optimizer, autocast, grad_clip: float = 1.0):
+    """One training step on a batch (forward under ``autocast``, backward, gradient clipping, the
+    optimizer's step); returns the loss tensor. Gradients are left for the caller to zero."""
+    def train_step(x, y):
+        with autocast():
+            _, loss = model(x, y)
+        loss.backward()
+        if grad_clip:
+            nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+        optimizer.step()
+        return loss
+    return train_step
+
+
+class GraphedStep:
+    """``train_step`` captured once into a CUDA graph and replayed (``--cuda-graph``).
+
+    The warm-up batches are real training steps, run eagerly on a side stream (cuBLAS plans,
+    optimizer state), then one step is captured with the gradients unset, so backward allocates
+    them from the graph's pool and every replay writes them afresh, as ``zero_grad(set_to_none=True)``
+    then an eager step would. A call copies its batch into the static input buffers and replays;
+    the loss it returns is the graph's static output, rewritten by the next call. The optimizer
+    must be ``capturable=True`` (its step count lives on the GPU); a learning-rate schedule must
+    write a one-element device tensor ``lr`` in place."""
+
+    def __init__(self, train_step, optimizer, warmup_batches) -> None:
+        x0, y0 = warmup_batches[0]
+        self.x, self.y = x0.clone(), y0.clone()
+        current = torch.cuda.current_stream()
+        side = torch.cuda.Stream()
+        side.wait_stream(current)
+        with torch.cuda.stream(side):
+            self.warmup_losses = []
+            for x, y in warmup_batches:
+                self.x.copy_(x)
+                self.y.copy_(y)
+                self.warmup_losses.append(train_step(self.x, self.y).item())
+                optimizer.zero_grad(set_to_none=True)
+        current.wait_stream(side)
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.loss = train_step(self.x, self.y)
+
+    def __call__(self, x, y):
+        self.x.copy_(x)
+        self.y.copy_(y)
+        self.graph.replay()
+        return self.loss
 
 
 class Dist:
@@ -261,6 +317,8 @@ def parse_args(argv=None):
     p.add_argument("--bitlinear", action="store_true", help="BitNet b1.58 attention/MLP projections")
     p.add_argument("--device", default=None, help="cpu or cuda[:N] (default: cuda when available)")
     p.add_argument("--no-autocast", action="store_true", help="no bf16 autocast on CUDA")
+    p.add_argument("--cuda-graph", action="store_true",
+                   help="capture the whole training step (forward, backward, clipping, AdamW) once, then replay it")
     p.add_argument("--data", default=DATA, help="a UTF-8 text file")
     p.add_argument("--out-dir", default="out-gpt")
     p.add_argument("--resume", action="store_true", help="continue from --out-dir/ckpt.safetensors")
@@ -281,6 +339,12 @@ def parse_args(argv=None):
             import matplotlib  # noqa: F401  (checked before training, not after)
         except ImportError:
             p.error("--plot needs matplotlib: pip install matplotlib")
+    if args.cuda_graph:
+        bad = [name for name, off in (("--grad-accum > 1", args.grad_accum > 1), ("--optimizer chuck", args.optimizer
+               == "chuck"), ("--dropout > 0 (attention dropout)", args.dropout > 0), ("--device cpu", args.device
+               == "cpu"), ("DDP", int(os.environ.get("WORLD_SIZE", "1")) > 1)) if off]
+        if bad:
+            p.error(f"--cuda-graph captures one single-GPU AdamW step without dropout: not with {', '.join(bad)}")
     if args.n_embd % args.n_head:
         p.error(f"--n-embd ({args.n_embd}) must be divisible by --n-head ({args.n_head})")
     return args
@@ -345,29 +409,42 @@ def main(argv=None) -> dict:
     bar = tqdm(total=args.max_steps, initial=step, disable=args.no_progress or not master, dynamic_ncols=True,
                unit="step")
     tokens_per_step = args.batch_size * args.block_size * args.grad_accum * ddp.world
+    train_step = make_train_step(train_model, optimizer, autocast, args.grad_clip)
+    graphed, eager_steps = None, step + 2   # --cuda-graph: two eager steps, then the capture
     t0, steps_timed = time.time(), 0
     losses = {}
     while step < args.max_steps:
         lr = cosine_lr(step, args)
         for group in optimizer.param_groups:
-            group["lr"] = lr
-        loss_sum = 0.0
-        for micro in range(args.grad_accum):
+            if isinstance(group["lr"], torch.Tensor):
+                group["lr"].fill_(lr)
+            else:
+                group["lr"] = lr
+        if args.cuda_graph and step >= eager_steps:
             x, y = data.batch("train", args.batch_size, args.block_size, rng, device)
-            sync = ddp.world == 1 or micro == args.grad_accum - 1
-            ctx = train_model.no_sync() if not sync else _nullcontext()
-            with ctx:
-                with autocast():
-                    _, loss = train_model(x, y)
-                (loss / args.grad_accum).backward()
-            loss_sum += loss.item() / args.grad_accum
-        if args.grad_clip:
-            nn.utils.clip_grad_norm_(model.parameters(), args.grad_clip)
-        if args.optimizer == "chuck":
-            optimizer.step(loss=ddp.mean(loss_sum))  # the same loss on every rank keeps replicas identical
+            if graphed is None:   # this step runs eagerly as the warm-up, then one step is captured
+                graphed = GraphedStep(train_step, optimizer, [(x, y)])
+                loss_sum = graphed.warmup_losses[-1]
+            else:
+                loss_sum = graphed(x, y).item()
         else:
-            optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
+            loss_sum = 0.0
+            for micro in range(args.grad_accum):
+                x, y = data.batch("train", args.batch_size, args.block_size, rng, device)
+                sync = ddp.world == 1 or micro == args.grad_accum - 1
+                ctx = train_model.no_sync() if not sync else _nullcontext()
+                with ctx:
+                    with autocast():
+                        _, loss = train_model(x, y)
+                    (loss / args.grad_accum).backward()
+                loss_sum += loss.item() / args.grad_accum
+            if args.grad_clip:
+                nn.utils.clip_grad_norm_(model.parameters(), args.grad_clip)
+            if args.optimizer == "chuck":
+                optimizer.step(loss=ddp.mean(loss_sum))  # the same loss on every rank keeps replicas identical
+            else:
+                optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
         step += 1
         steps_timed += 1
         bar.update(1)

@@ -14,6 +14,21 @@ TT_BIND(10, optim) {
         py::arg("beta2"), py::arg("eps"), py::arg("weight_decay"), py::arg("amsgrad"), py::arg("maximize"),
         py::arg("decoupled_weight_decay"));
 
+  m.def(
+      "adam_step_capturable_multi_",
+      [](const TensorList& params, const TensorList& grads, const TensorList& exp_avgs, const TensorList& exp_avg_sqs,
+         const TensorList& max_exp_avg_sqs, const TensorList& state_steps, std::optional<Tensor> lr_tensor, double lr,
+         double beta1, double beta2, double eps, double weight_decay, bool amsgrad, bool maximize,
+         bool decoupled_weight_decay) {
+        adam_step_capturable_multi_(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps,
+                                    lr_tensor.value_or(Tensor()), lr, beta1, beta2, eps, weight_decay, amsgrad,
+                                    maximize, decoupled_weight_decay);
+      },
+      py::arg("params"), py::arg("grads"), py::arg("exp_avgs"), py::arg("exp_avg_sqs"), py::arg("max_exp_avg_sqs"),
+      py::arg("state_steps"), py::arg("lr_tensor"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"),
+      py::arg("eps"), py::arg("weight_decay"), py::arg("amsgrad"), py::arg("maximize"),
+      py::arg("decoupled_weight_decay"));
+
   m.def("adadelta_step_multi_", &adadelta_step_multi_, py::arg("params"), py::arg("grads"), py::arg("square_avgs"),
         py::arg("acc_deltas"), py::arg("state_steps"), py::arg("lr"), py::arg("rho"), py::arg("eps"),
         py::arg("weight_decay"), py::arg("maximize"));

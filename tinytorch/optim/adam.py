@@ -1,9 +1,8 @@
 """``Adam`` (fused C++ step; ``decoupled_weight_decay=True`` is AdamW)."""
 from __future__ import annotations
 
-from tinytorch._dtype import float64
-from tinytorch._functional import maximum
-from tinytorch._tensor import _wrap as _w
+from tinytorch import _C
+from tinytorch.tensor import Tensor
 from tinytorch.optim._hyperparameters import _check_hyperparameters
 from tinytorch.optim.optimizer import ParamsT, _FusedOptimizer
 
@@ -39,33 +38,17 @@ class Adam(_FusedOptimizer):
         return self._collect(group, ("exp_avg", "exp_avg_sq"), optional={"max_exp_avg_sq": bool(group["amsgrad"])})
 
     def _capturable_step(self, group) -> None:
-        # PyTorch's capturable single-tensor Adam: every quantity that changes per step is a
-        # device tensor (step, and lr when given as one), so nothing is read on the host.
+        # PyTorch's capturable Adam: every quantity that changes per step is a device tensor (step,
+        # and lr when given as one), incremented and read by the fused kernel on the device, so
+        # nothing is read on the host and a CUDA graph replays the current values.
         params, grads, exp_avgs, exp_avg_sqs, max_sqs, _ = self._state_lists(group)
         if not params:
             return
-        steps = self._device_steps(group)
+        steps = [s._impl for s in self._device_steps(group)]
+        lr = group["lr"]
+        lr_tensor = lr._impl if isinstance(lr, Tensor) else None
         beta1, beta2 = (float(b) for b in group["betas"])
-        lr, eps, wd = group["lr"], float(group["eps"]), float(group["weight_decay"])
-        for i, step in enumerate(steps):
-            p, g = _w(params[i]), _w(grads[i])
-            m, v = _w(exp_avgs[i]), _w(exp_avg_sqs[i])
-            if group["maximize"]:
-                g = -g
-            step.add_(1)
-            if wd != 0:
-                if group["decoupled_weight_decay"]:
-                    p.mul_(1 - lr * wd)
-                else:
-                    g = g + wd * p
-            m.mul_(beta1).add_(g, alpha=1 - beta1)
-            v.mul_(beta2).add_(g * g, alpha=1 - beta2)
-            t = step.double() if p.dtype == float64 else step   # bias corrections in the param's precision
-            step_size = lr / (1 - beta1 ** t)
-            bias_correction2_sqrt = (1 - beta2 ** t).sqrt()
-            if group["amsgrad"]:
-                mx = _w(max_sqs[i])
-                mx.copy_(maximum(mx, v))
-                v = mx
-            denom = (v.sqrt() / bias_correction2_sqrt).add_(eps)
-            p.sub_(m / denom * step_size)
+        _C.adam_step_capturable_multi_(params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps, lr_tensor,
+                                       0.0 if lr_tensor is not None else float(lr), beta1, beta2,
+                                       float(group["eps"]), float(group["weight_decay"]), bool(group["amsgrad"]),
+                                       bool(group["maximize"]), bool(group["decoupled_weight_decay"]))

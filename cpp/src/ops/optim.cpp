@@ -10,6 +10,7 @@ namespace tt {
 
 TT_DEFINE_KERNEL(sgd_step)
 TT_DEFINE_KERNEL(adam_step)
+TT_DEFINE_KERNEL(adam_device_step)
 TT_DEFINE_KERNEL(adadelta_step)
 TT_DEFINE_KERNEL(adagrad_step)
 TT_DEFINE_KERNEL(rmsprop_step)
@@ -191,6 +192,58 @@ void adam_step_multi_(const TensorList& params, const TensorList& grads, const T
     c.bias_correction2_sqrt = std::sqrt(1 - std::pow(beta2, step));
     launch(adam_step_kernel, c, params[i], gs[i], exp_avgs[i], exp_avg_sqs[i],
            item_or_undef(max_exp_avg_sqs, amsgrad, i));
+  }
+}
+
+void adam_step_capturable_multi_(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
+                                 const TensorList& exp_avg_sqs, const TensorList& max_exp_avg_sqs,
+                                 const TensorList& state_steps, const Tensor& lr_tensor, double lr, double beta1,
+                                 double beta2, double eps, double weight_decay, bool amsgrad, bool maximize,
+                                 bool decoupled_weight_decay) {
+  const char* op = "adam_step_capturable_multi_";
+  Tensor lr_dev;  // a device lr, read by the kernels; a CPU one is read here
+  if (lr_tensor.defined()) {
+    TT_CHECK(lr_tensor.numel() == 1 && (lr_tensor.dtype() == DType::Float32 || lr_tensor.dtype() == DType::Float64),
+             op, ": lr must be a one-element float32/float64 tensor, got ", lr_tensor.describe());
+    if (lr_tensor.device().is_cpu()) lr = read_scalar(lr_tensor);
+    else lr_dev = lr_tensor;
+  }
+  check_adam_hypers(op, lr_dev.defined() ? 0.0 : lr, beta1, beta2, eps, weight_decay);
+  TensorList gs = check_lists(op, params, {grads_arg(grads),
+                                           {"exp_avgs", "exp_avg", exp_avgs},
+                                           {"exp_avg_sqs", "exp_avg_sq", exp_avg_sqs},
+                                           {"max_exp_avg_sqs", "max_exp_avg_sq", max_exp_avg_sqs, Kind::State, amsgrad}});
+  TT_CHECK(state_steps.size() == params.size(), op, ": expected ", params.size(), " state_steps (one per param), got ",
+           state_steps.size());
+  AdamCoeffs c;
+  c.lr = lr; c.beta1 = beta1; c.beta2 = beta2; c.eps = eps; c.weight_decay = weight_decay;
+  c.amsgrad = amsgrad; c.maximize = maximize; c.decoupled_weight_decay = decoupled_weight_decay;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Tensor& p = params[i];
+    const Tensor& st = state_steps[i];
+    Tensor max_sq = item_or_undef(max_exp_avg_sqs, amsgrad, i);
+    if (p.device().is_cpu()) {  // nothing to capture on the CPU: the host step
+      TT_CHECK(st.defined() && st.numel() == 1 && st.device().is_cpu() && is_step_dtype(st.dtype()), op, ": ",
+               label("state_step", i), " must be a one-element float32/float64/int64 CPU tensor, got ",
+               st.defined() ? st.describe() : std::string("undefined"));
+      TT_CHECK(!lr_dev.defined(), op, ": lr is on ", lr_dev.device().str(), " but param ", i, " is on the CPU");
+      double step = increment_step(st);
+      c.step_size = c.lr / (1 - std::pow(beta1, step));
+      c.bias_correction2_sqrt = std::sqrt(1 - std::pow(beta2, step));
+      launch(adam_step_kernel, c, p, gs[i], exp_avgs[i], exp_avg_sqs[i], max_sq);
+      continue;
+    }
+    TT_CHECK(st.defined() && st.numel() == 1 && st.dtype() == DType::Float32 && st.device() == p.device(), op, ": ",
+             label("state_step", i), " must be a one-element float32 tensor on ", p.device().str(), " (capturable), got ",
+             st.defined() ? st.describe() : std::string("undefined"));
+    TT_CHECK(!lr_dev.defined() || lr_dev.device() == p.device(), op, ": lr is on ", lr_dev.device().str(),
+             " but param ", i, " is on ", p.device().str());
+    adam_device_step_kernel[p.device()](p, gs[i], exp_avgs[i], exp_avg_sqs[i], max_sq, st, lr_dev, c);
+    p.bump_version();
+    exp_avgs[i].bump_version();
+    exp_avg_sqs[i].bump_version();
+    if (max_sq.defined()) max_sq.bump_version();
+    st.bump_version();
   }
 }
 

@@ -26,26 +26,26 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
     max_norm, norm_type = float(max_norm), float(norm_type)
     if not grads:
         return tensor(0.0)
+    # As PyTorch's: the total norm and the coefficient stay on the gradients' device, so nothing is
+    # read on the host (no synchronization, and the whole clip can be captured in a CUDA graph).
+    out_dtype = grads[0].dtype if all(g.dtype == grads[0].dtype for g in grads) else float32
     with no_grad():
         if math.isinf(norm_type):
-            norms = [g.detach().abs().max().double() for g in grads]
-            total = stack(norms).max()
+            pick = "amax" if norm_type > 0 else "amin"
+            norms = [getattr(g.detach().abs(), pick)().to(out_dtype) for g in grads]
+            total = getattr(stack(norms), pick)()
         else:
-            norms = [g.detach().double().abs().pow(norm_type).sum() for g in grads]
-            total = stack(norms).sum().pow(1.0 / norm_type)
-        total_f = float(total.item())
-        if error_if_nonfinite and not math.isfinite(total_f):
+            norms = [g.detach().norm(norm_type).to(out_dtype) for g in grads]
+            total = stack(norms).norm(norm_type)
+        if error_if_nonfinite and not math.isfinite(float(total.item())):
             raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, "
                                "so it cannot be clipped. To disable this error and scale the gradients by the "
                                "non-finite norm anyway, set `error_if_nonfinite=False`")
-        clip_coef = max_norm / (total_f + 1e-6)
         # PyTorch multiplies by min(coef, 1) unconditionally (a non-finite norm makes the grads NaN)
-        coef = min(clip_coef, 1.0) if not math.isnan(clip_coef) else float("nan")
-        if coef != 1.0:
-            for g in grads:
-                g.mul_(coef)
-    out_dtype = grads[0].dtype if all(g.dtype == grads[0].dtype for g in grads) else float32
-    return total.to(out_dtype)
+        coef = (max_norm / (total + 1e-6)).clamp(max=1.0)
+        for g in grads:
+            g.mul_(coef if g.dtype == coef.dtype else coef.to(g.dtype))
+    return total
 
 
 def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,

@@ -74,6 +74,13 @@ TT_DECLARE_KERNEL(sgd_step, const Tensor& param, const Tensor& grad, const Tenso
 // max_exp_avg_sq is undefined unless amsgrad.
 TT_DECLARE_KERNEL(adam_step, const Tensor& param, const Tensor& grad, const Tensor& exp_avg,
                   const Tensor& exp_avg_sq, const Tensor& max_exp_avg_sq, const AdamCoeffs& c)
+// Adam for CUDA graphs (capturable=True): step (a one-element float32 tensor on the param's
+// device) is incremented on the device, then the bias corrections are computed there from it;
+// lr, when defined, is a one-element float32/float64 device tensor read there (else c.lr). c's
+// step_size and bias_correction2_sqrt are unused. CUDA only.
+TT_DECLARE_KERNEL(adam_device_step, const Tensor& param, const Tensor& grad, const Tensor& exp_avg,
+                  const Tensor& exp_avg_sq, const Tensor& max_exp_avg_sq, const Tensor& step, const Tensor& lr,
+                  const AdamCoeffs& c)
 TT_DECLARE_KERNEL(adadelta_step, const Tensor& param, const Tensor& grad, const Tensor& square_avg,
                   const Tensor& acc_delta, const AdadeltaCoeffs& c)
 TT_DECLARE_KERNEL(adagrad_step, const Tensor& param, const Tensor& grad, const Tensor& state_sum,

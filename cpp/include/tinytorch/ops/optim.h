@@ -24,6 +24,15 @@ void adam_step_multi_(const TensorList& params, const TensorList& grads, const T
                       double lr, double beta1, double beta2, double eps, double weight_decay, bool amsgrad,
                       bool maximize, bool decoupled_weight_decay);
 
+// capturable=True: on CUDA the step counts (one-element float32 tensors on each param's device)
+// are incremented and read on the device, and lr_tensor (undefined: lr) is read there too, so
+// the step can be captured in a CUDA graph; CPU params take adam_step_multi_'s host path.
+void adam_step_capturable_multi_(const TensorList& params, const TensorList& grads, const TensorList& exp_avgs,
+                                 const TensorList& exp_avg_sqs, const TensorList& max_exp_avg_sqs,
+                                 const TensorList& state_steps, const Tensor& lr_tensor, double lr, double beta1,
+                                 double beta2, double eps, double weight_decay, bool amsgrad, bool maximize,
+                                 bool decoupled_weight_decay);
+
 void adadelta_step_multi_(const TensorList& params, const TensorList& grads, const TensorList& square_avgs,
                           const TensorList& acc_deltas, const TensorList& state_steps, double lr, double rho,
                           double eps, double weight_decay, bool maximize);
