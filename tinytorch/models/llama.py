@@ -9,6 +9,7 @@ from typing import Optional, Union
 from tinytorch._creation import arange, ones, tensor
 from tinytorch._dtype import bool_, float32, int64
 from tinytorch.models.config import LlamaConfig
+from tinytorch.models.graph_decode import DecodeGraphCache
 from tinytorch.models.kv_cache import KVCache
 from tinytorch.models.layers import LlamaDecoderLayer, make_norm
 from tinytorch.models.rotary import RotaryEmbedding
@@ -122,13 +123,16 @@ class LlamaModel(Module):
 
 class LlamaForCausalLM(Module):
     """A Llama-family causal language model: ``model`` (:class:`LlamaModel`) and ``lm_head``
-    (tied to ``model.embed_tokens`` when ``config.tie_word_embeddings``)."""
+    (tied to ``model.embed_tokens`` when ``config.tie_word_embeddings``). ``decode_graphs`` keeps the
+    decode steps that ``generate(cuda_graph=True)`` captured, for later calls
+    (:class:`~tinytorch.models.graph_decode.DecodeGraphCache`; ``decode_graphs.clear()`` frees them)."""
 
     def __init__(self, config: LlamaConfig, device=None, dtype=None) -> None:
         super().__init__()
         self.config = config
         self.model = LlamaModel(config, device=device, dtype=dtype)
         self.lm_head = Linear(config.hidden_size, config.vocab_size, bias=False, device=device, dtype=dtype)
+        self.decode_graphs = DecodeGraphCache()
         self.tie_weights()
 
     def tie_weights(self) -> None:

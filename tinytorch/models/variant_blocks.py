@@ -55,7 +55,7 @@ def sliding_window_mask(keep: Tensor, past: int, window: int) -> Tensor:
 def softcapped_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Optional[Tensor], is_causal: bool,
                          scale: float, softcap: Optional[float]) -> Tensor:
     """softmax(cap * tanh(q k^T * scale / cap) masked) v with grouped keys/values, as transformers'
-    eager attention (scores in the input dtype, the softmax in float32).
+    eager attention (scores in the input dtype, the softmax of half-precision scores in float32).
 
     q: (B, H, T, D); k, v: (B, Hkv, S, D) with H a multiple of Hkv; attn_mask: bool (B or 1, 1, T, S)
     (True = attend) or None; is_causal: a bottom-right aligned causal mask (query i sees keys
@@ -72,5 +72,6 @@ def softcapped_attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Optional[Te
         attn_mask = ones(T, S, dtype=bool_, device=q.device).tril(S - T)[None, None]
     if attn_mask is not None:
         scores = scores.masked_fill(attn_mask.logical_not().unsqueeze(2), float("-inf"))
-    probs = F.softmax(scores.float(), -1).to(dtype=q.dtype)
+    low = scores.dtype in (float16, bfloat16)   # half scores: the softmax in float32 (float64 stays)
+    probs = F.softmax(scores.float() if low else scores, -1).to(dtype=q.dtype)
     return (probs @ v.unsqueeze(2)).reshape(B, H, T, D)
