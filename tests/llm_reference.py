@@ -13,6 +13,30 @@ TINY_LLAMA = dict(model_type="llama", vocab_size=97, hidden_size=64, intermediat
                   rope_theta=10000.0, tie_word_embeddings=False)
 TINY_QWEN2 = dict(TINY_LLAMA, model_type="qwen2", num_key_value_heads=1, tie_word_embeddings=True,
                   rope_theta=1000000.0, sliding_window=32, use_sliding_window=False)
+# qwen3: per-head q/k norms, head_dim 24 != hidden / heads; gemma: GeGLU, 1 + w norms, scaled tied
+# embeddings, one KV head; gemma2 adds soft caps (low enough to bend the values), a sliding window of 4
+# on layers 0 and 2, sandwich norms and query_pre_attn_scalar
+TINY_QWEN3 = dict(TINY_LLAMA, model_type="qwen3", head_dim=24, rope_theta=1000000.0, sliding_window=8,
+                  use_sliding_window=False)
+TINY_GEMMA = dict(TINY_LLAMA, model_type="gemma", head_dim=32, num_key_value_heads=1, tie_word_embeddings=True,
+                  hidden_act="gelu_pytorch_tanh")
+TINY_GEMMA2 = dict(TINY_GEMMA, model_type="gemma2", num_hidden_layers=3, num_key_value_heads=2, sliding_window=4,
+                   query_pre_attn_scalar=20, attn_logit_softcapping=3.0, final_logit_softcapping=2.5,
+                   hidden_activation="gelu_pytorch_tanh")
+GEMMA_TYPES = ("gemma", "gemma2")
+
+
+def head_dim(cfg: dict) -> int:
+    return cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+
+
+def sliding_layers(cfg: dict) -> list:
+    """gemma2's default layer_types: even layers slide."""
+    n = cfg["num_hidden_layers"]
+    if cfg["model_type"] != "gemma2":
+        return [False] * n
+    return [t == "sliding_attention" for t in cfg.get("layer_types") or
+            ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(n)]]
 
 
 def random_weights(cfg: dict, seed: int = 0) -> dict:
@@ -20,14 +44,18 @@ def random_weights(cfg: dict, seed: int = 0) -> dict:
     rng = np.random.default_rng(seed)
     h, f, V = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
     H, Hkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
-    D = h // H
-    w = {"model.embed_tokens.weight": rng.normal(0, 1.0, (V, h)), "model.norm.weight": rng.uniform(0.5, 1.5, h)}
+    D = head_dim(cfg)
+    gemma = cfg["model_type"] in GEMMA_TYPES
+    # gemma's norms multiply by 1 + w (w near 0) and its embeddings by sqrt(hidden)
+    norm = (lambda n: rng.uniform(-0.5, 0.5, n)) if gemma else (lambda n: rng.uniform(0.5, 1.5, n))  # noqa: E731
+    w = {"model.embed_tokens.weight": rng.normal(0, 1.0 / np.sqrt(h) if gemma else 1.0, (V, h)),
+         "model.norm.weight": norm(h)}
     qkv_bias = cfg["model_type"] == "qwen2" or cfg.get("attention_bias", False)
     for i in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{i}."
         lin = lambda o, n: rng.normal(0, 1 / np.sqrt(n), (o, n))  # noqa: E731
-        w[p + "self_attn.q_proj.weight"] = lin(H * D, h)
-        w[p + "self_attn.k_proj.weight"] = lin(Hkv * D, h)
+        w[p + "self_attn.q_proj.weight"] = lin(H * D, h) * (2.0 if gemma else 1.0)   # gemma2: scores of a few
+        w[p + "self_attn.k_proj.weight"] = lin(Hkv * D, h) * (2.0 if gemma else 1.0)  # units, bent by the cap
         w[p + "self_attn.v_proj.weight"] = lin(Hkv * D, h)
         w[p + "self_attn.o_proj.weight"] = lin(h, H * D)
         if qkv_bias:
@@ -36,8 +64,14 @@ def random_weights(cfg: dict, seed: int = 0) -> dict:
         w[p + "mlp.gate_proj.weight"] = lin(f, h)
         w[p + "mlp.up_proj.weight"] = lin(f, h)
         w[p + "mlp.down_proj.weight"] = lin(h, f)
-        w[p + "input_layernorm.weight"] = rng.uniform(0.5, 1.5, h)
-        w[p + "post_attention_layernorm.weight"] = rng.uniform(0.5, 1.5, h)
+        w[p + "input_layernorm.weight"] = norm(h)
+        w[p + "post_attention_layernorm.weight"] = norm(h)
+        if cfg["model_type"] == "qwen3":
+            w[p + "self_attn.q_norm.weight"] = rng.uniform(0.5, 1.5, D)
+            w[p + "self_attn.k_norm.weight"] = rng.uniform(0.5, 1.5, D)
+        if cfg["model_type"] == "gemma2":
+            w[p + "pre_feedforward_layernorm.weight"] = norm(h)
+            w[p + "post_feedforward_layernorm.weight"] = norm(h)
     if not cfg.get("tie_word_embeddings", False):
         w["lm_head.weight"] = lin(V, h)
     return w
@@ -92,35 +126,59 @@ def rope_np(x: np.ndarray, pos: np.ndarray, theta: float, convention: str = "hal
     return out
 
 
+def gelu_tanh_np(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+def soft_cap_np(x: np.ndarray, cap) -> np.ndarray:
+    return x if cap is None else cap * np.tanh(x / cap)
+
+
 def forward_np(w: dict, cfg: dict, ids) -> np.ndarray:
-    """Float64 logits (T, V) of one sequence of token ids, written from the Llama equations."""
+    """Float64 logits (T, V) of one sequence of token ids, written from the equations of the
+    architecture (llama, mistral, qwen2; qwen3's q/k norms; gemma's 1 + w norms, GeGLU and scaled
+    embeddings; gemma2's soft caps, sliding window and sandwich norms)."""
     h, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
-    D, eps = h // H, cfg["rms_norm_eps"]
+    D, eps, kind = head_dim(cfg), cfg["rms_norm_eps"], cfg["model_type"]
+    gemma = kind in GEMMA_TYPES
     ids = np.asarray(ids)
     T = len(ids)
     pos = np.arange(T, dtype=np.float64)
-    rms = lambda x, g: x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * g  # noqa: E731
+    unit = lambda x: x / np.sqrt((x * x).mean(-1, keepdims=True) + eps)  # noqa: E731
+    rms = (lambda x, g: unit(x) * (1 + g)) if gemma else (lambda x, g: unit(x) * g)  # noqa: E731
     lin = lambda x, n: x @ w[n + ".weight"].T + w.get(n + ".bias", 0.0)  # noqa: E731
+    act = gelu_tanh_np if gemma else (lambda g: g / (1 + np.exp(-g)))  # noqa: E731
+    scale = (cfg.get("query_pre_attn_scalar") or D) ** -0.5 if kind == "gemma2" else D ** -0.5
     x = w["model.embed_tokens.weight"][ids]
-    causal = np.triu(np.full((T, T), -np.inf), 1)
-    for i in range(cfg["num_hidden_layers"]):
-        p = f"model.layers.{i}."
+    if gemma:
+        x = x * float(np.float32(np.sqrt(h)))   # transformers' float32 buffer
+    i, j = np.arange(T)[:, None], np.arange(T)[None, :]
+    for layer, sliding in enumerate(sliding_layers(cfg)):
+        p = f"model.layers.{layer}."
         a = rms(x, w[p + "input_layernorm.weight"])
         q = lin(a, p + "self_attn.q_proj").reshape(T, H, D).transpose(1, 0, 2)
         k = lin(a, p + "self_attn.k_proj").reshape(T, Hkv, D).transpose(1, 0, 2)
         v = lin(a, p + "self_attn.v_proj").reshape(T, Hkv, D).transpose(1, 0, 2)
+        if kind == "qwen3":
+            q, k = unit(q) * w[p + "self_attn.q_norm.weight"], unit(k) * w[p + "self_attn.k_norm.weight"]
         q, k = rope_np(q, pos, cfg["rope_theta"]), rope_np(k, pos, cfg["rope_theta"])
         k, v = np.repeat(k, H // Hkv, 0), np.repeat(v, H // Hkv, 0)
-        s = q @ k.transpose(0, 2, 1) / np.sqrt(D) + causal
+        s = soft_cap_np(q @ k.transpose(0, 2, 1) * scale, cfg.get("attn_logit_softcapping"))
+        keep = (j <= i) & ((j > i - cfg["sliding_window"]) if sliding else True)
+        s = np.where(keep, s, -np.inf)
         s = np.exp(s - s.max(-1, keepdims=True))
-        o = (s / s.sum(-1, keepdims=True)) @ v
-        x = x + lin(o.transpose(1, 0, 2).reshape(T, H * D), p + "self_attn.o_proj")
-        m = rms(x, w[p + "post_attention_layernorm.weight"])
-        g = lin(m, p + "mlp.gate_proj")
-        x = x + lin(g / (1 + np.exp(-g)) * lin(m, p + "mlp.up_proj"), p + "mlp.down_proj")
+        o = lin(((s / s.sum(-1, keepdims=True)) @ v).transpose(1, 0, 2).reshape(T, H * D), p + "self_attn.o_proj")
+        if kind == "gemma2":
+            x = x + rms(o, w[p + "post_attention_layernorm.weight"])
+            m = rms(x, w[p + "pre_feedforward_layernorm.weight"])
+        else:
+            x = x + o
+            m = rms(x, w[p + "post_attention_layernorm.weight"])
+        f = lin(act(lin(m, p + "mlp.gate_proj")) * lin(m, p + "mlp.up_proj"), p + "mlp.down_proj")
+        x = x + (rms(f, w[p + "post_feedforward_layernorm.weight"]) if kind == "gemma2" else f)
     x = rms(x, w["model.norm.weight"])
     head = w.get("lm_head.weight", w["model.embed_tokens.weight"])
-    return x @ head.T
+    return soft_cap_np(x @ head.T, cfg.get("final_logit_softcapping"))
 
 
 def llama_cpp_permute(w: np.ndarray, n_head: int) -> np.ndarray:

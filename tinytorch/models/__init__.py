@@ -1,5 +1,6 @@
-"""``tinytorch.models``: Llama-family causal language models (llama, mistral, qwen2) loadable from
-Hugging Face safetensors checkpoints and llama.cpp GGUF files, a tokenizer and generation.
+"""``tinytorch.models``: Llama-family causal language models (llama, mistral, qwen2, qwen3, gemma,
+gemma2) loadable from Hugging Face safetensors checkpoints and llama.cpp GGUF files, a tokenizer and
+generation.
 
 The GGUF reader (``gguf``), the tokenizer (``tokenizers``) and chat templates (``jinja2``) are optional
 dependencies (``pip install 'tinytorch[llm]'``), imported only where they are used."""
@@ -9,6 +10,8 @@ from tinytorch.models.layers import LlamaAttention, LlamaDecoderLayer, LlamaMLP,
 from tinytorch.models.llama import LlamaForCausalLM, LlamaModel
 from tinytorch.models.rotary import RotaryEmbedding, apply_rotary_pos_emb, rope_inv_freq
 from tinytorch.models.tokenizer import Tokenizer
+from tinytorch.models.variant_blocks import GemmaRMSNorm, soft_cap
 
 __all__ = ["LlamaConfig", "LlamaForCausalLM", "LlamaModel", "LlamaAttention", "LlamaDecoderLayer", "LlamaMLP",
-           "KVCache", "RotaryEmbedding", "apply_rotary_pos_emb", "rope_inv_freq", "swiglu", "Tokenizer"]
+           "KVCache", "RotaryEmbedding", "apply_rotary_pos_emb", "rope_inv_freq", "swiglu", "Tokenizer",
+           "GemmaRMSNorm", "soft_cap"]

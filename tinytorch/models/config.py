@@ -1,20 +1,28 @@
-"""``LlamaConfig``: the hyperparameters of a Llama-family causal LM (llama, mistral, qwen2), read from a
-Hugging Face ``config.json`` with its key names."""
+"""``LlamaConfig``: the hyperparameters of a Llama-family causal LM (llama, mistral, qwen2, qwen3, gemma,
+gemma2), read from a Hugging Face ``config.json`` with its key names."""
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Optional, Union
 
-MODEL_TYPES = ("llama", "mistral", "qwen2")
+MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2")
+GEMMA_TYPES = ("gemma", "gemma2")
+# transformers' ACT2FN names of the feed-forward activations tinytorch runs; gemma's legacy "gelu" means
+# the tanh approximation (transformers' GemmaConfig rewrites it so)
+ACTIVATIONS = {"silu": "silu", "swish": "silu", "gelu_pytorch_tanh": "gelu_tanh", "gelu_new": "gelu_tanh",
+               "gelu": "gelu"}
 
 
 @dataclass
 class LlamaConfig:
     """Hyperparameters under Hugging Face ``transformers``' names (``LlamaConfig``, ``MistralConfig``,
-    ``Qwen2Config``). ``qkv_bias``/``o_bias`` are derived: llama's ``attention_bias`` sets both,
-    qwen2 always has q/k/v biases and no o_proj bias."""
+    ``Qwen2Config``, ``Qwen3Config``, ``GemmaConfig``, ``Gemma2Config``). ``qkv_bias``/``o_bias`` are
+    derived: ``attention_bias`` sets both, qwen2 always has q/k/v biases and no o_proj bias. The
+    architecture's other traits are properties of ``model_type``: ``qk_norm`` (qwen3), ``gemma_norm``
+    and ``embed_scale`` (gemma, gemma2), ``post_norms`` (gemma2) and :meth:`layer_window`."""
     vocab_size: int = 32000
     hidden_size: int = 4096
     intermediate_size: int = 11008
@@ -29,7 +37,12 @@ class LlamaConfig:
     attention_bias: bool = False
     mlp_bias: bool = False
     tie_word_embeddings: bool = False
-    hidden_act: str = "silu"
+    hidden_act: Optional[str] = None   # default: "silu", gemma's "gelu_pytorch_tanh"
+    hidden_activation: Optional[str] = None   # gemma2's name for it (wins over hidden_act)
+    query_pre_attn_scalar: Optional[float] = None   # gemma2: scores scaled by its -1/2 power
+    attn_logit_softcapping: Optional[float] = None  # gemma2: scores -> cap * tanh(scores / cap)
+    final_logit_softcapping: Optional[float] = None  # gemma2: logits -> cap * tanh(logits / cap)
+    layer_types: Optional[list] = None    # gemma2: "sliding_attention" / "full_attention" per layer
     model_type: str = "llama"
     sliding_window: Optional[int] = None
     bos_token_id: Optional[int] = None
@@ -50,8 +63,67 @@ class LlamaConfig:
         if self.num_attention_heads % self.num_key_value_heads:
             raise ValueError(f"LlamaConfig: num_attention_heads ({self.num_attention_heads}) must be a multiple of "
                              f"num_key_value_heads ({self.num_key_value_heads})")
-        if self.hidden_act != "silu":
-            raise NotImplementedError(f"LlamaConfig: hidden_act {self.hidden_act!r} is not supported (only 'silu')")
+        gemma = self.model_type in GEMMA_TYPES
+        act = self.hidden_activation if self.model_type == "gemma2" and self.hidden_activation else self.hidden_act
+        if act is None or (gemma and act == "gelu"):
+            act = "gelu_pytorch_tanh" if gemma else "silu"
+        if act not in ACTIVATIONS:
+            raise NotImplementedError(f"LlamaConfig: hidden_act {act!r} is not supported "
+                                      f"(supported: {', '.join(ACTIVATIONS)})")
+        self.hidden_act = act
+        if self.model_type == "gemma2":
+            if self.query_pre_attn_scalar is None:
+                self.query_pre_attn_scalar = self.head_dim
+            if self.layer_types is None:   # transformers' default: even layers slide, odd ones see everything
+                self.layer_types = ["sliding_attention" if (i + 1) % 2 else "full_attention"
+                                    for i in range(self.num_hidden_layers)]
+            bad = sorted(set(self.layer_types) - {"sliding_attention", "full_attention"})
+            if bad or len(self.layer_types) != self.num_hidden_layers:
+                raise ValueError(f"LlamaConfig: layer_types must name 'sliding_attention' or 'full_attention' for "
+                                 f"each of the {self.num_hidden_layers} layers, got {self.layer_types!r}")
+        elif self.attn_logit_softcapping is not None or self.final_logit_softcapping is not None:
+            raise NotImplementedError(f"LlamaConfig: logit soft-capping is gemma2's; a {self.model_type} model "
+                                      "with it is not supported")
+
+    @property
+    def activation(self) -> str:
+        """The feed-forward's gate activation: "silu" (SwiGLU), "gelu_tanh" (GeGLU) or "gelu"."""
+        return ACTIVATIONS[self.hidden_act]
+
+    @property
+    def qk_norm(self) -> bool:
+        """qwen3: an RMSNorm over each head's queries and keys before the rotary."""
+        return self.model_type == "qwen3"
+
+    @property
+    def gemma_norm(self) -> bool:
+        """gemma: RMSNorms compute x * (1 + weight) (weights stored around 0)."""
+        return self.model_type in GEMMA_TYPES
+
+    @property
+    def post_norms(self) -> bool:
+        """gemma2: the attention and the feed-forward outputs are normed too, and the feed-forward input
+        has its own norm (``pre_feedforward_layernorm``)."""
+        return self.model_type == "gemma2"
+
+    @property
+    def embed_scale(self) -> Optional[float]:
+        """gemma: the embeddings are multiplied by sqrt(hidden_size) (rounded to the model dtype)."""
+        return math.sqrt(self.hidden_size) if self.model_type in GEMMA_TYPES else None
+
+    @property
+    def attention_scale(self) -> Optional[float]:
+        """The factor on the attention scores when it is not 1/sqrt(head_dim) (gemma2's
+        ``query_pre_attn_scalar``), else None."""
+        return self.query_pre_attn_scalar ** -0.5 if self.model_type == "gemma2" else None
+
+    def layer_window(self, layer_idx: int) -> Optional[int]:
+        """The sliding window of layer ``layer_idx`` (gemma2's "sliding_attention" layers: a query at
+        index i sees keys j with i - window < j <= i), or None where it attends to everything before it."""
+        if self.model_type == "gemma2" and self.sliding_window is not None \
+                and self.layer_types[layer_idx] == "sliding_attention":
+            return self.sliding_window
+        return None
 
     @property
     def qkv_bias(self) -> bool:
@@ -71,8 +143,8 @@ class LlamaConfig:
             d.setdefault("rope_theta", rope.get("rope_theta", 10000.0))
             if rope.get("rope_type", "default") != "default":
                 d.setdefault("rope_scaling", {k: v for k, v in rope.items() if k != "rope_theta"})
-        if model_type == "qwen2" and not d.get("use_sliding_window", False):
-            d["sliding_window"] = None  # qwen2 lists a window it does not use
+        if model_type in ("qwen2", "qwen3") and not d.get("use_sliding_window", False):
+            d["sliding_window"] = None  # qwen lists a window it does not use
         if isinstance(d.get("torch_dtype", d.get("dtype")), str):
             d["torch_dtype"] = d.get("torch_dtype", d.get("dtype"))
         names = {f.name for f in fields(cls)} - {"extra"}
@@ -99,11 +171,12 @@ class LlamaConfig:
 
     def check_length(self, length: int, what: str) -> None:
         """Raises when ``length`` positions don't fit: the context, or mistral's sliding window
-        (tinytorch attends to the full context, so a window shorter than the sequence is unsupported)."""
+        (tinytorch attends to the full context there, so a window shorter than the sequence is unsupported;
+        gemma2's alternate sliding layers are masked, see :meth:`layer_window`)."""
         if length > self.max_position_embeddings:
             raise ValueError(f"{what}: {length} positions exceed the model's context "
                              f"(max_position_embeddings={self.max_position_embeddings})")
-        if self.sliding_window is not None and length > self.sliding_window:
+        if self.sliding_window is not None and self.model_type != "gemma2" and length > self.sliding_window:
             raise NotImplementedError(f"{what}: {length} positions exceed the sliding window "
                                       f"({self.sliding_window}) of this {self.model_type} model; sliding-window "
                                       "attention is not supported, so sequences must fit in the window")

@@ -89,7 +89,9 @@ def generate(model, input_ids: Union[Tensor, Sequence], max_new_tokens: int = 20
             transformers' streamers).
         generator: a ``tinytorch.Generator`` for sampling.
         cuda_graph: replay each decode step from a CUDA graph (the model on a GPU; greedy decoding
-            without repetition_penalty or padding): see docs/cuda_graphs.md.
+            without repetition_penalty or padding): see docs/cuda_graphs.md. The captured step stays
+            on the model (``model.decode_graphs``): later calls with the same batch size, length
+            bucket (64 positions) and number of eos ids replay it without capturing again.
 
     Returns:
         (B, T + n) token ids: the prompts followed by the n <= max_new_tokens generated tokens.
@@ -112,6 +114,8 @@ def generate(model, input_ids: Union[Tensor, Sequence], max_new_tokens: int = 20
     total = T + max_new_tokens
     if cuda_graph:
         _check_graphable(device, do_sample, repetition_penalty, attention_mask)
+        with no_grad():
+            return _generate_graphed(model, ids, max_new_tokens, eos, pad, streamer)
 
     with no_grad():
         out = zeros(B, total, dtype=int64, device=device)        # prompt + generated ids
@@ -129,8 +133,6 @@ def generate(model, input_ids: Union[Tensor, Sequence], max_new_tokens: int = 20
         cache = model.make_cache(B, total)
         logits = model(ids, attention_mask=None if full_mask is None else full_mask[:, :T],
                        past_key_values=cache, logits_to_keep=1)[:, -1]       # (B, V)
-        if cuda_graph:
-            return _generate_graphed(model, out, cache, logits, T, max_new_tokens, eos, pad, streamer)
         eos_ids = as_tensor(eos, dtype=int64, device=device) if eos else None
         unfinished = ones(B, dtype=bool_, device=device) if eos else None
         n = 0
@@ -180,40 +182,36 @@ def _check_graphable(device, do_sample: bool, repetition_penalty: float, attenti
                                   "with zeros)")
 
 
-def _generate_graphed(model, out: Tensor, cache, logits: Tensor, T: int, max_new_tokens: int, eos, pad: int,
-                      streamer) -> Tensor:
-    """The decode loop of generate() with each step replayed from a CUDA graph
-    (tinytorch/models/graph_decode.py); ``logits`` are the prefill's (B, V)."""
-    from tinytorch.models.graph_decode import GraphedGreedyDecoder
+def _generate_graphed(model, ids: Tensor, max_new_tokens: int, eos, pad: int, streamer) -> Tensor:
+    """generate() with each decode step replayed from a CUDA graph (tinytorch/models/graph_decode.py):
+    the prompt ids (B, T) are prefilled eagerly into the cache of the model's decoder for this batch
+    and length (captured on its first use, replayed by later calls)."""
+    B, T = ids.shape[0], ids.shape[1]
     if max_new_tokens == 0:
-        return out[:, :T]
+        return ids.clone()
+    dec = model.decode_graphs.decoder(model, B, T + max_new_tokens, len(eos))
+    dec.cache.reset()
+    dec.out.narrow(1, 0, T).copy_(ids)
+    logits = model(ids, past_key_values=dec.cache, logits_to_keep=1)[:, -1]    # (B, V)
     nxt = logits.float().argmax(-1)                                   # (B,) the first new token
     unfinished = None
     if eos:
-        eos_ids = as_tensor(eos, dtype=int64, device=out.device)
+        eos_ids = as_tensor(eos, dtype=int64, device=ids.device)
         unfinished = (nxt[:, None] == eos_ids).any(-1).logical_not()
-    out[:, T] = nxt
+    dec.out[:, T] = nxt
     n = 1
     if streamer is not None:
         _stream(streamer, nxt)
     done = unfinished is not None and not bool(unfinished.any())
     if max_new_tokens > 1 and not done:
-        dec = GraphedGreedyDecoder(model, out, cache, eos, pad)
-        if unfinished is not None:
-            dec.unfinished.copy_(unfinished.to(int64))
-        try:
-            for step in range(1, max_new_tokens):
-                if step == 1:
-                    dec.begin(nxt, T)          # runs the step for position T eagerly, then captures it
-                else:
-                    dec.step()
-                n = step + 1
-                if streamer is not None:
-                    _stream(streamer, out[:, T + step].clone())
-                if dec.finished():
-                    break
-        finally:
-            dec.close()
+        dec.start(nxt, T, eos, pad, unfinished)
+        for step in range(1, max_new_tokens):
+            dec.step()                         # the step for position T + step - 1
+            n = step + 1
+            if streamer is not None:
+                _stream(streamer, dec.out[:, T + step].clone())
+            if dec.finished():
+                break
     if streamer is not None and hasattr(streamer, "end"):
         streamer.end()
-    return out[:, :T + n]
+    return dec.out[:, :T + n].clone()          # the buffer is the next call's

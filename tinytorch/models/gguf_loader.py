@@ -1,9 +1,14 @@
-"""Loading llama.cpp GGUF files (architectures llama, mistral, qwen2) through the ``gguf`` package:
-the metadata becomes a :class:`LlamaConfig`, the tensors get Hugging Face names.
+"""Loading llama.cpp GGUF files (architectures llama, mistral, qwen2, qwen3, gemma, gemma2) through the
+``gguf`` package: the metadata becomes a :class:`LlamaConfig`, the tensors get Hugging Face names.
 
 * llama.cpp's converter permutes the rows of llama's q/k weights so that its rotary pairs
   neighbouring dims (GPT-J); we undo that permutation (as transformers' GGUF loader), so the model
-  keeps the half-split convention of the HF weights. qwen2 files are not permuted.
+  keeps the half-split convention of the HF weights. qwen2/qwen3/gemma files are not permuted
+  (llama.cpp runs them with the NeoX rotary).
+* gemma's converter stores every RMSNorm weight plus 1 (llama.cpp multiplies by the weight); the
+  model's norms compute x * (1 + weight) as transformers', so the loader subtracts the 1 again.
+* gemma2's GGUF has no ``query_pre_attn_scalar``: llama.cpp scales the scores by 1/sqrt(head_dim),
+  or 1/sqrt(hidden / heads) for the 46-layer (27B) model; we do the same.
 * F32/F16/BF16 tensors are read as they are stored and cast once to the model dtype (default
   float32); quantized tensors are dequantized once with ``gguf.quants.dequantize``. Linear layers
   are built by :func:`_make_linear`, where a packed quantized layer will plug in.
@@ -28,7 +33,7 @@ from tinytorch.serialization import _from_raw
 from tinytorch.tensor import Tensor
 
 LLM_EXTRA = "pip install 'tinytorch[llm]'"
-SUPPORTED_ARCHITECTURES = ("llama", "mistral", "qwen2")
+SUPPORTED_ARCHITECTURES = ("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2")
 _PERMUTED_QK = ("llama", "mistral")  # convert_hf_to_gguf.py permutes q/k rows for these
 _GLOBAL_TENSORS = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
                    "output.weight": "lm_head.weight"}
@@ -36,6 +41,11 @@ _BLOCK_TENSORS = {"attn_norm": "input_layernorm", "ffn_norm": "post_attention_la
                   "attn_q": "self_attn.q_proj", "attn_k": "self_attn.k_proj", "attn_v": "self_attn.v_proj",
                   "attn_output": "self_attn.o_proj", "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj",
                   "ffn_down": "mlp.down_proj"}
+_ARCH_BLOCK_TENSORS = {   # per architecture, on top of _BLOCK_TENSORS
+    "qwen3": {"attn_q_norm": "self_attn.q_norm", "attn_k_norm": "self_attn.k_norm"},
+    "gemma2": {"ffn_norm": "pre_feedforward_layernorm", "post_attention_norm": "post_attention_layernorm",
+               "post_ffw_norm": "post_feedforward_layernorm"},
+}
 _LINEARS = {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"}
 _BLOCK_NAME = re.compile(r"^blk\.(\d+)\.(\w+)\.(weight|bias)$")
 
@@ -110,6 +120,13 @@ def config_from_gguf(reader, path: str) -> LlamaConfig:
     vocab = key("vocab_size", len(tokens.data) if tokens is not None else None)
     if vocab is None:
         vocab = next(t.shape[-1] for t in reader.tensors if t.name == "token_embd.weight")
+    gemma2 = {}
+    if arch == "gemma2":
+        layers = key("block_count", required=True)
+        gemma2 = dict(attn_logit_softcapping=key("attn_logit_softcapping"),
+                      final_logit_softcapping=key("final_logit_softcapping"),
+                      sliding_window=key("attention.sliding_window"),
+                      query_pre_attn_scalar=hidden // heads if layers == 46 else head_dim)
     return LlamaConfig(
         model_type="mistral" if arch == "mistral" else arch, vocab_size=int(vocab), hidden_size=hidden,
         intermediate_size=key("feed_forward_length", required=True),
@@ -121,7 +138,7 @@ def config_from_gguf(reader, path: str) -> LlamaConfig:
         tie_word_embeddings="output.weight" not in names,
         bos_token_id=field_value(reader, "tokenizer.ggml.bos_token_id"),
         eos_token_id=field_value(reader, "tokenizer.ggml.eos_token_id"),
-        pad_token_id=field_value(reader, "tokenizer.ggml.padding_token_id"))
+        pad_token_id=field_value(reader, "tokenizer.ggml.padding_token_id"), **gemma2)
 
 
 def unpermute_rows(rows: np.ndarray, n_head: int) -> np.ndarray:
@@ -161,6 +178,13 @@ def dense(info: WeightInfo, dtype, device) -> Tensor:
     return t.to(device=device, dtype=dtype)
 
 
+def norm_weight_minus_one(info: WeightInfo, dtype, device) -> Tensor:
+    """A gemma norm weight as transformers stores it: the GGUF's value minus the 1 that llama.cpp's
+    converter added (computed in float64, then cast)."""
+    w = dense(info, float64, None).numpy() - 1.0
+    return from_numpy(w).to(device=device, dtype=dtype)
+
+
 # ---------------------------------------------------------------------------------------------------
 # The one place a GGUF linear layer is built. Today: dequantize once into a dense nn.Linear.
 # Packed quantized layers (tinytorch.nn.QuantizedLinear) will plug in here, keyed on info.qtype.
@@ -186,14 +210,15 @@ def _make_linear(weight_info: WeightInfo, bias: Optional[Tensor] = None, dtype=f
 def _weight_infos(reader, config: LlamaConfig, arch: str, path: str) -> Dict[str, WeightInfo]:
     gguf = import_gguf()
     infos = {}
+    block_tensors = {**_BLOCK_TENSORS, **_ARCH_BLOCK_TENSORS.get(arch, {})}
     for t in reader.tensors:
         if t.name == "rope_freqs.weight":
             continue
         m = _BLOCK_NAME.match(t.name)
         if t.name in _GLOBAL_TENSORS:
             hf = _GLOBAL_TENSORS[t.name]
-        elif m and m.group(2) in _BLOCK_TENSORS:
-            hf = f"model.layers.{m.group(1)}.{_BLOCK_TENSORS[m.group(2)]}.{m.group(3)}"
+        elif m and m.group(2) in block_tensors:
+            hf = f"model.layers.{m.group(1)}.{block_tensors[m.group(2)]}.{m.group(3)}"
         else:
             raise NotImplementedError(f"load_gguf: {path}: tensor {t.name!r} has no place in a {arch} model "
                                       "(unsupported variant)")
@@ -238,7 +263,11 @@ def load_gguf(cls, path, dtype=None, device=None):
                     _make_linear(info, bias, dtype, device))
         else:
             module = model.get_submodule(module_path)
-            setattr(module, kind, Parameter(dense(info, dtype, device), requires_grad=False))
+            if config.gemma_norm and info.gguf_name.endswith("norm.weight"):
+                value = norm_weight_minus_one(info, dtype, device)
+            else:
+                value = dense(info, dtype, device)
+            setattr(module, kind, Parameter(value, requires_grad=False))
     embed = infos["model.embed_tokens.weight"]
     if config.tie_word_embeddings and "lm_head.weight" not in infos:
         # the tied head reads the embedding's packed blocks (Q8_0 in most files: 4x fewer bytes per

@@ -6,70 +6,86 @@ the whole preallocated KV cache: the token and its position are device tensors, 
 value go to the cache with ``scatter_`` at that position, and attention reads all
 ``max_length`` cached positions with a mask of those up to the position. The step also writes
 its token into the output ids and advances the position, so decoding n tokens is n replays and
-no host work per token (one host read per token only where ``eos_token_id`` is given)."""
+no host work per token (one host read per token only where ``eos_token_id`` is given).
+
+The captured step is kept on the model (:class:`DecodeGraphCache`, ``model.decode_graphs``) with
+its cache, ids buffer and rotary tables, keyed by what it was captured for (batch, cache length
+rounded up to :data:`LENGTH_BUCKET` positions, dtype, device, number of eos ids), so later
+``generate`` calls replay it without capturing again. Captures are dropped when any parameter or
+buffer of the model moved (replaced, cast, moved to another device): a graph reads its weights by
+address."""
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Dict, Optional, Sequence, Tuple
 
-from tinytorch._creation import arange, full
+from tinytorch._creation import arange, as_tensor, full, zeros
 from tinytorch._dtype import int64
 from tinytorch._functional import where
 from tinytorch.models.kv_cache import KVCache
-from tinytorch.models.rotary import apply_rotary_pos_emb
-from tinytorch.nn import functional as F
 from tinytorch.tensor import Tensor
+
+LENGTH_BUCKET = 64   # cache lengths are rounded up to a multiple of this: nearby lengths share a graph
 
 
 def static_decode_logits(model, token: Tensor, pos: Tensor, cache: KVCache) -> Tensor:
     """Logits (B, vocab) of ``token`` (B, 1) at position ``pos`` (a (1,) int64 device tensor) after
     the cache's positions [0, pos): writes the token's keys/values at ``pos`` in every layer and
-    attends over all ``cache.max_length`` positions, masked to those <= pos."""
+    attends over all ``cache.max_length`` positions, masked to those <= pos (and inside a sliding
+    layer's window). The layers' own norms, projections and attention run it
+    (:meth:`LlamaDecoderLayer.residual_block`), so every architecture's step is the eager one."""
     m = model.model
     S = cache.max_length
-    B = token.shape[0]
-    x = m.embed_tokens(token)                                               # (B, 1, hidden)
+    x = m.embed(token)                                                      # (B, 1, hidden)
     cos, sin = m.rotary_emb(pos.view(1, 1), x.dtype, S)                     # (1, 1, 1, D)
-    keep = (arange(S, dtype=int64, device=pos.device) <= pos).view(1, 1, 1, S)
+    index = arange(S, dtype=int64, device=pos.device)
+    keep = (index <= pos).view(1, 1, 1, S)
+    masks = {None: keep}
     for layer in m.layers:
         a = layer.self_attn
-        h = layer.input_layernorm(x)
-        q = a.q_proj(h).view(B, 1, a.num_heads, a.head_dim).transpose(1, 2)      # (B, H, 1, D)
-        k = a.k_proj(h).view(B, 1, a.num_kv_heads, a.head_dim).transpose(1, 2)   # (B, Hkv, 1, D)
-        v = a.v_proj(h).view(B, 1, a.num_kv_heads, a.head_dim).transpose(1, 2)
-        q = apply_rotary_pos_emb(q, cos, sin, a.rotary_convention)
-        k = apply_rotary_pos_emb(k, cos, sin, a.rotary_convention)
-        keys, values = cache.keys[a.layer_idx], cache.values[a.layer_idx]       # (B, Hkv, S, D)
-        at = pos.view(1, 1, 1, 1).expand(k.shape)                                # (B, Hkv, 1, D)
-        keys.scatter_(2, at, k)
-        values.scatter_(2, at, v)
-        group = a.num_heads // a.num_kv_heads
-        # the G queries of a KV head become G rows against it (the cache is read in place)
-        out = F.scaled_dot_product_attention(q.reshape(B, a.num_kv_heads, group, a.head_dim), keys, values,
-                                             attn_mask=keep)                     # (B, Hkv, G, D)
-        x = x + a.o_proj(out.reshape(B, 1, a.num_heads * a.head_dim))
-        x = x + layer.mlp(layer.post_attention_layernorm(x))
-    return model.lm_head(m.norm(x))[:, -1]                                     # (B, V)
+        w = a.sliding_window
+        if w not in masks:                                                  # keys pos - w < j <= pos
+            masks[w] = keep.logical_and((index > pos - w).view(1, 1, 1, S))
+        x = layer.residual_block(x, lambda h: _static_attention(a, h, cos, sin, pos, cache, masks[w]))
+    return model.logits(m.norm(x))[:, -1]                                   # (B, V)
+
+
+def _static_attention(a, h: Tensor, cos: Tensor, sin: Tensor, pos: Tensor, cache: KVCache, mask: Tensor) -> Tensor:
+    """``a`` (a LlamaAttention) on h (B, 1, hidden) with its keys/values scattered into the cache at pos."""
+    B = h.shape[0]
+    q, k, v = a.project(h, cos, sin)                                         # (B, H, 1, D), (B, Hkv, 1, D)
+    keys, values = cache.keys[a.layer_idx], cache.values[a.layer_idx]       # (B, Hkv, S, D)
+    at = pos.view(1, 1, 1, 1).expand(k.shape)                                # (B, Hkv, 1, D)
+    keys.scatter_(2, at, k)
+    values.scatter_(2, at, v)
+    out = a.attend(q, keys, values, mask)                                    # (B, H, 1, D)
+    return a.o_proj(out.reshape(B, 1, a.num_heads * a.head_dim))
 
 
 class GraphedGreedyDecoder:
-    """The greedy decode step of ``model`` for ``out`` (B, total) ids, captured in a CUDA graph.
+    """The greedy decode step of ``model`` for ``batch_size`` rows of up to ``max_length`` ids,
+    captured in a CUDA graph on its first :meth:`step` and replayed after that.
 
-    ``begin(first_token_position)`` runs the step once eagerly on a side stream (which warms up
-    every kernel and plan) and captures it; each ``step()`` then replays it: the token at
-    ``pos`` goes through the model, the argmax is written to ``out[:, pos + 1]`` and ``pos``
-    advances."""
+    It owns the static tensors the graph reads and writes: ``out`` (B, max_length) ids, ``cache``
+    (a :class:`KVCache` of max_length positions), ``token`` (B, 1), ``pos`` (1,), the eos ids,
+    ``pad`` and ``unfinished`` (B,), and the rotary tables. Each step feeds ``token`` at ``pos``,
+    writes the argmax to ``out[:, pos + 1]`` and advances ``pos``."""
 
-    def __init__(self, model, out: Tensor, cache: KVCache, eos: Sequence[int], pad: int) -> None:
-        import tinytorch.cuda as cuda
-        self.cuda, self.model, self.out, self.cache = cuda, model, out, cache
-        dev = out.device
-        B = out.shape[0]
-        self.token = full((B, 1), 0, dtype=int64, device=dev)
+    def __init__(self, model, batch_size: int, max_length: int, num_eos: int) -> None:
+        w = model.model.embed_tokens.weight
+        dev = w.device
+        self.model, self.num_eos = model, num_eos
+        self.out = zeros(batch_size, max_length, dtype=int64, device=dev)
+        self.cache = model.make_cache(batch_size, max_length)
+        self.token = full((batch_size, 1), 0, dtype=int64, device=dev)
         self.pos = full((1,), 0, dtype=int64, device=dev)
-        self.eos = _ids(eos, dev) if eos else None
-        self.pad = full((1,), pad, dtype=int64, device=dev)   # a device operand: a Python one is copied in
-        self.unfinished = full((B,), 1, dtype=int64, device=dev) if eos else None
+        self.eos = full((num_eos,), 0, dtype=int64, device=dev) if num_eos else None
+        self.pad = full((1,), 0, dtype=int64, device=dev)   # a device operand: a Python one is copied in
+        self.unfinished = full((batch_size,), 1, dtype=int64, device=dev) if num_eos else None
+        # the graph reads the rotary tables by address: hold them, so a longer table built later
+        # for another length cannot free them
+        self.rotary_tables = model.model.rotary_emb._table(max_length, w.dtype, dev)
         self.graph: Optional[object] = None
+        self.captures = 0
 
     def _body(self) -> None:
         logits = static_decode_logits(self.model, self.token, self.pos, self.cache)
@@ -82,22 +98,34 @@ class GraphedGreedyDecoder:
         self.token.copy_(nxt[:, None])
         self.pos.add_(1)
 
-    def begin(self, first_token: Tensor, position: int) -> None:
-        """Feeds ``first_token`` (B,) at ``position``: one eager step, then the capture."""
-        cuda = self.cuda
+    def start(self, first_token: Tensor, position: int, eos: Sequence[int], pad: int,
+              unfinished: Optional[Tensor]) -> None:
+        """Sets up a decode: ``first_token`` (B,) (already in ``out[:, position]``) is fed at
+        ``position``; ``eos`` (``num_eos`` ids), ``pad`` and the rows still ``unfinished`` (B,) bool."""
         self.token.copy_(first_token[:, None])
         self.pos.fill_(position)
+        self.pad.fill_(pad)
+        if self.eos is not None:
+            self.eos.copy_(as_tensor(list(eos), dtype=int64, device=self.eos.device))
+            self.unfinished.copy_(unfinished.to(int64))
+
+    def step(self) -> None:
+        """One decode step: replays the graph, capturing it first if there is none (the capture's
+        warm-up runs the step for real, eagerly, on a side stream)."""
+        if self.graph is not None:
+            self.graph.replay()
+            return
+        import tinytorch.cuda as cuda
         side = cuda.Stream()
         side.wait_stream(cuda.current_stream())
         with cuda.stream(side):
-            self._body()                       # the step for position, run for real (warm-up)
+            self._body()                       # this step, run for real (warms up every kernel and plan)
         cuda.current_stream().wait_stream(side)
-        self.graph = cuda.CUDAGraph()
-        with cuda.graph(self.graph):
+        graph = cuda.CUDAGraph()
+        with cuda.graph(graph):
             self._body()
-
-    def step(self) -> None:
-        self.graph.replay()
+        self.graph = graph
+        self.captures += 1
 
     def finished(self) -> bool:
         """True once every row has produced an eos token (reads one value back to the host)."""
@@ -109,6 +137,57 @@ class GraphedGreedyDecoder:
             self.graph = None
 
 
-def _ids(ids: Sequence[int], device) -> Tensor:
-    from tinytorch._creation import as_tensor
-    return as_tensor(list(ids), dtype=int64, device=device)
+def parameter_fingerprint(model) -> Tuple:
+    """Where every parameter and buffer of ``model`` lives (address, shape, dtype, device): a graph
+    captured against one fingerprint is valid while it holds. In-place updates keep it (the graph
+    reads the new values); replacing, casting or moving a tensor changes it."""
+    return tuple((t.data_ptr(), tuple(t.shape), t.dtype, str(t.device))
+                 for t in (*model.parameters(), *model.buffers()) if t is not None)
+
+
+class DecodeGraphCache:
+    """A model's captured decode steps (:class:`GraphedGreedyDecoder`), by (batch, cache length,
+    dtype, device, number of eos ids), valid for the parameter fingerprint they were captured with.
+    ``captures`` counts the graphs captured so far. Copies and pickles of a model start empty."""
+
+    def __init__(self) -> None:
+        self.decoders: Dict[tuple, GraphedGreedyDecoder] = {}
+        self.fingerprint: Optional[Tuple] = None
+        self._dropped_captures = 0
+
+    @property
+    def captures(self) -> int:
+        """How many decode steps were captured through this cache (replays don't count)."""
+        return self._dropped_captures + sum(d.captures for d in self.decoders.values())
+
+    def decoder(self, model, batch_size: int, length: int, num_eos: int) -> GraphedGreedyDecoder:
+        """The decoder for ``batch_size`` rows of up to ``length`` ids (rounded up to the bucket, at
+        most the model's context), built on first use; all are dropped when the parameters moved."""
+        fingerprint = parameter_fingerprint(model)
+        if fingerprint != self.fingerprint:
+            self.clear()
+            self.fingerprint = fingerprint
+        w = model.model.embed_tokens.weight
+        bucket = -(-length // LENGTH_BUCKET) * LENGTH_BUCKET
+        max_length = max(length, min(bucket, model.config.max_position_embeddings))
+        key = (batch_size, max_length, w.dtype, str(w.device), num_eos)
+        dec = self.decoders.get(key)
+        if dec is None:
+            dec = self.decoders[key] = GraphedGreedyDecoder(model, batch_size, max_length, num_eos)
+        return dec
+
+    def clear(self) -> None:
+        """Drops every captured graph and its buffers."""
+        for dec in self.decoders.values():
+            self._dropped_captures += dec.captures
+            dec.close()
+        self.decoders.clear()
+
+    def __len__(self) -> int:
+        return len(self.decoders)
+
+    def __deepcopy__(self, memo) -> "DecodeGraphCache":
+        return DecodeGraphCache()
+
+    def __reduce__(self):
+        return (DecodeGraphCache, ())

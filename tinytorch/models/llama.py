@@ -1,21 +1,23 @@
-"""``LlamaModel`` and ``LlamaForCausalLM`` (llama, mistral, qwen2) with Hugging Face ``transformers``'
-parameter names, so an HF checkpoint's state dict loads as it is."""
+"""``LlamaModel`` and ``LlamaForCausalLM`` (llama, mistral, qwen2, qwen3, gemma, gemma2) with Hugging Face
+``transformers``' parameter names, so an HF checkpoint's state dict loads as it is."""
 from __future__ import annotations
 
+import functools
 import os
 from typing import Optional, Union
 
-from tinytorch._creation import arange, ones
-from tinytorch._dtype import bool_, int64
+from tinytorch._creation import arange, ones, tensor
+from tinytorch._dtype import bool_, float32, int64
 from tinytorch.models.config import LlamaConfig
+from tinytorch.models.graph_decode import DecodeGraphCache
 from tinytorch.models.kv_cache import KVCache
-from tinytorch.models.layers import LlamaDecoderLayer
+from tinytorch.models.layers import LlamaDecoderLayer, make_norm
 from tinytorch.models.rotary import RotaryEmbedding
+from tinytorch.models.variant_blocks import sliding_window_mask, soft_cap
 from tinytorch.nn.modules.container import ModuleList
 from tinytorch.models.init_control import Linear
 from tinytorch.models.init_control import Embedding
 from tinytorch.nn.modules.module import Module
-from tinytorch.nn.modules.normalization import RMSNorm
 from tinytorch.tensor import Tensor
 
 
@@ -40,6 +42,32 @@ def attention_keep_mask(attention_mask: Optional[Tensor], past: int, length: int
     return keep if keep.dim() == 4 else keep[None, None]
 
 
+@functools.lru_cache(maxsize=None)
+def rounded_to(value: float, dtype) -> float:
+    """value (a float32 number, as transformers' buffer) rounded to dtype, as a Python float."""
+    return tensor(value, dtype=float32).to(dtype=dtype).item()
+
+
+def layer_masks(config: LlamaConfig, attention_mask: Optional[Tensor], past: int, length: int, device):
+    """(mask, is_causal) for the layers attending to everything before them and for sliding-window
+    layers (gemma2): masks as :func:`attention_keep_mask` or None with ``is_causal`` (a prompt into an
+    empty cache, no padding); the window's mask only where some key falls out of it."""
+    is_causal = attention_mask is None and past == 0 and length > 1
+    mask = None
+    if attention_mask is not None or (past > 0 and length > 1):
+        mask = attention_keep_mask(attention_mask, past, length, device)
+    full = (mask, is_causal)
+    windows = {config.layer_window(i) for i in range(config.num_hidden_layers)} - {None}
+    local = {}
+    for w in windows:
+        if past + length - 1 < w:                          # every key still in the window
+            local[w] = full
+        else:
+            keep = mask if mask is not None else attention_keep_mask(None, past, length, device)
+            local[w] = (sliding_window_mask(keep, past, w), False)
+    return full, local
+
+
 class LlamaModel(Module):
     """Token embeddings, ``num_hidden_layers`` decoder layers and the final RMSNorm."""
 
@@ -49,9 +77,18 @@ class LlamaModel(Module):
         kw = dict(device=device, dtype=dtype)
         self.embed_tokens = Embedding(config.vocab_size, config.hidden_size, **kw)
         self.layers = ModuleList([LlamaDecoderLayer(config, i, **kw) for i in range(config.num_hidden_layers)])
-        self.norm = RMSNorm(config.hidden_size, eps=config.rms_norm_eps, **kw)
+        self.norm = make_norm(config, config.hidden_size, **kw)
         self.rotary_emb = RotaryEmbedding(config.head_dim, config.max_position_embeddings, config.rope_theta,
                                           config.rope_scaling, config.rotary_convention, device=device)
+
+    def embed(self, input_ids: Tensor) -> Tensor:
+        """The (B, T, hidden) embeddings of input_ids (B, T); gemma's scaled by sqrt(hidden) rounded to
+        the model dtype (as transformers)."""
+        x = self.embed_tokens(input_ids)
+        scale = self.config.embed_scale
+        if scale is not None:
+            x = x * rounded_to(scale, x.dtype)
+        return x
 
     def forward(self, input_ids: Tensor, attention_mask: Optional[Tensor] = None,
                 position_ids: Optional[Tensor] = None, past_key_values: Optional[KVCache] = None) -> Tensor:
@@ -72,13 +109,12 @@ class LlamaModel(Module):
                 position_ids = positions_from_mask(attention_mask)[:, past:]
             else:
                 position_ids = arange(past, past + T, dtype=int64, device=dev)[None]
-        x = self.embed_tokens(input_ids)
+        x = self.embed(input_ids)
         cos, sin = self.rotary_emb(position_ids, x.dtype, past + T)
-        is_causal = attention_mask is None and past == 0 and T > 1
-        mask = None
-        if attention_mask is not None or (past > 0 and T > 1):
-            mask = attention_keep_mask(attention_mask, past, T, dev)
+        full, local = layer_masks(self.config, attention_mask, past, T, dev)
         for layer in self.layers:
+            window = layer.self_attn.sliding_window
+            mask, is_causal = full if window is None else local[window]
             x = layer(x, cos, sin, mask, is_causal, cache)
         if cache is not None:
             cache.advance(T)
@@ -87,13 +123,16 @@ class LlamaModel(Module):
 
 class LlamaForCausalLM(Module):
     """A Llama-family causal language model: ``model`` (:class:`LlamaModel`) and ``lm_head``
-    (tied to ``model.embed_tokens`` when ``config.tie_word_embeddings``)."""
+    (tied to ``model.embed_tokens`` when ``config.tie_word_embeddings``). ``decode_graphs`` keeps the
+    decode steps that ``generate(cuda_graph=True)`` captured, for later calls
+    (:class:`~tinytorch.models.graph_decode.DecodeGraphCache`; ``decode_graphs.clear()`` frees them)."""
 
     def __init__(self, config: LlamaConfig, device=None, dtype=None) -> None:
         super().__init__()
         self.config = config
         self.model = LlamaModel(config, device=device, dtype=dtype)
         self.lm_head = Linear(config.hidden_size, config.vocab_size, bias=False, device=device, dtype=dtype)
+        self.decode_graphs = DecodeGraphCache()
         self.tie_weights()
 
     def tie_weights(self) -> None:
@@ -109,7 +148,13 @@ class LlamaForCausalLM(Module):
         h = self.model(input_ids, attention_mask, position_ids, past_key_values)
         if logits_to_keep:
             h = h[:, -logits_to_keep:]
-        return self.lm_head(h)
+        return self.logits(h)
+
+    def logits(self, h: Tensor) -> Tensor:
+        """lm_head of the final hidden states, soft-capped where the config says (gemma2)."""
+        out = self.lm_head(h)
+        cap = self.config.final_logit_softcapping
+        return soft_cap(out, cap) if cap is not None else out
 
     def make_cache(self, batch_size: int, max_length: int, dtype=None, device=None) -> KVCache:
         """A :class:`KVCache` for ``batch_size`` sequences of up to ``max_length`` positions, in the
@@ -135,6 +180,6 @@ class LlamaForCausalLM(Module):
 
     @classmethod
     def from_gguf(cls, path: Union[str, os.PathLike], dtype=None, device=None) -> "LlamaForCausalLM":
-        """Loads a llama.cpp GGUF file (llama, mistral, qwen2): see :func:`tinytorch.models.gguf_loader.load_gguf`."""
+        """Loads a llama.cpp GGUF file (llama, mistral, qwen2, qwen3, gemma, gemma2): see :func:`tinytorch.models.gguf_loader.load_gguf`."""
         from tinytorch.models.gguf_loader import load_gguf
         return load_gguf(cls, path, dtype=dtype, device=device)
