@@ -122,7 +122,10 @@ def test_capturable_adam_kernel_equals_the_fused_step(dtype, kw, lr_on_device):
     results = []
     for capturable in (False, True):
         ps = [tt.tensor(w, dtype=dt, device=DEV, requires_grad=True) for w in w0]
-        lr = tt.tensor(0.05, device=DEV) if capturable and lr_on_device else 0.05
+        # A float32 lr tensor holds 0.05 rounded to float32: the host-lr reference uses that value.
+        lr = float(np.float32(0.05)) if lr_on_device else 0.05
+        if capturable and lr_on_device:
+            lr = tt.tensor(0.05, device=DEV)
         opt = tt.optim.Adam(ps, lr=lr, capturable=capturable, fused=True, **kw)
         for gs in grads:
             for p, g in zip(ps, gs):
