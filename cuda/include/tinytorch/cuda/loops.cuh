@@ -77,6 +77,22 @@ __global__ void unary_strided_kernel(int64_t n, OffsetCalc<2> oc, Pointers<2> p,
   }
 }
 
+// Strided operands whose innermost dim is dense in all of them (a head split (B, T, H, D) ->
+// (B, H, T, D), a column slice): V elements per thread with vector accesses, so the index math
+// runs once per vector and each warp moves whole 16-byte chunks. oc describes vectors, not elements.
+template <class Out, class A, int V, class F>
+__global__ void unary_inner_vec_kernel(int64_t nvec, OffsetCalc<2> oc, Pointers<2> p, F f) {
+  TT_GRID_STRIDE(i, nvec) {
+    int64_t off[2];
+    oc.offsets(i, off);
+    Vec<A, V> x = *reinterpret_cast<const Vec<A, V>*>(p.p[1] + off[1]);
+    Vec<Out, V> y;
+#pragma unroll
+    for (int j = 0; j < V; ++j) y.v[j] = f(x.v[j]);
+    *reinterpret_cast<Vec<Out, V>*>(p.p[0] + off[0]) = y;
+  }
+}
+
 template <class Out, class A, int V, class F>
 __global__ void unary_dense_kernel(int64_t n, Out* out, const A* a, F f) {
   int64_t nvec = n / V;
@@ -140,6 +156,32 @@ inline Pointers<N> pointers_of(const IterGeometry<N>& g) {
 
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 
+// True when the innermost dim is dense in every operand, holds a multiple of V elements, and
+// every base pointer and outer stride keeps V-element vectors aligned: then `g` can be walked
+// in vectors (as_vectors).
+template <int N>
+bool inner_dim_vectorizable(const IterGeometry<N>& g, const std::array<int64_t, N>& itemsizes, int V) {
+  int inner = g.ndim - 1;
+  if (V <= 1 || inner < 0 || g.shape[inner] % V != 0) return false;
+  for (int k = 0; k < N; ++k) {
+    int64_t vbytes = itemsizes[k] * V;
+    if (g.strides[k][inner] != itemsizes[k] || reinterpret_cast<uintptr_t>(g.base[k]) % vbytes != 0) return false;
+    for (int d = 0; d < inner; ++d)
+      if (g.strides[k][d] % vbytes != 0) return false;
+  }
+  return true;
+}
+
+// The same geometry counted in V-element vectors along the innermost dim.
+template <int N>
+IterGeometry<N> as_vectors(IterGeometry<N> g, int V) {
+  int inner = g.ndim - 1;
+  g.shape[inner] /= V;
+  for (int k = 0; k < N; ++k) g.strides[k][inner] *= V;
+  g.numel /= V;
+  return g;
+}
+
 template <class T>
 constexpr int vec_width() { return sizeof(T) >= 16 ? 1 : int(16 / sizeof(T)); }
 
@@ -153,6 +195,10 @@ void gpu_unary(const Tensor& in, const Tensor& out, F f) {
   if (g.is_contiguous({sizeof(Out), sizeof(A)}) && aligned16(g.base[0]) && aligned16(g.base[1])) {
     unary_dense_kernel<Out, A, V><<<grid_for(g.numel, V), kThreads, 0, stream>>>(
         g.numel, reinterpret_cast<Out*>(g.base[0]), reinterpret_cast<const A*>(g.base[1]), f);
+  } else if (inner_dim_vectorizable(g, {sizeof(Out), sizeof(A)}, V)) {
+    IterGeometry<2> gv = as_vectors(g, V);
+    unary_inner_vec_kernel<Out, A, V><<<grid_for(gv.numel), kThreads, 0, stream>>>(gv.numel, OffsetCalc<2>(gv),
+                                                                                    pointers_of(g), f);
   } else {
     unary_strided_kernel<Out, A><<<grid_for(g.numel), kThreads, 0, stream>>>(g.numel, OffsetCalc<2>(g),
                                                                               pointers_of(g), f);
