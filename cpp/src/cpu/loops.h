@@ -91,6 +91,33 @@ void binary_loop(const Tensor& a, const Tensor& b, const Tensor& out, const F& f
   });
 }
 
+// float32 unary_loop whose contiguous runs go to a vectorized kernel contig(x, out, n); strided
+// runs use f.
+template <class Contig, class F>
+void unary_loop_f32(const Tensor& in, const Tensor& out, const Contig& contig, const F& f) {
+  StridedIter<2> it({&out, &in});
+  it.for_each([&](char* const* p, const int64_t* s, int64_t n) {
+    if (s[0] == sizeof(float) && s[1] == sizeof(float))
+      return contig(reinterpret_cast<const float*>(p[1]), reinterpret_cast<float*>(p[0]), n);
+    for (int64_t i = 0; i < n; ++i)
+      *reinterpret_cast<float*>(p[0] + i * s[0]) = f(*reinterpret_cast<const float*>(p[1] + i * s[1]));
+  });
+}
+
+// float32 binary_loop whose runs with all three operands contiguous go to contig(a, b, out, n).
+template <class Contig, class F>
+void binary_loop_f32(const Tensor& a, const Tensor& b, const Tensor& out, const Contig& contig, const F& f) {
+  StridedIter<3> it({&out, &a, &b});
+  it.for_each([&](char* const* p, const int64_t* s, int64_t n) {
+    if (s[0] == sizeof(float) && s[1] == sizeof(float) && s[2] == sizeof(float))
+      return contig(reinterpret_cast<const float*>(p[1]), reinterpret_cast<const float*>(p[2]),
+                    reinterpret_cast<float*>(p[0]), n);
+    for (int64_t i = 0; i < n; ++i)
+      *reinterpret_cast<float*>(p[0] + i * s[0]) =
+          f(*reinterpret_cast<const float*>(p[1] + i * s[1]), *reinterpret_cast<const float*>(p[2] + i * s[2]));
+  });
+}
+
 // out[i] = f(a[i], b[i], c[i]) with per-operand types, strided (used by where/clamp/optimizers).
 template <class Out, class A, class B, class C, class F>
 void ternary_loop(const Tensor& a, const Tensor& b, const Tensor& c, const Tensor& out, const F& f) {
