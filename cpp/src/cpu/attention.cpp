@@ -13,6 +13,7 @@
 #include <vector>
 #include "fast_exp.h"
 #include "reduce_simd.h"  // TT_SIMD_CLONES, simd::extreme
+#include "sgemm_avx512.h"
 #include "tinytorch/kernels/attention.h"
 #include "tinytorch/parallel.h"
 
@@ -56,9 +57,15 @@ __attribute__((always_inline)) inline void tile_gemm_impl(int64_t m, int64_t n, 
   }
 }
 
-TT_SIMD_CLONES void tile_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_rs, int64_t a_cs,
-                              const float* b, int64_t ldb, float* c, int64_t ldc, bool acc) {
+TT_SIMD_CLONES void tile_gemm_clones(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_rs, int64_t a_cs,
+                                     const float* b, int64_t ldb, float* c, int64_t ldc, bool acc) {
   tile_gemm_impl(m, n, k, a, a_rs, a_cs, b, ldb, c, ldc, acc);
+}
+// float: the AVX-512 GEMM's register-blocked micro-kernel (8 rows x 32 columns) where enabled.
+void tile_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_rs, int64_t a_cs, const float* b,
+               int64_t ldb, float* c, int64_t ldc, bool acc) {
+  if (sgemm_avx512_enabled()) return sgemm_avx512_small(m, n, k, a, a_rs, a_cs, b, ldb, c, ldc, acc);
+  tile_gemm_clones(m, n, k, a, a_rs, a_cs, b, ldb, c, ldc, acc);
 }
 TT_SIMD_CLONES void tile_gemm(int64_t m, int64_t n, int64_t k, const double* a, int64_t a_rs, int64_t a_cs,
                               const double* b, int64_t ldb, double* c, int64_t ldc, bool acc) {

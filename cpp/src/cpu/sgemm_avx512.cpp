@@ -1,0 +1,230 @@
+// AVX-512 float32 GEMM. B is cut into panels of 32 columns (packed, or read in place when its
+// rows are contiguous), A into blocks of 12 rows packed k-major, so the micro-kernel broadcasts
+// A from one stream and keeps a 12 x 32 tile of C in 24 zmm accumulators (2 loads + 12
+// broadcasts per 24 FMAs: FMA-bound). Small products (attention tiles) skip the packing and
+// read A in place, 8 rows at a time.
+#include "sgemm_avx512.h"
+#include <immintrin.h>
+#include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+#include <vector>
+#include "simd_level.h"
+
+namespace tt::cpu {
+
+bool sgemm_avx512_enabled() {
+  static const bool ok = simd_level() == SimdLevel::Avx512 && std::getenv("TINYTORCH_NO_AVX512_GEMM") == nullptr;
+  return ok;
+}
+
+#if TT_X86_SIMD
+namespace {
+
+constexpr int kNR = 32;                // C columns per micro-tile: 2 zmm
+constexpr int kMP = 12;                // C rows per packed micro-tile
+constexpr int kMI = 8;                 // C rows per in-place micro-tile
+constexpr int64_t kKC = 384;           // k-block: a B panel (384 x 32 floats, 48 KiB) ~ L1
+constexpr int64_t kDirectMaxN = 1024;  // a non-transposed B up to this wide is read in place
+
+TT_TARGET_AVX512 inline __mmask16 lo_mask(int64_t w) {
+  return static_cast<__mmask16>(w >= 16 ? 0xFFFF : (1u << w) - 1);
+}
+TT_TARGET_AVX512 inline __mmask16 hi_mask(int64_t w) {
+  return static_cast<__mmask16>(w >= 32 ? 0xFFFF : w > 16 ? (1u << (w - 16)) - 1 : 0);
+}
+
+// Packs B[k0:k0+kc, 0:n] into ceil(n/32) panels, panel q: (kc, 32), zero-padded columns.
+TT_TARGET_AVX512 void pack_b(const float* b, int64_t ldb, bool tb, int64_t k0, int64_t kc, int64_t n, float* dst) {
+  for (int64_t q = 0; q < n; q += kNR, dst += kc * kNR) {
+    const int64_t w = std::min<int64_t>(kNR, n - q);
+    if (!tb) {  // row p of the panel: 32 consecutive floats of B's row k0 + p
+      const __mmask16 m0 = lo_mask(w), m1 = hi_mask(w);
+      for (int64_t p = 0; p < kc; ++p) {
+        const float* src = b + (k0 + p) * ldb + q;
+        _mm512_storeu_ps(dst + p * kNR, _mm512_maskz_loadu_ps(m0, src));
+        _mm512_storeu_ps(dst + p * kNR + 16, _mm512_maskz_loadu_ps(m1, src + 16));
+      }
+    } else {  // B[k, j] = b[j*ldb + k]: column j of the panel is a contiguous run of b
+      if (w < kNR) std::fill(dst, dst + kc * kNR, 0.f);
+      for (int64_t j = 0; j < w; ++j) {
+        const float* src = b + (q + j) * ldb + k0;
+        for (int64_t p = 0; p < kc; ++p) dst[p * kNR + j] = src[p];
+      }
+    }
+  }
+}
+
+// Packs A[0:m, k0:k0+kc] (A[i, p] = a[i*rsa + p*csa]) into ceil(m/12) blocks, block t: (kc, 12)
+// k-major, rows past m zero.
+TT_TARGET_AVX512 void pack_a(const float* a, int64_t rsa, int64_t csa, int64_t m, int64_t k0, int64_t kc,
+                             float* dst) {
+  for (int64_t i0 = 0; i0 < m; i0 += kMP, dst += kc * kMP) {
+    const int64_t mr = std::min<int64_t>(kMP, m - i0);
+    if (rsa == 1) {  // the block's rows are contiguous for each p (A transposed)
+      const __mmask16 mm = static_cast<__mmask16>((1u << mr) - 1);
+      for (int64_t p = 0; p < kc; ++p)
+        _mm512_mask_storeu_ps(dst + p * kMP, 0x0FFF, _mm512_maskz_loadu_ps(mm, a + i0 + (k0 + p) * csa));
+    } else {
+      for (int64_t r = 0; r < kMP; ++r) {
+        const float* src = a + (i0 + r) * rsa + k0 * csa;
+        if (r < mr)
+          for (int64_t p = 0; p < kc; ++p) dst[p * kMP + r] = src[p * csa];
+        else
+          for (int64_t p = 0; p < kc; ++p) dst[p * kMP + r] = 0.f;
+      }
+    }
+  }
+}
+
+// C[0:mr, 0:32] (=|+=) alpha * Apack (kc, 12) @ panel; first: apply beta (0 -> C not read).
+// The panel's row p is bp[p*ldp : p*ldp + 32]. Full: w == 32 (no masks).
+template <bool Full>
+TT_TARGET_AVX512 void micro_packed(int64_t mr, int64_t kc, const float* ap, const float* bp, int64_t ldp, float* c,
+                                   int64_t ldc, int64_t w, float alpha, float beta, bool first) {
+  const __mmask16 m0 = Full ? 0xFFFF : lo_mask(w), m1 = Full ? 0xFFFF : hi_mask(w);
+  __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
+         c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00, c80 = c00,
+         c81 = c00, c90 = c00, c91 = c00, ca0 = c00, ca1 = c00, cb0 = c00, cb1 = c00;
+  for (int64_t p = 0; p < kc; ++p, ap += kMP, bp += ldp) {
+    const __m512 b0 = Full ? _mm512_loadu_ps(bp) : _mm512_maskz_loadu_ps(m0, bp);
+    const __m512 b1 = Full ? _mm512_loadu_ps(bp + 16) : _mm512_maskz_loadu_ps(m1, bp + 16);
+#define TT_ROW(r, o)                               \
+  {                                                \
+    const __m512 av = _mm512_set1_ps(ap[o]);       \
+    c##r##0 = _mm512_fmadd_ps(av, b0, c##r##0);    \
+    c##r##1 = _mm512_fmadd_ps(av, b1, c##r##1);    \
+  }
+    TT_ROW(0, 0) TT_ROW(1, 1) TT_ROW(2, 2) TT_ROW(3, 3) TT_ROW(4, 4) TT_ROW(5, 5)
+    TT_ROW(6, 6) TT_ROW(7, 7) TT_ROW(8, 8) TT_ROW(9, 9) TT_ROW(a, 10) TT_ROW(b, 11)
+#undef TT_ROW
+  }
+  const __m512 acc[2 * kMP] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51,
+                               c60, c61, c70, c71, c80, c81, c90, c91, ca0, ca1, cb0, cb1};
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(first ? beta : 1.f);
+  const bool read = !first || beta != 0.f;
+  for (int64_t r = 0; r < mr; ++r) {
+    float* cr = c + r * ldc;
+    __m512 v0 = _mm512_mul_ps(va, acc[2 * r]), v1 = _mm512_mul_ps(va, acc[2 * r + 1]);
+    if (read) {
+      v0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, cr), v0);
+      v1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, cr + 16), v1);
+    }
+    _mm512_mask_storeu_ps(cr, m0, v0);
+    _mm512_mask_storeu_ps(cr + 16, m1, v1);
+  }
+}
+
+// As micro_packed with A read in place (A[i, p] = a[i*rsa + p*csa]), 8 rows; rows past mr
+// re-read row 0 and are dropped. 16 named accumulators (an array makes GCC spill them).
+TT_TARGET_AVX512 void micro_inplace(int64_t mr, int64_t kc, const float* a, int64_t rsa, int64_t csa,
+                                    const float* bp, int64_t ldp, float* c, int64_t ldc, int64_t w, float alpha,
+                                    float beta, bool first) {
+  const __mmask16 m0 = lo_mask(w), m1 = hi_mask(w);
+  const float* ar[kMI];
+  for (int r = 0; r < kMI; ++r) ar[r] = a + (r < mr ? r : 0) * rsa;
+  const float *a0 = ar[0], *a1 = ar[1], *a2 = ar[2], *a3 = ar[3], *a4 = ar[4], *a5 = ar[5], *a6 = ar[6], *a7 = ar[7];
+  __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
+         c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m512 b0 = _mm512_maskz_loadu_ps(m0, bp + p * ldp), b1 = _mm512_maskz_loadu_ps(m1, bp + p * ldp + 16);
+    const int64_t o = p * csa;
+#define TT_ROW(r)                                   \
+  {                                                 \
+    const __m512 av = _mm512_set1_ps(a##r[o]);      \
+    c##r##0 = _mm512_fmadd_ps(av, b0, c##r##0);     \
+    c##r##1 = _mm512_fmadd_ps(av, b1, c##r##1);     \
+  }
+    TT_ROW(0) TT_ROW(1) TT_ROW(2) TT_ROW(3) TT_ROW(4) TT_ROW(5) TT_ROW(6) TT_ROW(7)
+#undef TT_ROW
+  }
+  const __m512 acc[2 * kMI] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71};
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(first ? beta : 1.f);
+  const bool read = !first || beta != 0.f;
+  for (int64_t r = 0; r < mr; ++r) {
+    float* cr = c + r * ldc;
+    __m512 v0 = _mm512_mul_ps(va, acc[2 * r]), v1 = _mm512_mul_ps(va, acc[2 * r + 1]);
+    if (read) {
+      v0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, cr), v0);
+      v1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, cr + 16), v1);
+    }
+    _mm512_mask_storeu_ps(cr, m0, v0);
+    _mm512_mask_storeu_ps(cr + 16, m1, v1);
+  }
+}
+
+// Fewer B panels than this: packing A costs more than it saves.
+constexpr int64_t kPackAMinPanels = 3;
+// Packed A is used in row blocks of about this many bytes (half of a 1-2 MiB L2).
+constexpr int64_t kPackABytes = 512 * 1024;
+
+}  // namespace
+
+void sgemm_avx512(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  const int64_t rsa = ta ? 1 : lda, csa = ta ? lda : 1;
+  // k is cut into equal blocks of <= kKC, a function of k only (the sum order never depends on m, n)
+  const int64_t nkb = (k + kKC - 1) / kKC, kc_max = (k + nkb - 1) / nkb;
+  const int64_t npan = (n + kNR - 1) / kNR, nablk = (m + kMP - 1) / kMP;
+  const bool direct = !tb && n <= kDirectMaxN;  // B's rows are contiguous (and few panels): read in place
+  const bool packed_a = npan >= kPackAMinPanels;
+  thread_local std::vector<float> bpack, apack;
+  if (!direct) bpack.resize(static_cast<size_t>(kc_max * npan * kNR));
+  if (packed_a) apack.resize(static_cast<size_t>(kc_max * nablk * kMP));
+  for (int64_t k0 = 0; k0 < k; k0 += kc_max) {
+    const int64_t kc = std::min(kc_max, k - k0);
+    const bool first = k0 == 0;
+    if (!direct) pack_b(b, ldb, tb, k0, kc, n, bpack.data());
+    if (packed_a) pack_a(a, rsa, csa, m, k0, kc, apack.data());
+    // A in blocks of mc rows whose packed copy (mc x kc) stays in L2 while every B panel passes
+    const int64_t mc = packed_a ? std::max<int64_t>(kMP, kPackABytes / (kc * 4) / kMP * kMP) : m;
+    for (int64_t i0 = 0; i0 < m; i0 += mc) {
+      const int64_t mb = std::min(mc, m - i0);
+      for (int64_t q = 0; q < npan; ++q) {  // a B panel stays in L1 while the rows of A stream by
+        const float* bp = direct ? b + k0 * ldb + q * kNR : bpack.data() + q * kc * kNR;
+        const int64_t ldp = direct ? ldb : kNR, w = std::min<int64_t>(kNR, n - q * kNR);
+        float* cq = c + q * kNR;
+        if (packed_a) {
+          for (int64_t i = i0; i < i0 + mb; i += kMP) {
+            const int64_t mr = std::min<int64_t>(kMP, m - i);
+            const float* ap = apack.data() + (i / kMP) * kc * kMP;
+            if (w == kNR) micro_packed<true>(mr, kc, ap, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
+            else micro_packed<false>(mr, kc, ap, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
+          }
+        } else {
+          for (int64_t i = i0; i < i0 + mb; i += kMI)
+            micro_inplace(std::min<int64_t>(kMI, m - i), kc, a + i * rsa + k0 * csa, rsa, csa, bp, ldp,
+                          cq + i * ldc, ldc, w, alpha, beta, first);
+        }
+      }
+    }
+  }
+}
+
+void sgemm_avx512_small(int64_t m, int64_t n, int64_t k, const float* a, int64_t rsa, int64_t csa, const float* b,
+                        int64_t ldb, float* c, int64_t ldc, bool accumulate) {
+  if (k == 0) {
+    if (!accumulate)
+      for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.f);
+    return;
+  }
+  for (int64_t q = 0; q < n; q += kNR)
+    for (int64_t i = 0; i < m; i += kMI)
+      micro_inplace(std::min<int64_t>(kMI, m - i), k, a + i * rsa, rsa, csa, b + q, ldb, c + i * ldc + q, ldc,
+                    std::min<int64_t>(kNR, n - q), 1.f, accumulate ? 1.f : 0.f, true);
+}
+
+#else  // not x86-64 GCC: never enabled
+
+void sgemm_avx512(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t, float,
+                  float*, int64_t) {
+  throw std::logic_error("sgemm_avx512: not built for this target");
+}
+void sgemm_avx512_small(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, const float*, int64_t, float*,
+                        int64_t, bool) {
+  throw std::logic_error("sgemm_avx512_small: not built for this target");
+}
+
+#endif
+
+}  // namespace tt::cpu
