@@ -55,45 +55,72 @@ TT_TARGET_AVX512 void pack_b(const float* b, int64_t ldb, bool tb, int64_t k0, i
   }
 }
 
-// Packs A[0:m, k0:k0+kc] (A[i, p] = a[i*rsa + p*csa]) into ceil(m/12) blocks, block t: (kc, 12)
-// k-major, rows past m zero.
-TT_TARGET_AVX512 void pack_a(const float* a, int64_t rsa, int64_t csa, int64_t m, int64_t k0, int64_t kc,
-                             float* dst) {
-  for (int64_t i0 = 0; i0 < m; i0 += kMP, dst += kc * kMP) {
-    const int64_t mr = std::min<int64_t>(kMP, m - i0);
-    if (rsa == 1) {  // the block's rows are contiguous for each p (A transposed)
-      const __mmask16 mm = static_cast<__mmask16>((1u << mr) - 1);
-      for (int64_t p = 0; p < kc; ++p)
-        _mm512_mask_storeu_ps(dst + p * kMP, 0x0FFF, _mm512_maskz_loadu_ps(mm, a + i0 + (k0 + p) * csa));
-    } else {
-      for (int64_t r = 0; r < kMP; ++r) {
-        const float* src = a + (i0 + r) * rsa + k0 * csa;
-        if (r < mr)
-          for (int64_t p = 0; p < kc; ++p) dst[p * kMP + r] = src[p * csa];
-        else
-          for (int64_t p = 0; p < kc; ++p) dst[p * kMP + r] = 0.f;
+// Packs A[0:m, k0:k0+kc] into ceil(m/12) blocks, block t: (kc, 12) k-major, rows past m zero.
+// A transposed (A[i, p] = a[i + p*lda]): row p of a is read once, front to back. A plain
+// (A[i, p] = a[i*lda + p]): 4 x 4 tiles transposed in registers.
+TT_TARGET_AVX512 void pack_a(const float* a, int64_t lda, bool ta, int64_t m, int64_t k0, int64_t kc, float* dst) {
+  const int64_t nblk = (m + kMP - 1) / kMP;
+  if (ta) {
+    for (int64_t p = 0; p < kc; ++p) {
+      const float* src = a + (k0 + p) * lda;
+      for (int64_t t = 0; t < nblk; ++t) {
+        const int64_t mr = std::min<int64_t>(kMP, m - t * kMP);
+        const __mmask16 mm = static_cast<__mmask16>((1u << mr) - 1);
+        _mm512_mask_storeu_ps(dst + (t * kc + p) * kMP, 0x0FFF, _mm512_maskz_loadu_ps(mm, src + t * kMP));
       }
+    }
+    return;
+  }
+  for (int64_t t = 0; t < nblk; ++t, dst += kc * kMP) {
+    for (int64_t r0 = 0; r0 < kMP; r0 += 4) {  // rows r0..r0+3 of the block
+      const float* rows[4];
+      int live = 0;
+      for (int r = 0; r < 4; ++r) {
+        const int64_t i = t * kMP + r0 + r;
+        rows[r] = i < m ? a + i * lda + k0 : nullptr;
+        live += i < m;
+      }
+      if (live == 0) {
+        for (int64_t p = 0; p < kc; ++p) _mm_storeu_ps(dst + p * kMP + r0, _mm_setzero_ps());
+        continue;
+      }
+      for (int r = live; r < 4; ++r) rows[r] = rows[0];  // dropped below
+      int64_t p = 0;
+      for (; p + 4 <= kc; p += 4) {
+        __m128 x0 = _mm_loadu_ps(rows[0] + p), x1 = _mm_loadu_ps(rows[1] + p), x2 = _mm_loadu_ps(rows[2] + p),
+               x3 = _mm_loadu_ps(rows[3] + p);
+        _MM_TRANSPOSE4_PS(x0, x1, x2, x3);  // x_j = (A[r0..r0+3, p + j])
+        const __m128 keep = _mm_castsi128_ps(_mm_cmplt_epi32(_mm_setr_epi32(0, 1, 2, 3), _mm_set1_epi32(live)));
+        _mm_storeu_ps(dst + (p + 0) * kMP + r0, _mm_and_ps(x0, keep));
+        _mm_storeu_ps(dst + (p + 1) * kMP + r0, _mm_and_ps(x1, keep));
+        _mm_storeu_ps(dst + (p + 2) * kMP + r0, _mm_and_ps(x2, keep));
+        _mm_storeu_ps(dst + (p + 3) * kMP + r0, _mm_and_ps(x3, keep));
+      }
+      for (; p < kc; ++p)
+        for (int r = 0; r < 4; ++r) dst[p * kMP + r0 + r] = r < live ? rows[r][p] : 0.f;
     }
   }
 }
 
-// C[0:mr, 0:32] (=|+=) alpha * Apack (kc, 12) @ panel; first: apply beta (0 -> C not read).
-// The panel's row p is bp[p*ldp : p*ldp + 32]. Full: w == 32 (no masks).
-template <bool Full>
+// C[0:mr, 0:w] (=|+=) alpha * Apack (kc, 12) @ panel; first: apply beta (0 -> C not read).
+// The panel's row p is bp[p*ldp : p*ldp + w]. Width: kFull (w == 32, no masks), kHalf (w <= 16:
+// one zmm per row, half the FMAs), kMasked.
+enum PanelWidth { kFull, kHalf, kMasked };
+template <PanelWidth Width>
 TT_TARGET_AVX512 void micro_packed(int64_t mr, int64_t kc, const float* ap, const float* bp, int64_t ldp, float* c,
                                    int64_t ldc, int64_t w, float alpha, float beta, bool first) {
-  const __mmask16 m0 = Full ? 0xFFFF : lo_mask(w), m1 = Full ? 0xFFFF : hi_mask(w);
+  const __mmask16 m0 = Width == kFull ? 0xFFFF : lo_mask(w), m1 = Width == kFull ? 0xFFFF : hi_mask(w);
   __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
          c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00, c80 = c00,
          c81 = c00, c90 = c00, c91 = c00, ca0 = c00, ca1 = c00, cb0 = c00, cb1 = c00;
   for (int64_t p = 0; p < kc; ++p, ap += kMP, bp += ldp) {
-    const __m512 b0 = Full ? _mm512_loadu_ps(bp) : _mm512_maskz_loadu_ps(m0, bp);
-    const __m512 b1 = Full ? _mm512_loadu_ps(bp + 16) : _mm512_maskz_loadu_ps(m1, bp + 16);
-#define TT_ROW(r, o)                               \
-  {                                                \
-    const __m512 av = _mm512_set1_ps(ap[o]);       \
-    c##r##0 = _mm512_fmadd_ps(av, b0, c##r##0);    \
-    c##r##1 = _mm512_fmadd_ps(av, b1, c##r##1);    \
+    const __m512 b0 = Width == kFull ? _mm512_loadu_ps(bp) : _mm512_maskz_loadu_ps(m0, bp);
+    const __m512 b1 = Width == kFull ? _mm512_loadu_ps(bp + 16) : Width == kHalf ? b0 : _mm512_maskz_loadu_ps(m1, bp + 16);
+#define TT_ROW(r, o)                                                \
+  {                                                                 \
+    const __m512 av = _mm512_set1_ps(ap[o]);                        \
+    c##r##0 = _mm512_fmadd_ps(av, b0, c##r##0);                     \
+    if (Width != kHalf) c##r##1 = _mm512_fmadd_ps(av, b1, c##r##1); \
   }
     TT_ROW(0, 0) TT_ROW(1, 1) TT_ROW(2, 2) TT_ROW(3, 3) TT_ROW(4, 4) TT_ROW(5, 5)
     TT_ROW(6, 6) TT_ROW(7, 7) TT_ROW(8, 8) TT_ROW(9, 9) TT_ROW(a, 10) TT_ROW(b, 11)
@@ -108,10 +135,10 @@ TT_TARGET_AVX512 void micro_packed(int64_t mr, int64_t kc, const float* ap, cons
     __m512 v0 = _mm512_mul_ps(va, acc[2 * r]), v1 = _mm512_mul_ps(va, acc[2 * r + 1]);
     if (read) {
       v0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, cr), v0);
-      v1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, cr + 16), v1);
+      if (Width != kHalf) v1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, cr + 16), v1);
     }
     _mm512_mask_storeu_ps(cr, m0, v0);
-    _mm512_mask_storeu_ps(cr + 16, m1, v1);
+    if (Width != kHalf) _mm512_mask_storeu_ps(cr + 16, m1, v1);
   }
 }
 
@@ -175,7 +202,7 @@ void sgemm_avx512(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha
     const int64_t kc = std::min(kc_max, k - k0);
     const bool first = k0 == 0;
     if (!direct) pack_b(b, ldb, tb, k0, kc, n, bpack.data());
-    if (packed_a) pack_a(a, rsa, csa, m, k0, kc, apack.data());
+    if (packed_a) pack_a(a, lda, ta, m, k0, kc, apack.data());
     // A in blocks of mc rows whose packed copy (mc x kc) stays in L2 while every B panel passes
     const int64_t mc = packed_a ? std::max<int64_t>(kMP, kPackABytes / (kc * 4) / kMP * kMP) : m;
     for (int64_t i0 = 0; i0 < m; i0 += mc) {
@@ -188,8 +215,9 @@ void sgemm_avx512(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha
           for (int64_t i = i0; i < i0 + mb; i += kMP) {
             const int64_t mr = std::min<int64_t>(kMP, m - i);
             const float* ap = apack.data() + (i / kMP) * kc * kMP;
-            if (w == kNR) micro_packed<true>(mr, kc, ap, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
-            else micro_packed<false>(mr, kc, ap, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
+            if (w == kNR) micro_packed<kFull>(mr, kc, ap, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
+            else if (w <= 16) micro_packed<kHalf>(mr, kc, ap, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
+            else micro_packed<kMasked>(mr, kc, ap, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
           }
         } else {
           for (int64_t i = i0; i < i0 + mb; i += kMI)
