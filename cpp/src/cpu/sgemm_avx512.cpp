@@ -25,7 +25,9 @@ constexpr int kNR = 32;                // C columns per micro-tile: 2 zmm
 constexpr int kMP = 12;                // C rows per packed micro-tile
 constexpr int kMI = 8;                 // C rows per in-place micro-tile
 constexpr int64_t kKC = 384;           // k-block: a B panel (384 x 32 floats, 48 KiB) ~ L1
-constexpr int64_t kDirectMaxN = 1024;  // a non-transposed B up to this wide is read in place
+// B read in place (no packing) only for products this short: its rows ldb apart fall into few L1
+// sets (ldb = 128, 512, ... floats), so a panel read in place thrashes L1 once reused over many rows.
+constexpr int64_t kDirectMaxM = 24;
 
 TT_TARGET_AVX512 inline __mmask16 lo_mask(int64_t w) {
   return static_cast<__mmask16>(w >= 16 ? 0xFFFF : (1u << w) - 1);
@@ -193,7 +195,7 @@ void sgemm_avx512(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha
   // k is cut into equal blocks of <= kKC, a function of k only (the sum order never depends on m, n)
   const int64_t nkb = (k + kKC - 1) / kKC, kc_max = (k + nkb - 1) / nkb;
   const int64_t npan = (n + kNR - 1) / kNR, nablk = (m + kMP - 1) / kMP;
-  const bool direct = !tb && n <= kDirectMaxN;  // B's rows are contiguous (and few panels): read in place
+  const bool direct = !tb && m <= kDirectMaxM;
   const bool packed_a = npan >= kPackAMinPanels;
   thread_local std::vector<float> bpack, apack;
   if (!direct) bpack.resize(static_cast<size_t>(kc_max * npan * kNR));
