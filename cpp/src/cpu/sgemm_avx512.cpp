@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
-#include <vector>
+#include <memory>
 #include "simd_level.h"
 
 namespace tt::cpu {
@@ -182,6 +182,20 @@ TT_TARGET_AVX512 void micro_inplace(int64_t mr, int64_t kc, const float* a, int6
   }
 }
 
+// Per-thread packing buffer that only grows (vector::resize would zero what it adds on every
+// call larger than the previous one).
+class Scratch {
+ public:
+  float* get(int64_t n) {
+    if (n > cap_) buf_ = std::make_unique<float[]>(static_cast<size_t>(cap_ = n));
+    return buf_.get();
+  }
+
+ private:
+  std::unique_ptr<float[]> buf_;
+  int64_t cap_ = 0;
+};
+
 // Fewer B panels than this: packing A costs more than it saves.
 constexpr int64_t kPackAMinPanels = 3;
 // Packed A is used in row blocks of about this many bytes (half of a 1-2 MiB L2).
@@ -197,26 +211,26 @@ void sgemm_avx512(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha
   const int64_t npan = (n + kNR - 1) / kNR, nablk = (m + kMP - 1) / kMP;
   const bool direct = !tb && m <= kDirectMaxM;
   const bool packed_a = npan >= kPackAMinPanels;
-  thread_local std::vector<float> bpack, apack;
-  if (!direct) bpack.resize(static_cast<size_t>(kc_max * npan * kNR));
-  if (packed_a) apack.resize(static_cast<size_t>(kc_max * nablk * kMP));
+  thread_local Scratch bscratch, ascratch;
+  float* bpack = direct ? nullptr : bscratch.get(kc_max * npan * kNR);
+  float* apack = packed_a ? ascratch.get(kc_max * nablk * kMP) : nullptr;
   for (int64_t k0 = 0; k0 < k; k0 += kc_max) {
     const int64_t kc = std::min(kc_max, k - k0);
     const bool first = k0 == 0;
-    if (!direct) pack_b(b, ldb, tb, k0, kc, n, bpack.data());
-    if (packed_a) pack_a(a, lda, ta, m, k0, kc, apack.data());
+    if (!direct) pack_b(b, ldb, tb, k0, kc, n, bpack);
+    if (packed_a) pack_a(a, lda, ta, m, k0, kc, apack);
     // A in blocks of mc rows whose packed copy (mc x kc) stays in L2 while every B panel passes
     const int64_t mc = packed_a ? std::max<int64_t>(kMP, kPackABytes / (kc * 4) / kMP * kMP) : m;
     for (int64_t i0 = 0; i0 < m; i0 += mc) {
       const int64_t mb = std::min(mc, m - i0);
       for (int64_t q = 0; q < npan; ++q) {  // a B panel stays in L1 while the rows of A stream by
-        const float* bp = direct ? b + k0 * ldb + q * kNR : bpack.data() + q * kc * kNR;
+        const float* bp = direct ? b + k0 * ldb + q * kNR : bpack + q * kc * kNR;
         const int64_t ldp = direct ? ldb : kNR, w = std::min<int64_t>(kNR, n - q * kNR);
         float* cq = c + q * kNR;
         if (packed_a) {
           for (int64_t i = i0; i < i0 + mb; i += kMP) {
             const int64_t mr = std::min<int64_t>(kMP, m - i);
-            const float* ap = apack.data() + (i / kMP) * kc * kMP;
+            const float* ap = apack + (i / kMP) * kc * kMP;
             if (w == kNR) micro_packed<kFull>(mr, kc, ap, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
             else if (w <= 16) micro_packed<kHalf>(mr, kc, ap, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
             else micro_packed<kMasked>(mr, kc, ap, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
