@@ -36,6 +36,24 @@ TT_TARGET_AVX512 inline __mmask16 hi_mask(int64_t w) {
   return static_cast<__mmask16>(w >= 32 ? 0xFFFF : w > 16 ? (1u << (w - 16)) - 1 : 0);
 }
 
+// dst[p*ld + r] = rows[r][p] for r < 4, p < kc (0 for r >= live): 4 x 4 tiles transposed in
+// registers. rows[r] for r >= live may be anything readable (it is masked out).
+TT_TARGET_AVX512 void transpose4_into(const float* const* rows, int live, int64_t kc, float* dst, int64_t ld) {
+  const __m128 keep = _mm_castsi128_ps(_mm_cmplt_epi32(_mm_setr_epi32(0, 1, 2, 3), _mm_set1_epi32(live)));
+  int64_t p = 0;
+  for (; p + 4 <= kc; p += 4) {
+    __m128 x0 = _mm_loadu_ps(rows[0] + p), x1 = _mm_loadu_ps(rows[1] + p), x2 = _mm_loadu_ps(rows[2] + p),
+           x3 = _mm_loadu_ps(rows[3] + p);
+    _MM_TRANSPOSE4_PS(x0, x1, x2, x3);  // x_j = (rows[0..3][p + j])
+    _mm_storeu_ps(dst + (p + 0) * ld, _mm_and_ps(x0, keep));
+    _mm_storeu_ps(dst + (p + 1) * ld, _mm_and_ps(x1, keep));
+    _mm_storeu_ps(dst + (p + 2) * ld, _mm_and_ps(x2, keep));
+    _mm_storeu_ps(dst + (p + 3) * ld, _mm_and_ps(x3, keep));
+  }
+  for (; p < kc; ++p)
+    for (int r = 0; r < 4; ++r) dst[p * ld + r] = r < live ? rows[r][p] : 0.f;
+}
+
 // Packs B[k0:k0+kc, 0:n] into ceil(n/32) panels, panel q: (kc, 32), zero-padded columns.
 TT_TARGET_AVX512 void pack_b(const float* b, int64_t ldb, bool tb, int64_t k0, int64_t kc, int64_t n, float* dst) {
   for (int64_t q = 0; q < n; q += kNR, dst += kc * kNR) {
@@ -48,10 +66,15 @@ TT_TARGET_AVX512 void pack_b(const float* b, int64_t ldb, bool tb, int64_t k0, i
         _mm512_storeu_ps(dst + p * kNR + 16, _mm512_maskz_loadu_ps(m1, src + 16));
       }
     } else {  // B[k, j] = b[j*ldb + k]: column j of the panel is a contiguous run of b
-      if (w < kNR) std::fill(dst, dst + kc * kNR, 0.f);
-      for (int64_t j = 0; j < w; ++j) {
-        const float* src = b + (q + j) * ldb + k0;
-        for (int64_t p = 0; p < kc; ++p) dst[p * kNR + j] = src[p];
+      for (int64_t j0 = 0; j0 < kNR; j0 += 4) {
+        const int live = static_cast<int>(std::clamp<int64_t>(w - j0, 0, 4));
+        if (live == 0) {  // columns past n
+          for (int64_t p = 0; p < kc; ++p) _mm_storeu_ps(dst + p * kNR + j0, _mm_setzero_ps());
+          continue;
+        }
+        const float* rows[4];
+        for (int r = 0; r < 4; ++r) rows[r] = b + (q + j0 + (r < live ? r : 0)) * ldb + k0;
+        transpose4_into(rows, live, kc, dst + j0, kNR);
       }
     }
   }
@@ -75,31 +98,14 @@ TT_TARGET_AVX512 void pack_a(const float* a, int64_t lda, bool ta, int64_t m, in
   }
   for (int64_t t = 0; t < nblk; ++t, dst += kc * kMP) {
     for (int64_t r0 = 0; r0 < kMP; r0 += 4) {  // rows r0..r0+3 of the block
-      const float* rows[4];
-      int live = 0;
-      for (int r = 0; r < 4; ++r) {
-        const int64_t i = t * kMP + r0 + r;
-        rows[r] = i < m ? a + i * lda + k0 : nullptr;
-        live += i < m;
-      }
-      if (live == 0) {
+      const int live = static_cast<int>(std::clamp<int64_t>(m - (t * kMP + r0), 0, 4));
+      if (live == 0) {  // rows past m
         for (int64_t p = 0; p < kc; ++p) _mm_storeu_ps(dst + p * kMP + r0, _mm_setzero_ps());
         continue;
       }
-      for (int r = live; r < 4; ++r) rows[r] = rows[0];  // dropped below
-      int64_t p = 0;
-      for (; p + 4 <= kc; p += 4) {
-        __m128 x0 = _mm_loadu_ps(rows[0] + p), x1 = _mm_loadu_ps(rows[1] + p), x2 = _mm_loadu_ps(rows[2] + p),
-               x3 = _mm_loadu_ps(rows[3] + p);
-        _MM_TRANSPOSE4_PS(x0, x1, x2, x3);  // x_j = (A[r0..r0+3, p + j])
-        const __m128 keep = _mm_castsi128_ps(_mm_cmplt_epi32(_mm_setr_epi32(0, 1, 2, 3), _mm_set1_epi32(live)));
-        _mm_storeu_ps(dst + (p + 0) * kMP + r0, _mm_and_ps(x0, keep));
-        _mm_storeu_ps(dst + (p + 1) * kMP + r0, _mm_and_ps(x1, keep));
-        _mm_storeu_ps(dst + (p + 2) * kMP + r0, _mm_and_ps(x2, keep));
-        _mm_storeu_ps(dst + (p + 3) * kMP + r0, _mm_and_ps(x3, keep));
-      }
-      for (; p < kc; ++p)
-        for (int r = 0; r < 4; ++r) dst[p * kMP + r0 + r] = r < live ? rows[r][p] : 0.f;
+      const float* rows[4];
+      for (int r = 0; r < 4; ++r) rows[r] = a + (t * kMP + r0 + (r < live ? r : 0)) * lda + k0;
+      transpose4_into(rows, live, kc, dst + r0, kMP);
     }
   }
 }
