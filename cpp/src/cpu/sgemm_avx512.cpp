@@ -121,6 +121,7 @@ TT_TARGET_AVX512 void micro_packed(int64_t mr, int64_t kc, const float* ap, cons
   __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
          c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00, c80 = c00,
          c81 = c00, c90 = c00, c91 = c00, ca0 = c00, ca1 = c00, cb0 = c00, cb1 = c00;
+#pragma GCC unroll 4  // ~5% over the plain loop
   for (int64_t p = 0; p < kc; ++p, ap += kMP, bp += ldp) {
     const __m512 b0 = Width == kFull ? _mm512_loadu_ps(bp) : _mm512_maskz_loadu_ps(m0, bp);
     const __m512 b1 = Width == kFull ? _mm512_loadu_ps(bp + 16) : Width == kHalf ? b0 : _mm512_maskz_loadu_ps(m1, bp + 16);
