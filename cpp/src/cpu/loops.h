@@ -28,25 +28,37 @@ class StridedIter : public IterGeometry<N> {
   }
 
  private:
+  // Rows after the first are reached by stepping a multi-index (an odometer), not by dividing
+  // the linear index again: broadcast and transposed operands walk many short rows.
   template <class Inner>
   void run_range(int64_t begin, int64_t end, const Inner& inner) const {
     const int last = ndim - 1;
     const int64_t inner_n = shape[last];
     std::array<int64_t, N> inner_strides;
     for (int k = 0; k < N; ++k) inner_strides[k] = strides[k][last];
+    int64_t row = begin / inner_n, i0 = begin % inner_n;
+    int64_t idx[kMaxDims] = {};
+    std::array<char*, N> rowp, ptrs;  // rowp: element 0 of the current row
+    for (int k = 0; k < N; ++k) rowp[k] = base[k];
+    for (int d = last - 1; d >= 0 && row > 0; --d) {
+      idx[d] = row % shape[d];
+      row /= shape[d];
+      for (int k = 0; k < N; ++k) rowp[k] += idx[d] * strides[k][d];
+    }
     int64_t lin = begin;
-    while (lin < end) {
-      int64_t row = lin / inner_n, i0 = lin % inner_n;
-      int64_t n = std::min(inner_n - i0, end - lin);
-      std::array<char*, N> ptrs;
-      for (int k = 0; k < N; ++k) ptrs[k] = base[k] + i0 * strides[k][last];
-      for (int d = last - 1; d >= 0 && row > 0; --d) {
-        int64_t idx = row % shape[d];
-        row /= shape[d];
-        for (int k = 0; k < N; ++k) ptrs[k] += idx * strides[k][d];
-      }
+    while (true) {
+      const int64_t n = std::min(inner_n - i0, end - lin);
+      for (int k = 0; k < N; ++k) ptrs[k] = rowp[k] + i0 * inner_strides[k];
       inner(ptrs.data(), inner_strides.data(), n);
       lin += n;
+      if (lin >= end) return;
+      i0 = 0;
+      for (int d = last - 1; d >= 0; --d) {  // next row
+        for (int k = 0; k < N; ++k) rowp[k] += strides[k][d];
+        if (++idx[d] < shape[d]) break;
+        for (int k = 0; k < N; ++k) rowp[k] -= shape[d] * strides[k][d];
+        idx[d] = 0;
+      }
     }
   }
 };
