@@ -1,5 +1,5 @@
-// AVX-512 float32 GEMM. B is cut into panels of 32 columns (packed, or read in place when its
-// rows are contiguous), A into blocks of 12 rows packed k-major, so the micro-kernel broadcasts
+// AVX-512 float32 GEMM. B is cut into packed panels of 32 columns (read in place for products of
+// a few rows), A into blocks of 12 rows packed k-major, so the micro-kernel broadcasts
 // A from one stream and keeps a 12 x 32 tile of C in 24 zmm accumulators (2 loads + 12
 // broadcasts per 24 FMAs: FMA-bound). Small products (attention tiles) skip the packing and
 // read A in place, 8 rows at a time.
@@ -7,8 +7,8 @@
 #include <immintrin.h>
 #include <algorithm>
 #include <cstdlib>
-#include <stdexcept>
 #include <memory>
+#include <stdexcept>
 #include "simd_level.h"
 
 namespace tt::cpu {

@@ -1,7 +1,6 @@
 #pragma once
-// Our AVX-512 float32 GEMM (OpenBLAS picks its AVX2 kernels on AMD Zen 4/5, ~half the speed,
-// and is slower than this on small-M products elsewhere). Call only when
-// sgemm_avx512_enabled().
+// Our AVX-512 float32 GEMM (OpenBLAS picks its AVX2 kernels on AMD Zen 4/5, ~half the speed).
+// Call only when sgemm_avx512_enabled().
 #include <cstdint>
 
 namespace tt::cpu {
