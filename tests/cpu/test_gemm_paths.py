@@ -1,5 +1,5 @@
 """float32 GEMM through every path of the CPU kernel (cpp/src/cpu/sgemm_avx512.cpp, OpenBLAS)
-against float64 numpy: A read in place or packed in 12-row blocks, several k- and m-blocks,
+against float64 numpy: A read in place or packed, B packed or read in place, several k- and m-blocks,
 full and partial 32-column panels, transposed / sliced operands, alpha and beta; and the same
 cases with the SIMD level capped (TINYTORCH_CPU_CAPABILITY=avx2 / default) in a child process."""
 import os
@@ -12,7 +12,8 @@ import pytest
 import tinytorch as tt
 from conftest import assert_close_dot, make
 
-# (m, n, k): n < 96 reads A in place; n >= 96 packs A; k > 384 takes several k-blocks; m > 336
+# (m, n, k): a plain A is read in place 12 rows at a time; a transposed A is packed for n >= 96 (8
+# rows in place below); m <= 24 reads B in place; k > 384 takes several k-blocks; m > 336
 # with k = 384 several m-blocks; odd sizes leave partial 12-row blocks and 32-column panels
 # (n % 32 in 1..16: the half-width micro-kernel, 17..31: the masked one).
 SHAPES = [(1, 1, 1), (7, 5, 3), (13, 33, 17), (25, 96, 40), (40, 120, 50), (37, 130, 129), (700, 100, 384), (50, 1100, 70),

@@ -1,8 +1,8 @@
 // AVX-512 float32 GEMM. B is cut into packed panels of 32 columns (read in place for products of
-// a few rows), A into blocks of 12 rows packed k-major, so the micro-kernel broadcasts
-// A from one stream and keeps a 12 x 32 tile of C in 24 zmm accumulators (2 loads + 12
-// broadcasts per 24 FMAs: FMA-bound). Small products (attention tiles) skip the packing and
-// read A in place, 8 rows at a time.
+// a few rows); the micro-kernels keep a 12 x 32 tile of C in 24 zmm accumulators (2 loads + 12
+// broadcasts per 24 FMAs: FMA-bound), broadcasting A from its 12 rows in place (a plain A) or from
+// 12-row k-major packed blocks (a transposed A, whose rows are columns of memory). Small products
+// (attention tiles) read A in place, 8 rows at a time, with nothing packed.
 #include "sgemm_avx512.h"
 #include <immintrin.h>
 #include <algorithm>
@@ -80,32 +80,17 @@ TT_TARGET_AVX512 void pack_b(const float* b, int64_t ldb, bool tb, int64_t k0, i
   }
 }
 
-// Packs A[0:m, k0:k0+kc] into ceil(m/12) blocks, block t: (kc, 12) k-major, rows past m zero.
-// A transposed (A[i, p] = a[i + p*lda]): row p of a is read once, front to back. A plain
-// (A[i, p] = a[i*lda + p]): 4 x 4 tiles transposed in registers.
-TT_TARGET_AVX512 void pack_a(const float* a, int64_t lda, bool ta, int64_t m, int64_t k0, int64_t kc, float* dst) {
+// Packs A[0:m, k0:k0+kc] of a transposed A (A[i, p] = a[i + p*lda]) into ceil(m/12) blocks,
+// block t: (kc, 12) k-major, rows past m zero. Row p of a is read once, front to back. (A plain
+// A is read in place by micro_rows12: packing it is a transpose, ~20% of the product's time.)
+TT_TARGET_AVX512 void pack_a_t(const float* a, int64_t lda, int64_t m, int64_t k0, int64_t kc, float* dst) {
   const int64_t nblk = (m + kMP - 1) / kMP;
-  if (ta) {
-    for (int64_t p = 0; p < kc; ++p) {
-      const float* src = a + (k0 + p) * lda;
-      for (int64_t t = 0; t < nblk; ++t) {
-        const int64_t mr = std::min<int64_t>(kMP, m - t * kMP);
-        const __mmask16 mm = static_cast<__mmask16>((1u << mr) - 1);
-        _mm512_mask_storeu_ps(dst + (t * kc + p) * kMP, 0x0FFF, _mm512_maskz_loadu_ps(mm, src + t * kMP));
-      }
-    }
-    return;
-  }
-  for (int64_t t = 0; t < nblk; ++t, dst += kc * kMP) {
-    for (int64_t r0 = 0; r0 < kMP; r0 += 4) {  // rows r0..r0+3 of the block
-      const int live = static_cast<int>(std::clamp<int64_t>(m - (t * kMP + r0), 0, 4));
-      if (live == 0) {  // rows past m
-        for (int64_t p = 0; p < kc; ++p) _mm_storeu_ps(dst + p * kMP + r0, _mm_setzero_ps());
-        continue;
-      }
-      const float* rows[4];
-      for (int r = 0; r < 4; ++r) rows[r] = a + (t * kMP + r0 + (r < live ? r : 0)) * lda + k0;
-      transpose4_into(rows, live, kc, dst + r0, kMP);
+  for (int64_t p = 0; p < kc; ++p) {
+    const float* src = a + (k0 + p) * lda;
+    for (int64_t t = 0; t < nblk; ++t) {
+      const int64_t mr = std::min<int64_t>(kMP, m - t * kMP);
+      const __mmask16 mm = static_cast<__mmask16>((1u << mr) - 1);
+      _mm512_mask_storeu_ps(dst + (t * kc + p) * kMP, 0x0FFF, _mm512_maskz_loadu_ps(mm, src + t * kMP));
     }
   }
 }
@@ -133,6 +118,49 @@ TT_TARGET_AVX512 void micro_packed(int64_t mr, int64_t kc, const float* ap, cons
   }
     TT_ROW(0, 0) TT_ROW(1, 1) TT_ROW(2, 2) TT_ROW(3, 3) TT_ROW(4, 4) TT_ROW(5, 5)
     TT_ROW(6, 6) TT_ROW(7, 7) TT_ROW(8, 8) TT_ROW(9, 9) TT_ROW(a, 10) TT_ROW(b, 11)
+#undef TT_ROW
+  }
+  const __m512 acc[2 * kMP] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51,
+                               c60, c61, c70, c71, c80, c81, c90, c91, ca0, ca1, cb0, cb1};
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(first ? beta : 1.f);
+  const bool read = !first || beta != 0.f;
+  for (int64_t r = 0; r < mr; ++r) {
+    float* cr = c + r * ldc;
+    __m512 v0 = _mm512_mul_ps(va, acc[2 * r]), v1 = _mm512_mul_ps(va, acc[2 * r + 1]);
+    if (read) {
+      v0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, cr), v0);
+      if (Width != kHalf) v1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, cr + 16), v1);
+    }
+    _mm512_mask_storeu_ps(cr, m0, v0);
+    if (Width != kHalf) _mm512_mask_storeu_ps(cr + 16, m1, v1);
+  }
+}
+
+// As micro_packed<Width> with a plain A read in place (row r at a + r*lda, rows past mr re-read
+// the last one and are dropped): no packing, 12 row pointers.
+template <PanelWidth Width>
+TT_TARGET_AVX512 void micro_rows12(int64_t mr, int64_t kc, const float* a, int64_t lda, const float* bp, int64_t ldp,
+                                   float* c, int64_t ldc, int64_t w, float alpha, float beta, bool first) {
+  const __mmask16 m0 = Width == kFull ? 0xFFFF : lo_mask(w), m1 = Width == kFull ? 0xFFFF : hi_mask(w);
+  const float* ar[kMP];
+  for (int r = 0; r < kMP; ++r) ar[r] = a + (r < mr ? r : mr - 1) * lda;
+  const float *a0 = ar[0], *a1 = ar[1], *a2 = ar[2], *a3 = ar[3], *a4 = ar[4], *a5 = ar[5], *a6 = ar[6],
+              *a7 = ar[7], *a8 = ar[8], *a9 = ar[9], *aa = ar[10], *ab = ar[11];
+  __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
+         c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00, c80 = c00,
+         c81 = c00, c90 = c00, c91 = c00, ca0 = c00, ca1 = c00, cb0 = c00, cb1 = c00;
+#pragma GCC unroll 4
+  for (int64_t p = 0; p < kc; ++p, bp += ldp) {
+    const __m512 b0 = Width == kFull ? _mm512_loadu_ps(bp) : _mm512_maskz_loadu_ps(m0, bp);
+    const __m512 b1 = Width == kFull ? _mm512_loadu_ps(bp + 16) : Width == kHalf ? b0 : _mm512_maskz_loadu_ps(m1, bp + 16);
+#define TT_ROW(r)                                                   \
+  {                                                                 \
+    const __m512 av = _mm512_set1_ps(a##r[p]);                      \
+    c##r##0 = _mm512_fmadd_ps(av, b0, c##r##0);                     \
+    if (Width != kHalf) c##r##1 = _mm512_fmadd_ps(av, b1, c##r##1); \
+  }
+    TT_ROW(0) TT_ROW(1) TT_ROW(2) TT_ROW(3) TT_ROW(4) TT_ROW(5) TT_ROW(6) TT_ROW(7) TT_ROW(8) TT_ROW(9) TT_ROW(a)
+    TT_ROW(b)
 #undef TT_ROW
   }
   const __m512 acc[2 * kMP] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51,
@@ -205,8 +233,8 @@ class Scratch {
 
 // Fewer B panels than this: packing A costs more than it saves.
 constexpr int64_t kPackAMinPanels = 3;
-// Packed A is used in row blocks of about this many bytes (half of a 1-2 MiB L2).
-constexpr int64_t kPackABytes = 512 * 1024;
+// A is taken in row blocks of about this many bytes (half of a 1-2 MiB L2).
+constexpr int64_t kABlockBytes = 512 * 1024;
 
 }  // namespace
 
@@ -217,7 +245,8 @@ void sgemm_avx512(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha
   const int64_t nkb = (k + kKC - 1) / kKC, kc_max = (k + nkb - 1) / nkb;
   const int64_t npan = (n + kNR - 1) / kNR, nablk = (m + kMP - 1) / kMP;
   const bool direct = !tb && m <= kDirectMaxM;
-  const bool packed_a = npan >= kPackAMinPanels;
+  const bool rows12 = !ta;                                // plain A: read in place, 12 rows
+  const bool packed_a = ta && npan >= kPackAMinPanels;  // transposed A: packed, 12 rows
   thread_local Scratch bscratch, ascratch;
   float* bpack = direct ? nullptr : bscratch.get(kc_max * npan * kNR);
   float* apack = packed_a ? ascratch.get(kc_max * nablk * kMP) : nullptr;
@@ -225,16 +254,24 @@ void sgemm_avx512(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha
     const int64_t kc = std::min(kc_max, k - k0);
     const bool first = k0 == 0;
     if (!direct) pack_b(b, ldb, tb, k0, kc, n, bpack);
-    if (packed_a) pack_a(a, lda, ta, m, k0, kc, apack);
-    // A in blocks of mc rows whose packed copy (mc x kc) stays in L2 while every B panel passes
-    const int64_t mc = packed_a ? std::max<int64_t>(kMP, kPackABytes / (kc * 4) / kMP * kMP) : m;
+    if (packed_a) pack_a_t(a, lda, m, k0, kc, apack);
+    // A in blocks of mc rows whose (mc x kc) part stays in L2 while every B panel passes
+    const int64_t mc = packed_a || rows12 ? std::max<int64_t>(kMP, kABlockBytes / (kc * 4) / kMP * kMP) : m;
     for (int64_t i0 = 0; i0 < m; i0 += mc) {
       const int64_t mb = std::min(mc, m - i0);
       for (int64_t q = 0; q < npan; ++q) {  // a B panel stays in L1 while the rows of A stream by
         const float* bp = direct ? b + k0 * ldb + q * kNR : bpack + q * kc * kNR;
         const int64_t ldp = direct ? ldb : kNR, w = std::min<int64_t>(kNR, n - q * kNR);
         float* cq = c + q * kNR;
-        if (packed_a) {
+        if (rows12) {
+          for (int64_t i = i0; i < i0 + mb; i += kMP) {
+            const int64_t mr = std::min<int64_t>(kMP, m - i);
+            const float* ar = a + i * lda + k0;
+            if (w == kNR) micro_rows12<kFull>(mr, kc, ar, lda, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
+            else if (w <= 16) micro_rows12<kHalf>(mr, kc, ar, lda, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
+            else micro_rows12<kMasked>(mr, kc, ar, lda, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
+          }
+        } else if (packed_a) {
           for (int64_t i = i0; i < i0 + mb; i += kMP) {
             const int64_t mr = std::min<int64_t>(kMP, m - i);
             const float* ap = apack + (i / kMP) * kc * kMP;
