@@ -16,8 +16,8 @@ from conftest import assert_close_dot, make
 # rows in place below); m <= 24 reads B in place; k > 384 takes several k-blocks; m > 336
 # with k = 384 several m-blocks; odd sizes leave partial 12-row blocks and 32-column panels
 # (n % 32 in 1..16: the half-width micro-kernel, 17..31: the masked one).
-SHAPES = [(1, 1, 1), (7, 5, 3), (13, 33, 17), (25, 96, 40), (40, 120, 50), (37, 130, 129), (700, 100, 384), (50, 1100, 70),
-          (129, 97, 800), (2048 // 8, 384, 128)]
+SHAPES = [(1, 1, 1), (7, 5, 3), (13, 33, 17), (25, 96, 40), (40, 120, 50), (37, 130, 129), (700, 100, 384),
+          (50, 1100, 70), (129, 97, 800), (2048 // 8, 384, 128)]
 LAYOUTS = [("contiguous", "contiguous"), ("transposed", "contiguous"), ("contiguous", "transposed"),
            ("transposed", "transposed"), ("sliced", "contiguous")]
 

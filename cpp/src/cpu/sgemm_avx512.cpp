@@ -109,7 +109,9 @@ TT_TARGET_AVX512 void micro_packed(int64_t mr, int64_t kc, const float* ap, cons
 #pragma GCC unroll 4  // ~5% over the plain loop
   for (int64_t p = 0; p < kc; ++p, ap += kMP, bp += ldp) {
     const __m512 b0 = Width == kFull ? _mm512_loadu_ps(bp) : _mm512_maskz_loadu_ps(m0, bp);
-    const __m512 b1 = Width == kFull ? _mm512_loadu_ps(bp + 16) : Width == kHalf ? b0 : _mm512_maskz_loadu_ps(m1, bp + 16);
+    const __m512 b1 = Width == kFull   ? _mm512_loadu_ps(bp + 16)
+                      : Width == kHalf ? b0
+                                       : _mm512_maskz_loadu_ps(m1, bp + 16);
 #define TT_ROW(r, o)                                                \
   {                                                                 \
     const __m512 av = _mm512_set1_ps(ap[o]);                        \
@@ -152,7 +154,9 @@ TT_TARGET_AVX512 void micro_rows12(int64_t mr, int64_t kc, const float* a, int64
 #pragma GCC unroll 4
   for (int64_t p = 0; p < kc; ++p, bp += ldp) {
     const __m512 b0 = Width == kFull ? _mm512_loadu_ps(bp) : _mm512_maskz_loadu_ps(m0, bp);
-    const __m512 b1 = Width == kFull ? _mm512_loadu_ps(bp + 16) : Width == kHalf ? b0 : _mm512_maskz_loadu_ps(m1, bp + 16);
+    const __m512 b1 = Width == kFull   ? _mm512_loadu_ps(bp + 16)
+                      : Width == kHalf ? b0
+                                       : _mm512_maskz_loadu_ps(m1, bp + 16);
 #define TT_ROW(r)                                                   \
   {                                                                 \
     const __m512 av = _mm512_set1_ps(a##r[p]);                      \
@@ -217,6 +221,20 @@ TT_TARGET_AVX512 void micro_inplace(int64_t mr, int64_t kc, const float* a, int6
   }
 }
 
+// The micro-kernels' instantiation for a panel of w columns.
+void micro_rows12_w(int64_t mr, int64_t kc, const float* a, int64_t lda, const float* bp, int64_t ldp, float* c,
+                    int64_t ldc, int64_t w, float alpha, float beta, bool first) {
+  if (w == kNR) micro_rows12<kFull>(mr, kc, a, lda, bp, ldp, c, ldc, w, alpha, beta, first);
+  else if (w <= 16) micro_rows12<kHalf>(mr, kc, a, lda, bp, ldp, c, ldc, w, alpha, beta, first);
+  else micro_rows12<kMasked>(mr, kc, a, lda, bp, ldp, c, ldc, w, alpha, beta, first);
+}
+void micro_packed_w(int64_t mr, int64_t kc, const float* ap, const float* bp, int64_t ldp, float* c, int64_t ldc,
+                    int64_t w, float alpha, float beta, bool first) {
+  if (w == kNR) micro_packed<kFull>(mr, kc, ap, bp, ldp, c, ldc, w, alpha, beta, first);
+  else if (w <= 16) micro_packed<kHalf>(mr, kc, ap, bp, ldp, c, ldc, w, alpha, beta, first);
+  else micro_packed<kMasked>(mr, kc, ap, bp, ldp, c, ldc, w, alpha, beta, first);
+}
+
 // Per-thread packing buffer that only grows (vector::resize would zero what it adds on every
 // call larger than the previous one).
 class Scratch {
@@ -266,18 +284,12 @@ void sgemm_avx512(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha
         if (rows12) {
           for (int64_t i = i0; i < i0 + mb; i += kMP) {
             const int64_t mr = std::min<int64_t>(kMP, m - i);
-            const float* ar = a + i * lda + k0;
-            if (w == kNR) micro_rows12<kFull>(mr, kc, ar, lda, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
-            else if (w <= 16) micro_rows12<kHalf>(mr, kc, ar, lda, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
-            else micro_rows12<kMasked>(mr, kc, ar, lda, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
+            micro_rows12_w(mr, kc, a + i * lda + k0, lda, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
           }
         } else if (packed_a) {
           for (int64_t i = i0; i < i0 + mb; i += kMP) {
             const int64_t mr = std::min<int64_t>(kMP, m - i);
-            const float* ap = apack + (i / kMP) * kc * kMP;
-            if (w == kNR) micro_packed<kFull>(mr, kc, ap, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
-            else if (w <= 16) micro_packed<kHalf>(mr, kc, ap, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
-            else micro_packed<kMasked>(mr, kc, ap, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
+            micro_packed_w(mr, kc, apack + (i / kMP) * kc * kMP, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
           }
         } else {
           for (int64_t i = i0; i < i0 + mb; i += kMI)
@@ -296,10 +308,20 @@ void sgemm_avx512_small(int64_t m, int64_t n, int64_t k, const float* a, int64_t
       for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.f);
     return;
   }
-  for (int64_t q = 0; q < n; q += kNR)
-    for (int64_t i = 0; i < m; i += kMI)
-      micro_inplace(std::min<int64_t>(kMI, m - i), k, a + i * rsa, rsa, csa, b + q, ldb, c + i * ldc + q, ldc,
-                    std::min<int64_t>(kNR, n - q), 1.f, accumulate ? 1.f : 0.f, true);
+  const float beta = accumulate ? 1.f : 0.f;
+  for (int64_t q = 0; q < n; q += kNR) {
+    const int64_t w = std::min<int64_t>(kNR, n - q);
+    if (csa == 1) {  // rows of A contiguous: 12 at a time
+      for (int64_t i = 0; i < m; i += kMP) {
+        micro_rows12_w(std::min<int64_t>(kMP, m - i), k, a + i * rsa, rsa, b + q, ldb, c + i * ldc + q, ldc, w, 1.f,
+                       beta, true);
+      }
+    } else {
+      for (int64_t i = 0; i < m; i += kMI)
+        micro_inplace(std::min<int64_t>(kMI, m - i), k, a + i * rsa, rsa, csa, b + q, ldb, c + i * ldc + q, ldc, w,
+                      1.f, beta, true);
+    }
+  }
 }
 
 #else  // not x86-64 GCC: never enabled
