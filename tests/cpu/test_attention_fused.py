@@ -115,3 +115,21 @@ def test_errors():
     with pytest.raises(RuntimeError, match="head dims up to 256"):
         tt._C.scaled_dot_product_attention(tt.zeros(1, 1, 2, 300)._impl, tt.zeros(1, 1, 2, 300)._impl,
                                            tt.zeros(1, 1, 2, 300)._impl)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_strided_operands_read_in_place(dtype):
+    # q, k, v and grad_out transposed out of (B, L, H, E), as attention modules make them, are read
+    # in place by the CPU kernels: the same values in the same order as their contiguous copies
+    q, _ = tensor((2, 4, 70, 32), dtype, "cpu", "heads_inner", seed=1)
+    k, _ = tensor((2, 2, 70, 32), dtype, "cpu", "heads_inner", seed=2)
+    v, _ = tensor((2, 2, 70, 24), dtype, "cpu", "heads_inner", seed=3)
+    g = tt.tensor(np.random.default_rng(5).uniform(-1, 1, (2, 70, 4, 24)), dtype=getattr(tt, dtype)).transpose(1, 2)
+    assert not q.is_contiguous() and not g.is_contiguous()
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+    out.backward(g)
+    qc, kc, vc = (t.detach().contiguous().requires_grad_(True) for t in (q, k, v))
+    ref = F.scaled_dot_product_attention(qc, kc, vc, is_causal=True, enable_gqa=True)
+    ref.backward(g.contiguous())
+    for got, want in ((out, ref), (q.grad, qc.grad), (k.grad, kc.grad), (v.grad, vc.grad)):
+        assert np.array_equal(got.detach().float().numpy(), want.detach().float().numpy())

@@ -3,6 +3,7 @@
 
 Views alias their input's storage (the C++ core makes them); their backward formulas map the
 gradient back to the input's shape."""
+import builtins
 import weakref
 
 from tinytorch import _C
@@ -206,8 +207,20 @@ def _slice_scatter_back(Node n, g):
 
 def _slice_scatter(Tensor g, shape, int dim, start, stop, int step):
     """Zeros of ``shape`` with ``g`` written at [start:stop:step] along dim (slice's backward)."""
-    impl = _C.full(list(shape), 0.0, g._impl.dtype_code, g._impl.device)
-    impl.slice(dim, start, stop, step).copy_(g._impl)
+    shape = list(shape)
+    cdef int d = dim + len(shape) if dim < 0 else dim
+    if step == 1:  # g's positions are written once, only the rest is zeroed (split's backward)
+        lo, hi, _ = builtins.slice(start, stop, 1).indices(shape[d])
+        hi = max(lo, hi)
+        impl = _C.empty(shape, g._impl.dtype_code, g._impl.device)
+        impl.slice(d, lo, hi, 1).copy_(g._impl)
+        if lo > 0:
+            _C.fill_(impl.slice(d, 0, lo, 1), 0.0)
+        if hi < shape[d]:
+            _C.fill_(impl.slice(d, hi, shape[d], 1), 0.0)
+    else:
+        impl = _C.full(shape, 0.0, g._impl.dtype_code, g._impl.device)
+        impl.slice(dim, start, stop, step).copy_(g._impl)
     cdef Tensor out = wrap(impl)
     cdef Node n = make_node("SliceBackwardBackward0", _slice_scatter_back, (g,))
     if n is not None:

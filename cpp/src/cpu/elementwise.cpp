@@ -1,6 +1,7 @@
 // CPU elementwise kernels: unary, binary, where, clamp with tensor bounds, fill.
 #include <cmath>
 #include <type_traits>
+#include "activation_simd.h"
 #include "fast_gelu.h"
 #include "fast_silu.h"
 #include "loops.h"
@@ -14,22 +15,26 @@ namespace {
 // The loops under the shared unary/binary dispatch (kernels/elementwise_dispatch.h).
 struct CpuLoop {
   // float GELU and SiLU forward/backward take the vectorizable formulas (fast_gelu.h,
-  // fast_silu.h), not libm's erf/exp.
+  // fast_silu.h), not libm's erf/exp; contiguous runs go to the SIMD loops (activation_simd.h).
   template <class Out, class T, class F>
   static void unary(const Tensor& in, const Tensor& out, const F& f) {
-    if constexpr (std::is_same_v<F, math::UnaryFn<UnaryOp::Gelu, float>>)
-      unary_loop<Out, T>(in, out, [](float x) { return gelu_fast(x); });
-    else if constexpr (std::is_same_v<F, math::UnaryFn<UnaryOp::Silu, float>>)
-      unary_loop<Out, T>(in, out, [](float x) { return silu_fast(x); });
+    if constexpr (std::is_same_v<F, math::UnaryFn<UnaryOp::Gelu, float>> && std::is_same_v<Out, float> &&
+                  std::is_same_v<T, float>)
+      unary_loop_f32(in, out, gelu_f32, [](float x) { return gelu_fast(x); });
+    else if constexpr (std::is_same_v<F, math::UnaryFn<UnaryOp::Silu, float>> && std::is_same_v<Out, float> &&
+                       std::is_same_v<T, float>)
+      unary_loop_f32(in, out, silu_f32, [](float x) { return silu_fast(x); });
     else
       unary_loop<Out, T>(in, out, f);
   }
   template <class Out, class T, class F>
   static void binary(const Tensor& a, const Tensor& b, const Tensor& out, const F& f) {
-    if constexpr (std::is_same_v<F, math::BinaryFn<BinaryOp::GeluBackward, float>>)  // (grad, input)
-      binary_loop<Out, T>(a, b, out, [](float g, float x) { return g * gelu_grad_fast(x); });
-    else if constexpr (std::is_same_v<F, math::BinaryFn<BinaryOp::SiluBackward, float>>)  // (grad, input)
-      binary_loop<Out, T>(a, b, out, [](float g, float x) { return g * silu_grad_fast(x); });
+    if constexpr (std::is_same_v<F, math::BinaryFn<BinaryOp::GeluBackward, float>> &&  // (grad, input)
+                  std::is_same_v<Out, float> && std::is_same_v<T, float>)
+      binary_loop_f32(a, b, out, gelu_backward_f32, [](float g, float x) { return g * gelu_grad_fast(x); });
+    else if constexpr (std::is_same_v<F, math::BinaryFn<BinaryOp::SiluBackward, float>> &&  // (grad, input)
+                       std::is_same_v<Out, float> && std::is_same_v<T, float>)
+      binary_loop_f32(a, b, out, silu_backward_f32, [](float g, float x) { return g * silu_grad_fast(x); });
     else
       binary_loop<Out, T>(a, b, out, f);
   }

@@ -1,13 +1,13 @@
 // CPU GEMM: OpenBLAS for float32/float64, float32 OpenBLAS for the 16-bit floats (convert,
 // sgemm, round once), a plain loop for integers. On AVX-512 CPUs float32 uses our own packed
-// kernel instead: OpenBLAS picks its AVX2 (Haswell) kernels on AMD Zen 4/5, ~half the speed.
+// kernel instead (sgemm_avx512.h).
 #include <cblas.h>
-#include <immintrin.h>
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+#include "sgemm_avx512.h"
 #include "tinytorch/kernels/linalg.h"
 #include "tinytorch/parallel.h"
 
@@ -16,111 +16,6 @@ namespace {
 
 // Below ~64^3 multiply-adds a product isn't worth splitting over threads.
 constexpr int64_t kSmallGemm = 64 * 64 * 64;
-
-// ---------------------------------------------------------------- AVX-512 float32 GEMM
-// C (m, n) = alpha * A (m, k) @ B (k, n) + beta * C, with A[i, p] = a[i*rsa + p*csa] read in
-// place (its entries are broadcast) and B packed into panels of kNR columns. Every C entry
-// sums its k products in the same fixed order whatever the m/n split, so results do not
-// depend on how many threads share a product.
-constexpr int kMR = 8, kNR = 32;  // micro-tile: 8 rows x 2 zmm of C in 16 accumulators
-constexpr int64_t kKC = 384;
-constexpr int64_t kDirectMaxN = 1024;  // a non-transposed B up to this wide is read in place      // k-block: a packed B panel (kKC x 32 floats, 48 KiB) ~ L1
-
-#define TT_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,fma")))
-
-bool has_avx512() {
-  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-                         __builtin_cpu_supports("avx512vl") && std::getenv("TINYTORCH_NO_AVX512_GEMM") == nullptr;
-  return ok;
-}
-
-// Packs B[k0:k0+kc, j0:j0+nc] into ceil(nc/32) panels, panel q: (kc, 32), zero-padded columns.
-TT_AVX512 void pack_b(const float* b, int64_t ldb, bool tb, int64_t k0, int64_t kc, int64_t j0, int64_t nc,
-                      float* dst) {
-  for (int64_t q = 0; q < nc; q += kNR, dst += kc * kNR) {
-    int64_t w = std::min<int64_t>(kNR, nc - q);
-    if (!tb) {  // row p of the panel: 32 consecutive floats of B's row k0 + p
-      __mmask16 m0 = static_cast<__mmask16>(w >= 16 ? 0xFFFF : (1u << w) - 1);
-      __mmask16 m1 = static_cast<__mmask16>(w >= 32 ? 0xFFFF : w > 16 ? (1u << (w - 16)) - 1 : 0);
-      for (int64_t p = 0; p < kc; ++p) {
-        const float* src = b + (k0 + p) * ldb + j0 + q;
-        _mm512_storeu_ps(dst + p * kNR, _mm512_maskz_loadu_ps(m0, src));
-        _mm512_storeu_ps(dst + p * kNR + 16, _mm512_maskz_loadu_ps(m1, src + 16));
-      }
-    } else {  // B[k, j] = b[j*ldb + k]: column j of the panel is a contiguous run of b
-      if (w < kNR) std::fill(dst, dst + kc * kNR, 0.f);
-      for (int64_t j = 0; j < w; ++j) {
-        const float* src = b + (j0 + q + j) * ldb + k0;
-        for (int64_t p = 0; p < kc; ++p) dst[p * kNR + j] = src[p];
-      }
-    }
-  }
-}
-
-// C[0:mr, 0:w] (=|+=) alpha * A[0:mr, 0:kc] @ panel; first: apply beta (0 -> C not read).
-// The panel's row p is bp[p*ldp : p*ldp + w]: a packed panel (ldp = 32) or B itself (ldp = ldb).
-// 16 named accumulators (an array of them makes GCC spill to the stack every iteration); rows
-// past mr re-read row 0 and are dropped.
-TT_AVX512 void micro(int64_t mr, int64_t kc, const float* a, int64_t rsa, int64_t csa, const float* bp,
-                     int64_t ldp, float* c, int64_t ldc, int64_t w, float alpha, float beta, bool first) {
-  __mmask16 m0 = static_cast<__mmask16>(w >= 16 ? 0xFFFF : (1u << w) - 1);
-  __mmask16 m1 = static_cast<__mmask16>(w >= 32 ? 0xFFFF : w > 16 ? (1u << (w - 16)) - 1 : 0);
-  const float* ar[kMR];
-  for (int r = 0; r < kMR; ++r) ar[r] = a + (r < mr ? r : 0) * rsa;
-  const float *a0 = ar[0], *a1 = ar[1], *a2 = ar[2], *a3 = ar[3], *a4 = ar[4], *a5 = ar[5], *a6 = ar[6], *a7 = ar[7];
-  __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
-         c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
-  for (int64_t p = 0; p < kc; ++p) {
-    __m512 b0 = _mm512_maskz_loadu_ps(m0, bp + p * ldp), b1 = _mm512_maskz_loadu_ps(m1, bp + p * ldp + 16);
-    int64_t o = p * csa;
-#define TT_ROW(r)                                   \
-  {                                                 \
-    __m512 av = _mm512_set1_ps(a##r[o]);            \
-    c##r##0 = _mm512_fmadd_ps(av, b0, c##r##0);     \
-    c##r##1 = _mm512_fmadd_ps(av, b1, c##r##1);     \
-  }
-    TT_ROW(0) TT_ROW(1) TT_ROW(2) TT_ROW(3) TT_ROW(4) TT_ROW(5) TT_ROW(6) TT_ROW(7)
-#undef TT_ROW
-  }
-  __m512 acc[2 * kMR] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71};
-  __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(first ? beta : 1.f);
-  bool read = !first || beta != 0.f;
-  for (int64_t r = 0; r < mr; ++r) {
-    float* cr = c + r * ldc;
-    __m512 v0 = _mm512_mul_ps(va, acc[2 * r]), v1 = _mm512_mul_ps(va, acc[2 * r + 1]);
-    if (read) {
-      v0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, cr), v0);
-      v1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, cr + 16), v1);
-    }
-    _mm512_mask_storeu_ps(cr, m0, v0);
-    _mm512_mask_storeu_ps(cr + 16, m1, v1);
-  }
-}
-
-// One product on the calling thread. k is cut into equal blocks of <= kKC (a function of k
-// only); for each, B's block is packed once and every (8 x 32) tile of C updated.
-void avx512_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  int64_t rsa = ta ? 1 : lda, csa = ta ? lda : 1;
-  int64_t nkb = (k + kKC - 1) / kKC, kc_max = (k + nkb - 1) / nkb;
-  int64_t npan = (n + kNR - 1) / kNR;
-  bool direct = !tb && n <= kDirectMaxN;  // B's rows are contiguous (and few panels): read in place
-  thread_local std::vector<float> pack;
-  if (!direct) pack.resize(static_cast<size_t>(kc_max * npan * kNR));
-  for (int64_t k0 = 0; k0 < k; k0 += kc_max) {
-    int64_t kc = std::min(kc_max, k - k0);
-    if (!direct) pack_b(b, ldb, tb, k0, kc, 0, n, pack.data());
-    for (int64_t q = 0; q < npan; ++q) {  // a B panel stays in L1 while the rows of A stream by
-      const float* bp = direct ? b + k0 * ldb + q * kNR : pack.data() + q * kc * kNR;
-      int64_t ldp = direct ? ldb : kNR, w = std::min<int64_t>(kNR, n - q * kNR);
-      for (int64_t i = 0; i < m; i += kMR) {
-        int64_t mr = std::min<int64_t>(kMR, m - i);
-        micro(mr, kc, a + i * rsa + k0 * csa, rsa, csa, bp, ldp, c + i * ldc + q * kNR, ldc, w, alpha, beta,
-                   k0 == 0);
-      }
-    }
-  }
-}
 
 // X[r, c] of an operand stored as described in GemmArgs.
 template <class T>
@@ -146,8 +41,8 @@ void blas_call(bool ta_, bool tb_, int64_t m, int64_t n, int64_t k, double alpha
   auto ta = ta_ ? CblasTrans : CblasNoTrans, tb = tb_ ? CblasTrans : CblasNoTrans;
   auto M = static_cast<blasint>(m), N = static_cast<blasint>(n), K = static_cast<blasint>(k);
   if constexpr (std::is_same_v<T, float>) {
-    if (has_avx512())
-      return avx512_sgemm(ta_, tb_, m, n, k, static_cast<float>(alpha), a, lda, b, ldb, static_cast<float>(beta), c,
+    if (sgemm_avx512_enabled())
+      return sgemm_avx512(ta_, tb_, m, n, k, static_cast<float>(alpha), a, lda, b, ldb, static_cast<float>(beta), c,
                           ldc);
     scipy_cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, static_cast<float>(alpha), a, static_cast<blasint>(lda), b,
                       static_cast<blasint>(ldb), static_cast<float>(beta), c, static_cast<blasint>(ldc));

@@ -28,25 +28,37 @@ class StridedIter : public IterGeometry<N> {
   }
 
  private:
+  // Rows after the first are reached by stepping a multi-index (an odometer), not by dividing
+  // the linear index again: broadcast and transposed operands walk many short rows.
   template <class Inner>
   void run_range(int64_t begin, int64_t end, const Inner& inner) const {
     const int last = ndim - 1;
     const int64_t inner_n = shape[last];
     std::array<int64_t, N> inner_strides;
     for (int k = 0; k < N; ++k) inner_strides[k] = strides[k][last];
+    int64_t row = begin / inner_n, i0 = begin % inner_n;
+    int64_t idx[kMaxDims] = {};
+    std::array<char*, N> rowp, ptrs;  // rowp: element 0 of the current row
+    for (int k = 0; k < N; ++k) rowp[k] = base[k];
+    for (int d = last - 1; d >= 0 && row > 0; --d) {
+      idx[d] = row % shape[d];
+      row /= shape[d];
+      for (int k = 0; k < N; ++k) rowp[k] += idx[d] * strides[k][d];
+    }
     int64_t lin = begin;
-    while (lin < end) {
-      int64_t row = lin / inner_n, i0 = lin % inner_n;
-      int64_t n = std::min(inner_n - i0, end - lin);
-      std::array<char*, N> ptrs;
-      for (int k = 0; k < N; ++k) ptrs[k] = base[k] + i0 * strides[k][last];
-      for (int d = last - 1; d >= 0 && row > 0; --d) {
-        int64_t idx = row % shape[d];
-        row /= shape[d];
-        for (int k = 0; k < N; ++k) ptrs[k] += idx * strides[k][d];
-      }
+    while (true) {
+      const int64_t n = std::min(inner_n - i0, end - lin);
+      for (int k = 0; k < N; ++k) ptrs[k] = rowp[k] + i0 * inner_strides[k];
       inner(ptrs.data(), inner_strides.data(), n);
       lin += n;
+      if (lin >= end) return;
+      i0 = 0;
+      for (int d = last - 1; d >= 0; --d) {  // next row
+        for (int k = 0; k < N; ++k) rowp[k] += strides[k][d];
+        if (++idx[d] < shape[d]) break;
+        for (int k = 0; k < N; ++k) rowp[k] -= shape[d] * strides[k][d];
+        idx[d] = 0;
+      }
     }
   }
 };
@@ -88,6 +100,33 @@ void binary_loop(const Tensor& a, const Tensor& b, const Tensor& out, const F& f
         *reinterpret_cast<Out*>(p[0] + i * s[0]) = static_cast<Out>(
             f(*reinterpret_cast<const In*>(p[1] + i * s[1]), *reinterpret_cast<const In*>(p[2] + i * s[2])));
     }
+  });
+}
+
+// float32 unary_loop whose contiguous runs go to a vectorized kernel contig(x, out, n); strided
+// runs use f.
+template <class Contig, class F>
+void unary_loop_f32(const Tensor& in, const Tensor& out, const Contig& contig, const F& f) {
+  StridedIter<2> it({&out, &in});
+  it.for_each([&](char* const* p, const int64_t* s, int64_t n) {
+    if (s[0] == sizeof(float) && s[1] == sizeof(float))
+      return contig(reinterpret_cast<const float*>(p[1]), reinterpret_cast<float*>(p[0]), n);
+    for (int64_t i = 0; i < n; ++i)
+      *reinterpret_cast<float*>(p[0] + i * s[0]) = f(*reinterpret_cast<const float*>(p[1] + i * s[1]));
+  });
+}
+
+// float32 binary_loop whose runs with all three operands contiguous go to contig(a, b, out, n).
+template <class Contig, class F>
+void binary_loop_f32(const Tensor& a, const Tensor& b, const Tensor& out, const Contig& contig, const F& f) {
+  StridedIter<3> it({&out, &a, &b});
+  it.for_each([&](char* const* p, const int64_t* s, int64_t n) {
+    if (s[0] == sizeof(float) && s[1] == sizeof(float) && s[2] == sizeof(float))
+      return contig(reinterpret_cast<const float*>(p[1]), reinterpret_cast<const float*>(p[2]),
+                    reinterpret_cast<float*>(p[0]), n);
+    for (int64_t i = 0; i < n; ++i)
+      *reinterpret_cast<float*>(p[0] + i * s[0]) =
+          f(*reinterpret_cast<const float*>(p[1] + i * s[1]), *reinterpret_cast<const float*>(p[2] + i * s[2]));
   });
 }
 

@@ -289,8 +289,15 @@ void layer_norm_backward_typed(bool rms, const Tensor& gt, const Tensor& xt, con
   const bool want_params = gwt.defined() || gbt.defined();
   const int64_t chunks = want_params ? std::min<int64_t>(N, 8) : 1;
   std::vector<double> pw(want_params ? chunks * D : 0, 0.0), pb(want_params ? chunks * D : 0, 0.0);
+  // weight/bias gradients: each chunk sums kFlushRows rows in M (vectorizes; converting every
+  // product to double did not), then adds that partial sum to its double accumulator
+  constexpr int64_t kFlushRows = 32;
   auto rows = [&](int64_t b, int64_t e, double* accw, double* accb) {
-    std::vector<M> gh(D);
+    std::vector<M> gh(D), pw_rows(accw ? D : 0, M(0)), pb_rows(accb ? D : 0, M(0));
+    auto flush = [&] {
+      for (int64_t j = 0; accw && j < D; ++j) accw[j] += double(pw_rows[j]), pw_rows[j] = M(0);
+      for (int64_t j = 0; accb && j < D; ++j) accb[j] += double(pb_rows[j]), pb_rows[j] = M(0);
+    };
     for (int64_t i = b; i < e; ++i) {
       const T* gr = g + i * D;
       const T* xr = x + i * D;
@@ -309,10 +316,12 @@ void layer_norm_backward_typed(bool rms, const Tensor& gt, const Tensor& xt, con
         gxr[j] = T(norm::norm_input_grad(gh[j], xhat, rs, a, c));
       }
       if (accw)
-        for (int64_t j = 0; j < D; ++j) accw[j] += double(M(gr[j]) * (M(xr[j]) - mu) * rs);
+        for (int64_t j = 0; j < D; ++j) pw_rows[j] += M(gr[j]) * ((M(xr[j]) - mu) * rs);
       if (accb)
-        for (int64_t j = 0; j < D; ++j) accb[j] += double(M(gr[j]));
+        for (int64_t j = 0; j < D; ++j) pb_rows[j] += M(gr[j]);
+      if ((i - b + 1) % kFlushRows == 0) flush();
     }
+    flush();
   };
   if (!want_params) {
     parallel_for(0, N, std::max<int64_t>(1, kGrainSize / D), [&](int64_t b, int64_t e) { rows(b, e, nullptr, nullptr); });

@@ -15,6 +15,12 @@ namespace {
 
 constexpr int64_t kMaxHeadDim = 256;
 
+// The CPU kernels read (B, H, L, D) operands in place when D has unit stride (q, k, v transposed
+// out of a (B, L, H, D) projection); the CUDA kernels want them contiguous.
+Tensor kernel_operand(const Tensor& t) {
+  return t.device().is_cpu() && (t.shape()[3] <= 1 || t.stride(3) == 1) ? t : t.contiguous();
+}
+
 // The logsumexp is kept in the accumulation type: float32, float64 for float64 inputs.
 DType lse_dtype(DType d) { return d == DType::Float64 ? DType::Float64 : DType::Float32; }
 
@@ -83,7 +89,7 @@ std::tuple<Tensor, Tensor, uint64_t, uint64_t> scaled_dot_product_attention_forw
   Tensor out = Tensor::empty({p.B, p.H, p.Lq, p.Ev}, q.dtype(), q.device());
   Tensor lse = Tensor::empty({p.B, p.H, p.Lq}, lse_dtype(q.dtype()), q.device());
   if (out.numel() > 0 && p.Lk > 0) {
-    attention_forward_kernel[q.device()](p, q.contiguous(), k.contiguous(), v.contiguous(), m, out, lse);
+    attention_forward_kernel[q.device()](p, kernel_operand(q), kernel_operand(k), kernel_operand(v), m, out, lse);
   } else {  // no key: zeros, as a row whose keys are all masked
     if (out.numel() > 0) fill_(out, 0);
     if (lse.numel() > 0) fill_(lse, -std::numeric_limits<double>::infinity());
@@ -113,8 +119,8 @@ std::tuple<Tensor, Tensor, Tensor> scaled_dot_product_attention_backward(
     fill_(gq, 0), fill_(gk, 0), fill_(gv, 0);
     return {gq, gk, gv};
   }
-  attention_backward_kernel[q.device()](p, grad_out.to(q.dtype()).contiguous(), q.contiguous(), k.contiguous(),
-                                        v.contiguous(), m, out.contiguous(), lse.contiguous(), gq, gk, gv);
+  attention_backward_kernel[q.device()](p, kernel_operand(grad_out.to(q.dtype())), kernel_operand(q), kernel_operand(k),
+                                        kernel_operand(v), m, kernel_operand(out), lse.contiguous(), gq, gk, gv);
   return {gq, gk, gv};
 }
 

@@ -30,7 +30,8 @@ TT_INLINE bool attention_keep(const AttentionParams& p, int64_t bh, int64_t i, i
   return uniform_float(r[n & 3]) >= float(p.dropout_p);
 }
 
-// q: (B, H, Lq, E), k: (B, Hkv, Lk, E), v: (B, Hkv, Lk, Ev) contiguous, one floating dtype;
+// q: (B, H, Lq, E), k: (B, Hkv, Lk, E), v: (B, Hkv, Lk, Ev) contiguous (CPU: any strides with a unit
+// last-dim stride; also grad_out and out in the backward), one floating dtype;
 // mask: additive, float32 (float64 for float64 q), strides in params (undefined = none) ->
 // out: (B, H, Lq, Ev) contiguous in q's dtype, lse: (B, H, Lq) in the accumulation type (float32;
 // float64 for float64 q): the logsumexp of the scaled, masked scores, -inf for a row with no key
