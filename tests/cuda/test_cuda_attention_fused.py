@@ -7,13 +7,20 @@ import pytest
 
 import tinytorch as tt
 import tinytorch.nn.functional as F
+import tinytorch.nn.functional.attention as attention_module
 from attention_cases import (FUSED_NODE, check_against_reference, check_double_backward, check_dropout,
                              check_matches_composed, graph_names, tensor)
-from conftest import FLOAT_DTYPES
+from conftest import FLOAT_DTYPES, assert_close
 
 pytestmark = pytest.mark.cuda
 
 MASKS = ["none", "causal", "bool", "bool_rows", "float", "float_heads"]
+
+
+@pytest.fixture(autouse=True)
+def fused_kernels_only(monkeypatch):
+    """Small float32/float64 calls take the composed path on CUDA; these tests are about the kernels."""
+    monkeypatch.setattr(attention_module, "COMPOSED_WIDE_FLOAT_MAX_BYTES", 0)
 
 
 @pytest.fixture(params=["tensor_cores", "plain"])
@@ -133,3 +140,22 @@ def test_peak_memory_is_linear_in_length(path_, monkeypatch):
     small, large = _peak_fwd_bwd(2048), _peak_fwd_bwd(4096)
     scores = 1 * 4 * 4096 * 4096 * 2
     assert large <= 2.5 * small and large < scores / 4, (small, large, scores)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_small_wide_float_calls_take_the_composed_path(dtype, monkeypatch):
+    """Unmasked float32/float64 calls with small score matrices run the composed products on CUDA
+    and give the fused kernels' values; masks, dropout or TINYTORCH_ATTENTION_PLAIN keep the kernels."""
+    monkeypatch.setattr(attention_module, "COMPOSED_WIDE_FLOAT_MAX_BYTES", 64 << 20)
+    q, _ = tensor((2, 4, 40, 32), dtype, "cuda", seed=1)
+    k, _ = tensor((2, 4, 40, 32), dtype, "cuda", seed=2)
+    v, _ = tensor((2, 4, 40, 32), dtype, "cuda", seed=3)
+    composed = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert FUSED_NODE not in graph_names(composed)
+    monkeypatch.setenv("TINYTORCH_ATTENTION_PLAIN", "1")
+    fused = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert FUSED_NODE in graph_names(fused)
+    assert_close(composed, fused.detach().cpu().double().numpy(), dtype)
+    monkeypatch.delenv("TINYTORCH_ATTENTION_PLAIN")
+    mask = tt.ones(40, 40, dtype=tt.bool, device="cuda").tril()
+    assert FUSED_NODE in graph_names(F.scaled_dot_product_attention(q, k, v, attn_mask=mask))

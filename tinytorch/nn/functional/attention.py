@@ -4,6 +4,7 @@ apply, else the composed matmul + softmax path, which the tests also use as the 
 from __future__ import annotations
 
 import math
+import os
 
 from tinytorch._creation import ones
 from tinytorch._dtype import bool_
@@ -90,6 +91,23 @@ def _fused_shapes(query: Tensor, key: Tensor, value: Tensor, attn_mask, enable_g
     return q4, k4, v4
 
 
+# float32/float64 on CUDA have only the plain fused kernels (one warp per row, no tensor cores).
+# Where the (B, H, L, S) scores are small, cuBLAS products and the row softmax are several times
+# faster, so unmasked, dropout-free calls take the composed path up to this many bytes of scores
+# (PyTorch also picks its backend by dtype and size). TINYTORCH_ATTENTION_PLAIN=1 or 0 here keeps
+# the fused kernels.
+COMPOSED_WIDE_FLOAT_MAX_BYTES = 64 << 20
+
+
+def _prefer_composed(q4: Tensor, k4: Tensor, attn_mask, dropout_p: float) -> bool:
+    if attn_mask is not None or dropout_p > 0.0 or q4.device.type != "cuda":
+        return False
+    if q4.element_size() < 4 or os.environ.get("TINYTORCH_ATTENTION_PLAIN") == "1":
+        return False
+    B, H, L, _ = q4.shape
+    return B * H * L * k4.shape[-2] * q4.element_size() <= COMPOSED_WIDE_FLOAT_MAX_BYTES
+
+
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale=None, enable_gqa: bool = False) -> Tensor:
     r"""Computes softmax(query @ key^T * scale + attn_mask) @ value over the last two dims.
@@ -108,14 +126,15 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     Runs fused kernels (FlashAttention-2: memory O(L), no (L, S) matrix; the forward keeps the
     output and the row logsumexp, the backward recomputes the scores per tile) for 2- to 4-D
     inputs of one floating dtype with head dims up to 256; other cases take the composed
-    matmul + softmax path. A row that no key takes part in gives zeros (as PyTorch's fused kernels).
+    matmul + softmax path, as do small unmasked float32/float64 calls on CUDA (faster there than
+    the plain kernels). A row that no key takes part in gives zeros (as PyTorch's fused kernels).
     """
     if is_causal and attn_mask is not None:
         raise RuntimeError("scaled_dot_product_attention: attn_mask and is_causal cannot both be set")
     if not 0.0 <= dropout_p <= 1.0:
         raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1], got {dropout_p}")
     fused = _fused_shapes(query, key, value, attn_mask, enable_gqa)
-    if fused is None:
+    if fused is None or _prefer_composed(fused[0], fused[1], attn_mask, dropout_p):
         return _composed_scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
                                                       enable_gqa)
     q4, k4, v4 = fused
