@@ -205,7 +205,11 @@ def test_decode_graph_cache_keys_and_invalidation():
 
 
 # -------------------------------------------------------------------------------------------------- GGUF
-def test_gguf_round_trip_matches_numpy(tmp_path):
+@pytest.mark.parametrize("packed", [False, True], ids=["f32", "q8_0"])
+def test_gguf_round_trip_matches_numpy(tmp_path, packed):
+    """GGUFs written as llama.cpp's converter writes them (gguf's tensor name map; gemma's norms + 1),
+    float32 or with every linear weight Q8_0 (kept packed: q/k/v and gate/up fused, qwen3's q/k norms
+    applied to the fused projection's parts); logits against numpy on the weights as stored."""
     gguf = pytest.importorskip("gguf")
     for name, cfg in CONFIGS.items():
         w = _weights(name, seed=1)
@@ -226,21 +230,35 @@ def test_gguf_round_trip_matches_numpy(tmp_path):
             wr.add_final_logit_softcapping(cfg["final_logit_softcapping"])
             wr.add_sliding_window(cfg["sliding_window"])
         names = gguf.get_tensor_name_map(gguf.MODEL_ARCH[name.upper()], cfg["num_hidden_layers"])
+        stored = {}
         for hf, a in w.items():
             a = a.astype(np.float32)
             if name.startswith("gemma") and hf.endswith("norm.weight"):
                 a = a + 1     # llama.cpp's gemma converter stores the norms with the 1 added
-            wr.add_tensor(names.get_name(hf, try_suffixes=(".weight",)), np.ascontiguousarray(a))
+            stored[hf] = w[hf]
+            if packed and "_proj." in hf:
+                a = gguf.quants.quantize(a, gguf.GGMLQuantizationType.Q8_0)
+                stored[hf] = gguf.quants.dequantize(a, gguf.GGMLQuantizationType.Q8_0).astype(np.float64)
+                wr.add_tensor(names.get_name(hf, try_suffixes=(".weight",)), a,
+                              raw_dtype=gguf.GGMLQuantizationType.Q8_0)
+            else:
+                wr.add_tensor(names.get_name(hf, try_suffixes=(".weight",)), np.ascontiguousarray(a))
         wr.write_header_to_file()
         wr.write_kv_data_to_file()
         wr.write_tensors_to_file()
         wr.close()
         model = LlamaForCausalLM.from_gguf(path)
         assert model.config.model_type == name
+        assert ("qkv_proj" in model.model.layers[0].self_attn._modules) == packed
         # llama.cpp's gemma2 scale is 1/sqrt(head_dim) (no query_pre_attn_scalar in the file)
         ref_cfg = dict(cfg, query_pre_attn_scalar=head_dim(cfg))
+        ref = forward_np(stored, ref_cfg, IDS)
         with tt.no_grad():
-            assert_close(model(tt.tensor([IDS]))[0], forward_np(w, ref_cfg, IDS), "float32", tol=NET_TOL_F32)
+            assert_close(model(tt.tensor([IDS]))[0], ref, "float32", tol=NET_TOL_F32)
+            cache = model.make_cache(1, len(IDS))
+            steps = [model(tt.tensor([IDS[:6]]), past_key_values=cache)[0]]
+            steps += [model(tt.tensor([[t]]), past_key_values=cache)[0] for t in IDS[6:]]
+        assert_close(tt.cat(steps, 0), ref, "float32", tol=NET_TOL_F32)
 
 
 # ---------------------------------------------------------------------------------------------- errors

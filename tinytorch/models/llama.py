@@ -48,16 +48,16 @@ def rounded_to(value: float, dtype) -> float:
     return tensor(value, dtype=float32).to(dtype=dtype).item()
 
 
-def layer_masks(config: LlamaConfig, attention_mask: Optional[Tensor], past: int, length: int, device):
-    """(mask, is_causal) for the layers attending to everything before them and for sliding-window
-    layers (gemma2): masks as :func:`attention_keep_mask` or None with ``is_causal`` (a prompt into an
-    empty cache, no padding); the window's mask only where some key falls out of it."""
+def layer_masks(windows, attention_mask: Optional[Tensor], past: int, length: int, device):
+    """(mask, is_causal) for the layers attending to everything before them and, by window, for the
+    sliding-window layers of ``windows`` (gemma2): masks as :func:`attention_keep_mask`, or None with
+    ``is_causal`` (a prompt into an empty cache, no padding); a window's own mask only where some key
+    falls out of it."""
     is_causal = attention_mask is None and past == 0 and length > 1
     mask = None
     if attention_mask is not None or (past > 0 and length > 1):
         mask = attention_keep_mask(attention_mask, past, length, device)
     full = (mask, is_causal)
-    windows = {config.layer_window(i) for i in range(config.num_hidden_layers)} - {None}
     local = {}
     for w in windows:
         if past + length - 1 < w:                          # every key still in the window
@@ -78,6 +78,8 @@ class LlamaModel(Module):
         self.embed_tokens = Embedding(config.vocab_size, config.hidden_size, **kw)
         self.layers = ModuleList([LlamaDecoderLayer(config, i, **kw) for i in range(config.num_hidden_layers)])
         self.norm = make_norm(config, config.hidden_size, **kw)
+        # the sliding windows of the layers that have one (gemma2)
+        self.windows = sorted({config.layer_window(i) for i in range(config.num_hidden_layers)} - {None})
         self.rotary_emb = RotaryEmbedding(config.head_dim, config.max_position_embeddings, config.rope_theta,
                                           config.rope_scaling, config.rotary_convention, device=device)
 
@@ -111,7 +113,7 @@ class LlamaModel(Module):
                 position_ids = arange(past, past + T, dtype=int64, device=dev)[None]
         x = self.embed(input_ids)
         cos, sin = self.rotary_emb(position_ids, x.dtype, past + T)
-        full, local = layer_masks(self.config, attention_mask, past, T, dev)
+        full, local = layer_masks(self.windows, attention_mask, past, T, dev)
         for layer in self.layers:
             window = layer.self_attn.sliding_window
             mask, is_causal = full if window is None else local[window]
@@ -180,6 +182,7 @@ class LlamaForCausalLM(Module):
 
     @classmethod
     def from_gguf(cls, path: Union[str, os.PathLike], dtype=None, device=None) -> "LlamaForCausalLM":
-        """Loads a llama.cpp GGUF file (llama, mistral, qwen2, qwen3, gemma, gemma2): see :func:`tinytorch.models.gguf_loader.load_gguf`."""
+        """Loads a llama.cpp GGUF file (llama, mistral, qwen2, qwen3, gemma, gemma2): see
+        :func:`tinytorch.models.gguf_loader.load_gguf`."""
         from tinytorch.models.gguf_loader import load_gguf
         return load_gguf(cls, path, dtype=dtype, device=device)
