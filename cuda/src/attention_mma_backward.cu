@@ -20,9 +20,7 @@ using namespace mma;
 // m16 key blocks per warp in the dK/dV kernel.
 template <int D>
 constexpr int kv_warp_blocks() { return D <= 64 ? 2 : 1; }
-// query rows per dK/dV step (E = 64: 32, the accumulators of two key blocks leave no room for more)
-template <int D>
-constexpr int kv_query_rows() { return D <= 64 ? 32 : 64; }
+constexpr int kKvQueryRows = 32;  // query rows per dK/dV step
 
 // grid (ceil(Lk / (64 WM)), B * Hkv); q, gout: (B, H, Lq, E), k, v: (B, Hkv, Lk, E); lse, dvec: (B, H, Lq)
 // -> gk, gv: (B, Hkv, Lk, E)
@@ -30,7 +28,7 @@ template <bool kBf16, int D, bool kGeneral>
 __global__ void __launch_bounds__(kThreads) attention_backward_kv_mma_kernel(
     AttentionParams p, const uint16_t* q, const uint16_t* k, const uint16_t* v, const uint16_t* gout,
     const float* mask, const float* lse, const float* dvec, uint16_t* gk, uint16_t* gv) {
-  constexpr int WM = kv_warp_blocks<D>(), BC = 4 * 16 * WM, BR = kv_query_rows<D>(), LD = D + 8;
+  constexpr int WM = kv_warp_blocks<D>(), BC = 4 * 16 * WM, BR = kKvQueryRows, LD = D + 8;
   constexpr int kStage = 2 * BR * LD + 2 * BR * 2;  // Q, dO rows, then lse and D as floats (2 halves each)
   extern __shared__ __align__(16) uint16_t smem[];
   uint16_t *Ks = smem, *Vs = Ks + BC * LD;
@@ -249,7 +247,7 @@ void launch_backward(const AttentionParams& p, const Tensor& gout, const Tensor&
                      const Tensor& gv, cudaStream_t stream) {
   auto u16 = [](const Tensor& t) { return static_cast<const uint16_t*>(t.data_ptr()); };
   const float* mp = mask.defined() ? mask.data<float>() : nullptr;
-  constexpr int BCK = 4 * 16 * kv_warp_blocks<D>(), BR = kv_query_rows<D>(), LD = D + 8;
+  constexpr int BCK = 4 * 16 * kv_warp_blocks<D>(), BR = kKvQueryRows, LD = D + 8;
   const size_t kv_bytes = size_t(2 * BCK * LD + 2 * (2 * BR * LD + 4 * BR)) * sizeof(uint16_t);
   // the mask / dropout code (Philox) in its own instantiations, so that the common kernels keep their registers
   const bool general = mask.defined() || p.dropout_p > 0;
