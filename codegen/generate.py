@@ -163,13 +163,15 @@ def _entries():
     """One dict per exported op: name, module, impl (the function), method_impl, function/method (which
     forms exist), inplace (the in-place function's name or None), aliases, dunders, autocast policy."""
     for r in SCHEMA.unary + SCHEMA.binary:
-        if r.public is True:
+        if r.public is True:   # PyTorch has tinytorch.sin_-style functions for unary ops, not binary ones
             yield dict(name=r.name, module=_E, impl=r.name, method_impl=r.name, function=True, method=True,
-                       inplace=r.name + "_" if r.inplace else None, aliases=r.aliases, dunders=r.dunders,
-                       autocast=r.autocast, autocast_method=True)
+                       inplace=r.name + "_" if r.inplace else None,
+                       inplace_function=bool(r.inplace) and r in SCHEMA.unary and r.dtypes != "predicate",
+                       aliases=r.aliases, dunders=r.dunders, autocast=r.autocast, autocast_method=True)
     for o in SCHEMA.ops:
         yield dict(name=o.name, module=o.module, impl=o.impl or o.name, method_impl=o.method_impl or o.impl or o.name,
                    function=o.function, method=o.method or bool(o.method_impl), inplace=o.inplace,
+                   inplace_function=bool(o.inplace) and o.inplace_function,
                    aliases=o.aliases, dunders=o.dunders, autocast=o.autocast, autocast_method=o.autocast_method)
 
 
@@ -183,18 +185,23 @@ def _ref(e, attr, policy=None):
     return f"_autocast.wrap({ref}, \"{policy}\")" if policy else ref
 
 
+PW_MODULE = "tinytorch._pointwise"   # holds inplace_function
+
+
 def functional_py() -> str:
-    mods = sorted({e["module"] for e in _entries() if e["function"]})
+    mods = sorted({e["module"] for e in _entries() if e["function"] or e["inplace_function"]} | {PW_MODULE})
     L = [f'"""Every op function exported as tinytorch.<name>. {BANNER}"""', "from tinytorch import _autocast"]
     L += _imports(mods)
     L.append("")
     names = []
     for e in _entries():
-        if not e["function"]:
-            continue
         for n in (e["name"],) + tuple(e["aliases"]):
-            L.append(f"{n} = {_ref(e, e['impl'], e['autocast'])}")
-            names.append(n)
+            if e["function"]:
+                L.append(f"{n} = {_ref(e, e['impl'], e['autocast'])}")
+                names.append(n)
+            if e["inplace_function"]:   # tinytorch.relu_(x) is x.relu_(), as PyTorch's in-place functions
+                L.append(f"{n}_ = _pointwise.inplace_function({_ref(e, e['inplace'])})")
+                names.append(n + "_")
     L += ["", "__all__ = ["] + [f"    \"{n}\"," for n in names] + ["]"]
     return "\n".join(L) + "\n"
 

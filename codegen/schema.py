@@ -80,7 +80,8 @@ class Op:
     method: bool = True                 # Tensor.<name>
     impl: Optional[str] = None          # the attribute in module, default name
     method_impl: Optional[str] = None   # a different function for the method form
-    inplace: Optional[str] = None       # attribute implementing <name>_ (method only)
+    inplace: Optional[str] = None       # attribute implementing <name>_ (method; see inplace_function)
+    inplace_function: bool = False      # also tinytorch.<name>_ (PyTorch's in-place functions: relu_, clamp_)
     aliases: tuple = ()                 # other names for the function and method
     dunders: tuple = ()
     autocast: Optional[str] = None

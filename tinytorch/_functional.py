@@ -22,48 +22,91 @@ from tinytorch.linalg import _legacy as _linalg_legacy
 from tinytorch.linalg import _lu as _lu
 
 neg = _E.neg
+neg_ = _pointwise.inplace_function(_E.neg_)
 negative = _E.neg
+negative_ = _pointwise.inplace_function(_E.neg_)
 abs = _E.abs
+abs_ = _pointwise.inplace_function(_E.abs_)
 absolute = _E.abs
+absolute_ = _pointwise.inplace_function(_E.abs_)
 sign = _E.sign
+sign_ = _pointwise.inplace_function(_E.sign_)
 exp = _autocast.wrap(_E.exp, "fp32")
+exp_ = _pointwise.inplace_function(_E.exp_)
 exp2 = _E.exp2
+exp2_ = _pointwise.inplace_function(_E.exp2_)
 log = _autocast.wrap(_E.log, "fp32")
+log_ = _pointwise.inplace_function(_E.log_)
 log2 = _E.log2
+log2_ = _pointwise.inplace_function(_E.log2_)
 log10 = _E.log10
+log10_ = _pointwise.inplace_function(_E.log10_)
 log1p = _autocast.wrap(_E.log1p, "fp32")
+log1p_ = _pointwise.inplace_function(_E.log1p_)
 expm1 = _autocast.wrap(_E.expm1, "fp32")
+expm1_ = _pointwise.inplace_function(_E.expm1_)
 sqrt = _E.sqrt
+sqrt_ = _pointwise.inplace_function(_E.sqrt_)
 rsqrt = _autocast.wrap(_E.rsqrt, "fp32")
+rsqrt_ = _pointwise.inplace_function(_E.rsqrt_)
 sin = _E.sin
+sin_ = _pointwise.inplace_function(_E.sin_)
 cos = _E.cos
+cos_ = _pointwise.inplace_function(_E.cos_)
 tan = _E.tan
+tan_ = _pointwise.inplace_function(_E.tan_)
 asin = _E.asin
+asin_ = _pointwise.inplace_function(_E.asin_)
 arcsin = _E.asin
+arcsin_ = _pointwise.inplace_function(_E.asin_)
 acos = _E.acos
+acos_ = _pointwise.inplace_function(_E.acos_)
 arccos = _E.acos
+arccos_ = _pointwise.inplace_function(_E.acos_)
 atan = _E.atan
+atan_ = _pointwise.inplace_function(_E.atan_)
 arctan = _E.atan
+arctan_ = _pointwise.inplace_function(_E.atan_)
 asinh = _E.asinh
+asinh_ = _pointwise.inplace_function(_E.asinh_)
 arcsinh = _E.asinh
+arcsinh_ = _pointwise.inplace_function(_E.asinh_)
 acosh = _E.acosh
+acosh_ = _pointwise.inplace_function(_E.acosh_)
 arccosh = _E.acosh
+arccosh_ = _pointwise.inplace_function(_E.acosh_)
 atanh = _E.atanh
+atanh_ = _pointwise.inplace_function(_E.atanh_)
 arctanh = _E.atanh
+arctanh_ = _pointwise.inplace_function(_E.atanh_)
 sinh = _E.sinh
+sinh_ = _pointwise.inplace_function(_E.sinh_)
 cosh = _E.cosh
+cosh_ = _pointwise.inplace_function(_E.cosh_)
 tanh = _E.tanh
+tanh_ = _pointwise.inplace_function(_E.tanh_)
 sigmoid = _E.sigmoid
+sigmoid_ = _pointwise.inplace_function(_E.sigmoid_)
 relu = _E.relu
+relu_ = _pointwise.inplace_function(_E.relu_)
 erf = _E.erf
+erf_ = _pointwise.inplace_function(_E.erf_)
 erfinv = _E.erfinv
+erfinv_ = _pointwise.inplace_function(_E.erfinv_)
 reciprocal = _autocast.wrap(_E.reciprocal, "fp32")
+reciprocal_ = _pointwise.inplace_function(_E.reciprocal_)
 square = _E.square
+square_ = _pointwise.inplace_function(_E.square_)
 floor = _E.floor
+floor_ = _pointwise.inplace_function(_E.floor_)
 ceil = _E.ceil
+ceil_ = _pointwise.inplace_function(_E.ceil_)
 round = _E.round
+round_ = _pointwise.inplace_function(_E.round_)
 trunc = _E.trunc
+trunc_ = _pointwise.inplace_function(_E.trunc_)
 fix = _E.trunc
+fix_ = _pointwise.inplace_function(_E.trunc_)
 isnan = _E.isnan
 isinf = _E.isinf
 isfinite = _E.isfinite
@@ -97,7 +140,11 @@ bitwise_and = _E.bitwise_and
 bitwise_or = _E.bitwise_or
 bitwise_xor = _E.bitwise_xor
 clamp = _E.clamp
+clamp_ = _pointwise.inplace_function(_E.clamp_)
 clip = _E.clamp
+clip_ = _pointwise.inplace_function(_E.clamp_)
+clamp_min_ = _pointwise.inplace_function(_E.clamp_min_)
+clamp_max_ = _pointwise.inplace_function(_E.clamp_max_)
 pow = _autocast.wrap(_E.pow, "fp32")
 div = _E.div
 divide = _E.div
@@ -213,16 +260,22 @@ addcmul = _pointwise.addcmul
 addcdiv = _pointwise.addcdiv
 hypot = _pointwise.hypot
 sinc = _pointwise.sinc
+sinc_ = _pointwise.inplace_function(_pointwise.sinc_)
 deg2rad = _pointwise.deg2rad
+deg2rad_ = _pointwise.inplace_function(_pointwise.deg2rad_)
 rad2deg = _pointwise.rad2deg
+rad2deg_ = _pointwise.inplace_function(_pointwise.rad2deg_)
 frac = _pointwise.frac
+frac_ = _pointwise.inplace_function(_pointwise.frac_)
 fmod = _pointwise.fmod
 copysign = _pointwise.copysign
 heaviside = _pointwise.heaviside
 xlogy = _pointwise.xlogy
+xlogy_ = _pointwise.inplace_function(_pointwise.xlogy_)
 logaddexp2 = _pointwise.logaddexp2
 float_power = _pointwise.float_power
 nan_to_num = _pointwise.nan_to_num
+nan_to_num_ = _pointwise.inplace_function(_pointwise.nan_to_num_)
 signbit = _pointwise.signbit
 isposinf = _pointwise.isposinf
 isneginf = _pointwise.isneginf
@@ -290,48 +343,91 @@ embedding_bag = _embedding_bag.embedding_bag
 
 __all__ = [
     "neg",
+    "neg_",
     "negative",
+    "negative_",
     "abs",
+    "abs_",
     "absolute",
+    "absolute_",
     "sign",
+    "sign_",
     "exp",
+    "exp_",
     "exp2",
+    "exp2_",
     "log",
+    "log_",
     "log2",
+    "log2_",
     "log10",
+    "log10_",
     "log1p",
+    "log1p_",
     "expm1",
+    "expm1_",
     "sqrt",
+    "sqrt_",
     "rsqrt",
+    "rsqrt_",
     "sin",
+    "sin_",
     "cos",
+    "cos_",
     "tan",
+    "tan_",
     "asin",
+    "asin_",
     "arcsin",
+    "arcsin_",
     "acos",
+    "acos_",
     "arccos",
+    "arccos_",
     "atan",
+    "atan_",
     "arctan",
+    "arctan_",
     "asinh",
+    "asinh_",
     "arcsinh",
+    "arcsinh_",
     "acosh",
+    "acosh_",
     "arccosh",
+    "arccosh_",
     "atanh",
+    "atanh_",
     "arctanh",
+    "arctanh_",
     "sinh",
+    "sinh_",
     "cosh",
+    "cosh_",
     "tanh",
+    "tanh_",
     "sigmoid",
+    "sigmoid_",
     "relu",
+    "relu_",
     "erf",
+    "erf_",
     "erfinv",
+    "erfinv_",
     "reciprocal",
+    "reciprocal_",
     "square",
+    "square_",
     "floor",
+    "floor_",
     "ceil",
+    "ceil_",
     "round",
+    "round_",
     "trunc",
+    "trunc_",
     "fix",
+    "fix_",
     "isnan",
     "isinf",
     "isfinite",
@@ -365,7 +461,11 @@ __all__ = [
     "bitwise_or",
     "bitwise_xor",
     "clamp",
+    "clamp_",
     "clip",
+    "clip_",
+    "clamp_min_",
+    "clamp_max_",
     "pow",
     "div",
     "divide",
@@ -481,16 +581,22 @@ __all__ = [
     "addcdiv",
     "hypot",
     "sinc",
+    "sinc_",
     "deg2rad",
+    "deg2rad_",
     "rad2deg",
+    "rad2deg_",
     "frac",
+    "frac_",
     "fmod",
     "copysign",
     "heaviside",
     "xlogy",
+    "xlogy_",
     "logaddexp2",
     "float_power",
     "nan_to_num",
+    "nan_to_num_",
     "signbit",
     "isposinf",
     "isneginf",

@@ -319,3 +319,19 @@ heaviside_ = _make_inplace(heaviside)
 xlogy_ = _make_inplace(xlogy)
 float_power_ = _make_inplace(float_power)
 nan_to_num_ = _make_inplace(nan_to_num)
+
+
+def inplace_function(method):
+    """``tinytorch.<name>_(input, ...)`` calling the in-place method ``input.<name>_(...)``: PyTorch's
+    in-place functions (``torch.relu_``, ``torch.clamp_``), whose first parameter is ``input``."""
+    def fn(input: Tensor, *args, **kwargs) -> Tensor:
+        return method(input, *args, **kwargs)
+    fn.__name__ = fn.__qualname__ = method.__name__
+    fn.__doc__ = f"In-place version of :func:`{method.__name__[:-1]}`."
+    try:
+        sig = inspect.signature(method)
+        first, *rest = sig.parameters.values()
+        fn.__signature__ = sig.replace(parameters=[first.replace(name="input")] + rest)
+    except (TypeError, ValueError):   # a builtin without a signature: help() shows (input, *args, **kwargs)
+        pass
+    return fn

@@ -132,7 +132,8 @@ Tensor unary(UnaryOp op, const Tensor& x, OpScalars s) {
 
 Tensor& unary_(UnaryOp op, Tensor& x, OpScalars s) {
   DType compute = unary_compute_dtype(op, x, s);
-  TT_CHECK(compute == x.dtype() && !is_predicate(op), op_name(op), "_: result type ", dtype_name(compute),
+  TT_CHECK(compute == x.dtype() && !is_predicate(op), op_name(op), "_: result type ",
+           dtype_name(is_predicate(op) ? DType::Bool : compute),
            " can't be cast to the desired output type ", dtype_name(x.dtype()));
   unary_kernel[x.device()](op, x, x, s);
   x.bump_version();
