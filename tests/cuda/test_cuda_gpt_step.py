@@ -122,7 +122,9 @@ def test_capturable_adam_kernel_equals_the_fused_step(dtype, kw, lr_on_device):
     results = []
     for capturable in (False, True):
         ps = [tt.tensor(w, dtype=dt, device=DEV, requires_grad=True) for w in w0]
-        lr = tt.tensor(0.05, device=DEV) if capturable and lr_on_device else 0.05
+        # a float64 lr tensor for float64 params (a float32 one rounds 0.05 by 1e-9: past float64's tolerance)
+        lr_dtype = tt.float64 if dtype == "float64" else tt.float32
+        lr = tt.tensor(0.05, dtype=lr_dtype, device=DEV) if capturable and lr_on_device else 0.05
         opt = tt.optim.Adam(ps, lr=lr, capturable=capturable, fused=True, **kw)
         for gs in grads:
             for p, g in zip(ps, gs):
@@ -145,3 +147,26 @@ def test_capturable_adam_rejects_a_step_count_off_the_device():
                                            r"one-element float32 tensor on cuda"):
         _C.adam_step_capturable_multi_([p._impl], [g._impl], [m._impl], [v._impl], [], [tt.zeros(1)._impl], None,
                                        0.1, 0.9, 0.999, 1e-8, 0.0, False, False, False)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
+def test_strided_copies_and_broadcasts_with_a_dense_inner_dim(dtype):
+    # the inner-vectorized strided loops: attention's head transposes, linear's bias broadcast,
+    # a 0-dim scale (clip_grad_norm_), and an offset view that must take the scalar path
+    rng = np.random.default_rng(4)
+    dt = getattr(tt, dtype)
+    x = rng.normal(size=(2, 16, 3, 64))
+    t = tt.tensor(x, dtype=dt, device=DEV)
+    ref = to_numpy(t).astype(np.float64)
+    assert_close(t.transpose(1, 2).contiguous(), ref.transpose(0, 2, 1, 3), dtype, tol=(0, 0))
+    assert_close(t.transpose(1, 2).float(), ref.transpose(0, 2, 1, 3), "float32", tol=(0, 0))
+    bias = tt.tensor(rng.normal(size=64), dtype=dt, device=DEV)
+    out = tt.empty(40, 64, dtype=dt, device=DEV)
+    out.copy_(bias)
+    assert_close(out, np.broadcast_to(to_numpy(bias), (40, 64)), dtype, tol=(0, 0))
+    scale = tt.tensor(0.5, dtype=dt, device=DEV)
+    assert_close(t.transpose(1, 2) * scale, ref.transpose(0, 2, 1, 3) * 0.5, dtype)
+    assert_close(t.transpose(1, 2) + bias, ref.transpose(0, 2, 1, 3) + to_numpy(bias), dtype)
+    odd = t.reshape(-1)[1:1 + 2 * 16 * 3 * 63].reshape(2, 16, 3, 63).transpose(1, 2).contiguous()
+    assert_close(odd, ref.reshape(-1)[1:1 + 2 * 16 * 3 * 63].reshape(2, 16, 3, 63).transpose(0, 2, 1, 3), dtype,
+                 tol=(0, 0))

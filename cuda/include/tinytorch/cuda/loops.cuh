@@ -90,6 +90,32 @@ __global__ void unary_dense_kernel(int64_t n, Out* out, const A* a, F f) {
   TT_GRID_STRIDE(i, n - nvec * V) { out[nvec * V + i] = f(a[nvec * V + i]); }
 }
 
+// Strided operands whose innermost dim is dense (or broadcast) in each: V elements per thread, one
+// offset computation per V and 16-byte accesses (transposed copies, bias broadcasts). bcast bit k:
+// operand k's inner stride is 0, so its one element is read and repeated.
+template <class T, int V>
+__device__ __forceinline__ Vec<T, V> load_inner(const char* p, bool bcast) {
+  if (!bcast) return *reinterpret_cast<const Vec<T, V>*>(p);
+  Vec<T, V> x;
+  T v = *reinterpret_cast<const T*>(p);
+#pragma unroll
+  for (int j = 0; j < V; ++j) x.v[j] = v;
+  return x;
+}
+
+template <class Out, class A, int V, class F>
+__global__ void unary_inner_vec_kernel(int64_t nvec, OffsetCalc<2> oc, Pointers<2> p, unsigned bcast, F f) {
+  TT_GRID_STRIDE(i, nvec) {
+    int64_t off[2];
+    oc.offsets(i * V, off);
+    Vec<A, V> x = load_inner<A, V>(p.p[1] + off[1], bcast & 2u);
+    Vec<Out, V> y;
+#pragma unroll
+    for (int j = 0; j < V; ++j) y.v[j] = f(x.v[j]);
+    *reinterpret_cast<Vec<Out, V>*>(p.p[0] + off[0]) = y;
+  }
+}
+
 // ---------------------------------------------------------------- binary: out = f(a, b)
 
 template <class Out, class A, class B, class F>
@@ -114,6 +140,20 @@ __global__ void binary_dense_kernel(int64_t n, Out* out, const A* a, const B* b,
     reinterpret_cast<Vec<Out, V>*>(out)[i] = y;
   }
   TT_GRID_STRIDE(i, n - nvec * V) { out[nvec * V + i] = f(a[nvec * V + i], b[nvec * V + i]); }
+}
+
+template <class Out, class A, class B, int V, class F>
+__global__ void binary_inner_vec_kernel(int64_t nvec, OffsetCalc<3> oc, Pointers<3> p, unsigned bcast, F f) {
+  TT_GRID_STRIDE(i, nvec) {
+    int64_t off[3];
+    oc.offsets(i * V, off);
+    Vec<A, V> x = load_inner<A, V>(p.p[1] + off[1], bcast & 2u);
+    Vec<B, V> z = load_inner<B, V>(p.p[2] + off[2], bcast & 4u);
+    Vec<Out, V> y;
+#pragma unroll
+    for (int j = 0; j < V; ++j) y.v[j] = f(x.v[j], z.v[j]);
+    *reinterpret_cast<Vec<Out, V>*>(p.p[0] + off[0]) = y;
+  }
 }
 
 // ---------------------------------------------------------------- ternary: out = f(a, b, c)
@@ -143,6 +183,27 @@ inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 
 template <class T>
 constexpr int vec_width() { return sizeof(T) >= 16 ? 1 : int(16 / sizeof(T)); }
 
+// Whether the inner-vectorized kernels apply: the innermost dim's size is a multiple of V and each
+// operand walks it densely (every vector start then aligned to V items: base and outer strides)
+// or, except the output, not at all (stride 0: bcast bit k set).
+template <int N>
+bool inner_vectorizable(const IterGeometry<N>& g, const std::array<int64_t, N>& itemsizes, int V, unsigned& bcast) {
+  int d = g.ndim - 1;
+  bcast = 0;
+  if (V <= 1 || d < 0 || g.shape[d] % V != 0) return false;
+  for (int k = 0; k < N; ++k) {
+    int64_t s = g.strides[k][d], vec_bytes = itemsizes[k] * V;
+    if (s == 0 && k > 0) {
+      bcast |= 1u << k;
+      continue;
+    }
+    if (s != itemsizes[k] || reinterpret_cast<uintptr_t>(g.base[k]) % vec_bytes != 0) return false;
+    for (int o = 0; o < d; ++o)
+      if (g.strides[k][o] % vec_bytes != 0) return false;
+  }
+  return true;
+}
+
 template <class Out, class A, class F>
 void gpu_unary(const Tensor& in, const Tensor& out, F f) {
   IterGeometry<2> g({&out, &in});
@@ -153,6 +214,9 @@ void gpu_unary(const Tensor& in, const Tensor& out, F f) {
   if (g.is_contiguous({sizeof(Out), sizeof(A)}) && aligned16(g.base[0]) && aligned16(g.base[1])) {
     unary_dense_kernel<Out, A, V><<<grid_for(g.numel, V), kThreads, 0, stream>>>(
         g.numel, reinterpret_cast<Out*>(g.base[0]), reinterpret_cast<const A*>(g.base[1]), f);
+  } else if (unsigned bcast; inner_vectorizable<2>(g, {sizeof(Out), sizeof(A)}, V, bcast)) {
+    unary_inner_vec_kernel<Out, A, V><<<grid_for(g.numel, V), kThreads, 0, stream>>>(
+        g.numel / V, OffsetCalc<2>(g), pointers_of(g), bcast, f);
   } else {
     unary_strided_kernel<Out, A><<<grid_for(g.numel), kThreads, 0, stream>>>(g.numel, OffsetCalc<2>(g),
                                                                               pointers_of(g), f);
@@ -173,6 +237,9 @@ void gpu_binary(const Tensor& a, const Tensor& b, const Tensor& out, F f) {
     binary_dense_kernel<Out, A, B, V><<<grid_for(g.numel, V), kThreads, 0, stream>>>(
         g.numel, reinterpret_cast<Out*>(g.base[0]), reinterpret_cast<const A*>(g.base[1]),
         reinterpret_cast<const B*>(g.base[2]), f);
+  } else if (unsigned bcast; inner_vectorizable<3>(g, {sizeof(Out), sizeof(A), sizeof(B)}, V, bcast)) {
+    binary_inner_vec_kernel<Out, A, B, V><<<grid_for(g.numel, V), kThreads, 0, stream>>>(
+        g.numel / V, OffsetCalc<3>(g), pointers_of(g), bcast, f);
   } else {
     binary_strided_kernel<Out, A, B><<<grid_for(g.numel), kThreads, 0, stream>>>(g.numel, OffsetCalc<3>(g),
                                                                                   pointers_of(g), f);
