@@ -148,3 +148,26 @@ def test_capturable_adam_rejects_a_step_count_off_the_device():
                                            r"one-element float32 tensor on cuda"):
         _C.adam_step_capturable_multi_([p._impl], [g._impl], [m._impl], [v._impl], [], [tt.zeros(1)._impl], None,
                                        0.1, 0.9, 0.999, 1e-8, 0.0, False, False, False)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
+def test_strided_copies_and_broadcasts_with_a_dense_inner_dim(dtype):
+    # the inner-vectorized strided loops: attention's head transposes, linear's bias broadcast,
+    # a 0-dim scale (clip_grad_norm_), and an offset view that must take the scalar path
+    rng = np.random.default_rng(4)
+    dt = getattr(tt, dtype)
+    x = rng.normal(size=(2, 16, 3, 64))
+    t = tt.tensor(x, dtype=dt, device=DEV)
+    ref = to_numpy(t).astype(np.float64)
+    assert_close(t.transpose(1, 2).contiguous(), ref.transpose(0, 2, 1, 3), dtype, tol=(0, 0))
+    assert_close(t.transpose(1, 2).float(), ref.transpose(0, 2, 1, 3), "float32", tol=(0, 0))
+    bias = tt.tensor(rng.normal(size=64), dtype=dt, device=DEV)
+    out = tt.empty(40, 64, dtype=dt, device=DEV)
+    out.copy_(bias)
+    assert_close(out, np.broadcast_to(to_numpy(bias), (40, 64)), dtype, tol=(0, 0))
+    scale = tt.tensor(0.5, dtype=dt, device=DEV)
+    assert_close(t.transpose(1, 2) * scale, ref.transpose(0, 2, 1, 3) * 0.5, dtype)
+    assert_close(t.transpose(1, 2) + bias, ref.transpose(0, 2, 1, 3) + to_numpy(bias), dtype)
+    odd = t.reshape(-1)[1:1 + 2 * 16 * 3 * 63].reshape(2, 16, 3, 63).transpose(1, 2).contiguous()
+    assert_close(odd, ref.reshape(-1)[1:1 + 2 * 16 * 3 * 63].reshape(2, 16, 3, 63).transpose(0, 2, 1, 3), dtype,
+                 tol=(0, 0))
