@@ -72,6 +72,13 @@ from tinytorch._tensor_attributes import ATTRIBUTES as _ATTRIBUTES, layout, stri
 for _name, _attr in _ATTRIBUTES.items():   # nbytes, layout, H, tril_, put_, exponential_, ... (issue 16)
     setattr(Tensor, _name, _attr)
 del _name, _attr, _ATTRIBUTES
+from tinytorch._method_forms import *  # noqa: E402,F401,F403  (cholesky_solve, put, renorm, xlogy_, ...)
+from tinytorch._method_forms import METHODS as _FORMS  # noqa: E402
+from tinytorch._nn_aliases import TENSOR_METHODS as _NN_METHODS  # noqa: E402  (loads nn on first call only)
+_FORMS.update(_NN_METHODS)
+for _name, _attr in _FORMS.items():   # Tensor.cov, .cross, .addmm_, .split_with_sizes, ... (issue 16)
+    setattr(Tensor, _name, _attr)
+del _name, _attr, _FORMS, _NN_METHODS
 
 # Docstrings: PyTorch's summary and an Args section per function and Tensor method, from tables
 from tinytorch._docstrings import document_api as _document_api  # noqa: E402

@@ -288,8 +288,8 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Number = 1, a
     if batch1.dim() != 3 or batch2.dim() != 3:
         raise RuntimeError(f"addbmm: batch1 and batch2 must be 3D tensors, got {batch1.dim()}D and {batch2.dim()}D")
     product = (batch1 @ batch2).sum(0)
-    if beta == 0:
-        return product * alpha + input.new_zeros(()).expand_as(product) if alpha != 1 else product + 0 * product
+    if beta == 0:   # input is ignored (NaN in it does not propagate), as in PyTorch
+        return product * alpha if alpha != 1 else product
     return input * beta + product * alpha if (beta != 1 or alpha != 1) else input + product
 
 

@@ -327,6 +327,24 @@ _OWN = {fn.__name__: fn for fn in (
 _OWN.update({name: _inplace(_OWN[name[:-1]], name) for name in (
     "selu_", "celu_", "threshold_", "rrelu_", "alpha_dropout_", "feature_alpha_dropout_")})
 
+def _hardshrink(self: Tensor, lambd: float = 0.5) -> Tensor:
+    """See :func:`tinytorch.hardshrink`.
+
+    Args:
+        lambd (float): the lambda value for the Hardshrink formulation. Default: ``0.5``."""
+    return F.hardshrink(self, lambd)
+
+
+def _prelu(self: Tensor, weight: Tensor) -> Tensor:
+    """See :func:`tinytorch.prelu`.
+
+    Args:
+        weight (Tensor): the learnable slopes, one or one per channel."""
+    return F.prelu(self, weight)
+
+
+TENSOR_METHODS = {"hardshrink": _hardshrink, "prelu": _prelu}   # installed on Tensor by the package root
+
 NAMES = frozenset(_SAME_AS_F) | frozenset(_OWN)
 
 
