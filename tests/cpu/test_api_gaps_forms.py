@@ -112,3 +112,35 @@ BAD = [
 def test_bad_input(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+def test_linalg_vander_tensorinv_tensorsolve():
+    for dtype in FLOAT_DTYPES:
+        x, a = make((2, 4), dtype, "sliced", low=-1.5, high=1.5)
+        assert_close(tt.linalg.vander(x), np.stack([np.vander(r, increasing=True) for r in a]), dtype)
+        assert_close(tt.linalg.vander(x, N=6), np.stack([np.vander(r, 6, increasing=True) for r in a]), dtype,
+                     tol=tuple(4 * t for t in TOL[dtype]))
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(6, 6)) + 6 * np.eye(6)
+    for dtype in ("float32", "float64"):
+        tol = tuple(100 * t for t in TOL[dtype])   # an LU solve of a well-conditioned 6x6 system
+        A = tt.tensor(a.reshape(6, 2, 3), dtype=getattr(tt, dtype))
+        assert_close(tt.linalg.tensorinv(A, 1), np.linalg.tensorinv(a.reshape(6, 2, 3), 1), dtype, tol=tol)
+        A2 = tt.tensor(a.reshape(2, 3, 6), dtype=getattr(tt, dtype))
+        b = rng.normal(size=(2, 3))
+        B = tt.tensor(b, dtype=getattr(tt, dtype))
+        assert_close(tt.linalg.tensorsolve(A2, B), np.linalg.tensorsolve(a.reshape(2, 3, 6), b), dtype, tol=tol)
+        A3 = A2.permute(2, 0, 1)
+        assert_close(tt.linalg.tensorsolve(A3, B, dims=(0,)),
+                     np.linalg.tensorsolve(to_numpy(A3), b, axes=(0,)), dtype, tol=tol)
+    x = tt.tensor([0.0, 2.0], dtype=tt.float64, requires_grad=True)
+    tt.linalg.vander(x, N=4).sum().backward()   # d/dx (1 + x + x^2 + x^3) = 1 + 2x + 3x^2
+    assert_close(x.grad, [1.0, 17.0], "float64")
+    with pytest.raises(RuntimeError, match="greater than 1"):
+        tt.linalg.vander(x, N=1)
+    with pytest.raises(RuntimeError, match="prod"):
+        tt.linalg.tensorinv(tt.ones(2, 3), 1)
+    with pytest.raises(ValueError, match="positive"):
+        tt.linalg.tensorinv(tt.ones(2, 2), 0)
+    with pytest.raises(RuntimeError, match="prod"):
+        tt.linalg.tensorsolve(tt.ones(2, 3), tt.ones(2))
