@@ -99,7 +99,9 @@ def fill(input: Tensor, value) -> Tensor:
         value (Number or 0-dim Tensor): the fill value."""
     if isinstance(value, Tensor) and value.dim() != 0:
         raise RuntimeError(f"fill only supports 0-dimension value tensor but got tensor with {value.dim()} dimensions.")
-    return input * 0 + (value.to(input.dtype) if isinstance(value, Tensor) else value)
+    fill_value = value.to(input.dtype) if isinstance(value, Tensor) else value
+    keep_none = _creation.zeros(tuple(input.shape), dtype="bool", device=input.device)
+    return input.where(keep_none, fill_value)   # a select: NaN/inf in input don't leak; gradients go to value
 
 
 def fill_(input: Tensor, value) -> Tensor:

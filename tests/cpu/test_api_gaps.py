@@ -260,6 +260,11 @@ def test_state_switches():
     finally:
         tt.set_default_dtype(previous)
     assert tt.detach(tt.ones(2, requires_grad=True)).requires_grad is False
+    filled = tt.fill(tt.tensor([float("nan"), float("inf")]), 2.5)
+    assert filled.tolist() == [2.5, 2.5]
+    value = tt.tensor(1.0, requires_grad=True)
+    tt.fill(tt.ones(3), value).sum().backward()
+    assert value.grad.item() == 3.0
 
 
 BAD_INPUT = [
@@ -286,6 +291,7 @@ BAD_INPUT = [
 ]
 
 
+@pytest.mark.filterwarnings("ignore:torch.range is deprecated")
 @pytest.mark.parametrize("call,error,match", BAD_INPUT)
 def test_bad_input_raises(call, error, match):
     with pytest.raises(error, match=match):
