@@ -67,6 +67,19 @@ def _dispatch_op_functions() -> None:
 
 _tf.on_first_subclass(_dispatch_op_functions)
 
+from tinytorch._inplace_functions import *  # noqa: E402,F401,F403  (abs_, clamp_min, logspace, range, ...)
+from tinytorch._tensor_attributes import ATTRIBUTES as _ATTRIBUTES, layout, strided  # noqa: E402
+for _name, _attr in _ATTRIBUTES.items():   # nbytes, layout, H, tril_, put_, exponential_, ... (issue 16)
+    setattr(Tensor, _name, _attr)
+del _name, _attr, _ATTRIBUTES
+from tinytorch._method_forms import *  # noqa: E402,F401,F403  (cholesky_solve, put, renorm, xlogy_, ...)
+from tinytorch._method_forms import METHODS as _FORMS  # noqa: E402
+from tinytorch._nn_aliases import TENSOR_METHODS as _NN_METHODS  # noqa: E402  (loads nn on first call only)
+_FORMS.update(_NN_METHODS)
+for _name, _attr in _FORMS.items():   # Tensor.cov, .cross, .addmm_, .split_with_sizes, ... (issue 16)
+    setattr(Tensor, _name, _attr)
+del _name, _attr, _FORMS, _NN_METHODS
+
 # Docstrings: PyTorch's summary and an Args section per function and Tensor method, from tables
 from tinytorch._docstrings import document_api as _document_api  # noqa: E402
 _document_api(globals(), Tensor)
@@ -85,8 +98,12 @@ def __getattr__(name: str):
     if name == "autocast":
         from tinytorch.amp import autocast
         return autocast
+    import importlib
+    _nn_aliases = importlib.import_module("tinytorch._nn_aliases")
+    if name in _nn_aliases.NAMES:   # torch.selu, torch.max_pool2d, ...: nn.functional under torch's top-level names
+        globals()[name] = _nn_aliases.resolve(name)
+        return globals()[name]
     if name in _LAZY_SUBMODULES:
-        import importlib
         module = importlib.import_module(f"tinytorch.{name}")
         globals()[name] = module
         return module
