@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tinytorch as tt
-from tests.conftest import FLOAT_DTYPES, GRAD_TOL, TOL, assert_close, make, to_numpy
+from conftest import FLOAT_DTYPES, GRAD_TOL, TOL, assert_close, make, to_numpy
 
 LAYOUTS = ["contiguous", "transposed", "sliced"]   # writable views (in-place rows write through them)
 

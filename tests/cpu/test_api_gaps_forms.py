@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tinytorch as tt
-from tests.conftest import FLOAT_DTYPES, TOL, assert_close, make, to_numpy
+from conftest import FLOAT_DTYPES, TOL, assert_close, make, to_numpy
 
 
 def _np_cumtrapz(y, dx=1.0):

@@ -9,7 +9,7 @@ import pytest
 
 import tinytorch as tt
 import tinytorch.nn.functional as F
-from tests.conftest import FLOAT_DTYPES, TOL, assert_close, make, to_numpy
+from conftest import FLOAT_DTYPES, TOL, assert_close, make, to_numpy
 
 
 def _inputs(dtype):

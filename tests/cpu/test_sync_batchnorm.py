@@ -1,6 +1,6 @@
 """SyncBatchNorm without a process group (BatchNorm over (N, C, *) against numpy), eval mode,
 convert_sync_batchnorm, errors. The all-reduced statistics across processes are tested in
-tests/distributed/test_sync_batchnorm.py."""
+tests/distributed/test_distributed_sync_batchnorm.py."""
 import numpy as np
 import pytest
 
