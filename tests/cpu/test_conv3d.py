@@ -12,7 +12,7 @@ import tinytorch as tt
 import tinytorch.nn as nn
 import tinytorch.nn.functional as F
 from tinytorch.autograd import gradcheck
-from conftest import FLOAT_DTYPES, assert_close, assert_close_dot, make
+from conftest import FLOAT_DTYPES, GRAD_TOL, assert_close, assert_close_dot, make
 
 
 def _t3(v):
@@ -153,7 +153,6 @@ def test_conv3d_gradients_low_precision(dtype):
     w64 = w.detach().double().requires_grad_(True)
     F.conv3d(x, w, None, **kw).sum().backward()
     F.conv3d(x64, w64, None, **kw).sum().backward()
-    from conftest import GRAD_TOL
     scale_x = float(np.abs(x64.grad.numpy()).max())
     scale_w = float(np.abs(w64.grad.numpy()).max())
     assert_close(x.grad.double().numpy() / scale_x, x64.grad.numpy() / scale_x, tol=GRAD_TOL[dtype])
