@@ -175,10 +175,30 @@ def test_grad_fn_names_and_next_functions():
         "ExpandBackward0": x.expand(3, 2), "UnsqueezeBackward0": x.unsqueeze(0),
         "MaxBackward0": x.max(0).values, "MaxBackward1": x.max(), "WhereBackward0": tt.where(x > 1, x, w),
         "SortBackward0": x.sort().values, "TopkBackward0": x.topk(1).values, "GatherBackward0": x.gather(0, tt.tensor([1])),
+        "SplitBackward0": x.split(1)[1], "SplitWithSizesBackward0": x.split([1, 1])[0],
+        "UnbindBackward0": x.unbind()[0],
     }
     for name, t in names.items():
         assert t.grad_fn.name() == name, (name, t.grad_fn.name())
         assert name in repr(t.grad_fn)
+
+
+def test_split_pieces_share_one_node_and_unused_pieces_get_zeros():
+    x = tt.tensor(np.arange(12.0).reshape(3, 4), dtype=tt.float64, requires_grad=True)
+    a, b, c = x.split([1, 2, 1], dim=1)
+    assert a.grad_fn is b.grad_fn is c.grad_fn
+    (a * 2 + c * c).sum().backward()          # b unused: its columns get zeros
+    expected = np.zeros((3, 4))
+    expected[:, 0] = 2
+    expected[:, 3] = 2 * np.arange(12.0).reshape(3, 4)[:, 3]
+    np.testing.assert_array_equal(to_numpy(x.grad), expected)
+    y = x * 1.0
+    rows = y.unbind(0)
+    rows[1].mul_(3)                           # in place through one piece: the base's history follows
+    (y * y).sum().backward()
+    x0 = np.arange(12.0).reshape(3, 4)
+    scale = np.array([[1.0], [3.0], [1.0]])
+    np.testing.assert_allclose(to_numpy(x.grad), expected + 2 * x0 * scale ** 2)
 
 
 def test_in_place_op_moves_history():

@@ -250,7 +250,59 @@ def select(Tensor input, int dim, int index):
 
 
 def unbind(Tensor input, int dim=0):
-    return tuple(select(input, dim, i) for i in range(input._impl.size(dim)))
+    cdef int d = wrap_dim(dim, input._impl.ndim)
+    return _record_pieces("UnbindBackward0", input, d, [(i, i + 1) for i in range(input._impl.size(d))], True)
+
+
+# -- split / chunk / unbind: one node for all the pieces (PyTorch's SplitBackward0), whose backward
+# writes every piece's gradient into one tensor (zeros where a piece got none): one pass over the
+# input's size, where a node per piece would build a zero-padded full-size gradient per piece and sum them.
+
+cdef tuple _record_pieces(str name, Tensor x, int dim, list bounds, bint squeeze):
+    """Views x[lo:hi] along dim for each (lo, hi) in bounds (x[lo] when squeeze), one node."""
+    outs = []
+    cdef Tensor out
+    for lo, hi in bounds:
+        impl = x._impl.select(dim, lo) if squeeze else x._impl.slice(dim, lo, hi, 1)
+        out = wrap(impl)
+        if impl.storage_ptr == x._impl.storage_ptr:
+            _track_view(x, out)
+        outs.append(out)
+    if outs and should_record((x,)):
+        n = <ViewNode>init_node(ViewNode.__new__(ViewNode), name, _pieces_back, (x,), len(outs))
+        n.in_shape = x._impl.shape
+        n.dim, n.bounds, n.squeeze = dim, bounds, squeeze
+        for i, out in enumerate(outs):
+            set_history(out, n, i)
+    return tuple(outs)
+
+
+def _pieces_back(Node n, *grads):
+    cdef Tensor g, like = next(g for g in grads if g is not None)  # the engine runs a node that got one
+    cdef int d = n.dim
+    impl = _C.empty(list(n.in_shape), like._impl.dtype_code, like._impl.device)
+    present = []
+    for (lo, hi), g_obj in zip(n.bounds, grads):
+        piece = impl.slice(d, lo, hi, 1)
+        if g_obj is None:
+            _C.fill_(piece, 0.0)
+        else:
+            g = <Tensor>g_obj
+            piece.copy_(g._impl.unsqueeze(d) if n.squeeze else g._impl)
+            present.append((lo, hi))
+    cdef Tensor out = wrap(impl)
+    cdef Node b = make_node(n._name.replace("Backward0", "BackwardBackward0"), _pieces_back_back,
+                            tuple(g for g in grads if g is not None))
+    if b is not None:
+        b.dim, b.bounds, b.squeeze = d, present, n.squeeze
+        set_history(out, b, 0)
+    return (out,)
+
+
+def _pieces_back_back(Node n, g):
+    if n.squeeze:
+        return tuple(select(g, n.dim, lo) for lo, _ in n.bounds)
+    return tuple(slice(g, n.dim, lo, hi, 1) for lo, hi in n.bounds)
 
 
 def split(Tensor tensor, split_size_or_sections, int dim=0):
@@ -272,7 +324,8 @@ def split(Tensor tensor, split_size_or_sections, int dim=0):
         for n in sections:
             bounds.append((s, s + n))
             s += n
-    return tuple(slice(tensor, dim, b, e, 1) for b, e in bounds)
+    name = "SplitBackward0" if isinstance(split_size_or_sections, int) else "SplitWithSizesBackward0"
+    return _record_pieces(name, tensor, wrap_dim(dim, tensor._impl.ndim), bounds, False)
 
 
 def chunk(Tensor input, int chunks, int dim=0):
