@@ -117,6 +117,8 @@ def check_against_reference(device, dtype, B, H, Hkv, L, S, E, Ev, mask_kind, la
     for t, r, name in ((q, dq, "q"), (k, dk, "k"), (v, dv, "v")):
         assert t.grad.dtype == t.dtype and tuple(t.grad.shape) == tuple(t.shape)
         assert_close(t.grad, r, dtype, tol=_grad_tol(dtype), what=f"grad {name}")
+    if layout == "heads_inner":  # out laid out as q: transposing back to (B, L, H, E) is free
+        assert out.transpose(1, 2).is_contiguous()
 
 
 def check_matches_composed(device, dtype, causal):

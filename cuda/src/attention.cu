@@ -47,9 +47,9 @@ __global__ void __launch_bounds__(kRowsPerBlock * 32)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + warp;
   if (row >= p.B * p.H * p.Lq) return;
-  const int64_t bh = row / p.Lq, i = row % p.Lq, b = bh / p.H, h = bh % p.H;
-  const int64_t bhk = b * p.Hkv + h / (p.H / p.Hkv);
-  for (int64_t e = lane; e < p.E; e += 32) qsh[warp][e] = M(q[row * p.E + e]) * M(p.scale);
+  const int64_t bh = row / p.Lq, i = row % p.Lq, b = bh / p.H, h = bh % p.H, hk = h / (p.H / p.Hkv);
+  const T* qrow = q + p.st.q.row(b, h, i);
+  for (int64_t e = lane; e < p.E; e += 32) qsh[warp][e] = M(qrow[e]) * M(p.scale);
   __syncwarp();
   M o[kMaxDimPerLane] = {};
   M m = -INFINITY, l = 0;
@@ -58,7 +58,7 @@ __global__ void __launch_bounds__(kRowsPerBlock * 32)
     const int64_t j = j0 + lane;
     M s = -INFINITY;
     if (j < jend) {
-      s = dot(qsh[warp], k + (bhk * p.Lk + j) * p.E, p.E);
+      s = dot(qsh[warp], k + p.st.k.row(b, hk, j), p.E);
       if (mask) s += mask_at(p, mask, b, h, i, j);
     }
     const M mx = warp_allreduce(s, NanMaxOp()), m_new = m > mx ? m : mx;
@@ -73,7 +73,7 @@ __global__ void __launch_bounds__(kRowsPerBlock * 32)
     const int64_t n = jend - j0 < 32 ? jend - j0 : 32;
     for (int64_t jj = 0; jj < n; ++jj) {
       const M pb = __shfl_sync(0xffffffffu, pj, int(jj));
-      const T* vrow = v + (bhk * p.Lk + j0 + jj) * p.Ev;
+      const T* vrow = v + p.st.v.row(b, hk, j0 + jj);
 #pragma unroll
       for (int t = 0; t < kMaxDimPerLane; ++t)
         if (lane + 32 * t < p.Ev) o[t] += pb * M(vrow[lane + 32 * t]);
@@ -82,18 +82,20 @@ __global__ void __launch_bounds__(kRowsPerBlock * 32)
   const M inv = l > 0 ? M(1) / l : M(0);
 #pragma unroll
   for (int t = 0; t < kMaxDimPerLane; ++t)
-    if (lane + 32 * t < p.Ev) out[row * p.Ev + lane + 32 * t] = T(o[t] * inv);
+    if (lane + 32 * t < p.Ev) out[p.st.out.row(b, h, i) + lane + 32 * t] = T(o[t] * inv);
   if (lane == 0) lse[row] = l > 0 ? m + log(l) : M(-INFINITY);
 }
 
-// gout, out: (rows, Ev) -> dvec[row] = sum(gout * out) (float32; float64 for float64)
+// gout, out: (B, H, Lq, Ev) -> dvec: (B, H, Lq) = sum(gout * out) over Ev (float32; float64 for float64)
 template <class T, class M>
-__global__ void attention_rowdot(const T* gout, const T* out, M* dvec, int64_t rows, int64_t Ev) {
+__global__ void attention_rowdot(AttentionParams p, const T* gout, const T* out, M* dvec) {
   const int64_t row = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x % 32;
-  if (row >= rows) return;
+  if (row >= p.B * p.H * p.Lq) return;
+  const int64_t bh = row / p.Lq, i = row % p.Lq, b = bh / p.H, h = bh % p.H;
+  const T *grow = gout + p.st.gout.row(b, h, i), *orow = out + p.st.out.row(b, h, i);
   M acc = 0;
-  for (int64_t e = lane; e < Ev; e += 32) acc += M(gout[row * Ev + e]) * M(out[row * Ev + e]);
+  for (int64_t e = lane; e < p.Ev; e += 32) acc += M(grow[e]) * M(orow[e]);
   acc = warp_allreduce(acc, AddOp());
   if (lane == 0) dvec[row] = acc;
 }
@@ -108,8 +110,9 @@ __global__ void __launch_bounds__(kRowsPerBlock * 32)
   const int64_t krow = int64_t(blockIdx.x) * kRowsPerBlock + warp;
   if (krow >= p.B * p.Hkv * p.Lk) return;
   const int64_t bhk = krow / p.Lk, j = krow % p.Lk, b = bhk / p.Hkv, hk = bhk % p.Hkv, group = p.H / p.Hkv;
-  for (int64_t e = lane; e < p.E; e += 32) ksh[warp][e] = M(k[krow * p.E + e]);
-  for (int64_t e = lane; e < p.Ev; e += 32) vsh[warp][e] = M(v[krow * p.Ev + e]);
+  const T *kin = k + p.st.k.row(b, hk, j), *vin = v + p.st.v.row(b, hk, j);
+  for (int64_t e = lane; e < p.E; e += 32) ksh[warp][e] = M(kin[e]);
+  for (int64_t e = lane; e < p.Ev; e += 32) vsh[warp][e] = M(vin[e]);
   __syncwarp();
   M dk[kMaxDimPerLane] = {}, dv[kMaxDimPerLane] = {};
   for (int64_t h = hk * group; h < (hk + 1) * group; ++h) {
@@ -118,17 +121,17 @@ __global__ void __launch_bounds__(kRowsPerBlock * 32)
       const int64_t i = i0 + lane;
       M pd = 0, ds = 0;
       if (i < p.Lq && lse[bh * p.Lq + i] != M(-INFINITY)) {
-        M s = dot(ksh[warp], q + (bh * p.Lq + i) * p.E, p.E) * M(p.scale);
+        M s = dot(ksh[warp], q + p.st.q.row(b, h, i), p.E) * M(p.scale);
         if (mask) s += mask_at(p, mask, b, h, i, j);
         const M prob = exp(s - lse[bh * p.Lq + i]), kd = keep_scale<M>(p, bh, i, j);
-        const M dp = dot(vsh[warp], gout + (bh * p.Lq + i) * p.Ev, p.Ev);
+        const M dp = dot(vsh[warp], gout + p.st.gout.row(b, h, i), p.Ev);
         pd = prob * kd;
         ds = prob * (dp * kd - dvec[bh * p.Lq + i]);
       }
       const int64_t n = p.Lq - i0 < 32 ? p.Lq - i0 : 32;
       for (int64_t ii = 0; ii < n; ++ii) {
         const M pb = __shfl_sync(0xffffffffu, pd, int(ii)), sb = __shfl_sync(0xffffffffu, ds, int(ii));
-        const T *qrow = q + (bh * p.Lq + i0 + ii) * p.E, *grow = gout + (bh * p.Lq + i0 + ii) * p.Ev;
+        const T *qrow = q + p.st.q.row(b, h, i0 + ii), *grow = gout + p.st.gout.row(b, h, i0 + ii);
 #pragma unroll
         for (int t = 0; t < kMaxDimPerLane; ++t) {
           if (lane + 32 * t < p.Ev) dv[t] += pb * M(grow[lane + 32 * t]);
@@ -139,8 +142,8 @@ __global__ void __launch_bounds__(kRowsPerBlock * 32)
   }
 #pragma unroll
   for (int t = 0; t < kMaxDimPerLane; ++t) {
-    if (lane + 32 * t < p.E) gk[krow * p.E + lane + 32 * t] = T(dk[t] * M(p.scale));
-    if (lane + 32 * t < p.Ev) gv[krow * p.Ev + lane + 32 * t] = T(dv[t]);
+    if (lane + 32 * t < p.E) gk[p.st.gk.row(b, hk, j) + lane + 32 * t] = T(dk[t] * M(p.scale));
+    if (lane + 32 * t < p.Ev) gv[p.st.gv.row(b, hk, j) + lane + 32 * t] = T(dv[t]);
   }
 }
 
@@ -153,10 +156,10 @@ __global__ void __launch_bounds__(kRowsPerBlock * 32)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + warp;
   if (row >= p.B * p.H * p.Lq) return;
-  const int64_t bh = row / p.Lq, i = row % p.Lq, b = bh / p.H, h = bh % p.H;
-  const int64_t bhk = b * p.Hkv + h / (p.H / p.Hkv);
-  for (int64_t e = lane; e < p.E; e += 32) qsh[warp][e] = M(q[row * p.E + e]);
-  for (int64_t e = lane; e < p.Ev; e += 32) gsh[warp][e] = M(gout[row * p.Ev + e]);
+  const int64_t bh = row / p.Lq, i = row % p.Lq, b = bh / p.H, h = bh % p.H, hk = h / (p.H / p.Hkv);
+  const T *qin = q + p.st.q.row(b, h, i), *gin = gout + p.st.gout.row(b, h, i);
+  for (int64_t e = lane; e < p.E; e += 32) qsh[warp][e] = M(qin[e]);
+  for (int64_t e = lane; e < p.Ev; e += 32) gsh[warp][e] = M(gin[e]);
   __syncwarp();
   M dq[kMaxDimPerLane] = {};
   const M L = lse[row], D = dvec[row];
@@ -165,15 +168,15 @@ __global__ void __launch_bounds__(kRowsPerBlock * 32)
     const int64_t j = j0 + lane;
     M ds = 0;
     if (j < jend) {
-      M s = dot(qsh[warp], k + (bhk * p.Lk + j) * p.E, p.E) * M(p.scale);
+      M s = dot(qsh[warp], k + p.st.k.row(b, hk, j), p.E) * M(p.scale);
       if (mask) s += mask_at(p, mask, b, h, i, j);
-      const M prob = exp(s - L), dp = dot(gsh[warp], v + (bhk * p.Lk + j) * p.Ev, p.Ev);
+      const M prob = exp(s - L), dp = dot(gsh[warp], v + p.st.v.row(b, hk, j), p.Ev);
       ds = prob * (dp * keep_scale<M>(p, bh, i, j) - D);
     }
     const int64_t n = jend - j0 < 32 ? jend - j0 : 32;
     for (int64_t jj = 0; jj < n; ++jj) {
       const M sb = __shfl_sync(0xffffffffu, ds, int(jj));
-      const T* krow = k + (bhk * p.Lk + j0 + jj) * p.E;
+      const T* krow = k + p.st.k.row(b, hk, j0 + jj);
 #pragma unroll
       for (int t = 0; t < kMaxDimPerLane; ++t)
         if (lane + 32 * t < p.E) dq[t] += sb * M(krow[lane + 32 * t]);
@@ -181,7 +184,7 @@ __global__ void __launch_bounds__(kRowsPerBlock * 32)
   }
 #pragma unroll
   for (int t = 0; t < kMaxDimPerLane; ++t)
-    if (lane + 32 * t < p.E) gq[row * p.E + lane + 32 * t] = T(dq[t] * M(p.scale));
+    if (lane + 32 * t < p.E) gq[p.st.gq.row(b, h, i) + lane + 32 * t] = T(dq[t] * M(p.scale));
 }
 
 // keep: (B*H*Lq*Lk) bool
@@ -234,7 +237,7 @@ void cuda_attention_backward(const AttentionParams& p, const Tensor& gout, const
   TT_DISPATCH_FLOATING(q.dtype(), "scaled_dot_product_attention_backward", [&] {
     using M = opmath_t<scalar_t>;
     attention_rowdot<scalar_t, M><<<unsigned((rows * 32 + 255) / 256), 256, 0, stream>>>(
-        gout.data<scalar_t>(), out.data<scalar_t>(), dvec.data<M>(), rows, p.Ev);
+        p, gout.data<scalar_t>(), out.data<scalar_t>(), dvec.data<M>());
     TT_CUDA_KERNEL_CHECK();
   });
   if (!plain_only() && attention_backward_mma(p, gout, q, k, v, mask, lse, dvec, gq, gk, gv, stream)) return;

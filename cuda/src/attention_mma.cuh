@@ -157,15 +157,16 @@ __device__ __forceinline__ float fast_exp2(float x) {
   return y;
 }
 
-// dst (R, D), row stride D + 8 <- rows [r0, r0 + R) of src (L, E) row-major, asynchronously;
-// rows >= L and columns >= E are zero. E is a multiple of 8 and src 16-byte aligned.
+// dst (R, D), row stride D + 8 <- rows [r0, r0 + R) of src (L, E), rows ld apart, asynchronously;
+// rows >= L and columns >= E are zero. E and ld are multiples of 8 and src 16-byte aligned.
 template <int R, int D>
-__device__ __forceinline__ void load_tile(uint16_t* dst, const uint16_t* src, int64_t r0, int64_t L, int64_t E) {
+__device__ __forceinline__ void load_tile(uint16_t* dst, const uint16_t* src, int64_t r0, int64_t L, int64_t E,
+                                          int64_t ld) {
   constexpr int kChunks = D / 8;
   for (int c = threadIdx.x; c < R * kChunks; c += kThreads) {
     const int r = c / kChunks, col = (c % kChunks) * 8;
     const bool ok = r0 + r < L && col < E;
-    cp_async16(dst + r * (D + 8) + col, ok ? src + (r0 + r) * E + col : src, ok);
+    cp_async16(dst + r * (D + 8) + col, ok ? src + (r0 + r) * ld + col : src, ok);
   }
 }
 // dst[r] <- src[r0 + r] for r < R (0 past n), asynchronously.

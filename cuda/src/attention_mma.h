@@ -9,6 +9,9 @@
 
 namespace tt::cuda {
 
+// Whether every row of the operand starts 16-byte aligned (16-bit elements: strides multiples of 8).
+inline bool rows_aligned(const HeadStrides& s) { return s.b % 8 == 0 && s.h % 8 == 0 && s.l % 8 == 0; }
+
 // The padded head dim (64 or 128) the kernels use for this call, 0 where they don't apply.
 int attention_mma_head_dim(const AttentionParams& p, const Tensor& q);
 

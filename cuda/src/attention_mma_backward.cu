@@ -36,8 +36,8 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kv_mma_kernel(
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
   const int64_t bhk = blockIdx.y, b = bhk / p.Hkv, hk = bhk % p.Hkv, group = p.H / p.Hkv;
   const int64_t k0 = int64_t(blockIdx.x) * BC;
-  load_tile<BC, D>(Ks, k + bhk * p.Lk * p.E, k0, p.Lk, p.E);
-  load_tile<BC, D>(Vs, v + bhk * p.Lk * p.E, k0, p.Lk, p.E);
+  load_tile<BC, D>(Ks, k + p.st.k.row(b, hk, 0), k0, p.Lk, p.E, p.st.k.l);
+  load_tile<BC, D>(Vs, v + p.st.v.row(b, hk, 0), k0, p.Lk, p.E, p.st.v.l);
   // the (head, query tile) steps of this block, in order
   const int64_t i_first = p.causal ? k0 / BR * BR : 0;
   const int per_head = int((p.Lq - i_first + BR - 1) / BR);
@@ -46,8 +46,8 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kv_mma_kernel(
     const int64_t h = hk * group + step / per_head, i0 = i_first + int64_t(step % per_head) * BR;
     const int64_t bh = b * p.H + h;
     uint16_t* st = stage[step & 1];
-    load_tile<BR, D>(st, q + bh * p.Lq * p.E, i0, p.Lq, p.E);
-    load_tile<BR, D>(st + BR * LD, gout + bh * p.Lq * p.E, i0, p.Lq, p.E);
+    load_tile<BR, D>(st, q + p.st.q.row(b, h, 0), i0, p.Lq, p.E, p.st.q.l);
+    load_tile<BR, D>(st + BR * LD, gout + p.st.gout.row(b, h, 0), i0, p.Lq, p.E, p.st.gout.l);
     float* stats = reinterpret_cast<float*>(st + 2 * BR * LD);
     load_row_stats<BR>(stats, lse + bh * p.Lq, i0, p.Lq);
     load_row_stats<BR>(stats + BR, dvec + bh * p.Lq, i0, p.Lq);
@@ -122,9 +122,9 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kv_mma_kernel(
       for (int d = 0; d < D / 8; ++d) {
         const int col = d * 8 + t4 * 2;
         if (col >= p.E) continue;
-        *reinterpret_cast<uint32_t*>(gk + (bhk * p.Lk + key) * p.E + col) =
+        *reinterpret_cast<uint32_t*>(gk + p.st.gk.row(b, hk, key) + col) =
             pack2<kBf16>(dk[m][d][2 * r] * scale, dk[m][d][2 * r + 1] * scale);
-        *reinterpret_cast<uint32_t*>(gv + (bhk * p.Lk + key) * p.E + col) =
+        *reinterpret_cast<uint32_t*>(gv + p.st.gv.row(b, hk, key) + col) =
             pack2<kBf16>(dv[m][d][2 * r], dv[m][d][2 * r + 1]);
       }
     }
@@ -145,13 +145,13 @@ __global__ void __launch_bounds__(kThreads) attention_backward_q_mma_kernel(
   uint16_t *Qs = smem, *Gs = Qs + BR * LD;
   uint16_t* KV[2] = {Gs + BR * LD, Gs + BR * LD + 2 * BC * LD};
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
-  const int64_t bh = blockIdx.y, b = bh / p.H, h = bh % p.H, bhk = b * p.Hkv + h / (p.H / p.Hkv);
+  const int64_t bh = blockIdx.y, b = bh / p.H, h = bh % p.H, hk = h / (p.H / p.Hkv);
   const int64_t q0 = int64_t(gridDim.x - 1 - blockIdx.x) * BR;
-  const uint16_t *kb = k + bhk * p.Lk * p.E, *vb = v + bhk * p.Lk * p.E;
-  load_tile<BR, D>(Qs, q + bh * p.Lq * p.E, q0, p.Lq, p.E);
-  load_tile<BR, D>(Gs, gout + bh * p.Lq * p.E, q0, p.Lq, p.E);
-  load_tile<BC, D>(KV[0], kb, 0, p.Lk, p.E);
-  load_tile<BC, D>(KV[0] + BC * LD, vb, 0, p.Lk, p.E);
+  const uint16_t *kb = k + p.st.k.row(b, hk, 0), *vb = v + p.st.v.row(b, hk, 0);
+  load_tile<BR, D>(Qs, q + p.st.q.row(b, h, 0), q0, p.Lq, p.E, p.st.q.l);
+  load_tile<BR, D>(Gs, gout + p.st.gout.row(b, h, 0), q0, p.Lq, p.E, p.st.gout.l);
+  load_tile<BC, D>(KV[0], kb, 0, p.Lk, p.E, p.st.k.l);
+  load_tile<BC, D>(KV[0] + BC * LD, vb, 0, p.Lk, p.E, p.st.v.l);
   cp_commit();
   const int64_t warp_row0 = q0 + warp * 16 * WM, row_base = warp_row0 + g;  // row of (m, r): row_base + 16 m + 8 r
   float L[WM][2], L2[WM][2], Dr[WM][2];
@@ -173,8 +173,8 @@ __global__ void __launch_bounds__(kThreads) attention_backward_q_mma_kernel(
   for (int t = 0; t < ntiles; ++t) {
     const int64_t k0 = int64_t(t) * BC;
     if (t + 1 < ntiles) {
-      load_tile<BC, D>(KV[(t + 1) & 1], kb, k0 + BC, p.Lk, p.E);
-      load_tile<BC, D>(KV[(t + 1) & 1] + BC * LD, vb, k0 + BC, p.Lk, p.E);
+      load_tile<BC, D>(KV[(t + 1) & 1], kb, k0 + BC, p.Lk, p.E, p.st.k.l);
+      load_tile<BC, D>(KV[(t + 1) & 1] + BC * LD, vb, k0 + BC, p.Lk, p.E, p.st.v.l);
       cp_commit();
       cp_wait<1>();
     } else {
@@ -235,7 +235,7 @@ __global__ void __launch_bounds__(kThreads) attention_backward_q_mma_kernel(
       for (int d = 0; d < D / 8; ++d) {
         const int col = d * 8 + t4 * 2;
         if (col < p.E)
-          *reinterpret_cast<uint32_t*>(gq + (bh * p.Lq + row) * p.E + col) =
+          *reinterpret_cast<uint32_t*>(gq + p.st.gq.row(b, h, row) + col) =
               pack2<kBf16>(dq[m][d][2 * r] * scale, dq[m][d][2 * r + 1] * scale);
       }
     }
@@ -276,6 +276,8 @@ bool attention_backward_mma(const AttentionParams& p, const Tensor& gout, const 
   if (!D || !aligned(q) || !aligned(k) || !aligned(v) || !aligned(gout) || !aligned(gq) || !aligned(gk) ||
       !aligned(gv))
     return false;
+  for (const HeadStrides& s : {p.st.q, p.st.k, p.st.v, p.st.gout, p.st.gq, p.st.gk, p.st.gv})
+    if (!rows_aligned(s)) return false;
   if (q.dtype() == DType::BFloat16)
     (D == 64 ? launch_backward<true, 64> : launch_backward<true, 128>)(p, gout, q, k, v, mask, lse, dvec, gq, gk, gv,
                                                                        stream);

@@ -28,12 +28,12 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(Attenti
   uint16_t* Qs = smem;
   uint16_t* KV[2] = {Qs + BR * LD, Qs + (BR + 2 * BC) * LD};  // each: K (BC rows) then V (BC rows)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
-  const int64_t bh = blockIdx.y, b = bh / p.H, h = bh % p.H, bhk = b * p.Hkv + h / (p.H / p.Hkv);
+  const int64_t bh = blockIdx.y, b = bh / p.H, h = bh % p.H, hk = h / (p.H / p.Hkv);
   const int64_t q0 = int64_t(gridDim.x - 1 - blockIdx.x) * BR;  // the longest causal rows first
-  const uint16_t *kb = k + bhk * p.Lk * p.E, *vb = v + bhk * p.Lk * p.E;
-  load_tile<BR, D>(Qs, q + bh * p.Lq * p.E, q0, p.Lq, p.E);
-  load_tile<BC, D>(KV[0], kb, 0, p.Lk, p.E);
-  load_tile<BC, D>(KV[0] + BC * LD, vb, 0, p.Lk, p.E);
+  const uint16_t *kb = k + p.st.k.row(b, hk, 0), *vb = v + p.st.v.row(b, hk, 0);
+  load_tile<BR, D>(Qs, q + p.st.q.row(b, h, 0), q0, p.Lq, p.E, p.st.q.l);
+  load_tile<BC, D>(KV[0], kb, 0, p.Lk, p.E, p.st.k.l);
+  load_tile<BC, D>(KV[0] + BC * LD, vb, 0, p.Lk, p.E, p.st.v.l);
   cp_commit();
 
   uint32_t qf[WM][D / 16][4];  // used (kept live) only when kQRegs
@@ -49,8 +49,8 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(Attenti
   for (int t = 0; t < ntiles; ++t) {
     const int64_t k0 = int64_t(t) * BC;
     if (t + 1 < ntiles) {  // prefetch the next tile into the other buffer
-      load_tile<BC, D>(KV[(t + 1) & 1], kb, k0 + BC, p.Lk, p.E);
-      load_tile<BC, D>(KV[(t + 1) & 1] + BC * LD, vb, k0 + BC, p.Lk, p.E);
+      load_tile<BC, D>(KV[(t + 1) & 1], kb, k0 + BC, p.Lk, p.E, p.st.k.l);
+      load_tile<BC, D>(KV[(t + 1) & 1] + BC * LD, vb, k0 + BC, p.Lk, p.E, p.st.v.l);
       cp_commit();
       cp_wait<1>();
     } else {
@@ -140,7 +140,7 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(Attenti
       const int64_t row = row_base + 16 * m + r * 8;
       if (row >= p.Lq) continue;
       const float inv = l > 0 ? 1.f / l : 0.f;
-      uint16_t* orow = out + (bh * p.Lq + row) * p.E;
+      uint16_t* orow = out + p.st.out.row(b, h, row);
 #pragma unroll
       for (int d = 0; d < D / 8; ++d) {
         const int col = d * 8 + t4 * 2;
@@ -179,6 +179,8 @@ bool attention_forward_mma(const AttentionParams& p, const Tensor& q, const Tens
   const int D = attention_mma_head_dim(p, q);
   auto aligned = [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0; };
   if (!D || !aligned(q) || !aligned(k) || !aligned(v) || !aligned(out)) return false;
+  for (const HeadStrides& s : {p.st.q, p.st.k, p.st.v, p.st.out})
+    if (!rows_aligned(s)) return false;
   if (q.dtype() == DType::BFloat16)
     (D == 64 ? launch_forward<true, 64> : launch_forward<true, 128>)(p, q, k, v, mask, out, lse, stream);
   else

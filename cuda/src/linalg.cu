@@ -9,6 +9,7 @@
 #include <mutex>
 #include "tinytorch/cuda/blas.h"
 #include "tinytorch/cuda/loops.cuh"
+#include "linalg_lt.h"
 #include "tinytorch/kernels/linalg.h"
 
 namespace tt::cuda {
@@ -175,6 +176,13 @@ void cuda_gemm(const GemmArgs& g) {
     TT_CHECK(v <= INT_MAX, "gemm: dimension ", v, " exceeds the 32-bit cuBLAS limit");
   DeviceGuard guard(g.c.device());
   cudaStream_t stream = current_stream(g.c.device().index);
+  if (g.bias.defined()) {
+    if (gemm_bias_lt(g, stream)) return;
+    GemmArgs rest = g;  // no epilogue for this problem: the bias broadcast into C, then C += op(A) op(B)
+    g.c.as_strided({g.m, g.n}, {g.ldc, 1}).copy_(g.bias);
+    rest.bias = Tensor(), rest.beta = 1.0;
+    return cuda_gemm(rest);
+  }
   TT_DISPATCH_NUMERIC(g.c.dtype(), "gemm", [&] {
     using T = scalar_t;
     if (g.k == 0 || g.alpha == 0) {

@@ -133,3 +133,16 @@ def test_strided_operands_read_in_place(dtype):
     ref.backward(g.contiguous())
     for got, want in ((out, ref), (q.grad, qc.grad), (k.grad, kc.grad), (v.grad, vc.grad)):
         assert np.array_equal(got.detach().float().numpy(), want.detach().float().numpy())
+
+
+def test_gradients_keep_the_operands_layout():
+    # q, k, v split out of one (B, L, 3, H, E) projection: their gradients come back (B, L, H, E)-laid
+    # out, so the transposes and the split's backward copy nothing more
+    x = tt.randn(2, 9, 3 * 4 * 8, requires_grad=True)
+    q, k, v = (t.view(2, 9, 4, 8).transpose(1, 2) for t in x.split(32, dim=2))
+    seen = {}
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        t.register_hook(lambda g, name=name: seen.setdefault(name, g))
+    F.scaled_dot_product_attention(q, k, v, is_causal=True).sum().backward()
+    for name in "qkv":
+        assert seen[name].transpose(1, 2).is_contiguous(), name

@@ -72,6 +72,22 @@ def test_integer_matmul_exact(dtype):
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("rows, inner, outer", [(1, 8, 5), (37, 64, 96), (300, 72, 130), (64, 768, 2304)])
+def test_linear_bias_epilogue(dtype, rows, inner, outer):
+    # the bias is added by cuBLASLt's epilogue where a plan exists (float32/16-bit), else broadcast
+    # into the output first: both must equal the CPU result, for aligned and misaligned biases and
+    # transposed inputs
+    xc, xg = pair((rows, inner), dtype, seed=12)
+    wc, wg = pair((outer, inner), dtype, "transposed", seed=13)
+    bc, bg = pair((outer + 1,), dtype, seed=14)
+    for b_cpu, b_gpu in ((bc[:outer], bg[:outer]), (bc[1:], bg[1:])):  # 256-byte aligned, then 2-8 bytes off
+        close(F.linear(xg, wg, b_gpu), F.linear(xc, wc, b_cpu), dtype, scale=max(1.0, inner / 64),
+              what=f"linear {rows}x{inner}x{outer}")
+        close(F.linear(xg.t().contiguous().t() if rows > 1 else xg, wg, b_gpu),
+              F.linear(xc, wc, b_cpu), dtype, scale=max(1.0, inner / 64), what="linear, column-major x")
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
 def test_linear_and_mm(dtype):
     xc, xg = pair((2, 3, 8), dtype, seed=7)
     wc, wg = pair((5, 8), dtype, seed=8)

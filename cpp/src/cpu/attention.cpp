@@ -99,16 +99,21 @@ double exp_shift_sum(double* x, int64_t n, double m) {
   return acc;
 }
 
-// A (B, H, L, D) operand read in place: unit stride along D, any other strides (so q, k, v
-// transposed out of a (B, L, H, D) projection need no copy). bh = b * H + h.
-template <class T>
-struct HeadRows {
-  const T* base;
+// A (B, H, L, D) operand read or written in place: unit stride along D, any other strides (so q,
+// k, v transposed out of a (B, L, H, D) projection need no copy). bh = b * H + h.
+template <class Ptr>
+struct HeadRowsOf {
+  Ptr base;
   int64_t sb, sh, sl, H;
-  explicit HeadRows(const Tensor& t)
-      : base(t.data<T>()), sb(t.stride(0)), sh(t.stride(1)), sl(t.stride(2)), H(t.shape()[1]) {}
-  const T* head(int64_t bh) const { return base + (bh / H) * sb + (bh % H) * sh; }
+  explicit HeadRowsOf(const Tensor& t)
+      : base(static_cast<Ptr>(t.data_ptr())), sb(t.stride(0)), sh(t.stride(1)), sl(t.stride(2)), H(t.shape()[1]) {}
+  Ptr head(int64_t bh) const { return base + (bh / H) * sb + (bh % H) * sh; }
+  Ptr row(int64_t bh, int64_t l) const { return head(bh) + l * sl; }
 };
+template <class T>
+using HeadRows = HeadRowsOf<const T*>;
+template <class T>
+using HeadRowsOut = HeadRowsOf<T*>;
 
 // dst (rows, cols) <- rows [r0, r0 + rows) of one head (rows ld apart, unit column stride),
 // converted (and multiplied by `mul`); transposed: dst (cols, rows).
@@ -194,8 +199,8 @@ void forward_typed(const AttentionParams& p, const Tensor& q, const Tensor& k, c
                    const Tensor& out, const Tensor& lse) {
   using A = opmath_t<T>;
   const HeadRows<T> qr(q), kr(k), vr(v);
+  const HeadRowsOut<T> outr(out);
   const A* mp = mask.defined() ? mask.data<A>() : nullptr;
-  T* op = out.data<T>();
   A* lp = lse.data<A>();
   const int64_t E = p.E, Ev = p.Ev, group = p.H / p.Hkv, nqb = (p.Lq + kBlockQ - 1) / kBlockQ;
   parallel_for(0, p.B * p.H * nqb, 1, [&](int64_t t0, int64_t t1) {
@@ -231,7 +236,7 @@ void forward_typed(const AttentionParams& p, const Tensor& q, const Tensor& k, c
       }
       for (int64_t r = 0; r < nq; ++r) {
         const A inv = l[r] > 0 ? A(1) / l[r] : A(0);
-        T* orow = op + (bh * p.Lq + i0 + r) * Ev;
+        T* orow = outr.row(bh, i0 + r);
         for (int64_t e = 0; e < Ev; ++e) orow[e] = T(o[r * Ev + e] * inv);
         lp[bh * p.Lq + i0 + r] = l[r] > 0 ? m[r] + std::log(l[r]) : -std::numeric_limits<A>::infinity();
       }
@@ -276,6 +281,7 @@ void backward_typed(const AttentionParams& p, const Tensor& gout, const Tensor& 
                     const Tensor& gv) {
   using A = opmath_t<T>;
   const HeadRows<T> qr(q), kr(k), vr(v), gr(gout), outr(out);
+  const HeadRowsOut<T> gqr(gq), gkr(gk), gvr(gv);
   const A* mp = mask.defined() ? mask.data<A>() : nullptr;
   const A* lp = lse.data<A>();
   const int64_t E = p.E, Ev = p.Ev, group = p.H / p.Hkv, BH = p.B * p.H;
@@ -313,9 +319,11 @@ void backward_typed(const AttentionParams& p, const Tensor& gout, const Tensor& 
           tile_gemm(nk, E, nq, dp.data(), 1, nk, qs.data(), E, dk.data(), E, true);      // dK += dS^T (Q scale)
         }
       }
-      T *gkp = gk.data<T>() + (bhk * p.Lk + j0) * E, *gvp = gv.data<T>() + (bhk * p.Lk + j0) * Ev;
-      for (int64_t x = 0; x < nk * E; ++x) gkp[x] = T(dk[x]);
-      for (int64_t x = 0; x < nk * Ev; ++x) gvp[x] = T(dv[x]);
+      for (int64_t r = 0; r < nk; ++r) {
+        T *gkp = gkr.row(bhk, j0 + r), *gvp = gvr.row(bhk, j0 + r);
+        for (int64_t e = 0; e < E; ++e) gkp[e] = T(dk[r * E + e]);
+        for (int64_t e = 0; e < Ev; ++e) gvp[e] = T(dv[r * Ev + e]);
+      }
     }
   });
   // Pass 2: dQ per (batch, head, query block), over the key tiles.
@@ -339,8 +347,10 @@ void backward_typed(const AttentionParams& p, const Tensor& gout, const Tensor& 
                           qs.data(), kt.data(), dout.data(), vt.data(), s.data(), dp.data());
         tile_gemm(nq, E, nk, dp.data(), nk, 1, kn.data(), E, dq.data(), E, true);  // dQ += dS K
       }
-      T* gqp = gq.data<T>() + (bh * p.Lq + i0) * E;
-      for (int64_t x = 0; x < nq * E; ++x) gqp[x] = T(dq[x] * A(p.scale));
+      for (int64_t r = 0; r < nq; ++r) {
+        T* gqp = gqr.row(bh, i0 + r);
+        for (int64_t e = 0; e < E; ++e) gqp[e] = T(dq[r * E + e] * A(p.scale));
+      }
     }
   });
 }

@@ -1,6 +1,7 @@
 // Fused scaled-dot-product attention: argument checks, the additive float32 mask (bool masks
 // become 0 / -inf), dropout counters reserved from the generator, allocation.
 #include "tinytorch/ops/attention.h"
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include "tinytorch/ops/elementwise.h"
@@ -15,10 +16,20 @@ namespace {
 
 constexpr int64_t kMaxHeadDim = 256;
 
-// The CPU kernels read (B, H, L, D) operands in place when D has unit stride (q, k, v transposed
-// out of a (B, L, H, D) projection); the CUDA kernels want them contiguous.
-Tensor kernel_operand(const Tensor& t) {
-  return t.device().is_cpu() && (t.shape()[3] <= 1 || t.stride(3) == 1) ? t : t.contiguous();
+// The kernels read (B, H, L, D) operands in place when D has unit stride (q, k, v transposed out
+// of a (B, L, H, D) projection need no copy).
+Tensor kernel_operand(const Tensor& t) { return t.shape()[3] <= 1 || t.stride(3) == 1 ? t : t.contiguous(); }
+
+// A fresh (B, heads, L, D) tensor whose memory is laid out as `like`'s (dims ordered by stride, as
+// PyTorch's empty_like): attention on q transposed out of a (B, L, H, D) projection returns an
+// output (and takes gradients) whose transpose back is already contiguous.
+Tensor empty_in_layout_of(const Tensor& like, const Shape& shape) {
+  Shape order{0, 1, 2};
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return like.stride(a) > like.stride(b); });
+  order.push_back(3);
+  Shape physical(4), inverse(4);
+  for (int64_t d = 0; d < 4; ++d) physical[d] = shape[order[d]], inverse[order[d]] = d;
+  return Tensor::empty(physical, like.dtype(), like.device()).permute(inverse);
 }
 
 // The logsumexp is kept in the accumulation type: float32, float64 for float64 inputs.
@@ -86,10 +97,12 @@ std::tuple<Tensor, Tensor, uint64_t, uint64_t> scaled_dot_product_attention_forw
     uint64_t n = uint64_t(p.B * p.H) * uint64_t(p.Lq) * uint64_t(p.Lk);
     p.philox = (gen ? *gen : default_generator(q.device())).reserve((n + 3) / 4);
   }
-  Tensor out = Tensor::empty({p.B, p.H, p.Lq, p.Ev}, q.dtype(), q.device());
+  Tensor out = empty_in_layout_of(q, {p.B, p.H, p.Lq, p.Ev});
   Tensor lse = Tensor::empty({p.B, p.H, p.Lq}, lse_dtype(q.dtype()), q.device());
   if (out.numel() > 0 && p.Lk > 0) {
-    attention_forward_kernel[q.device()](p, kernel_operand(q), kernel_operand(k), kernel_operand(v), m, out, lse);
+    Tensor qo = kernel_operand(q), ko = kernel_operand(k), vo = kernel_operand(v);
+    p.st.q = HeadStrides(qo), p.st.k = HeadStrides(ko), p.st.v = HeadStrides(vo), p.st.out = HeadStrides(out);
+    attention_forward_kernel[q.device()](p, qo, ko, vo, m, out, lse);
   } else {  // no key: zeros, as a row whose keys are all masked
     if (out.numel() > 0) fill_(out, 0);
     if (lse.numel() > 0) fill_(lse, -std::numeric_limits<double>::infinity());
@@ -111,16 +124,18 @@ std::tuple<Tensor, Tensor, Tensor> scaled_dot_product_attention_backward(
            dtype_name(lse_dtype(q.dtype())), " (B, H, Lq), got ", lse.describe());
   TT_CHECK(grad_out.device() == q.device() && out.device() == q.device() && lse.device() == q.device(), op,
            ": grad_out, out and lse must be on query's device");
-  Tensor gq = Tensor::empty(q.shape(), q.dtype(), q.device());
-  Tensor gk = Tensor::empty(k.shape(), q.dtype(), q.device());
-  Tensor gv = Tensor::empty(v.shape(), q.dtype(), q.device());
+  Tensor gq = empty_in_layout_of(q, q.shape()), gk = empty_in_layout_of(k, k.shape());
+  Tensor gv = empty_in_layout_of(v, v.shape());
   if (gq.numel() + gk.numel() + gv.numel() == 0) return {gq, gk, gv};
   if (p.Lq == 0 || p.Lk == 0) {  // no pair of positions takes part: every gradient is zero
     fill_(gq, 0), fill_(gk, 0), fill_(gv, 0);
     return {gq, gk, gv};
   }
-  attention_backward_kernel[q.device()](p, kernel_operand(grad_out.to(q.dtype())), kernel_operand(q), kernel_operand(k),
-                                        kernel_operand(v), m, kernel_operand(out), lse.contiguous(), gq, gk, gv);
+  Tensor go = kernel_operand(grad_out.to(q.dtype())), qo = kernel_operand(q), ko = kernel_operand(k);
+  Tensor vo = kernel_operand(v), oo = kernel_operand(out);
+  p.st.q = HeadStrides(qo), p.st.k = HeadStrides(ko), p.st.v = HeadStrides(vo), p.st.out = HeadStrides(oo);
+  p.st.gout = HeadStrides(go), p.st.gq = HeadStrides(gq), p.st.gk = HeadStrides(gk), p.st.gv = HeadStrides(gv);
+  attention_backward_kernel[q.device()](p, go, qo, ko, vo, m, oo, lse.contiguous(), gq, gk, gv);
   return {gq, gk, gv};
 }
 

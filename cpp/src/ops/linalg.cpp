@@ -45,7 +45,7 @@ BlasLayout operand_layout(Tensor& t) {
 }
 
 // out (n, p) = alpha * a (n, m) @ b (m, p) + beta * out; out contiguous rows.
-void mm_into(Tensor a, Tensor b, const Tensor& out, double beta, double alpha) {
+void mm_into(Tensor a, Tensor b, const Tensor& out, double beta, double alpha, const Tensor& bias = Tensor()) {
   BlasLayout la = operand_layout(a), lb = operand_layout(b);
   GemmArgs g;
   g.a = a, g.b = b, g.c = out;
@@ -53,6 +53,7 @@ void mm_into(Tensor a, Tensor b, const Tensor& out, double beta, double alpha) {
   g.m = a.size(0), g.n = b.size(1), g.k = a.size(1);
   g.lda = la.ld, g.ldb = lb.ld, g.ldc = std::max<int64_t>(1, out.stride(0));
   g.alpha = alpha, g.beta = beta;
+  g.bias = bias;
   gemm_kernel[out.device()](g);
 }
 
@@ -197,16 +198,21 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
   TT_CHECK(in == w.size(1), "linear: mat1 and mat2 shapes cannot be multiplied (", mat_str(x2.shape()), " and ",
            w.size(1), "x", out_f, ")");
   Tensor out = Tensor::empty({x2.size(0), out_f}, x.dtype(), x.device());
+  Tensor full_bias;  // (out_f,): the GEMM adds it (cuBLASLt's epilogue on CUDA)
   double beta = 0.0;
   if (bias.defined()) {
     check_pair("linear", x, bias);
     TT_CHECK(bias.dim() <= 1 && (bias.numel() == out_f || bias.numel() == 1), "linear: bias ", bias.describe(),
              " does not match out_features ", out_f);
-    out.copy_(bias);  // broadcast copy; the GEMM then accumulates onto it (beta = 1)
-    beta = 1.0;
+    if (bias.numel() == out_f && in > 0) {
+      full_bias = bias.reshape({out_f}).contiguous();
+    } else {
+      out.copy_(bias);  // broadcast copy; the GEMM then accumulates onto it (beta = 1)
+      beta = 1.0;
+    }
   }
   if (out.numel() > 0) {
-    mm_into(x2, w.transpose(0, 1), out, beta, 1.0);
+    mm_into(x2, w.transpose(0, 1), out, beta, 1.0, full_bias);
   }
   Shape shape(x.shape().begin(), x.shape().end() - 1);
   shape.push_back(out_f);

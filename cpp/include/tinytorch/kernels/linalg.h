@@ -20,6 +20,9 @@ struct GemmArgs {
   int64_t lda = 1, ldb = 1, ldc = 1;
   int64_t batch = 1, stride_a = 0, stride_b = 0, stride_c = 0;
   double alpha = 1.0, beta = 0.0;
+  // Optional (n,) contiguous in C's dtype, with batch == 1 and beta == 0: C = alpha op(A) op(B) + bias
+  // (broadcast over the rows; cuBLASLt's epilogue on CUDA, so linear's output is written once).
+  Tensor bias;
   bool conv = false;  // a convolution's GEMM: float32 may use TF32 per backends.cudnn.allow_tf32
 };
 
