@@ -1,6 +1,7 @@
-"""qwen3, gemma, gemma2 and mistral (sliding window) without torch: their blocks (gemma's 1 + w RMSNorm, soft-capping, qwen3's
-q/k norms, soft-capped GQA attention, the sliding-window mask) against float64 numpy for every float
-dtype; tiny random checkpoints (HF safetensors, and GGUF written as llama.cpp's converter writes them)
+"""qwen3, gemma, gemma2 and mistral (sliding window) without torch: their blocks (gemma's 1 + w
+RMSNorm, soft-capping, qwen3's q/k norms, soft-capped GQA attention, the sliding-window mask) against
+float64 numpy for every float dtype; tiny random checkpoints (HF safetensors, and GGUF written as
+llama.cpp's converter writes them)
 against the float64 numpy forward of tests/llm_reference.py; KV-cache decode, the CUDA-graph decode
 step (run eagerly here) and greedy generation; the decode-graph cache's keys and invalidation; config
 errors. test_llm_variants_hf.py checks the same models against transformers where torch is present."""

@@ -1,7 +1,8 @@
-"""qwen3, gemma, gemma2 and mistral (sliding window) against Hugging Face transformers: tiny random-weight models built with
-transformers (float64 weights rounded to float32), saved with ``save_pretrained`` (safetensors +
-config.json) and written as llama.cpp GGUF files the way convert_hf_to_gguf.py writes them (gguf's
-tensor name map; gemma's norm weights + 1; mistral as arch "llama", q/k rows permuted, with its window); tinytorch's float32 logits equal
+"""qwen3, gemma, gemma2 and mistral (sliding window) against Hugging Face transformers: tiny
+random-weight models built with transformers (float64 weights rounded to float32), saved with
+``save_pretrained`` (safetensors + config.json) and written as llama.cpp GGUF files the way
+convert_hf_to_gguf.py writes them (gguf's tensor name map; gemma's norm weights + 1; mistral as arch
+"llama", q/k rows permuted, with its window); tinytorch's float32 logits equal
 transformers' and greedy ``generate`` gives transformers' greedy tokens. Needs torch and
 transformers: run with /tmp/tv/bin/python -m pytest here (CI runs test_llm_variants.py instead)."""
 from __future__ import annotations
