@@ -23,6 +23,8 @@ TINY_GEMMA = dict(TINY_LLAMA, model_type="gemma", head_dim=32, num_key_value_hea
 TINY_GEMMA2 = dict(TINY_GEMMA, model_type="gemma2", num_hidden_layers=3, num_key_value_heads=2, sliding_window=4,
                    query_pre_attn_scalar=20, attn_logit_softcapping=3.0, final_logit_softcapping=2.5,
                    hidden_activation="gelu_pytorch_tanh")
+# mistral: every layer sees only the last 4 positions (key j visible to query i when i - 4 < j <= i)
+TINY_MISTRAL = dict(TINY_LLAMA, model_type="mistral", sliding_window=4)
 GEMMA_TYPES = ("gemma", "gemma2")
 
 
@@ -31,8 +33,10 @@ def head_dim(cfg: dict) -> int:
 
 
 def sliding_layers(cfg: dict) -> list:
-    """gemma2's default layer_types: even layers slide."""
+    """Which layers slide: every mistral layer (when it has a window), gemma2's even layers by default."""
     n = cfg["num_hidden_layers"]
+    if cfg["model_type"] == "mistral":
+        return [cfg.get("sliding_window") is not None] * n
     if cfg["model_type"] != "gemma2":
         return [False] * n
     return [t == "sliding_attention" for t in cfg.get("layer_types") or
@@ -136,8 +140,8 @@ def soft_cap_np(x: np.ndarray, cap) -> np.ndarray:
 
 def forward_np(w: dict, cfg: dict, ids) -> np.ndarray:
     """Float64 logits (T, V) of one sequence of token ids, written from the equations of the
-    architecture (llama, mistral, qwen2; qwen3's q/k norms; gemma's 1 + w norms, GeGLU and scaled
-    embeddings; gemma2's soft caps, sliding window and sandwich norms)."""
+    architecture (llama, qwen2; mistral's sliding window; qwen3's q/k norms; gemma's 1 + w norms, GeGLU
+    and scaled embeddings; gemma2's soft caps, sliding window and sandwich norms)."""
     h, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     D, eps, kind = head_dim(cfg), cfg["rms_norm_eps"], cfg["model_type"]
     gemma = kind in GEMMA_TYPES

@@ -143,9 +143,14 @@ def test_config_from_dict_and_errors():
     with pytest.raises(ValueError, match="multiple of num_key_value_heads"):
         LlamaConfig(num_attention_heads=4, num_key_value_heads=3)
     m = LlamaConfig(model_type="mistral", sliding_window=8, max_position_embeddings=32)
-    m.check_length(8, "x")
-    with pytest.raises(NotImplementedError, match="sliding window"):
-        m.check_length(9, "x")
+    m.check_length(32, "x")                    # mistral's window is masked: any length up to the context
+    with pytest.raises(ValueError, match="exceed the model's context"):
+        m.check_length(33, "x")
+    q = LlamaConfig.from_dict({"model_type": "qwen2", "sliding_window": 8, "use_sliding_window": True,
+                               "max_position_embeddings": 32})
+    q.check_length(8, "x")
+    with pytest.raises(NotImplementedError, match="sliding window"):   # qwen's max_window_layers: not yet
+        q.check_length(9, "x")
 
 
 def test_import_needs_no_optional_package():

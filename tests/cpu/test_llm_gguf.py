@@ -260,13 +260,14 @@ def test_tokenizer_from_tokenizer_json(tok_gguf, tmp_path):
         tok.apply_chat_template([{"role": "user", "content": "x"}])
 
 
-def test_sentencepiece_gguf_tokenizer_is_refused(tmp_path):
+def test_unigram_gguf_tokenizer_is_refused(tmp_path):
+    """SentencePiece-style BPE ("llama") is built (test_llm_spm_tokenizer.py); unigram ("t5") is not."""
     wr = gguf.GGUFWriter(str(tmp_path / "sp.gguf"), "llama")
-    wr.add_tokenizer_model("llama")
+    wr.add_tokenizer_model("t5")
     wr.add_token_list(["<unk>", "a"])
     wr.write_header_to_file()
     wr.write_kv_data_to_file()
     wr.write_tensors_to_file()
     wr.close()
-    with pytest.raises(NotImplementedError, match="sp.gguf has a 'llama' tokenizer"):
+    with pytest.raises(NotImplementedError, match="sp.gguf has a 't5' tokenizer"):
         Tokenizer.from_gguf(tmp_path / "sp.gguf")

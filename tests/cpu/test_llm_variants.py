@@ -1,6 +1,7 @@
-"""qwen3, gemma and gemma2 without torch: their blocks (gemma's 1 + w RMSNorm, soft-capping, qwen3's
-q/k norms, soft-capped GQA attention, the sliding-window mask) against float64 numpy for every float
-dtype; tiny random checkpoints (HF safetensors, and GGUF written as llama.cpp's converter writes them)
+"""qwen3, gemma, gemma2 and mistral (sliding window) without torch: their blocks (gemma's 1 + w
+RMSNorm, soft-capping, qwen3's q/k norms, soft-capped GQA attention, the sliding-window mask) against
+float64 numpy for every float dtype; tiny random checkpoints (HF safetensors, and GGUF written as
+llama.cpp's converter writes them)
 against the float64 numpy forward of tests/llm_reference.py; KV-cache decode, the CUDA-graph decode
 step (run eagerly here) and greedy generation; the decode-graph cache's keys and invalidation; config
 errors. test_llm_variants_hf.py checks the same models against transformers where torch is present."""
@@ -18,11 +19,11 @@ from tinytorch.models.layers import LlamaAttention
 from tinytorch.models.variant_blocks import GemmaRMSNorm, sliding_window_mask, soft_cap, softcapped_attention
 
 from conftest import FLOAT_DTYPES, GRAD_TOL, assert_close, make
-from llm_reference import (TINY_GEMMA, TINY_GEMMA2, TINY_QWEN3, forward_np, gelu_tanh_np, head_dim, random_weights,
-                           rope_np, write_checkpoint)
+from llm_reference import (TINY_GEMMA, TINY_GEMMA2, TINY_MISTRAL, TINY_QWEN3, forward_np, gelu_tanh_np, head_dim,
+                           llama_cpp_permute, random_weights, rope_np, write_checkpoint)
 
 NET_TOL_F32 = GRAD_TOL["float32"]  # a whole network in float32 (as test_llm_model.py)
-CONFIGS = {"qwen3": TINY_QWEN3, "gemma": TINY_GEMMA, "gemma2": TINY_GEMMA2}
+CONFIGS = {"qwen3": TINY_QWEN3, "gemma": TINY_GEMMA, "gemma2": TINY_GEMMA2, "mistral": TINY_MISTRAL}
 IDS = [3, 7, 1, 90, 44, 5, 6, 2, 8, 9, 11, 60, 17]
 
 
@@ -151,7 +152,7 @@ def test_logits_match_numpy(tiny, dtype):
 
 def test_kv_cache_and_graph_step_equal_full_forward(tiny):
     """Prefill + chunk + single steps, and the CUDA-graph decode step (static cache, run eagerly on
-    the CPU), equal the full forward (gemma2's window of 4 slides past the prompt)."""
+    the CPU), equal the full forward (gemma2's and mistral's window of 4 slides past the prompt)."""
     name, folder, w, model = tiny
     with tt.no_grad():
         full = model(tt.tensor([IDS]))[0]
@@ -209,12 +210,14 @@ def test_decode_graph_cache_keys_and_invalidation():
 def test_gguf_round_trip_matches_numpy(tmp_path, packed):
     """GGUFs written as llama.cpp's converter writes them (gguf's tensor name map; gemma's norms + 1),
     float32 or with every linear weight Q8_0 (kept packed: q/k/v and gate/up fused, qwen3's q/k norms
-    applied to the fused projection's parts); logits against numpy on the weights as stored."""
+    applied to the fused projection's parts; mistral as arch "llama" with q/k rows permuted and
+    ``llama.attention.sliding_window``); logits against numpy on the weights as stored."""
     gguf = pytest.importorskip("gguf")
     for name, cfg in CONFIGS.items():
         w = _weights(name, seed=1)
         path = tmp_path / f"{name}.gguf"
-        wr = gguf.GGUFWriter(str(path), name)
+        arch = "llama" if name == "mistral" else name
+        wr = gguf.GGUFWriter(str(path), arch)
         wr.add_context_length(cfg["max_position_embeddings"])
         wr.add_embedding_length(cfg["hidden_size"])
         wr.add_block_count(cfg["num_hidden_layers"])
@@ -229,7 +232,9 @@ def test_gguf_round_trip_matches_numpy(tmp_path, packed):
             wr.add_attn_logit_softcapping(cfg["attn_logit_softcapping"])
             wr.add_final_logit_softcapping(cfg["final_logit_softcapping"])
             wr.add_sliding_window(cfg["sliding_window"])
-        names = gguf.get_tensor_name_map(gguf.MODEL_ARCH[name.upper()], cfg["num_hidden_layers"])
+        if name == "mistral":
+            wr.add_sliding_window(cfg["sliding_window"])
+        names = gguf.get_tensor_name_map(gguf.MODEL_ARCH[arch.upper()], cfg["num_hidden_layers"])
         stored = {}
         for hf, a in w.items():
             a = a.astype(np.float32)
@@ -239,6 +244,10 @@ def test_gguf_round_trip_matches_numpy(tmp_path, packed):
             if packed and "_proj." in hf:
                 a = gguf.quants.quantize(a, gguf.GGMLQuantizationType.Q8_0)
                 stored[hf] = gguf.quants.dequantize(a, gguf.GGMLQuantizationType.Q8_0).astype(np.float64)
+            if arch == "llama" and hf.endswith(("q_proj.weight", "k_proj.weight")):
+                heads = cfg["num_attention_heads" if "q_proj" in hf else "num_key_value_heads"]
+                a = llama_cpp_permute(a, heads)   # llama.cpp's row permutation (packed rows: blocks stay whole)
+            if packed and "_proj." in hf:
                 wr.add_tensor(names.get_name(hf, try_suffixes=(".weight",)), a,
                               raw_dtype=gguf.GGMLQuantizationType.Q8_0)
             else:
@@ -275,6 +284,14 @@ def test_config_traits_and_errors():
         LlamaConfig(model_type="llama", final_logit_softcapping=30.0)
     with pytest.raises(NotImplementedError, match="hidden_act 'relu'"):
         LlamaConfig(model_type="gemma", hidden_act="relu")
+    m = LlamaConfig.from_dict({"model_type": "mistral", "num_hidden_layers": 2, "sliding_window": 4})
+    assert [m.layer_window(i) for i in range(2)] == [4, 4]
+    assert LlamaConfig.from_dict({"model_type": "mistral"}).sliding_window == 4096     # MistralConfig's default
+    assert LlamaConfig.from_dict({"model_type": "mistral", "sliding_window": None}).layer_window(0) is None
+    assert LlamaConfig.from_dict({"model_type": "llama", "sliding_window": 4}).sliding_window is None
+    for bad in (0, -3, 2.5, True):
+        with pytest.raises(ValueError, match="sliding_window must be a positive int"):
+            LlamaConfig(model_type="mistral", sliding_window=bad)
     with pytest.raises(ValueError, match="layer_types"):
         LlamaConfig(model_type="gemma2", num_hidden_layers=2, layer_types=["sliding_attention", "chunked"])
     assert_close(gelu_tanh_np(np.array([1.0])), np.array([0.8411919906082768]), "float64")

@@ -1,7 +1,8 @@
-"""qwen3, gemma and gemma2 against Hugging Face transformers: tiny random-weight models built with
-transformers (float64 weights rounded to float32), saved with ``save_pretrained`` (safetensors +
-config.json) and written as llama.cpp GGUF files the way convert_hf_to_gguf.py writes them (gguf's
-tensor name map; gemma's norm weights + 1); tinytorch's float32 logits equal
+"""qwen3, gemma, gemma2 and mistral (sliding window) against Hugging Face transformers: tiny
+random-weight models built with transformers (float64 weights rounded to float32), saved with
+``save_pretrained`` (safetensors + config.json) and written as llama.cpp GGUF files the way
+convert_hf_to_gguf.py writes them (gguf's tensor name map; gemma's norm weights + 1; mistral as arch
+"llama", q/k rows permuted, with its window); tinytorch's float32 logits equal
 transformers' and greedy ``generate`` gives transformers' greedy tokens. Needs torch and
 transformers: run with /tmp/tv/bin/python -m pytest here (CI runs test_llm_variants.py instead)."""
 from __future__ import annotations
@@ -30,6 +31,8 @@ CONFIGS = {
     "gemma2": ("Gemma2Config", "Gemma2ForCausalLM", dict(BASE, head_dim=32, sliding_window=5,
                                                          query_pre_attn_scalar=20, attn_logit_softcapping=3.0,
                                                          final_logit_softcapping=2.5)),
+    # every layer's window of 4 < the sequence: key j visible to query i when i - 4 < j <= i
+    "mistral": ("MistralConfig", "MistralForCausalLM", dict(BASE, sliding_window=4)),
 }
 
 
@@ -102,10 +105,12 @@ def test_left_padded_batch_equals_transformers(pair):
 
 
 def write_gguf_like_llama_cpp(path, hf) -> None:
-    """hf's weights as convert_hf_to_gguf.py writes them for qwen3/gemma/gemma2 (float32 tensors)."""
+    """hf's weights as convert_hf_to_gguf.py writes them for qwen3/gemma/gemma2/mistral (float32 tensors;
+    mistral as arch "llama" with q/k rows permuted and ``llama.attention.sliding_window``)."""
     gguf = pytest.importorskip("gguf")
+    from llm_reference import llama_cpp_permute
     cfg = hf.config
-    arch = cfg.model_type
+    arch = "llama" if cfg.model_type == "mistral" else cfg.model_type
     n = cfg.num_hidden_layers
     wr = gguf.GGUFWriter(str(path), arch)
     wr.add_context_length(cfg.max_position_embeddings)
@@ -125,6 +130,8 @@ def write_gguf_like_llama_cpp(path, hf) -> None:
         wr.add_attn_logit_softcapping(cfg.attn_logit_softcapping)
         wr.add_final_logit_softcapping(cfg.final_logit_softcapping)
         wr.add_sliding_window(cfg.sliding_window)
+    if cfg.model_type == "mistral":
+        wr.add_sliding_window(cfg.sliding_window)
     names = gguf.get_tensor_name_map(gguf.MODEL_ARCH[arch.upper()], n)
     for hf_name, t in hf.state_dict().items():
         if hf_name == "lm_head.weight" and cfg.tie_word_embeddings:
@@ -132,6 +139,8 @@ def write_gguf_like_llama_cpp(path, hf) -> None:
         a = t.float().numpy()
         if arch.startswith("gemma") and hf_name.endswith("norm.weight"):
             a = a + 1     # llama.cpp's gemma converter: the norms multiply by the weight
+        if arch == "llama" and hf_name.endswith(("q_proj.weight", "k_proj.weight")):
+            a = llama_cpp_permute(a, cfg.num_attention_heads if "q_proj" in hf_name else cfg.num_key_value_heads)
         wr.add_tensor(names.get_name(hf_name, try_suffixes=(".weight",)), np.ascontiguousarray(a))
     wr.write_header_to_file()
     wr.write_kv_data_to_file()

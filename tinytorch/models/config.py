@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Optional, Union
@@ -84,6 +85,11 @@ class LlamaConfig:
         elif self.attn_logit_softcapping is not None or self.final_logit_softcapping is not None:
             raise NotImplementedError(f"LlamaConfig: logit soft-capping is gemma2's; a {self.model_type} model "
                                       "with it is not supported")
+        if self.sliding_window is not None:
+            w = self.sliding_window
+            if isinstance(w, bool) or not isinstance(w, numbers.Integral) or w <= 0:
+                raise ValueError(f"LlamaConfig: sliding_window must be a positive int (or None), got {w!r}")
+            self.sliding_window = int(w)
 
     @property
     def activation(self) -> str:
@@ -118,10 +124,13 @@ class LlamaConfig:
         return self.query_pre_attn_scalar ** -0.5 if self.model_type == "gemma2" else None
 
     def layer_window(self, layer_idx: int) -> Optional[int]:
-        """The sliding window of layer ``layer_idx`` (gemma2's "sliding_attention" layers: a query at
-        index i sees keys j with i - window < j <= i), or None where it attends to everything before it."""
-        if self.model_type == "gemma2" and self.sliding_window is not None \
-                and self.layer_types[layer_idx] == "sliding_attention":
+        """The sliding window of layer ``layer_idx`` (every mistral layer, gemma2's "sliding_attention"
+        layers: a query at cache index i sees keys j with i - window < j <= i, as transformers), or None
+        where it attends to everything before it."""
+        if self.sliding_window is None:
+            return None
+        if self.model_type == "mistral" or (self.model_type == "gemma2"
+                                            and self.layer_types[layer_idx] == "sliding_attention"):
             return self.sliding_window
         return None
 
@@ -145,6 +154,10 @@ class LlamaConfig:
                 d.setdefault("rope_scaling", {k: v for k, v in rope.items() if k != "rope_theta"})
         if model_type in ("qwen2", "qwen3") and not d.get("use_sliding_window", False):
             d["sliding_window"] = None  # qwen lists a window it does not use
+        elif model_type in ("llama", "gemma"):
+            d["sliding_window"] = None  # transformers' LlamaConfig/GemmaConfig have no window
+        elif model_type in ("mistral", "gemma2"):
+            d.setdefault("sliding_window", 4096)   # MistralConfig's/Gemma2Config's default
         if isinstance(d.get("torch_dtype", d.get("dtype")), str):
             d["torch_dtype"] = d.get("torch_dtype", d.get("dtype"))
         names = {f.name for f in fields(cls)} - {"extra"}
@@ -170,13 +183,14 @@ class LlamaConfig:
         return {**extra, **d}
 
     def check_length(self, length: int, what: str) -> None:
-        """Raises when ``length`` positions don't fit: the context, or mistral's sliding window
-        (tinytorch attends to the full context there, so a window shorter than the sequence is unsupported;
-        gemma2's alternate sliding layers are masked, see :meth:`layer_window`)."""
+        """Raises when ``length`` positions don't fit: the context, or the sliding window of a qwen2/qwen3
+        model with ``use_sliding_window`` (its per-layer windows, ``max_window_layers``, are not implemented;
+        mistral's and gemma2's windows are masked, see :meth:`layer_window`)."""
         if length > self.max_position_embeddings:
             raise ValueError(f"{what}: {length} positions exceed the model's context "
                              f"(max_position_embeddings={self.max_position_embeddings})")
-        if self.sliding_window is not None and self.model_type != "gemma2" and length > self.sliding_window:
+        qwen = self.model_type in ("qwen2", "qwen3")
+        if qwen and self.sliding_window is not None and length > self.sliding_window:
             raise NotImplementedError(f"{what}: {length} positions exceed the sliding window "
                                       f"({self.sliding_window}) of this {self.model_type} model; sliding-window "
                                       "attention is not supported, so sequences must fit in the window")

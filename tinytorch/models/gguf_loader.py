@@ -127,8 +127,14 @@ def config_from_gguf(reader, path: str) -> LlamaConfig:
                       final_logit_softcapping=key("final_logit_softcapping"),
                       sliding_window=key("attention.sliding_window"),
                       query_pre_attn_scalar=hidden // heads if layers == 46 else head_dim)
+    model_type = arch
+    window = key("attention.sliding_window")
+    if arch in ("llama", "mistral") and window is not None:
+        # llama.cpp writes mistral as arch "llama"; a window in the metadata makes it mistral's
+        gemma2 = dict(sliding_window=window)
+        model_type = "mistral"
     return LlamaConfig(
-        model_type="mistral" if arch == "mistral" else arch, vocab_size=int(vocab), hidden_size=hidden,
+        model_type=model_type, vocab_size=int(vocab), hidden_size=hidden,
         intermediate_size=key("feed_forward_length", required=True),
         num_hidden_layers=key("block_count", required=True), num_attention_heads=heads,
         num_key_value_heads=key("attention.head_count_kv", heads), head_dim=head_dim,

@@ -1,6 +1,7 @@
 """``Tokenizer``: a ``tokenizers.Tokenizer`` built from a GGUF file's ``tokenizer.ggml.*`` metadata
-(byte-level BPE, "gpt2": tokens + merges) or read from ``tokenizer.json``, with the special ids and
-the chat template (rendered with jinja2 as transformers does)."""
+(byte-level BPE, "gpt2": tokens + merges; SentencePiece-style BPE, "llama": tokens + scores with
+byte fallback, see :mod:`tinytorch.models.spm_vocab`) or read from ``tokenizer.json``, with the
+special ids and the chat template (rendered with jinja2 as transformers does)."""
 from __future__ import annotations
 
 import json
@@ -20,6 +21,7 @@ _QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?
 PRE_TOKENIZER_SPLITS = {"llama3": _LLAMA3_SPLIT, "llama-v3": _LLAMA3_SPLIT, "llama-bpe": _LLAMA3_SPLIT,
                         "smaug-bpe": _LLAMA3_SPLIT, "qwen2": _QWEN2_SPLIT, "deepseek-r1-qwen": _QWEN2_SPLIT}
 _CONTROL, _USER_DEFINED = 3, 4  # llama.cpp token types
+GEMMA_ARCHS = ("gemma", "gemma2", "gemma3")  # their SentencePiece vocabularies: gemma's spelling and merge order
 
 
 def _import(name: str):
@@ -51,9 +53,17 @@ def byte_level_backend(tokens: Sequence[str], merges: Sequence[str], token_types
                                                          pre_tokenizers.ByteLevel(add_prefix_space=False,
                                                                                   use_regex=False)])
     backend.decoder = decoders.ByteLevel()
+    return add_gguf_tokens(backend, tokens, token_types, vocab, alphabet)
+
+
+def add_gguf_tokens(backend, tokens: Sequence[str], token_types: Sequence[int], vocab, alphabet=None):
+    """Adds llama.cpp's control tokens as special tokens and its user-defined ones (those in ``vocab``)
+    as added tokens, so the text never splits them (as transformers); in a byte-level vocabulary
+    (``alphabet``) a control token spelled outside the byte alphabet is skipped (a mislabel)."""
+    from tokenizers import AddedToken
     types = list(token_types)
     special = [AddedToken(t, normalized=False, special=True) for t, ty in zip(tokens, types)
-               if ty == _CONTROL and set(t) <= alphabet]
+               if ty == _CONTROL and (alphabet is None or set(t) <= alphabet)]
     if special:
         backend.add_special_tokens(special)
     user = [AddedToken(t, normalized=False, special=False) for t, ty in zip(tokens, types)
@@ -106,19 +116,26 @@ class Tokenizer:
     def from_gguf(cls, path) -> "Tokenizer":
         """From the ``tokenizer.ggml.*`` and ``tokenizer.chat_template`` metadata of a GGUF file."""
         reader = open_gguf(path)
-        kind = field_value(reader, "tokenizer.ggml.model")
-        if kind != "gpt2":
-            raise NotImplementedError(f"Tokenizer.from_gguf: {os.fspath(path)} has a {kind!r} tokenizer; only "
-                                      "byte-level BPE ('gpt2') is built from GGUF metadata (use tokenizer.json)")
-        tokens = field_value(reader, "tokenizer.ggml.tokens")
-        merges = field_value(reader, "tokenizer.ggml.merges")
-        if tokens is None or merges is None:
-            raise ValueError(f"Tokenizer.from_gguf: {os.fspath(path)} lacks tokenizer.ggml.tokens/merges")
-        backend = byte_level_backend(tokens, merges, field_value(reader, "tokenizer.ggml.token_type", []),
-                                     field_value(reader, "tokenizer.ggml.pre"))
         get = lambda k, d=None: field_value(reader, "tokenizer.ggml." + k, d)  # noqa: E731
+        kind = get("model")
+        if kind not in ("gpt2", "llama"):
+            raise NotImplementedError(f"Tokenizer.from_gguf: {os.fspath(path)} has a {kind!r} tokenizer; "
+                                      "byte-level BPE ('gpt2') and SentencePiece-style BPE ('llama') are built "
+                                      "from GGUF metadata (use tokenizer.json)")
+        tokens, merges = get("tokens"), get("merges")
+        if tokens is None or (kind == "gpt2" and merges is None):
+            need = "tokens" if kind == "llama" else "tokens/merges"
+            raise ValueError(f"Tokenizer.from_gguf: {os.fspath(path)} lacks tokenizer.ggml.{need}")
+        if kind == "gpt2":
+            backend = byte_level_backend(tokens, merges, get("token_type", []), get("pre"))
+        else:
+            from tinytorch.models.spm_vocab import sentencepiece_backend
+            backend = sentencepiece_backend(tokens, get("scores"), get("token_type", []), merges,
+                                            gemma=field_value(reader, "general.architecture") in GEMMA_ARCHS,
+                                            unk_token_id=get("unknown_token_id"))
+        # llama.cpp adds BOS to a SentencePiece vocabulary whose file does not say otherwise (as transformers)
         return cls(backend, get("bos_token_id"), get("eos_token_id"), get("padding_token_id"),
-                   bool(get("add_bos_token", False)), bool(get("add_eos_token", False)),
+                   bool(get("add_bos_token", kind == "llama")), bool(get("add_eos_token", False)),
                    field_value(reader, "tokenizer.chat_template"))
 
     @classmethod
