@@ -15,6 +15,9 @@ __all__ = ["LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "Laz
 
 
 class _LazyConvXdMixin(LazyModuleMixin):
+    """What every lazy convolution shares; the two subclasses below add the constructor of the
+    plain and the transposed family (their argument orders differ, as in PyTorch)."""
+
     _transposed = False
 
     def _lazy_placeholders(self, out_channels: int, bias: bool, device, dtype) -> None:
@@ -50,79 +53,52 @@ class _LazyConvXdMixin(LazyModuleMixin):
                 self.reset_parameters()
 
 
-class LazyConv1d(_LazyConvXdMixin, Conv1d):
-    """``Conv1d`` whose ``in_channels`` is read from the first input."""
+class _LazyConvMixin(_LazyConvXdMixin):
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device: _device_t = None,
+                 dtype: _dtype_t = None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
+        self._lazy_placeholders(out_channels, bias, device, dtype)
 
+
+class _LazyConvTransposeMixin(_LazyConvXdMixin):
+    _transposed = True
+
+    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
+                 output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
+                 padding_mode: str = "zeros", device: _device_t = None, dtype: _dtype_t = None) -> None:
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
+                         device, dtype)
+        self._lazy_placeholders(out_channels, bias, device, dtype)
+
+
+# Each public class is its family's mixin over the eager class it becomes (class statements, not
+# type(), so type checkers and pickle see ordinary module-level classes).
+class LazyConv1d(_LazyConvMixin, Conv1d):
+    """``Conv1d`` whose ``in_channels`` is read from the first input."""
     cls_to_become = Conv1d
 
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
-                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device: _device_t = None,
-                 dtype: _dtype_t = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
-        self._lazy_placeholders(out_channels, bias, device, dtype)
 
-
-class LazyConv2d(_LazyConvXdMixin, Conv2d):
+class LazyConv2d(_LazyConvMixin, Conv2d):
     """``Conv2d`` whose ``in_channels`` is read from the first input."""
-
     cls_to_become = Conv2d
 
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
-                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device: _device_t = None,
-                 dtype: _dtype_t = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
-        self._lazy_placeholders(out_channels, bias, device, dtype)
 
-
-class LazyConv3d(_LazyConvXdMixin, Conv3d):
+class LazyConv3d(_LazyConvMixin, Conv3d):
     """``Conv3d`` whose ``in_channels`` is read from the first input."""
-
     cls_to_become = Conv3d
 
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
-                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device: _device_t = None,
-                 dtype: _dtype_t = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
-        self._lazy_placeholders(out_channels, bias, device, dtype)
 
-
-class LazyConvTranspose1d(_LazyConvXdMixin, ConvTranspose1d):
+class LazyConvTranspose1d(_LazyConvTransposeMixin, ConvTranspose1d):
     """``ConvTranspose1d`` whose ``in_channels`` is read from the first input."""
-
     cls_to_become = ConvTranspose1d
-    _transposed = True
-
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-                 output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
-                 padding_mode: str = "zeros", device: _device_t = None, dtype: _dtype_t = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
-                         device, dtype)
-        self._lazy_placeholders(out_channels, bias, device, dtype)
 
 
-class LazyConvTranspose2d(_LazyConvXdMixin, ConvTranspose2d):
+class LazyConvTranspose2d(_LazyConvTransposeMixin, ConvTranspose2d):
     """``ConvTranspose2d`` whose ``in_channels`` is read from the first input."""
-
     cls_to_become = ConvTranspose2d
-    _transposed = True
-
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-                 output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
-                 padding_mode: str = "zeros", device: _device_t = None, dtype: _dtype_t = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
-                         device, dtype)
-        self._lazy_placeholders(out_channels, bias, device, dtype)
 
 
-class LazyConvTranspose3d(_LazyConvXdMixin, ConvTranspose3d):
+class LazyConvTranspose3d(_LazyConvTransposeMixin, ConvTranspose3d):
     """``ConvTranspose3d`` whose ``in_channels`` is read from the first input."""
-
     cls_to_become = ConvTranspose3d
-    _transposed = True
-
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-                 output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
-                 padding_mode: str = "zeros", device: _device_t = None, dtype: _dtype_t = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
-                         device, dtype)
-        self._lazy_placeholders(out_channels, bias, device, dtype)
