@@ -171,7 +171,7 @@ def _entries():
     for o in SCHEMA.ops:
         yield dict(name=o.name, module=o.module, impl=o.impl or o.name, method_impl=o.method_impl or o.impl or o.name,
                    function=o.function, method=o.method or bool(o.method_impl), inplace=o.inplace,
-                   inplace_function=bool(o.inplace) and o.inplace_function,
+                   inplace_function=bool(o.inplace or o.name.endswith("_")) and o.inplace_function,
                    aliases=o.aliases, dunders=o.dunders, autocast=o.autocast, autocast_method=o.autocast_method)
 
 
@@ -200,8 +200,10 @@ def functional_py() -> str:
                 L.append(f"{n} = {_ref(e, e['impl'], e['autocast'])}")
                 names.append(n)
             if e["inplace_function"]:   # tinytorch.relu_(x) is x.relu_(), as PyTorch's in-place functions
-                L.append(f"{n}_ = _pointwise.inplace_function({_ref(e, e['inplace'])})")
-                names.append(n + "_")
+                own = e["inplace"] is None   # a row that is itself in-place: zero_, fill_
+                fn_name = n if own else n + "_"
+                L.append(f"{fn_name} = _pointwise.inplace_function({_ref(e, e['impl'] if own else e['inplace'])})")
+                names.append(fn_name)
     L += ["", "__all__ = ["] + [f"    \"{n}\"," for n in names] + ["]"]
     return "\n".join(L) + "\n"
 

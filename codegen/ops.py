@@ -152,8 +152,8 @@ OPS = [
     O("rsub", E, method=False),
     O("where", E, method_impl="_where_method"),
     O("copy_", E, function=False),
-    O("fill_", E, function=False),
-    O("zero_", E, function=False),
+    O("fill_", E, function=False, inplace_function=True),
+    O("zero_", E, function=False, inplace_function=True),
     # shape (views: formula in _ops/shape.pyx)
     O("view", S, function=False), O("view_as", S, function=False), O("reshape", S), O("reshape_as", S, function=False),
     O("transpose", S, aliases=("swapaxes", "swapdims")), O("t", S), O("permute", S), O("movedim", S, aliases=("moveaxis",)),

@@ -151,6 +151,8 @@ divide = _E.div
 true_divide = _E.div
 rsub = _E.rsub
 where = _E.where
+fill_ = _pointwise.inplace_function(_E.fill_)
+zero_ = _pointwise.inplace_function(_E.zero_)
 reshape = _S.reshape
 transpose = _S.transpose
 swapaxes = _S.transpose
@@ -472,6 +474,8 @@ __all__ = [
     "true_divide",
     "rsub",
     "where",
+    "fill_",
+    "zero_",
     "reshape",
     "transpose",
     "swapaxes",
