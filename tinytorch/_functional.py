@@ -342,6 +342,15 @@ lu_unpack = _lu.lu_unpack
 conv3d = _autocast.wrap(_conv3d.conv3d, "lower")
 conv_transpose3d = _autocast.wrap(_conv3d.conv_transpose3d, "lower")
 embedding_bag = _embedding_bag.embedding_bag
+gcd = _pointwise.gcd
+gcd_ = _pointwise.inplace_function(_pointwise.gcd_)
+lcm = _pointwise.lcm
+lcm_ = _pointwise.inplace_function(_pointwise.lcm_)
+ldexp = _pointwise.ldexp
+ldexp_ = _pointwise.inplace_function(_pointwise.ldexp_)
+nanmedian = _statistics.nanmedian
+unique_consecutive = _numerics.unique_consecutive
+matrix_exp = _linalg_legacy.matrix_exp
 
 __all__ = [
     "neg",
@@ -665,4 +674,13 @@ __all__ = [
     "conv3d",
     "conv_transpose3d",
     "embedding_bag",
+    "gcd",
+    "gcd_",
+    "lcm",
+    "lcm_",
+    "ldexp",
+    "ldexp_",
+    "nanmedian",
+    "unique_consecutive",
+    "matrix_exp",
 ]
