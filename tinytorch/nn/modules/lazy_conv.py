@@ -72,33 +72,15 @@ class _LazyConvTransposeMixin(_LazyConvXdMixin):
         self._lazy_placeholders(out_channels, bias, device, dtype)
 
 
-# Each public class is its family's mixin over the eager class it becomes (class statements, not
-# type(), so type checkers and pickle see ordinary module-level classes).
-class LazyConv1d(_LazyConvMixin, Conv1d):
-    """``Conv1d`` whose ``in_channels`` is read from the first input."""
-    cls_to_become = Conv1d
+def _lazy_class(eager: type, family: type) -> type:
+    """``Lazy<eager>``: the family's mixin over the eager class it becomes after the first input
+    (a module-level class of this module: pickle and ``isinstance(m, eager)`` work as usual)."""
+    name = "Lazy" + eager.__name__
+    return type(name, (family, eager), {
+        "__doc__": f"``{eager.__name__}`` whose ``in_channels`` is read from the first input.",
+        "__module__": __name__, "__qualname__": name, "cls_to_become": eager})
 
 
-class LazyConv2d(_LazyConvMixin, Conv2d):
-    """``Conv2d`` whose ``in_channels`` is read from the first input."""
-    cls_to_become = Conv2d
-
-
-class LazyConv3d(_LazyConvMixin, Conv3d):
-    """``Conv3d`` whose ``in_channels`` is read from the first input."""
-    cls_to_become = Conv3d
-
-
-class LazyConvTranspose1d(_LazyConvTransposeMixin, ConvTranspose1d):
-    """``ConvTranspose1d`` whose ``in_channels`` is read from the first input."""
-    cls_to_become = ConvTranspose1d
-
-
-class LazyConvTranspose2d(_LazyConvTransposeMixin, ConvTranspose2d):
-    """``ConvTranspose2d`` whose ``in_channels`` is read from the first input."""
-    cls_to_become = ConvTranspose2d
-
-
-class LazyConvTranspose3d(_LazyConvTransposeMixin, ConvTranspose3d):
-    """``ConvTranspose3d`` whose ``in_channels`` is read from the first input."""
-    cls_to_become = ConvTranspose3d
+LazyConv1d, LazyConv2d, LazyConv3d = (_lazy_class(c, _LazyConvMixin) for c in (Conv1d, Conv2d, Conv3d))
+LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d = (
+    _lazy_class(c, _LazyConvTransposeMixin) for c in (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d))
