@@ -276,13 +276,13 @@ OPS += [O(n, "tinytorch._conv3d", grad="composite", method=False, autocast="lowe
 FUNCTIONAL += [Functional(n, "lower") for n in ("conv3d", "conv_transpose3d")]
 OPS += [O("embedding_bag", "tinytorch._embedding_bag", grad="composite", method=False)]
 
-# issue 16 item 7: integer gcd/lcm and ldexp (tinytorch/_pointwise.py), nanmedian (_statistics.py),
+# issue 16 item 7: integer gcd/lcm and ldexp (tinytorch/_pointwise.py), nanmedian (_indexing.py),
 # unique_consecutive (_numerics.py), matrix_exp (tinytorch/linalg/_composites.py, as torch.matrix_exp)
 OPS += [
     O("gcd", PW, grad="none", inplace="gcd_", inplace_function=True),
     O("lcm", PW, grad="none", inplace="lcm_", inplace_function=True),
     O("ldexp", PW, grad="composite", inplace="ldexp_", inplace_function=True),
-    O("nanmedian", ST, grad="composite"), O("unique_consecutive", NUM, grad="composite"),
+    O("nanmedian", IX, grad="composite"), O("unique_consecutive", NUM, grad="composite"),
     O("matrix_exp", "tinytorch.linalg._legacy", grad="composite"),
 ]
 

@@ -55,7 +55,6 @@ dist = _statistics.dist
 logit = _statistics.logit
 fmax = _statistics.fmax
 fmin = _statistics.fmin
-nanmedian = _statistics.nanmedian
 unique_consecutive = _numerics.unique_consecutive
 
 __all__ = [
@@ -109,6 +108,5 @@ __all__ = [
     "logit",
     "fmax",
     "fmin",
-    "nanmedian",
     "unique_consecutive",
 ]

@@ -87,6 +87,7 @@ positive = _reshaping.positive
 tril_indices = _reshaping.tril_indices
 triu_indices = _reshaping.triu_indices
 unravel_index = _reshaping.unravel_index
+nanmedian = _indexing.nanmedian
 
 __all__ = [
     "reshape",
@@ -171,4 +172,5 @@ __all__ = [
     "tril_indices",
     "triu_indices",
     "unravel_index",
+    "nanmedian",
 ]

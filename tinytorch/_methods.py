@@ -406,7 +406,7 @@ METHODS = {
     "lcm_": _pointwise.lcm_,
     "ldexp": _pointwise.ldexp,
     "ldexp_": _pointwise.ldexp_,
-    "nanmedian": _statistics.nanmedian,
+    "nanmedian": _indexing.nanmedian,
     "unique_consecutive": _numerics.unique_consecutive,
     "matrix_exp": _linalg_legacy.matrix_exp,
 }

@@ -1,22 +1,20 @@
 """Reductions and elementwise statistics composed from existing ones (autograd records their
 parts): nansum, nanmean, std_mean, var_mean, aminmax, kthvalue, quantile, nanquantile, msort,
-dist, logit, fmax, fmin, nanmedian."""
+dist, logit, fmax, fmin."""
 from __future__ import annotations
 
 from collections import namedtuple
 from typing import Optional, Sequence, Union
 
-from tinytorch._indexing import _wrap
 from tinytorch._ops.elementwise import where
 from tinytorch._ops.index import stack
 from tinytorch.tensor import Tensor
 
 __all__ = ["nansum", "nanmean", "std_mean", "var_mean", "aminmax", "kthvalue", "quantile", "nanquantile",
-           "msort", "dist", "logit", "fmax", "fmin", "nanmedian"]
+           "msort", "dist", "logit", "fmax", "fmin"]
 
 aminmax_result = namedtuple("aminmax", ["min", "max"])
 kthvalue_result = namedtuple("kthvalue", ["values", "indices"])
-nanmedian_result = namedtuple("nanmedian", ["values", "indices"])
 _Dims = Union[int, Sequence[int], None]
 
 
@@ -164,31 +162,3 @@ def fmax(input: Tensor, other: Tensor) -> Tensor:
 def fmin(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise minimum that ignores a NaN when the other value is a number."""
     return where(input.isnan(), other, where(other.isnan(), input, input.minimum(other)))
-
-
-def nanmedian(input: Tensor, dim: Optional[int] = None, keepdim: bool = False):
-    """The lower median of the non-NaN values (NaN where all are NaN). Without ``dim``, of all
-    elements (a 0-d tensor); with it, ``(values, indices)`` along dim (an all-NaN slice gives its
-    first NaN's index)."""
-    if dim is None:
-        flat = input.reshape(-1)
-        if flat.numel() == 0:
-            return flat.new_full((), float("nan")) if flat.dtype.is_floating_point else flat.sum()
-        return nanmedian(flat, 0).values
-    dim = _wrap(dim, input.dim(), "nanmedian")
-    x = input if input.dim() else input.reshape(1)
-    n = x.shape[dim]
-    if n == 0:
-        raise IndexError(f"nanmedian(): Expected reduction dim {dim} to have non-zero size.")
-    _, order = x.detach().sort(dim=dim, stable=True)     # NaN sorts last
-    if x.dtype.is_floating_point:
-        count = (~x.detach().isnan()).sum(dim=dim, keepdim=True)    # the non-NaN values per slice
-        pick = order.gather(dim, (count - 1).clamp(min=0) // 2)
-    else:
-        pick = order.narrow(dim, (n - 1) // 2, 1)
-    values = x.gather(dim, pick)
-    if not keepdim or input.dim() == 0:
-        values, pick = values.squeeze(dim), pick.squeeze(dim)
-    if input.dim() == 0:
-        values, pick = values.reshape(()), pick.reshape(())
-    return nanmedian_result(values, pick)
