@@ -171,7 +171,7 @@ def _entries():
     for o in SCHEMA.ops:
         yield dict(name=o.name, module=o.module, impl=o.impl or o.name, method_impl=o.method_impl or o.impl or o.name,
                    function=o.function, method=o.method or bool(o.method_impl), inplace=o.inplace,
-                   inplace_function=bool(o.inplace) and o.inplace_function,
+                   inplace_function=bool(o.inplace or o.name.endswith("_")) and o.inplace_function,
                    aliases=o.aliases, dunders=o.dunders, autocast=o.autocast, autocast_method=o.autocast_method)
 
 
@@ -188,21 +188,60 @@ def _ref(e, attr, policy=None):
 PW_MODULE = "tinytorch._pointwise"   # holds inplace_function
 
 
+# tinytorch/_functional.py re-exports one generated file per op family, each under ~500 lines; a
+# row's module belongs to exactly one family (a module missing here stops the generator)
+FUNCTIONAL_FAMILIES = {
+    "pointwise": (_E, "tinytorch._pointwise"),
+    "shape": ("tinytorch._ops.shape", "tinytorch._ops.index", "tinytorch._indexing", "tinytorch._reshaping"),
+    "reductions": ("tinytorch._ops.reduce", "tinytorch._ops.norm", "tinytorch._statistics", "tinytorch._numerics"),
+    "linalg": ("tinytorch._ops.linalg", "tinytorch._contractions", "tinytorch.linalg._legacy",
+               "tinytorch.linalg._lu"),
+    "nn": ("tinytorch._ops.conv", "tinytorch._conv3d", "tinytorch._ops.dropout", "tinytorch._ops.embedding",
+           "tinytorch._embedding_bag"),
+    "random": ("tinytorch.random", "tinytorch._sampling"),
+}
+
+
+def _family(module: str) -> str:
+    for family, modules in FUNCTIONAL_FAMILIES.items():
+        if module in modules:
+            return family
+    raise SystemExit(f"codegen/generate.py: {module} exports functions but is in no FUNCTIONAL_FAMILIES group")
+
+
+def functional_family_py(family: str):
+    """The writer of tinytorch/_functional_<family>.py: the functions of that family's rows."""
+    def make() -> str:
+        entries = [e for e in _entries() if (e["function"] or e["inplace_function"]) and _family(e["module"]) == family]
+        mods = {e["module"] for e in entries} | ({PW_MODULE} if any(e["inplace_function"] for e in entries) else set())
+        L = [f'"""The {family} op functions exported as tinytorch.<name> (via tinytorch._functional). {BANNER}"""']
+        if any(e["autocast"] for e in entries if e["function"]):
+            L.append("from tinytorch import _autocast")
+        L += _imports(sorted(mods))
+        L.append("")
+        names = []
+        for e in entries:
+            for n in (e["name"],) + tuple(e["aliases"]):
+                if e["function"]:
+                    L.append(f"{n} = {_ref(e, e['impl'], e['autocast'])}")
+                    names.append(n)
+                if e["inplace_function"]:   # tinytorch.relu_(x) is x.relu_(), as PyTorch's in-place functions
+                    own = e["inplace"] is None   # a row that is itself in-place: zero_, fill_
+                    fn_name = n if own else n + "_"
+                    L.append(f"{fn_name} = _pointwise.inplace_function({_ref(e, e['impl'] if own else e['inplace'])})")
+                    names.append(fn_name)
+        L += ["", "__all__ = ["] + [f"    \"{n}\"," for n in names] + ["]"]
+        return "\n".join(L) + "\n"
+    return make
+
+
 def functional_py() -> str:
-    mods = sorted({e["module"] for e in _entries() if e["function"] or e["inplace_function"]} | {PW_MODULE})
-    L = [f'"""Every op function exported as tinytorch.<name>. {BANNER}"""', "from tinytorch import _autocast"]
-    L += _imports(mods)
-    L.append("")
-    names = []
-    for e in _entries():
-        for n in (e["name"],) + tuple(e["aliases"]):
-            if e["function"]:
-                L.append(f"{n} = {_ref(e, e['impl'], e['autocast'])}")
-                names.append(n)
-            if e["inplace_function"]:   # tinytorch.relu_(x) is x.relu_(), as PyTorch's in-place functions
-                L.append(f"{n}_ = _pointwise.inplace_function({_ref(e, e['inplace'])})")
-                names.append(n + "_")
-    L += ["", "__all__ = ["] + [f"    \"{n}\"," for n in names] + ["]"]
+    L = [f'"""Every op function exported as tinytorch.<name>, one file per op family. {BANNER}"""']
+    L += [f"from tinytorch import _functional_{f}" for f in FUNCTIONAL_FAMILIES]
+    L += [f"from tinytorch._functional_{f} import *  # noqa: F401,F403" for f in FUNCTIONAL_FAMILIES]
+    L += ["", "__all__ = ("] + [f"    _functional_{f}.__all__ +" for f in FUNCTIONAL_FAMILIES]
+    L[-1] = L[-1][:-2]
+    L.append(")")
     return "\n".join(L) + "\n"
 
 
@@ -245,6 +284,7 @@ OUTPUTS = {
     "tinytorch/_ops/elementwise_unary.pxi": functions_pxi("unary"),
     "tinytorch/_ops/elementwise_binary.pxi": functions_pxi("binary"),
     "tinytorch/_functional.py": functional_py,
+    **{f"tinytorch/_functional_{f}.py": functional_family_py(f) for f in FUNCTIONAL_FAMILIES},
     "tinytorch/_methods.py": methods_py,
     "tinytorch/nn/functional/_autocast_policy.py": functional_policy_py,
 }

@@ -152,8 +152,8 @@ OPS = [
     O("rsub", E, method=False),
     O("where", E, method_impl="_where_method"),
     O("copy_", E, function=False),
-    O("fill_", E, function=False),
-    O("zero_", E, function=False),
+    O("fill_", E, function=False, inplace_function=True),
+    O("zero_", E, function=False, inplace_function=True),
     # shape (views: formula in _ops/shape.pyx)
     O("view", S, function=False), O("view_as", S, function=False), O("reshape", S), O("reshape_as", S, function=False),
     O("transpose", S, aliases=("swapaxes", "swapdims")), O("t", S), O("permute", S), O("movedim", S, aliases=("moveaxis",)),
@@ -275,6 +275,16 @@ OPS += [O(n, "tinytorch._conv3d", grad="composite", method=False, autocast="lowe
         for n in ("conv3d", "conv_transpose3d")]
 FUNCTIONAL += [Functional(n, "lower") for n in ("conv3d", "conv_transpose3d")]
 OPS += [O("embedding_bag", "tinytorch._embedding_bag", grad="composite", method=False)]
+
+# issue 16 item 7: integer gcd/lcm and ldexp (tinytorch/_pointwise.py), nanmedian (_indexing.py),
+# unique_consecutive (_numerics.py), matrix_exp (tinytorch/linalg/_composites.py, as torch.matrix_exp)
+OPS += [
+    O("gcd", PW, grad="none", inplace="gcd_", inplace_function=True),
+    O("lcm", PW, grad="none", inplace="lcm_", inplace_function=True),
+    O("ldexp", PW, grad="composite", inplace="ldexp_", inplace_function=True),
+    O("nanmedian", IX, grad="composite"), O("unique_consecutive", NUM, grad="composite"),
+    O("matrix_exp", "tinytorch.linalg._legacy", grad="composite"),
+]
 
 SCHEMA = Schema(unary=UNARY, binary=BINARY, ops=OPS, functional=FUNCTIONAL)
 SCHEMA.check()

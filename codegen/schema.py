@@ -81,7 +81,8 @@ class Op:
     impl: Optional[str] = None          # the attribute in module, default name
     method_impl: Optional[str] = None   # a different function for the method form
     inplace: Optional[str] = None       # attribute implementing <name>_ (method; see inplace_function)
-    inplace_function: bool = False      # also tinytorch.<name>_ (PyTorch's in-place functions: relu_, clamp_)
+    inplace_function: bool = False      # also tinytorch.<name>_ (PyTorch's in-place functions: relu_, clamp_);
+                                        # on a row that is itself in-place (zero_, fill_), tinytorch.<name>
     aliases: tuple = ()                 # other names for the function and method
     dunders: tuple = ()
     autocast: Optional[str] = None

@@ -72,6 +72,10 @@ from tinytorch._tensor_attributes import ATTRIBUTES as _ATTRIBUTES, layout, stri
 for _name, _attr in _ATTRIBUTES.items():   # nbytes, layout, H, tril_, put_, exponential_, ... (issue 16)
     setattr(Tensor, _name, _attr)
 del _name, _attr, _ATTRIBUTES
+from tinytorch._inplace_shape import METHODS as _SHAPE_INPLACE, as_strided_  # noqa: E402
+for _name, _attr in _SHAPE_INPLACE.items():   # Tensor.squeeze_, .t_, .transpose_, .as_strided_, ... (issue 16)
+    setattr(Tensor, _name, _attr)
+del _name, _attr, _SHAPE_INPLACE
 from tinytorch._method_forms import *  # noqa: E402,F401,F403  (cholesky_solve, put, renorm, xlogy_, ...)
 from tinytorch._method_forms import METHODS as _FORMS  # noqa: E402
 from tinytorch._nn_aliases import TENSOR_METHODS as _NN_METHODS  # noqa: E402  (loads nn on first call only)

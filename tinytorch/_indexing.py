@@ -1,6 +1,6 @@
 """Indexing, scan and matrix-product ops composed from existing ones (every device; autograd
 records their parts): index_add, scatter_reduce, take_along_dim, repeat_interleave, diag,
-trace, median, cummax, cummin, logcumsumexp, count_nonzero, atleast_1d/2d/3d,
+trace, median, nanmedian, cummax, cummin, logcumsumexp, count_nonzero, atleast_1d/2d/3d,
 broadcast_tensors, vander, addmm, baddbmm, addmv, addr, mv, random_."""
 from __future__ import annotations
 
@@ -18,11 +18,12 @@ from tinytorch._ops.shape import cat
 from tinytorch.tensor import Tensor
 
 __all__ = ["index_add", "index_add_", "scatter_reduce", "scatter_reduce_", "take_along_dim", "repeat_interleave",
-           "diag", "trace", "median", "cummax", "cummin", "logcumsumexp", "count_nonzero", "atleast_1d",
+           "diag", "trace", "median", "nanmedian", "cummax", "cummin", "logcumsumexp", "count_nonzero", "atleast_1d",
            "atleast_2d", "atleast_3d", "broadcast_tensors", "vander", "addmm", "baddbmm", "addmv", "addr", "mv",
            "random_"]
 
 median_result = namedtuple("median", ["values", "indices"])
+nanmedian_result = namedtuple("nanmedian", ["values", "indices"])
 cummax_result = namedtuple("cummax", ["values", "indices"])
 cummin_result = namedtuple("cummin", ["values", "indices"])
 
@@ -227,33 +228,58 @@ def trace(input: Tensor) -> Tensor:
     return d.sum() if input.dtype.is_floating_point else d.sum().to(int64)
 
 
-def median(input: Tensor, dim: Optional[int] = None, keepdim: bool = False):
-    """The lower median (for an even count, the smaller of the two middle values). Without
-    ``dim``, of all elements (a 0-d tensor); with it, ``(values, indices)`` along dim. NaN
-    propagates: a slice holding a NaN has median NaN (its index that of the first NaN)."""
+def _order_statistic(input: Tensor, dim: Optional[int], keepdim: bool, op: str, choose, result_type):
+    """The element ``choose(x, order, n, dim)`` picks in each slice along dim (indices shaped with a
+    size-1 dim; ``order`` sorts the slice, NaN last), as ``(values, indices)``; without ``dim``,
+    the value over all elements (0-d; NaN for an empty floating input). Gradients go to the picks."""
     if dim is None:
         flat = input.reshape(-1)
         if flat.numel() == 0:
             return flat.new_full((), float("nan")) if flat.dtype.is_floating_point else flat.sum()
-        return median(flat, 0).values
-    dim = _wrap(dim, input.dim(), "median")
+        return _order_statistic(flat, 0, False, op, choose, result_type).values
+    dim = _wrap(dim, input.dim(), op)
     x = input if input.dim() else input.reshape(1)
     n = x.shape[dim]
     if n == 0:
-        raise IndexError(f"median(): Expected reduction dim {dim} to have non-zero size.")
+        raise IndexError(f"{op}(): Expected reduction dim {dim} to have non-zero size.")
     _, order = x.detach().sort(dim=dim, stable=True)     # NaN sorts last
-    k = (n - 1) // 2
-    pick = order.narrow(dim, k, 1)
-    if x.dtype.is_floating_point:
-        nan_count = x.detach().isnan().sum(dim=dim, keepdim=True)
-        first_nan = order.gather(dim, (n - nan_count).clamp(max=n - 1))
-        pick = where(nan_count > 0, first_nan, pick)
+    pick = choose(x.detach(), order, n, dim)
     values = x.gather(dim, pick)
     if not keepdim or input.dim() == 0:
         values, pick = values.squeeze(dim), pick.squeeze(dim)
     if input.dim() == 0:
         values, pick = values.reshape(()), pick.reshape(())
-    return median_result(values, pick)
+    return result_type(values, pick)
+
+
+def _lower_middle_or_first_nan(x: Tensor, order: Tensor, n: int, dim: int) -> Tensor:
+    pick = order.narrow(dim, (n - 1) // 2, 1)
+    if x.dtype.is_floating_point:
+        nan_count = x.isnan().sum(dim=dim, keepdim=True)
+        first_nan = order.gather(dim, (n - nan_count).clamp(max=n - 1))
+        pick = where(nan_count > 0, first_nan, pick)
+    return pick
+
+
+def _lower_middle_of_non_nan(x: Tensor, order: Tensor, n: int, dim: int) -> Tensor:
+    if not x.dtype.is_floating_point:
+        return order.narrow(dim, (n - 1) // 2, 1)
+    count = (~x.isnan()).sum(dim=dim, keepdim=True)    # the non-NaN values sort first
+    return order.gather(dim, (count - 1).clamp(min=0) // 2)   # an all-NaN slice: its first NaN
+
+
+def median(input: Tensor, dim: Optional[int] = None, keepdim: bool = False):
+    """The lower median (for an even count, the smaller of the two middle values). Without
+    ``dim``, of all elements (a 0-d tensor); with it, ``(values, indices)`` along dim. NaN
+    propagates: a slice holding a NaN has median NaN (its index that of the first NaN)."""
+    return _order_statistic(input, dim, keepdim, "median", _lower_middle_or_first_nan, median_result)
+
+
+def nanmedian(input: Tensor, dim: Optional[int] = None, keepdim: bool = False):
+    """The lower median of the non-NaN values (NaN where all are NaN). Without ``dim``, of all
+    elements (a 0-d tensor); with it, ``(values, indices)`` along dim (an all-NaN slice gives its
+    first NaN's index)."""
+    return _order_statistic(input, dim, keepdim, "nanmedian", _lower_middle_of_non_nan, nanmedian_result)
 
 
 def _cum_extreme(input: Tensor, dim: int, take_new, result_type, op: str):

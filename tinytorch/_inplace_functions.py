@@ -1,5 +1,5 @@
 """Top-level functions PyTorch exposes that tinytorch already has as Tensor methods or composites:
-zero_, clamp_min/clamp_max, fill, detach, logspace, range,
+clamp_min/clamp_max, fill, detach, logspace, range,
 split_with_sizes/unsafe_*, row_stack, combinations, chain_matmul, addbmm and the default-device,
 autocast-state and warn-always switches (issue 16 item 7)."""
 from __future__ import annotations
@@ -16,24 +16,8 @@ from tinytorch.tensor import Tensor
 
 Number = Union[int, float, bool]
 
-# torch.<name>_(input) is input.<name>_(). The op schema exports the in-place forms of its unary ops
-# (relu_, sin_, clamp_, clamp_min_, ...: codegen/ops.py, inplace_function); zero_ is a method only there.
-_INPLACE_UNARY = ("zero",)
-
-
-def _make_inplace(name: str):
-    method = name + "_"
-
-    def fn(input: Tensor) -> Tensor:
-        return getattr(input, method)()
-    fn.__name__ = fn.__qualname__ = method
-    fn.__doc__ = (f"In-place version of :func:`tinytorch.{name}`: writes the result into ``input`` and "
-                  f"returns it.\n\nArgs:\n    input (Tensor): the input tensor, overwritten.")
-    return fn
-
-
-_INPLACE = {name + "_": _make_inplace(name) for name in _INPLACE_UNARY}
-globals().update(_INPLACE)
+# The op schema exports PyTorch's in-place functions (relu_, sin_, clamp_, clamp_min_, zero_, fill_, ...:
+# codegen/ops.py, inplace_function); this module holds only what the schema has no row for.
 
 
 def clamp_min(input: Tensor, min) -> Tensor:
@@ -66,15 +50,6 @@ def fill(input: Tensor, value) -> Tensor:
     fill_value = value.to(input.dtype) if isinstance(value, Tensor) else value
     keep_none = _creation.zeros(tuple(input.shape), dtype="bool", device=input.device)
     return input.where(keep_none, fill_value)   # a select: NaN/inf in input don't leak; gradients go to value
-
-
-def fill_(input: Tensor, value) -> Tensor:
-    """In-place version of :func:`tinytorch.fill`.
-
-    Args:
-        input (Tensor): the input tensor, overwritten.
-        value (Number or 0-dim Tensor): the fill value."""
-    return input.fill_(value)
 
 
 def detach(input: Tensor) -> Tensor:
@@ -432,8 +407,8 @@ def is_distributed(input: Tensor) -> bool:
     return False
 
 
-__all__ = sorted(list(_INPLACE) + [
-    "clamp_min", "clamp_max", "fill", "fill_", "detach",
+__all__ = sorted([
+    "clamp_min", "clamp_max", "fill", "detach",
     "detach_", "logspace", "range", "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk",
     "row_stack", "combinations", "chain_matmul", "addbmm", "is_signed", "adjoint", "empty_strided",
     "get_default_device", "set_default_device", "set_default_tensor_type", "is_autocast_enabled",

@@ -347,6 +347,8 @@ def init_num_threads() -> None:
     return None
 
 
+METHODS.update({"cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse})   # B.cholesky_solve(L)
+
 __all__ = ["xlogy_", "logit_", "nan_to_num_", "index_put_", "addmv_", "get_device", "index_fill", "put", "renorm",
            "asarray", "frobenius_norm", "nuclear_norm", "cholesky_solve", "cholesky_inverse",
            "cumulative_trapezoid", "set_flush_denormal", "init_num_threads"]

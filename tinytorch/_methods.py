@@ -400,4 +400,13 @@ METHODS = {
     "logit": _statistics.logit,
     "fmax": _statistics.fmax,
     "fmin": _statistics.fmin,
+    "gcd": _pointwise.gcd,
+    "gcd_": _pointwise.gcd_,
+    "lcm": _pointwise.lcm,
+    "lcm_": _pointwise.lcm_,
+    "ldexp": _pointwise.ldexp,
+    "ldexp_": _pointwise.ldexp_,
+    "nanmedian": _indexing.nanmedian,
+    "unique_consecutive": _numerics.unique_consecutive,
+    "matrix_exp": _linalg_legacy.matrix_exp,
 }

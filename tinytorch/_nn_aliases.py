@@ -5,6 +5,8 @@ adaptive_max_pool1d always returns indices). The package root resolves them lazi
 ``import tinytorch`` does not load nn (issue 16 item 7)."""
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import Callable, Optional, Sequence
 
 from tinytorch.tensor import Tensor
@@ -29,6 +31,22 @@ def _reduction(op: str, reduction) -> str:
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{op}: reduction must be 0 (none), 1 (mean) or 2 (sum), got {reduction!r}")
     return _REDUCTIONS[reduction]
+
+
+def _int_reduction(signature: Callable) -> Callable:
+    """torch's top-level form of the loss F.<name>: ``signature`` declares its arguments (torch's
+    top-level order, int ``reduction`` defaulting to 0) and docstring; they are passed to F by name."""
+    name = signature.__name__
+    params = inspect.signature(signature)
+
+    @functools.wraps(signature)
+    def loss(*args, **kwargs) -> Tensor:
+        bound = params.bind(*args, **kwargs)
+        bound.apply_defaults()
+        arguments = dict(bound.arguments)
+        arguments["reduction"] = _reduction(name, arguments["reduction"])
+        return getattr(F, name)(**arguments)
+    return loss
 
 
 def _inplace(fn: Callable, name: str) -> Callable:
@@ -219,6 +237,7 @@ def constant_pad_nd(input: Tensor, pad: Sequence[int], value: float = 0) -> Tens
     return F.pad(input, list(pad), mode="constant", value=value)
 
 
+@_int_reduction
 def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *, log_target: bool = False) -> Tensor:
     """The Kullback-Leibler divergence loss, PyTorch's top-level form (int ``reduction``: 0 none, 1 mean, 2 sum).
 
@@ -227,9 +246,9 @@ def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *, log_target: boo
         target (Tensor): probabilities (log-probabilities if ``log_target``).
         reduction (int): 0 none, 1 mean, 2 sum. Default: ``0`` (torch's top-level default).
         log_target (bool): whether ``target`` is in log space. Default: ``False``."""
-    return F.kl_div(input, target, reduction=_reduction("kl_div", reduction), log_target=log_target)
 
 
+@_int_reduction
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Optional[Tensor] = None,
                                      pos_weight: Optional[Tensor] = None, reduction: int = 0) -> Tensor:
     """Binary cross entropy on logits, PyTorch's top-level form (int ``reduction``).
@@ -240,10 +259,9 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Opti
         weight (Tensor, optional): rescaling weight per element.
         pos_weight (Tensor, optional): weight of positive examples per class.
         reduction (int): 0 none, 1 mean, 2 sum. Default: ``0`` (torch's top-level default)."""
-    return F.binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(
-        "binary_cross_entropy_with_logits", reduction), pos_weight=pos_weight)
 
 
+@_int_reduction
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                         reduction: int = 0) -> Tensor:
     """Margin ranking loss, PyTorch's top-level form (int ``reduction``).
@@ -254,10 +272,9 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
         target (Tensor): 1 or -1 per pair.
         margin (float): the margin. Default: ``0``.
         reduction (int): 0 none, 1 mean, 2 sum. Default: ``0`` (torch's top-level default)."""
-    return F.margin_ranking_loss(input1, input2, target, margin,
-                                 reduction=_reduction("margin_ranking_loss", reduction))
 
 
+@_int_reduction
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, reduction: int = 0) -> Tensor:
     """Hinge embedding loss, PyTorch's top-level form (int ``reduction``).
 
@@ -266,9 +283,9 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, red
         target (Tensor): 1 or -1 per element.
         margin (float): the margin. Default: ``1``.
         reduction (int): 0 none, 1 mean, 2 sum. Default: ``0`` (torch's top-level default)."""
-    return F.hinge_embedding_loss(input, target, margin, reduction=_reduction("hinge_embedding_loss", reduction))
 
 
+@_int_reduction
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                           reduction: int = 0) -> Tensor:
     """Cosine embedding loss, PyTorch's top-level form (int ``reduction``).
@@ -279,10 +296,9 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
         target (Tensor): 1 or -1 per pair.
         margin (float): the margin. Default: ``0``.
         reduction (int): 0 none, 1 mean, 2 sum. Default: ``0`` (torch's top-level default)."""
-    return F.cosine_embedding_loss(input1, input2, target, margin,
-                                   reduction=_reduction("cosine_embedding_loss", reduction))
 
 
+@_int_reduction
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
                         eps: float = 1e-6, swap: bool = False, reduction: int = 0) -> Tensor:
     """Triplet margin loss, PyTorch's top-level form (int ``reduction``).
@@ -296,10 +312,9 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
         eps (float): small constant for numerical stability. Default: ``1e-6``.
         swap (bool): use the distance swap. Default: ``False``.
         reduction (int): 0 none, 1 mean, 2 sum. Default: ``0`` (torch's top-level default)."""
-    return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
-                                 reduction=_reduction("triplet_margin_loss", reduction))
 
 
+@_int_reduction
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool, eps: float,
                      reduction: int) -> Tensor:
     """Poisson negative log likelihood loss, PyTorch's top-level form (all arguments required, int ``reduction``).
@@ -311,8 +326,6 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool,
         full (bool): add the Stirling term.
         eps (float): avoids log(0) when not ``log_input``.
         reduction (int): 0 none, 1 mean, 2 sum."""
-    return F.poisson_nll_loss(input, target, log_input, full, eps=eps,
-                              reduction=_reduction("poisson_nll_loss", reduction))
 
 
 _SAME_AS_F = ("hardshrink", "cosine_similarity", "pairwise_distance", "pdist", "prelu", "pixel_shuffle",

@@ -1,6 +1,6 @@
 """Numerical utilities composed from existing ops (every device; differentiable where PyTorch's
 are): logaddexp, meshgrid, cartesian_prod, diff, cross, cdist, block_diag, cov, corrcoef, trapezoid, and the
-counting/searching ones (bincount, bucketize, searchsorted, histc, unique)."""
+counting/searching ones (bincount, bucketize, searchsorted, histc, unique, unique_consecutive)."""
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -199,4 +199,29 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
         starts = first.nonzero().reshape(-1)
         ends = cat([starts[1:], tensor([s.numel()], device=s.device)])
         res.append(ends - starts)
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
+                       dim: Optional[int] = None):
+    """Eliminates all but the first element from every consecutive group of equivalent elements
+    (of the flattened input, or of the slices along ``dim``); optionally the index of each input
+    element (slice) in the output, and the length of each group."""
+    x = input.reshape(-1) if dim is None else input.movedim(dim, 0)
+    n = x.shape[0]
+    if n == 0:
+        starts_new = zeros(0, dtype=bool_, device=x.device)
+    else:
+        differs = x[1:] != x[:-1]
+        if differs.dim() > 1:   # a slice starts a group when any of its elements differs
+            differs = differs.reshape(n - 1, -1).any(dim=1)
+        starts_new = cat([ones(1, dtype=bool_, device=x.device), differs])
+    starts = starts_new.nonzero().reshape(-1)
+    values = x[starts] if dim is None else x[starts].movedim(0, dim)
+    res = [values]
+    if return_inverse:
+        inverse = starts_new.long().cumsum(0) - 1
+        res.append(inverse.reshape(input.shape) if dim is None else inverse)
+    if return_counts:
+        res.append(cat([starts[1:], tensor([n], device=x.device)]) - starts)
     return res[0] if len(res) == 1 else tuple(res)

@@ -1,7 +1,7 @@
 """Elementwise ops composed from existing ones (every device; autograd records their parts, so
 each is differentiable where PyTorch's is): lerp, addcmul, addcdiv, hypot, sinc, deg2rad,
 rad2deg, frac, fmod, copysign, heaviside, xlogy, logaddexp2, float_power, nan_to_num, signbit,
-isposinf, isneginf, and the comparisons isclose, allclose, equal, isin."""
+isposinf, isneginf, the comparisons isclose, allclose, equal, isin, the integer gcd/lcm and ldexp."""
 from __future__ import annotations
 
 import inspect
@@ -18,7 +18,7 @@ Number = Union[int, float, bool]
 
 __all__ = ["lerp", "addcmul", "addcdiv", "hypot", "sinc", "deg2rad", "rad2deg", "frac", "fmod", "copysign",
            "heaviside", "xlogy", "logaddexp2", "float_power", "nan_to_num", "signbit", "isposinf", "isneginf",
-           "isclose", "allclose", "equal", "isin"]
+           "isclose", "allclose", "equal", "isin", "gcd", "lcm", "ldexp"]
 
 
 def _as_tensor(value, like: Tensor) -> Tensor:
@@ -33,11 +33,15 @@ def _require_floating(op: str, *operands) -> None:
                                       f'{list(t.shape)} on {t.device}): it takes floating-point inputs')
 
 
-def _promoted_dtype(a, b):
-    """The floating dtype an arithmetic op on a and b gives (0-d tensors rank below dimensioned
-    ones); float32 for integer operands."""
+def _result_dtype(a, b):
+    """The dtype an arithmetic op on a and b gives (0-d tensors rank below dimensioned ones)."""
     probe = [x.new_empty((0,) if x.dim() else ()) if isinstance(x, Tensor) else x for x in (a, b)]
-    dtype = (probe[0] + probe[1]).dtype
+    return (probe[0] + probe[1]).dtype
+
+
+def _promoted_dtype(a, b):
+    """The floating dtype an arithmetic op on a and b gives; float32 for integer operands."""
+    dtype = _result_dtype(a, b)
     return dtype if dtype.is_floating_point else float32
 
 
@@ -284,6 +288,41 @@ def _searchsorted(sorted_seq: Tensor, values: Tensor) -> Tensor:
 
 
 
+def _require_integer(op: str, *operands: Tensor) -> None:
+    for t in operands:
+        if t.dtype.is_floating_point or t.dtype == bool_:
+            raise RuntimeError(f'"{op}" not implemented for \'{t.dtype.name}\' ({t.dtype.name}{list(t.shape)} on '
+                               f'{t.device}): it takes integer tensors')
+
+
+def gcd(input: Tensor, other: Tensor) -> Tensor:
+    """The element-wise greatest common divisor (non-negative; ``gcd(0, 0) = 0``) of integer tensors,
+    by Euclid's algorithm on all elements at once."""
+    _require_integer("gcd", input, other)
+    dtype = _result_dtype(input, other)
+    shape = (input.detach() == other.detach()).shape   # the broadcast shape
+    a, b = input.to(dtype).abs().expand(shape), other.to(dtype).abs().expand(shape)
+    zero, one = _tensor(0, dtype=dtype, device=a.device), _tensor(1, dtype=dtype, device=a.device)
+    while bool((b != 0).any()):
+        nonzero = b != 0
+        a, b = where(nonzero, b, a), where(nonzero, a.remainder(where(nonzero, b, one)), zero)
+    return a.contiguous()
+
+
+def lcm(input: Tensor, other: Tensor) -> Tensor:
+    """The element-wise least common multiple (non-negative; 0 when either is 0) of integer tensors."""
+    _require_integer("lcm", input, other)
+    g = gcd(input, other)
+    one = _tensor(1, dtype=g.dtype, device=g.device)
+    return where(g != 0, input.to(g.dtype).abs() // where(g != 0, g, one) * other.to(g.dtype).abs(), g)
+
+
+def ldexp(input: Tensor, other: Tensor) -> Tensor:
+    """Multiplies ``input`` by 2 to the power ``other`` (a floating result: float32 for integer operands)."""
+    dtype = _promoted_dtype(input, other)
+    return input.to(dtype) * _tensor(2.0, dtype=dtype, device=input.device).pow(other)
+
+
 def _make_inplace(fn):
     """The in-place method ``<name>_`` of an out-of-place composite: computes, checks that the
     result's dtype can be written into self (as PyTorch's in-place ops), copies back."""
@@ -319,6 +358,9 @@ heaviside_ = _make_inplace(heaviside)
 xlogy_ = _make_inplace(xlogy)
 float_power_ = _make_inplace(float_power)
 nan_to_num_ = _make_inplace(nan_to_num)
+gcd_ = _make_inplace(gcd)
+lcm_ = _make_inplace(lcm)
+ldexp_ = _make_inplace(ldexp)
 
 
 def inplace_function(method):

@@ -23,7 +23,7 @@ from tinytorch._creation import tensor as _tensor_from_data
 from tinytorch._dtype import dtype as _dtype_cls, device as _device
 from tinytorch._ops import shape as S
 from tinytorch._size import Size
-from tinytorch._torch_unpickler import _STORAGE_DTYPES
+from tinytorch._torch_pickle_globals import _STORAGE_DTYPES
 from tinytorch.tensor import Tensor
 
 _STORAGE_CLASS = {dt: name for name, dt in _STORAGE_DTYPES.items()

@@ -1,6 +1,8 @@
-"""``tinytorch.save`` / ``tinytorch.load``: checkpoints in the safetensors layout (this file), and
-PyTorch's checkpoint formats (``format="torch"``; reading: ``_torch_zip.py`` with the allow-list
-unpickler ``_torch_unpickler.py``, writing: ``_torch_save.py``; see docs/interop.md).
+"""``tinytorch.save`` / ``tinytorch.load``: checkpoints in the safetensors layout (this file: the
+saved object's structure, the files; the format's bytes and its strict header parser are in
+``_safetensors_format.py``), and PyTorch's checkpoint formats (``format="torch"``; reading:
+``_torch_zip.py`` with the allow-list unpickler ``_torch_unpickler.py``, writing: ``_torch_save.py``;
+see docs/interop.md).
 
 File layout (https://huggingface.co/docs/safetensors, readable by any safetensors reader)::
 
@@ -25,13 +27,11 @@ Notes:
 from __future__ import annotations
 
 import collections
-import ctypes
 import hashlib
 import io
 import json
 import math
 import os
-import re
 import struct
 from typing import IO, Any, BinaryIO, Callable, Dict, Optional, Union
 
@@ -53,8 +53,10 @@ def get_unsafe_globals_in_checkpoint(f: "FILE_LIKE") -> list:
         A sorted list of strings.
     """
     return _torch_zip.unsafe_globals(f)
-from tinytorch._creation import empty, from_numpy
-from tinytorch._dtype import DTYPES, bfloat16, device as _device
+from tinytorch._creation import from_numpy
+from tinytorch._dtype import device as _device
+from tinytorch._safetensors_format import _TT_TO_ST, _check_depth, _little_endian, _parse_tensors, _to_raw
+from tinytorch._safetensors_format import _from_raw  # noqa: F401  (re-exported: tests import it from here)
 from tinytorch.tensor import Tensor
 
 FILE_LIKE = Union[str, os.PathLike, BinaryIO, IO[bytes]]
@@ -62,42 +64,6 @@ MAP_LOCATION = Optional[Union[Callable[[Tensor, str], Tensor], str, "tinytorch.d
 
 _STRUCTURE_KEY = "tinytorch.structure"
 _DIGEST_KEY = "tinytorch.sha256"     # save(..., digest=True): SHA-256 of the data section
-_MAX_HEADER = 100_000_000  # the safetensors reference reader's limit
-_ST_DTYPES = {"BOOL": "bool", "U8": "uint8", "I32": "int32", "I64": "int64",
-              "F16": "float16", "BF16": "bfloat16", "F32": "float32", "F64": "float64"}
-_TT_TO_ST = {v: k for k, v in _ST_DTYPES.items()}
-_BY_NAME = {d.name: d for d in DTYPES}
-# numpy carrier of each dtype's bytes; bfloat16 travels as its raw uint16 bits
-_NP_RAW = {"bool": np.bool_, "uint8": np.uint8, "int32": np.int32, "int64": np.int64,
-           "float16": np.float16, "bfloat16": np.uint16, "float32": np.float32, "float64": np.float64}
-
-
-# ----------------------------------------------------------------------------- raw tensor bytes
-def _to_raw(t: Tensor) -> np.ndarray:
-    """A C-contiguous numpy array holding ``t``'s exact element bits (uint16 for bfloat16).
-
-    Shares memory with ``t`` where it can; callers that keep it must copy."""
-    t = t.detach()
-    if not t.is_cpu:
-        t = t.cpu()
-    if t.dtype is not bfloat16:
-        return np.asarray(t._impl.numpy(), order="C")  # not ascontiguousarray: it makes 0-d 1-d
-    impl = t._impl if t._impl.is_contiguous() else t._impl.contiguous()
-    n = impl.numel
-    # numpy has no bfloat16: read the bits straight from the tensor's memory (exact, NaN payloads too)
-    buf = ctypes.string_at(impl.data_ptr, 2 * n) if n else b""
-    return np.frombuffer(buf, dtype=np.uint16).reshape(tuple(impl.shape)).copy()
-
-
-def _from_raw(arr: np.ndarray, dtype) -> Tensor:
-    """Inverse of :func:`_to_raw`: a tensor of ``dtype`` whose bits are ``arr``'s (takes ownership)."""
-    if dtype is not bfloat16:
-        return from_numpy(np.asarray(arr, dtype=np.dtype(_NP_RAW[dtype.name]), order="C"))
-    arr = np.asarray(arr, dtype=np.uint16, order="C")
-    out = empty(tuple(arr.shape), dtype=bfloat16)
-    if arr.size:
-        ctypes.memmove(out._impl.data_ptr, arr.ctypes.data, arr.nbytes)
-    return out
 
 
 # ----------------------------------------------------------------------------- save
@@ -162,12 +128,6 @@ class _Encoder:
         raise TypeError(f"tinytorch.save: can't save object of type {type(obj).__name__} at {where!r}: only "
                         "tensors, numpy arrays, dict/list/tuple/set containers and int, float, complex, str, bytes, "
                         "bool, None are supported (objects would need code to rebuild: save their state_dict())")
-
-
-def _little_endian(a: np.ndarray) -> np.ndarray:
-    """The array's bytes as safetensors stores them (little-endian, C order), without a copy where
-    they already are: hashed and written from the same buffer."""
-    return np.ascontiguousarray(a.astype(a.dtype.newbyteorder("<"), copy=False)).reshape(-1).view(np.uint8)
 
 
 def save(obj: Any, f: FILE_LIKE, format: str = "safetensors", digest: bool = False) -> None:
@@ -322,123 +282,7 @@ def _read_all(f: FILE_LIKE) -> bytes:
     return bytes(data)
 
 
-_MAX_DEPTH = 64  # a safetensors header nests 3 deep; anything deeper is hostile
 _MAX_STRUCTURE_DEPTH = 400  # the saved object's nesting (2 JSON levels per container), below the recursion limit
-# a JSON string, its closing quote optional so an unterminated one never backtracks (linear)
-_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"?', re.DOTALL)
-
-
-class _DuplicateKey(Exception):
-    pass
-
-
-def _no_dups(pairs):
-    out = {}
-    for k, v in pairs:
-        if k in out:
-            raise _DuplicateKey(k)
-        out[k] = v
-    return out
-
-
-def _no_constant(name):
-    raise ValueError(f"non-standard JSON constant {name}")
-
-
-def _is_int(x: Any) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
-def _check_depth(js: bytes, limit: int, what: str, bad: Callable[[str], Any]) -> None:
-    """Rejects JSON nested deeper than ``limit`` in one linear pass, before json can recurse."""
-    skel = np.frombuffer(_JSON_STRING.sub(b"", js), dtype=np.uint8)  # strings gone: brackets are structure
-    if skel.size:
-        step = np.isin(skel, (0x5B, 0x7B)).astype(np.int64) - np.isin(skel, (0x5D, 0x7D)).astype(np.int64)
-        depth = int(np.cumsum(step).max())
-        if depth > limit:
-            bad(f"{what} JSON nesting depth {depth} exceeds the limit of {limit}")
-
-
-def _parse_header(hbytes: bytes, bad: Callable[[str], Any]) -> Dict[str, Any]:
-    """The header as a dict, checked against the JSON rules (depth scanned before json recurses)."""
-    try:
-        text = hbytes.decode("utf-8")
-    except UnicodeDecodeError as e:
-        bad(f"header is not valid UTF-8 ({e}); the file is corrupted or not a tinytorch/safetensors file")
-    _check_depth(hbytes, _MAX_DEPTH, "header", bad)
-    try:
-        header = json.loads(text, object_pairs_hook=_no_dups, parse_constant=_no_constant)
-    except _DuplicateKey as e:
-        bad(f"header JSON has a duplicate key {e.args[0]!r}")
-    except (ValueError, RecursionError) as e:  # JSONDecodeError is a ValueError
-        bad(f"header is not valid JSON ({e}); the file is corrupted or not a tinytorch/safetensors file")
-    if not isinstance(header, dict):
-        bad(f"header JSON is not an object (got {type(header).__name__}); it must be a JSON object")
-    return header
-
-
-def _parse_tensors(data: bytes, fname: str):
-    def bad(msg: str):
-        raise RuntimeError(f"tinytorch.load: {fname}: {msg}")
-
-    if len(data) < 8:
-        bad(f"file is truncated or not a tinytorch/safetensors file ({len(data)} bytes, "
-            "expected at least the 8-byte header length)")
-    (n,) = struct.unpack("<Q", data[:8])
-    if n > _MAX_HEADER:
-        bad(f"header length {n} exceeds the limit of {_MAX_HEADER} bytes")
-    if 8 + n > len(data):
-        bad(f"header length {n} does not fit in the file ({len(data)} bytes); the file is truncated or "
-            "not a tinytorch/safetensors file")
-    header = _parse_header(data[8:8 + n], bad)
-    metadata = header.pop("__metadata__", None)
-    if metadata is None:
-        metadata = {}
-    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
-        bad("__metadata__ must map strings to strings")
-    buf = memoryview(data)[8 + n:]
-    entries = []
-    for name, info in header.items():
-        if not isinstance(info, dict) or not {"dtype", "shape", "data_offsets"} <= set(info):
-            bad(f"tensor {name!r}: header entry must have dtype, shape and data_offsets")
-        st = info["dtype"]
-        if not isinstance(st, str) or st not in _ST_DTYPES:
-            bad(f"tensor {name!r}: unsupported dtype {st!r} (supported: {', '.join(_ST_DTYPES)})")
-        shape, offs = info["shape"], info["data_offsets"]
-        if not isinstance(shape, list) or not all(_is_int(s) and s >= 0 for s in shape):
-            bad(f"tensor {name!r}: bad shape {shape!r}: must be a list of non-negative ints")
-        if (not isinstance(offs, list) or len(offs) != 2 or not all(_is_int(o) for o in offs)
-                or not 0 <= offs[0] <= offs[1]):
-            bad(f"tensor {name!r}: bad data_offsets {offs!r}: must be two ints [begin, end] with "
-                "0 <= begin <= end")
-        dt = _BY_NAME[_ST_DTYPES[st]]
-        expect = math.prod(shape) * dt.itemsize
-        if offs[1] - offs[0] != expect:
-            bad(f"tensor {name!r}: byte count {offs[1] - offs[0]} does not match dtype {st} and shape "
-                f"{shape} (expected numel * itemsize = {expect})")
-        entries.append((offs[0], offs[1], name, shape, dt))
-    entries.sort(key=lambda e: (e[0], e[1]))
-    pos, prev = 0, None
-    for begin, end, name, _, _ in entries:
-        if begin < pos:
-            bad(f"tensor {name!r}: data_offsets [{begin}, {end}] overlap tensor {prev!r} (ends at {pos})")
-        if begin > pos:
-            bad(f"tensor {name!r}: data_offsets [{begin}, {end}] leave a gap in the data section: bytes "
-                f"{pos}..{begin} belong to no tensor (not in the file's header)")
-        pos, prev = end, name
-    if pos > len(buf):
-        bad(f"tensor {prev!r}: data_offsets run past the end of the data section ({pos} > {len(buf)} "
-            "bytes); the file is truncated")
-    if pos < len(buf):
-        bad(f"data section has {len(buf) - pos} trailing bytes that belong to no tensor (not in the file's "
-            "header); the tensors must cover the data section exactly")
-    tensors: Dict[str, Tensor] = {}
-    by_name = {e[2]: e for e in entries}
-    for name in header:
-        begin, end, _, shape, dt = by_name[name]
-        raw = np.frombuffer(buf[begin:end], dtype=np.dtype(_NP_RAW[dt.name]).newbyteorder("<"))
-        tensors[name] = _from_raw(raw.reshape(shape).copy(), dt)  # copy: own, aligned, writable memory
-    return tensors, metadata
 
 
 def load(f: FILE_LIKE, map_location: MAP_LOCATION = None, weights_only: bool = True, **kwargs: Any) -> Any:

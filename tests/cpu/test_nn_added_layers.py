@@ -1,10 +1,10 @@
-"""The nn layers and functions added for issue 16's coverage (grid_sample/affine_grid, ctc_loss,
+"""The nn layers and functions added for issue 16's coverage (ctc_loss,
 lp_pool, max_unpool, channel_shuffle, local_response_norm, pdist, bilinear, multilabel_margin_loss,
 triplet_margin_with_distance_loss, alpha dropout, rrelu, gumbel_softmax, the in-place and
-deprecated spellings) against float64 numpy references, with gradients by gradcheck."""
+deprecated spellings) against float64 numpy references, with gradients by gradcheck. grid_sample /
+affine_grid: test_nn_grid_sample.py; the 3-D layers: test_nn_layers3d.py."""
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -22,112 +22,6 @@ rng = np.random.default_rng(7)
 def _t64(a, requires_grad=False):
     t = tt.tensor(np.asarray(a, dtype=np.float64))
     return t.requires_grad_(True) if requires_grad else t
-
-
-# ----------------------------------------------------------------------------- grid_sample / affine_grid
-def _np_affine_grid(theta, size, ac):
-    n, _, h, w = size
-
-    def base(k):
-        return np.linspace(-1, 1, k) if ac else (np.arange(k) * 2 + 1) / k - 1
-
-    ys, xs = np.meshgrid(base(h), base(w), indexing="ij")
-    pts = np.stack([xs, ys, np.ones_like(xs)], -1)           # (H, W, 3)
-    return np.einsum("hwk,njk->nhwj", pts, theta)
-
-
-def _np_reflect(x, lo2, hi2):
-    if lo2 == hi2:
-        return 0.0
-    lo, span = lo2 / 2, (hi2 - lo2) / 2
-    d = abs(x - lo)
-    flips = math.floor(d / span)
-    extra = d - flips * span
-    return extra + lo if flips % 2 == 0 else span - extra + lo
-
-
-def _np_grid_sample(x, grid, mode, pad, ac):
-    n, c, h, w = x.shape
-    _, ho, wo, _ = grid.shape
-    out = np.zeros((n, c, ho, wo))
-
-    def coord(g, size):
-        v = (g + 1) / 2 * (size - 1) if ac else ((g + 1) * size - 1) / 2
-        if pad == "border":
-            v = min(max(v, 0), size - 1)
-        elif pad == "reflection":
-            v = _np_reflect(v, 0, 2 * (size - 1)) if ac else _np_reflect(v, -1, 2 * size - 1)
-            v = min(max(v, 0), size - 1)
-        return v
-
-    def at(b, i, j):
-        return x[b, :, i, j] if 0 <= i < h and 0 <= j < w else np.zeros(c)
-
-    for b, i, j in itertools.product(range(n), range(ho), range(wo)):
-        px, py = coord(grid[b, i, j, 0], w), coord(grid[b, i, j, 1], h)
-        if mode == "nearest":
-            out[b, :, i, j] = at(b, int(np.rint(py)), int(np.rint(px)))
-            continue
-        x0, y0 = math.floor(px), math.floor(py)
-        fx, fy = px - x0, py - y0
-        out[b, :, i, j] = (at(b, y0, x0) * (1 - fx) * (1 - fy) + at(b, y0, x0 + 1) * fx * (1 - fy)
-                           + at(b, y0 + 1, x0) * (1 - fx) * fy + at(b, y0 + 1, x0 + 1) * fx * fy)
-    return out
-
-
-@pytest.mark.parametrize("ac", [False, True])
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_affine_grid(ac, dtype):
-    theta = rng.standard_normal((2, 2, 3))
-    t = tt.tensor(theta, dtype=getattr(tt, dtype))
-    got = F.affine_grid(t, [2, 3, 5, 7], align_corners=ac)
-    assert list(got.shape) == [2, 5, 7, 2]
-    assert_close(got, _np_affine_grid(tt.tensor(theta, dtype=getattr(tt, dtype)).double().numpy(), (2, 3, 5, 7), ac),
-                 dtype)
-    assert gradcheck(lambda th: F.affine_grid(th, [2, 3, 4, 3], align_corners=ac), (_t64(theta, True),))
-
-
-def test_affine_grid_3d_and_errors():
-    theta = rng.standard_normal((1, 3, 4))
-    g = F.affine_grid(_t64(theta), [1, 1, 2, 3, 4], align_corners=True).numpy()
-    zs, ys, xs = np.meshgrid(np.linspace(-1, 1, 2), np.linspace(-1, 1, 3), np.linspace(-1, 1, 4), indexing="ij")
-    ref = np.einsum("dhwk,njk->ndhwj", np.stack([xs, ys, zs, np.ones_like(xs)], -1), theta)
-    assert_close(g, ref, "float64")
-    with pytest.raises(ValueError, match="Nx2x3"):
-        F.affine_grid(_t64(np.zeros((1, 3, 3))), [1, 1, 2, 2], align_corners=False)
-    with pytest.warns(UserWarning, match="align_corners=False"):
-        F.affine_grid(_t64(np.zeros((1, 2, 3))), [1, 1, 2, 2])
-
-
-@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
-@pytest.mark.parametrize("pad", ["zeros", "border", "reflection"])
-@pytest.mark.parametrize("ac", [False, True])
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_grid_sample(mode, pad, ac, dtype):
-    x, xr = make((2, 3, 4, 5), dtype, "transposed", seed=1)
-    g, gr = make((2, 3, 4, 2), dtype, "contiguous", low=-1.6, high=1.6, seed=2)
-    got = F.grid_sample(x, g, mode, pad, ac)
-    assert_close(got, _np_grid_sample(xr, gr, mode, pad, ac), dtype, what=f"{mode} {pad} {ac}")
-
-
-@pytest.mark.parametrize("pad", ["zeros", "border", "reflection"])
-@pytest.mark.parametrize("ac", [False, True])
-def test_grid_sample_gradients(pad, ac):
-    x = _t64(rng.standard_normal((1, 2, 3, 4)), True)
-    # grid points away from pixel boundaries, where bilinear sampling is differentiable
-    g = _t64(rng.uniform(-1.3, 1.3, (1, 2, 3, 2)), True)
-    assert gradcheck(lambda a, b: F.grid_sample(a, b, "bilinear", pad, ac), (x, g))
-    assert gradcheck(lambda a: F.grid_sample(a, g.detach(), "nearest", pad, ac), (x,))
-
-
-def test_grid_sample_errors():
-    x = tt.zeros(1, 1, 2, 2)
-    with pytest.raises(ValueError, match="padding_mode"):
-        F.grid_sample(x, tt.zeros(1, 2, 2, 2), padding_mode="wrap", align_corners=False)
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        F.grid_sample(x, tt.zeros(1, 2, 2, 2), mode="bicubic", align_corners=False)
-    with pytest.raises(RuntimeError, match="grid_sampler"):
-        F.grid_sample(x, tt.zeros(1, 2, 2, 3), align_corners=False)
 
 
 # ----------------------------------------------------------------------------- ctc_loss
@@ -443,78 +337,3 @@ def test_deprecated_upsample_names():
     with pytest.warns(UserWarning, match="deprecated"):
         c = F.upsample_nearest(x, size=(6, 8))
     np.testing.assert_array_equal(c.numpy(), F.interpolate(x, (6, 8)).numpy())
-
-
-# ----------------------------------------------------------------------------- 3-D layers
-def _np_pool3d(x, k, s, p, reduce, ceil=False, include_pad=True):
-    # direct windows over (D, H, W) of (N, C, D, H, W), float64
-    fill = -np.inf if reduce == "max" else 0.0
-    xp = np.pad(x, [(0, 0), (0, 0)] + [(q, q) for q in p], constant_values=fill)
-    valid = np.pad(np.ones(x.shape[2:]), [(q, q) for q in p])
-    outs = []
-    for d in range(3):
-        n = x.shape[2 + d] + 2 * p[d] - k[d]
-        o = (-(-n // s[d]) if ceil else n // s[d]) + 1
-        if ceil and (o - 1) * s[d] >= x.shape[2 + d] + p[d]:
-            o -= 1
-        outs.append(o)
-    out = np.zeros(x.shape[:2] + tuple(outs))
-    for i, j, l in itertools.product(*(range(o) for o in outs)):
-        sl = tuple(slice(a * st, a * st + kk) for a, st, kk in zip((i, j, l), s, k))
-        win = xp[(slice(None), slice(None)) + sl]
-        if reduce == "max":
-            out[:, :, i, j, l] = win.max((2, 3, 4))
-        else:
-            # count_include_pad: the window clipped to the padded input; else the valid elements
-            cnt = valid[sl].sum() if not include_pad else np.prod([w for w in win.shape[2:]])
-            out[:, :, i, j, l] = win.sum((2, 3, 4)) / cnt
-    return out
-
-
-@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
-@pytest.mark.parametrize("k, s, p", [((2, 2, 2), (2, 2, 2), (0, 0, 0)), ((3, 2, 3), (2, 1, 2), (1, 0, 1))])
-def test_pool3d(dtype, k, s, p):
-    x, xr = make((2, 2, 5, 4, 6), dtype, "transposed", seed=22)
-    assert_close(nn.MaxPool3d(k, s, p)(x), _np_pool3d(xr, k, s, p, "max"), dtype)
-    for include in (True, False):
-        assert_close(nn.AvgPool3d(k, s, p, count_include_pad=include)(x),
-                     _np_pool3d(xr, k, s, p, "avg", include_pad=include), dtype)
-    g = _t64(rng.standard_normal((1, 2, 4, 4, 5)), True)
-    assert gradcheck(lambda a: F.avg_pool3d(a, k, s, p), (g,))
-    assert gradcheck(lambda a: F.max_pool3d(a, k, s, p), (g,))
-    vals, _ = F.max_pool3d(x, k, s, p, return_indices=True)      # indices: tests/cpu/test_pooling3d.py
-    assert_close(vals, _np_pool3d(xr, k, s, p, "max"), dtype)
-
-
-@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
-def test_adaptive_pool3d(dtype):
-    x, xr = make((2, 3, 5, 4, 7), dtype, "sliced", seed=23)
-    out = (2, None, 3)
-    sizes = (2, 4, 3)
-
-    def windows(n, o):
-        return [(i * n // o, -(-(i + 1) * n // o)) for i in range(o)]
-
-    ref_avg, ref_max = np.zeros((2, 3) + sizes), np.zeros((2, 3) + sizes)
-    for (i, (d0, d1)), (j, (h0, h1)), (l, (w0, w1)) in itertools.product(
-            enumerate(windows(5, 2)), enumerate(windows(4, 4)), enumerate(windows(7, 3))):
-        win = xr[:, :, d0:d1, h0:h1, w0:w1]
-        ref_avg[:, :, i, j, l] = win.mean((2, 3, 4))
-        ref_max[:, :, i, j, l] = win.max((2, 3, 4))
-    assert_close(nn.AdaptiveAvgPool3d(out)(x), ref_avg, dtype)
-    assert_close(nn.AdaptiveMaxPool3d(out)(x), ref_max, dtype)
-    assert gradcheck(lambda a: F.adaptive_avg_pool3d(a, (2, 3, 2)), (_t64(rng.standard_normal((1, 1, 5, 4, 3)), True),))
-
-
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_norm3d_and_dropout3d(dtype):
-    x, xr = make((2, 3, 3, 4, 2), dtype, "transposed", seed=24)
-    bn = nn.BatchNorm3d(3)
-    mean, var = xr.mean((0, 2, 3, 4), keepdims=True), xr.var((0, 2, 3, 4), keepdims=True)
-    assert_close(bn(x), (xr - mean) / np.sqrt(var + 1e-5), dtype)
-    mean, var = xr.mean((2, 3, 4), keepdims=True), xr.var((2, 3, 4), keepdims=True)
-    assert_close(nn.InstanceNorm3d(3)(x), (xr - mean) / np.sqrt(var + 1e-5), dtype)
-    with pytest.raises(ValueError):
-        bn(x[0, 0])
-    d = nn.Dropout3d(0.5)(tt.ones(4, 8, 2, 3, 2, dtype=getattr(tt, dtype))).numpy()
-    assert set(np.unique(d)) <= {0.0, 2.0} and np.all(d == d[:, :, :1, :1, :1])

@@ -11,7 +11,7 @@ from typing import Any, Callable, List, Sequence, Tuple, Union
 import numpy as np
 
 from tinytorch._creation import from_numpy, tensor as _new_tensor  # (the transforms' argument is named tensor)
-from tinytorch.serialization import _from_raw, _to_raw
+from tinytorch._safetensors_format import _from_raw, _to_raw
 from tinytorch.tensor import Tensor
 from tinytorch.utils.data import _random
 

@@ -29,7 +29,7 @@ from tinytorch.models.init_control import Linear, no_init_weights
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.modules.quantized import SUPPORTED_QTYPES, QuantizedLinear
 from tinytorch.nn.parameter import Parameter
-from tinytorch.serialization import _from_raw
+from tinytorch._safetensors_format import _from_raw
 from tinytorch.tensor import Tensor
 
 LLM_EXTRA = "pip install 'tinytorch[llm]'"

@@ -6,6 +6,8 @@ are families share a reading through ``FAMILIES``. Tests check that every parame
 module and function is described here (tests/cpu/test_docstrings.py)."""
 from __future__ import annotations
 
+from tinytorch._doc_params import PARAMS as _SHARED
+
 _RED = ("Specifies the reduction to apply to the output: ``'none'`` | ``'mean'`` | ``'sum'``. "
         "``'none'``: no reduction will be applied, ``'mean'``: the sum of the output will be divided by the "
         "number of elements in the output, ``'sum'``: the output will be summed.")
@@ -14,12 +16,11 @@ _SIZE_AVG = ("Deprecated (see :attr:`reduction`). By default, the losses are ave
 _REDUCE = ("Deprecated (see :attr:`reduction`). By default, the losses are averaged or summed over "
            "observations for each minibatch depending on :attr:`size_average`.")
 
-# name -> (type, description)
+# name -> (type, description): the rows that read as in tinytorch.*'s glossary come from it; the
+# others mean something else in nn (``dim``, ``p``, ``device``, ...)
 PARAMS = {
-    "input": ("Tensor", "the input tensor."),
+    **{name: _SHARED[name] for name in ("input", "weight", "bias", "scale_grad_by_freq", "generator")},
     "target": ("Tensor", "the target tensor, same shape as the input unless stated."),
-    "weight": ("Tensor", "the weight tensor."),
-    "bias": ("Tensor, optional", "the optional bias tensor."),
     "inplace": ("bool", "can optionally do the operation in-place."),
     "reduction": ("str, optional", _RED),
     "size_average": ("bool, optional", _SIZE_AVG),
@@ -73,8 +74,6 @@ PARAMS = {
     "max_norm": ("float, optional", "if given, each embedding vector with norm larger than :attr:`max_norm` is "
                  "renormalized to have norm :attr:`max_norm`."),
     "norm_type": ("float, optional", "the p of the p-norm to compute for the :attr:`max_norm` option."),
-    "scale_grad_by_freq": ("bool, optional", "if given, this will scale gradients by the inverse of frequency of "
-                           "the words in the mini-batch."),
     "sparse": ("bool, optional", "if ``True``, gradient w.r.t. :attr:`weight` matrix will be a sparse tensor "
                "(not supported: raises NotImplementedError)."),
     "_weight": ("Tensor, optional", "an initial weight (PyTorch's private argument)."),
@@ -190,7 +189,6 @@ PARAMS = {
     "scale": ("float, optional", "scaling factor applied prior to softmax. If None, the default value is set to "
               ":math:`\\frac{1}{\\sqrt{E}}`."),
     "enable_gqa": ("bool", "if set to True, Grouped Query Attention (GQA) is enabled."),
-    "generator": ("Generator, optional", "a pseudorandom number generator for sampling."),
     "theta": ("Tensor", "input batch of affine matrices with shape (:math:`N \\times 2 \\times 3`) for 2D or "
               "(:math:`N \\times 3 \\times 4`) for 3D."),
     "grid": ("Tensor", "flow-field of shape :math:`(N, H_\\text{out}, W_\\text{out}, 2)`."),
@@ -351,8 +349,6 @@ PARAMS.update({
     "max_norm": ("float, optional", "If given, each embedding vector with norm larger than :attr:`max_norm` is "
                  "renormalized to have norm :attr:`max_norm`."),
     "norm_type": ("float, optional", "The p of the p-norm to compute for the :attr:`max_norm` option."),
-    "scale_grad_by_freq": ("bool, optional", "if given, this will scale gradients by the inverse of frequency of "
-                           "the words in the mini-batch."),
     "sparse": ("bool, optional", "if ``True``, gradient w.r.t. :attr:`weight` matrix will be a sparse tensor "
                "(not supported by tinytorch: raises NotImplementedError)."),
     "offsets": ("Tensor, optional", "only used when :attr:`input` is 1D. :attr:`offsets` determines the starting "

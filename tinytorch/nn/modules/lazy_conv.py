@@ -15,6 +15,9 @@ __all__ = ["LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "Laz
 
 
 class _LazyConvXdMixin(LazyModuleMixin):
+    """What every lazy convolution shares; the two subclasses below add the constructor of the
+    plain and the transposed family (their argument orders differ, as in PyTorch)."""
+
     _transposed = False
 
     def _lazy_placeholders(self, out_channels: int, bias: bool, device, dtype) -> None:
@@ -50,11 +53,7 @@ class _LazyConvXdMixin(LazyModuleMixin):
                 self.reset_parameters()
 
 
-class LazyConv1d(_LazyConvXdMixin, Conv1d):
-    """``Conv1d`` whose ``in_channels`` is read from the first input."""
-
-    cls_to_become = Conv1d
-
+class _LazyConvMixin(_LazyConvXdMixin):
     def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
                  groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device: _device_t = None,
                  dtype: _dtype_t = None) -> None:
@@ -62,34 +61,7 @@ class LazyConv1d(_LazyConvXdMixin, Conv1d):
         self._lazy_placeholders(out_channels, bias, device, dtype)
 
 
-class LazyConv2d(_LazyConvXdMixin, Conv2d):
-    """``Conv2d`` whose ``in_channels`` is read from the first input."""
-
-    cls_to_become = Conv2d
-
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
-                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device: _device_t = None,
-                 dtype: _dtype_t = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
-        self._lazy_placeholders(out_channels, bias, device, dtype)
-
-
-class LazyConv3d(_LazyConvXdMixin, Conv3d):
-    """``Conv3d`` whose ``in_channels`` is read from the first input."""
-
-    cls_to_become = Conv3d
-
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
-                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device: _device_t = None,
-                 dtype: _dtype_t = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
-        self._lazy_placeholders(out_channels, bias, device, dtype)
-
-
-class LazyConvTranspose1d(_LazyConvXdMixin, ConvTranspose1d):
-    """``ConvTranspose1d`` whose ``in_channels`` is read from the first input."""
-
-    cls_to_become = ConvTranspose1d
+class _LazyConvTransposeMixin(_LazyConvXdMixin):
     _transposed = True
 
     def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
@@ -100,29 +72,15 @@ class LazyConvTranspose1d(_LazyConvXdMixin, ConvTranspose1d):
         self._lazy_placeholders(out_channels, bias, device, dtype)
 
 
-class LazyConvTranspose2d(_LazyConvXdMixin, ConvTranspose2d):
-    """``ConvTranspose2d`` whose ``in_channels`` is read from the first input."""
-
-    cls_to_become = ConvTranspose2d
-    _transposed = True
-
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-                 output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
-                 padding_mode: str = "zeros", device: _device_t = None, dtype: _dtype_t = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
-                         device, dtype)
-        self._lazy_placeholders(out_channels, bias, device, dtype)
+def _lazy_class(eager: type, family: type) -> type:
+    """``Lazy<eager>``: the family's mixin over the eager class it becomes after the first input
+    (a module-level class of this module: pickle and ``isinstance(m, eager)`` work as usual)."""
+    name = "Lazy" + eager.__name__
+    return type(name, (family, eager), {
+        "__doc__": f"``{eager.__name__}`` whose ``in_channels`` is read from the first input.",
+        "__module__": __name__, "__qualname__": name, "cls_to_become": eager})
 
 
-class LazyConvTranspose3d(_LazyConvXdMixin, ConvTranspose3d):
-    """``ConvTranspose3d`` whose ``in_channels`` is read from the first input."""
-
-    cls_to_become = ConvTranspose3d
-    _transposed = True
-
-    def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
-                 output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
-                 padding_mode: str = "zeros", device: _device_t = None, dtype: _dtype_t = None) -> None:
-        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
-                         device, dtype)
-        self._lazy_placeholders(out_channels, bias, device, dtype)
+LazyConv1d, LazyConv2d, LazyConv3d = (_lazy_class(c, _LazyConvMixin) for c in (Conv1d, Conv2d, Conv3d))
+LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d = (
+    _lazy_class(c, _LazyConvTransposeMixin) for c in (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d))

@@ -19,7 +19,7 @@ import numpy as np
 
 from tinytorch._dtype import _dtype_by_name
 from tinytorch._threads import set_num_threads
-from tinytorch.serialization import _from_raw, _to_raw
+from tinytorch._safetensors_format import _from_raw, _to_raw
 from tinytorch.tensor import Tensor
 from tinytorch.utils.data import _random
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from tinytorch._creation import from_numpy, tensor
 from tinytorch._dtype import bool_, float64, from_numpy_dtype, int64
-from tinytorch.serialization import _from_raw, _to_raw
+from tinytorch._safetensors_format import _from_raw, _to_raw
 from tinytorch.tensor import Tensor
 
 _np_str_obj_array_pattern = re.compile(r"[SaUO]")
