@@ -106,7 +106,6 @@ def main(argv=None) -> None:
     p.add_argument("--top", type=int, default=25, help="rows of each table printed")
     args = p.parse_args(argv)
     import torch
-    from torch.profiler import ProfilerActivity, profile
     os.makedirs(args.out, exist_ok=True)
     ours_demo = load_demo("tinytorch")
     preset = ours_demo.PRESETS[args.preset]
@@ -118,9 +117,17 @@ def main(argv=None) -> None:
     cases = [("tinytorch", tt, ours_demo, False), ("torch", torch, load_demo("torch"), False)]
     if args.graphs:
         cases += [("tinytorch_graphed", tt, ours_demo, True), ("torch_graphed", torch, cases[1][2], True)]
+    steps = [(name, lib, make_step(lib, demo, cfg_kw, batch, graphs)) for name, lib, demo, graphs in cases]
+    profile_steps(steps, args.out, "gpt_profile", args.top)
+
+
+def profile_steps(steps, out: str, prefix: str, top_rows: int) -> None:
+    """Profiles one call of each (name, lib, step) after warm-up; writes ``<prefix>_<name>.txt``
+    (the per-kernel table) to ``out`` and prints the top kernels and the time per category."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
     summary = {}
-    for name, lib, demo, graphs in cases:
-        step = make_step(lib, demo, cfg_kw, batch, graphs)
+    for name, lib, step in steps:
         for _ in range(3):
             step()
         host, total = host_and_step_ms(lib, step)
@@ -129,11 +136,11 @@ def main(argv=None) -> None:
             step()
             lib.cuda.synchronize()
         table = prof.key_averages().table(sort_by="self_cuda_time_total", row_limit=60)
-        with open(os.path.join(args.out, f"gpt_profile_{name}.txt"), "w") as f:
+        with open(os.path.join(out, f"{prefix}_{name}.txt"), "w") as f:
             f.write(f"{name}: host {host:.2f} ms/step, step {total:.2f} ms\n{table}\n")
         kt = kernel_times(prof)
         summary[name] = (host, total, kt)
-        top = sorted(kt.items(), key=lambda kv: -kv[1][0])[:args.top]
+        top = sorted(kt.items(), key=lambda kv: -kv[1][0])[:top_rows]
         print(f"\n== {name}: host {host:.2f} ms until the step returns, {total:.2f} ms per step; "
               f"{sum(c for _, c in kt.values())} kernels, {sum(t for t, _ in kt.values()):.2f} ms of kernel time",
               flush=True)
@@ -154,7 +161,6 @@ def main(argv=None) -> None:
         print(f"  {c:14s}" + "".join(f"{per[n][0]:17.2f} ({per[n][1]:5d})" for n in names))
     print(f"  {'step (wall)':14s}" + "".join(f"{summary[n][1]:26.2f}" for n in names))
     print(f"  {'host':14s}" + "".join(f"{summary[n][0]:26.2f}" for n in names), flush=True)
-
 
 if __name__ == "__main__":
     main()

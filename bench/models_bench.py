@@ -120,8 +120,8 @@ def lstm_lm(m, embed: int, hidden: int):
     return LSTMLM()
 
 
-def make_step(m, name: str, size: str, device: str, steps: int):
-    """Builds model ``name`` with library ``m``; returns run() -> median seconds per step."""
+def build_step(m, name: str, size: str, device: str):
+    """Builds model ``name`` with library ``m``; returns one(i): a training step on batch i % 2."""
     rng = np.random.default_rng(0)
     m.manual_seed(0)
     if name == "resnet18":
@@ -140,7 +140,6 @@ def make_step(m, name: str, size: str, device: str, steps: int):
     opt = m.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.1)
     data = [(m.from_numpy(x).to(device), m.from_numpy(y).to(device)) for x, y in batches]
     F = m.nn.functional
-    cuda = device.startswith("cuda")
 
     def one(i: int):
         x, y = data[i % len(data)]
@@ -149,6 +148,13 @@ def make_step(m, name: str, size: str, device: str, steps: int):
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
+    return one
+
+
+def make_step(m, name: str, size: str, device: str, steps: int):
+    """Builds model ``name`` with library ``m``; returns run() -> seconds per step over ``steps`` steps."""
+    one = build_step(m, name, size, device)
+    cuda = device.startswith("cuda")
 
     def run() -> float:
         if cuda:
