@@ -1,5 +1,6 @@
 // Fused optimizer steps (ops/optim.h): in place on params and state, versions bumped.
 #include "bind.h"
+#include "tinytorch/ops/grad_clip.h"
 #include "tinytorch/ops/optim.h"
 
 namespace tt::python {
@@ -53,6 +54,10 @@ TT_BIND(10, optim) {
   m.def("radam_step_multi_", &radam_step_multi_, py::arg("params"), py::arg("grads"), py::arg("exp_avgs"),
         py::arg("exp_avg_sqs"), py::arg("state_steps"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"),
         py::arg("eps"), py::arg("weight_decay"), py::arg("decoupled_weight_decay"), py::arg("maximize"));
+
+  // nn.utils.clip_grad_norm_'s multi-tensor pair (ops/grad_clip.h)
+  m.def("multi_sum_squares", &multi_sum_squares, py::arg("tensors"));
+  m.def("multi_scale_", &multi_scale_, py::arg("tensors"), py::arg("coef"));
 }
 
 }  // namespace tt::python

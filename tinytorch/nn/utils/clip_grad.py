@@ -4,9 +4,11 @@ from __future__ import annotations
 import math
 import warnings
 
+from tinytorch import _C
 from tinytorch._creation import tensor
 from tinytorch._dtype import float32
-from tinytorch._functional import stack
+from tinytorch._functional import cat, stack
+from tinytorch._tensor import _wrap
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.tensor import Tensor
 
@@ -34,6 +36,10 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
             pick = "amax" if norm_type > 0 else "amin"
             norms = [getattr(g.detach().abs(), pick)().to(out_dtype) for g in grads]
             total = getattr(stack(norms), pick)()
+        elif _fused(grads, norm_type):
+            groups = _by_dtype(grads)
+            total = cat([_wrap(_C.multi_sum_squares([g._impl for g in gs])).sqrt().to(out_dtype)
+                         for gs in groups]).norm(norm_type)
         else:
             norms = [g.detach().norm(norm_type).to(out_dtype) for g in grads]
             total = stack(norms).norm(norm_type)
@@ -43,9 +49,27 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
                                "non-finite norm anyway, set `error_if_nonfinite=False`")
         # PyTorch multiplies by min(coef, 1) unconditionally (a non-finite norm makes the grads NaN)
         coef = (max_norm / (total + 1e-6)).clamp(max=1.0)
-        for g in grads:
-            g.mul_(coef if g.dtype == coef.dtype else coef.to(g.dtype))
+        if _fused(grads, norm_type):
+            for gs in _by_dtype(grads):  # coef rounded to each gradient's dtype first, as the loop below
+                _C.multi_scale_([g._impl for g in gs], coef.to(gs[0].dtype)._impl)
+        else:
+            for g in grads:
+                g.mul_(coef if g.dtype == coef.dtype else coef.to(g.dtype))
     return total
+
+
+def _fused(grads: list, norm_type: float) -> bool:
+    """Whether the multi-tensor kernels apply: the 2-norm of contiguous gradients on one device
+    (one or two launches for the whole list instead of four per gradient)."""
+    return (norm_type == 2.0 and all(g.device == grads[0].device and g.is_contiguous() for g in grads)
+            and all(g.dtype.is_floating_point for g in grads))
+
+
+def _by_dtype(grads: list) -> list:
+    groups: dict = {}
+    for g in grads:
+        groups.setdefault(g.dtype, []).append(g)
+    return list(groups.values())
 
 
 def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
