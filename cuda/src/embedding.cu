@@ -76,7 +76,8 @@ constexpr int kSegWarps = kThreads / 32;
 
 // keys: (N) sorted indices, pos: (N) their positions (increasing within equal keys),
 // grad: (N, D) -> gw: (V, D) (zeroed). The warp at the first position of each run of equal
-// keys sums the run's grad rows in order, lanes striding over D.
+// keys sums the run's grad rows in order for columns [32 y, 32 y + 32) + k 32 gridDim.y (block
+// row y): a few long runs (a small vocabulary) still spread over many warps.
 template <class T, class I>
 __global__ void embedding_backward_kernel(const I* __restrict__ keys, const int32_t* __restrict__ pos,
                                           const T* __restrict__ grad, T* __restrict__ gw, int64_t N, int64_t D,
@@ -89,7 +90,7 @@ __global__ void embedding_backward_kernel(const I* __restrict__ keys, const int3
   if ((i > 0 && static_cast<int64_t>(keys[i - 1]) == v) || v == pad) return;
   int64_t end = i + 1;
   while (end < N && static_cast<int64_t>(keys[end]) == v) ++end;
-  for (int64_t d = lane; d < D; d += 32) {
+  for (int64_t d = int64_t(blockIdx.y) * 32 + lane; d < D; d += int64_t(gridDim.y) * 32) {
     A acc = 0;
     for (int64_t j = i; j < end; ++j) acc += static_cast<A>(grad[static_cast<int64_t>(pos[j]) * D + d]);
     gw[v * D + d] = static_cast<T>(acc);
@@ -124,7 +125,8 @@ void embedding_backward_typed(const Tensor& grad, const Tensor& idx, const Tenso
                                                 pos_in.data<int32_t>(), pos_out.data<int32_t>(), n, 0, end_bit,
                                                 stream));
   if (D == 0) return;
-  unsigned blocks = static_cast<unsigned>((N + kSegWarps - 1) / kSegWarps);
+  dim3 blocks(static_cast<unsigned>((N + kSegWarps - 1) / kSegWarps),
+              static_cast<unsigned>(std::min<int64_t>((D + 31) / 32, 65535)));
   embedding_backward_kernel<T, I><<<blocks, kThreads, 0, stream>>>(keys_out.data<I>(), pos_out.data<int32_t>(),
                                                                    grad.data<T>(), gw.data<T>(), N, D, pad);
   TT_CUDA_KERNEL_CHECK();
