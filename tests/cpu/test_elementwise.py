@@ -186,3 +186,10 @@ def test_mixed_dtype_binary_promotes():
     c = tt.tensor([1, 2], dtype=tt.int32) * tt.tensor([0.5, 0.5], dtype=tt.float64)
     assert c.dtype == tt.float64
     np.testing.assert_array_equal(c.numpy(), [0.5, 1.0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int64", "bool"])
+def test_logical_not_in_place_writes_zeros_and_ones_in_the_tensor_dtype(dtype):
+    x = tt.tensor([0, 2, -1, 0], dtype=getattr(tt, dtype))
+    assert x.logical_not_() is x and x.dtype == getattr(tt, dtype)
+    np.testing.assert_array_equal(x.float().numpy(), np.logical_not([0, 2, -1, 0]).astype(np.float32))

@@ -131,9 +131,11 @@ Tensor unary(UnaryOp op, const Tensor& x, OpScalars s) {
 }
 
 Tensor& unary_(UnaryOp op, Tensor& x, OpScalars s) {
+  if (is_predicate(op)) {  // a bool result casts to every dtype: written as 0/1 (logical_not_), as PyTorch
+    return x.copy_(unary(op, x, s));
+  }
   DType compute = unary_compute_dtype(op, x, s);
-  TT_CHECK(compute == x.dtype() && !is_predicate(op), op_name(op), "_: result type ",
-           dtype_name(is_predicate(op) ? DType::Bool : compute),
+  TT_CHECK(compute == x.dtype(), op_name(op), "_: result type ", dtype_name(compute),
            " can't be cast to the desired output type ", dtype_name(x.dtype()));
   unary_kernel[x.device()](op, x, x, s);
   x.bump_version();
