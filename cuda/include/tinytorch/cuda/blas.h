@@ -1,4 +1,6 @@
 #pragma once
+#include <string>
+#include <vector>
 // cuBLAS settings shared by the GEMM kernel and the Python module.
 namespace tt::cuda {
 
@@ -18,5 +20,10 @@ bool get_cudnn_enabled();
 // tinytorch.backends.cudnn.deterministic: cuDNN's backward passes only with deterministic algorithms.
 void set_cudnn_deterministic(bool deterministic);
 bool get_cudnn_deterministic();
+// tinytorch.backends.cudnn.benchmark: time cuDNN's candidate engines once per problem, keep the fastest.
+void set_cudnn_benchmark(bool benchmark);
+bool get_cudnn_benchmark();
+// The calling thread's cached cuDNN plans, one line each: pass, dtype, shapes, engine (for benchmarks).
+std::vector<std::string> cudnn_plans();
 
 }  // namespace tt::cuda
