@@ -21,6 +21,7 @@ namespace {
 std::atomic<bool> g_cudnn_enabled{true};         // tinytorch.backends.cudnn.enabled
 std::atomic<bool> g_cudnn_deterministic{false};  // tinytorch.backends.cudnn.deterministic
 std::atomic<bool> g_cudnn_benchmark{false};      // tinytorch.backends.cudnn.benchmark
+std::atomic<bool> g_cudnn_fuse_bias{true};       // off: the bias always added after (benchmarks' A/B)
 }  // namespace
 void set_cudnn_enabled(bool enabled) { g_cudnn_enabled.store(enabled); }
 bool get_cudnn_enabled() { return g_cudnn_enabled.load(); }
@@ -28,6 +29,7 @@ void set_cudnn_deterministic(bool deterministic) { g_cudnn_deterministic.store(d
 bool get_cudnn_deterministic() { return g_cudnn_deterministic.load(); }
 void set_cudnn_benchmark(bool benchmark) { g_cudnn_benchmark.store(benchmark); }
 bool get_cudnn_benchmark() { return g_cudnn_benchmark.load(); }
+void set_cudnn_fuse_bias(bool fuse) { g_cudnn_fuse_bias.store(fuse); }
 }  // namespace tt::cuda
 
 #ifdef TINYTORCH_WITH_CUDNN
@@ -436,7 +438,7 @@ void cudnn_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Co
   DeviceGuard guard(x.device());
   cudnnHandle_t h = handle_for(x.device().index);
   // The fused graph first (runtime fusion has no float64 engines); else the plain convolution.
-  if (bias.defined() && x.dtype() != DType::Float64) {
+  if (bias.defined() && x.dtype() != DType::Float64 && g_cudnn_fuse_bias.load()) {
     Binding bind = bind3(x, w, out);
     bind.uids.push_back(kUidB), bind.ptrs.push_back(bias.data_ptr());
     const Plan& fused = plan_for(h, kForwardBias, x, w, out, bias, p, bind);

@@ -23,6 +23,8 @@ bool get_cudnn_deterministic();
 // tinytorch.backends.cudnn.benchmark: time cuDNN's candidate engines once per problem, keep the fastest.
 void set_cudnn_benchmark(bool benchmark);
 bool get_cudnn_benchmark();
+// Whether conv2d may fuse its bias into cuDNN's graph (default on; off only to measure the difference).
+void set_cudnn_fuse_bias(bool fuse);
 // The calling thread's cached cuDNN plans, one line each: pass, dtype, shapes, engine (for benchmarks).
 std::vector<std::string> cudnn_plans();
 
