@@ -14,6 +14,7 @@
 // first that finalizes is used, or with tinytorch.backends.cudnn.benchmark every candidate is timed
 // once per problem and the fastest cached (PyTorch's benchmark cache).
 #include <atomic>
+#include "tinytorch/error.h"
 #include "tinytorch/cuda/blas.h"
 
 namespace tt::cuda {
@@ -21,7 +22,9 @@ namespace {
 std::atomic<bool> g_cudnn_enabled{true};         // tinytorch.backends.cudnn.enabled
 std::atomic<bool> g_cudnn_deterministic{false};  // tinytorch.backends.cudnn.deterministic
 std::atomic<bool> g_cudnn_benchmark{false};      // tinytorch.backends.cudnn.benchmark
-std::atomic<bool> g_cudnn_fuse_bias{true};       // off: the bias always added after (benchmarks' A/B)
+// conv2d's bias: 0 always added after the convolution, 1 fused where timed faster (default),
+// 2 fused wherever cuDNN has an engine (tests).
+std::atomic<int> g_cudnn_fuse_bias{1};
 }  // namespace
 void set_cudnn_enabled(bool enabled) { g_cudnn_enabled.store(enabled); }
 bool get_cudnn_enabled() { return g_cudnn_enabled.load(); }
@@ -29,7 +32,11 @@ void set_cudnn_deterministic(bool deterministic) { g_cudnn_deterministic.store(d
 bool get_cudnn_deterministic() { return g_cudnn_deterministic.load(); }
 void set_cudnn_benchmark(bool benchmark) { g_cudnn_benchmark.store(benchmark); }
 bool get_cudnn_benchmark() { return g_cudnn_benchmark.load(); }
-void set_cudnn_fuse_bias(bool fuse) { g_cudnn_fuse_bias.store(fuse); }
+void set_cudnn_fuse_bias(int mode) {
+  TT_CHECK(mode >= 0 && mode <= 2, "set_cudnn_fuse_bias: mode must be 0 (never), 1 (where faster) or 2 (always), got ",
+           mode);
+  g_cudnn_fuse_bias.store(mode);
+}
 }  // namespace tt::cuda
 
 #ifdef TINYTORCH_WITH_CUDNN
@@ -160,6 +167,10 @@ struct Plan {
   std::vector<DescPtr> parts;
   int64_t engine = -1;  // the engine's global index, and its time where benchmarked (for cudnn_plans())
   float ms = -1;
+  // kForwardBias: -1 not yet timed, else whether the fused graph beat convolution + bias kernel
+  // (their times in ms_fused, ms_unfused).
+  int faster = -1;
+  float ms_fused = -1, ms_unfused = -1;
 };
 
 // The tensors one execution binds, by unique id.
@@ -312,15 +323,16 @@ struct Event {
   Event& operator=(const Event&) = delete;
 };
 
-// Milliseconds per run of a plan (one warm-up run, then the best of three), +inf if it fails.
-float time_plan(cudnnHandle_t h, const Plan& plan, const Binding& bind, Device dev, cudaStream_t stream) {
+// Milliseconds per call of run() (one warm-up call, then the best of three), +inf if it fails.
+template <class Run>
+float time_ms(cudaStream_t stream, Run&& run) {
   constexpr float kFailed = std::numeric_limits<float>::infinity();
-  if (try_execute(h, plan, bind, dev) != CUDNN_STATUS_SUCCESS) return kFailed;
+  if (!run()) return kFailed;
   float best = kFailed;
   Event start, stop;
   for (int i = 0; i < 3; ++i) {
     TT_CUDA_CHECK(cudaEventRecord(start.e, stream));
-    if (try_execute(h, plan, bind, dev) != CUDNN_STATUS_SUCCESS) return kFailed;
+    if (!run()) return kFailed;
     TT_CUDA_CHECK(cudaEventRecord(stop.e, stream));
     TT_CUDA_CHECK(cudaEventSynchronize(stop.e));
     float ms = 0;
@@ -328,6 +340,10 @@ float time_plan(cudnnHandle_t h, const Plan& plan, const Binding& bind, Device d
     best = std::min(best, ms);
   }
   return best;
+}
+
+float time_plan(cudnnHandle_t h, const Plan& plan, const Binding& bind, Device dev, cudaStream_t stream) {
+  return time_ms(stream, [&] { return try_execute(h, plan, bind, dev) == CUDNN_STATUS_SUCCESS; });
 }
 
 bool capturing(cudaStream_t stream) {
@@ -400,7 +416,7 @@ std::map<Key, Plan>& thread_plans() {
   return plans;
 }
 
-const Plan& plan_for(cudnnHandle_t h, Pass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Tensor& b,
+Plan& plan_for(cudnnHandle_t h, Pass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Tensor& b,
                      const Conv2dParams& p, const Binding& bind) {
   std::map<Key, Plan>& plans = thread_plans();
   const bool benchmark = get_cudnn_benchmark();
@@ -430,30 +446,47 @@ bool fits_int(std::initializer_list<int64_t> vs) {
   return true;
 }
 
+void add_bias(const Tensor& out, const Tensor& bias) {
+  binary_kernel[out.device()](BinaryOp::Add, out, bias.view({1, bias.size(0), 1, 1}), out, OpScalars{1.0, 0.0});
+}
+
 // out = conv(x, w) (+ bias). Sets handled = false (and does nothing) where cuDNN can't take it.
+// With a bias, the fused graph (runtime fusion: no float64 engines) runs where it has an engine and
+// (mode 1) was faster than the plain convolution + the bias kernel when this problem was first
+// seen outside a graph capture (timed then, once: a fused engine compiled at run time may lose).
 void cudnn_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p,
                   int64_t /*groups: w.size(1)*/, const Tensor& out, bool& handled) {
   handled = false;
   if (!get_cudnn_enabled() || !fits_int({x.numel(), out.numel(), w.numel()})) return;
   DeviceGuard guard(x.device());
   cudnnHandle_t h = handle_for(x.device().index);
-  // The fused graph first (runtime fusion has no float64 engines); else the plain convolution.
-  if (bias.defined() && x.dtype() != DType::Float64 && g_cudnn_fuse_bias.load()) {
-    Binding bind = bind3(x, w, out);
-    bind.uids.push_back(kUidB), bind.ptrs.push_back(bias.data_ptr());
-    const Plan& fused = plan_for(h, kForwardBias, x, w, out, bias, p, bind);
-    if (fused.plan) {
-      execute(h, fused, bind, x.device());
+  const Binding bind = bind3(x, w, out);
+  const int fuse = bias.defined() && x.dtype() != DType::Float64 ? g_cudnn_fuse_bias.load() : 0;
+  if (fuse) {
+    Binding fbind = bind;
+    fbind.uids.push_back(kUidB), fbind.ptrs.push_back(bias.data_ptr());
+    Plan& fused = plan_for(h, kForwardBias, x, w, out, bias, p, fbind);
+    cudaStream_t stream = current_stream(x.device().index);
+    if (fused.plan && fuse == 1 && fused.faster < 0 && !capturing(stream)) {
+      const Plan& plain = plan_for(h, kForward, x, w, out, Tensor(), p, bind);
+      fused.ms_fused = time_plan(h, fused, fbind, x.device(), stream);
+      fused.ms_unfused = plain.plan ? time_ms(stream, [&] {
+        if (try_execute(h, plain, bind, x.device()) != CUDNN_STATUS_SUCCESS) return false;
+        add_bias(out, bias);
+        return true;
+      }) : std::numeric_limits<float>::infinity();
+      fused.faster = fused.ms_fused <= fused.ms_unfused;
+    }
+    if (fused.plan && (fuse == 2 || fused.faster == 1)) {
+      execute(h, fused, fbind, x.device());
       handled = true;
       return;
     }
   }
-  const Binding bind = bind3(x, w, out);
   const Plan& plan = plan_for(h, kForward, x, w, out, Tensor(), p, bind);
   if (!plan.plan) return;
   execute(h, plan, bind, x.device());
-  if (bias.defined())
-    binary_kernel[x.device()](BinaryOp::Add, out, bias.view({1, bias.size(0), 1, 1}), out, OpScalars{1.0, 0.0});
+  if (bias.defined()) add_bias(out, bias);
   handled = true;
 }
 
@@ -490,7 +523,10 @@ std::vector<std::string> cudnn_plans() {
     lines.push_back(str_cat(kPass[std::get<0>(key)], " ", dtype_name(static_cast<DType>(std::get<1>(key))), " x (",
                             s[0], ", ", s[1], ", ", s[2], ", ", s[3], ") w (", s[4], ", ", s[5], ", ", s[6], ", ", s[7],
                             "): ", plan.plan ? str_cat("engine ", plan.engine, ", workspace ", plan.workspace,
-                                                       plan.ms >= 0 ? str_cat(", ", plan.ms, " ms") : "")
+                                                       plan.ms >= 0 ? str_cat(", ", plan.ms, " ms") : "",
+                                                       plan.faster >= 0 ? str_cat(", fused ", plan.ms_fused,
+                                                                                  " ms vs unfused ", plan.ms_unfused,
+                                                                                  " ms") : "")
                                              : std::string("no engine")));
   }
   return lines;

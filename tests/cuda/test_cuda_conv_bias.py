@@ -1,7 +1,9 @@
 """conv2d on the GPU (cuDNN where built in: the bias fused into the convolution's graph, or added
 after it where no engine takes the fused graph) against a float64 numpy reference: forward and
 the three gradients, with and without bias, over groups, strides, padding, dilation and a
-non-contiguous input, for every float dtype; then the same with tinytorch.backends.cudnn.benchmark.
+non-contiguous input, for every float dtype, with the bias always fused (where cuDNN has an
+engine) and never fused; then the default choice (fused where timed faster) with
+tinytorch.backends.cudnn.benchmark.
 
 Errors are measured in units of the sums' magnitudes (conftest.assert_close_dot's rule): each
 output is a dot product over C/groups*kh*kw terms, each weight gradient one over B*Ho*Wo terms."""
@@ -14,6 +16,7 @@ import tinytorch as tt
 import tinytorch.nn.functional as F
 
 from conftest import GRAD_TOL, assert_close, assert_close_dot, to_numpy
+from tinytorch._cuda_loader import cuda_backend
 
 pytestmark = pytest.mark.cuda
 
@@ -102,11 +105,24 @@ def check_conv(case, dtype, with_bias, transposed, seed=0):
         assert_close(to_numpy(t.grad) / s, ref / s, dtype, tol=GRAD_TOL[dtype], what=f"grad {name} {what}")
 
 
+FUSE_MODES = {"never": 0, "auto": 1, "always": 2}  # cuDNN's fused-bias choice (conv_cudnn.cpp)
+
+
+@pytest.fixture(params=["always", "never"])
+def fuse(request):
+    backend = cuda_backend()
+    if backend is not None and tt.backends.cudnn.is_available():
+        backend.set_cudnn_fuse_bias(FUSE_MODES[request.param])
+    yield request.param
+    if backend is not None and tt.backends.cudnn.is_available():
+        backend.set_cudnn_fuse_bias(FUSE_MODES["auto"])
+
+
 @pytest.mark.parametrize("transposed", [False, True])
 @pytest.mark.parametrize("with_bias", [True, False])
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", range(len(CASES)))
-def test_conv2d_bias_forward_backward(case, dtype, with_bias, transposed):
+def test_conv2d_bias_forward_backward(case, dtype, with_bias, transposed, fuse):
     check_conv(CASES[case], dtype, with_bias, transposed, seed=case)
 
 
@@ -128,7 +144,7 @@ def test_conv2d_bias_with_cudnn_benchmark(cudnn_benchmark, dtype, with_bias):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
-def test_conv2d_bias_unbatched_and_mnist_shapes(dtype):
+def test_conv2d_bias_unbatched_and_mnist_shapes(dtype, fuse):
     # demo/mnist.py's two convolutions at a small batch, and an unbatched (C, H, W) input
     check_conv(((8, 1, 28, 28), (32, 3, 3), (1, 1), (0, 0), (1, 1), 1), dtype, True, False, seed=3)
     check_conv(((8, 32, 26, 26), (64, 3, 3), (1, 1), (0, 0), (1, 1), 1), dtype, True, False, seed=4)

@@ -23,8 +23,9 @@ bool get_cudnn_deterministic();
 // tinytorch.backends.cudnn.benchmark: time cuDNN's candidate engines once per problem, keep the fastest.
 void set_cudnn_benchmark(bool benchmark);
 bool get_cudnn_benchmark();
-// Whether conv2d may fuse its bias into cuDNN's graph (default on; off only to measure the difference).
-void set_cudnn_fuse_bias(bool fuse);
+// conv2d's bias in cuDNN's graph: 0 never (added after), 1 where timed faster (default), 2 always
+// where an engine takes it (tests; benchmarks' A/B).
+void set_cudnn_fuse_bias(int mode);
 // The calling thread's cached cuDNN plans, one line each: pass, dtype, shapes, engine (for benchmarks).
 std::vector<std::string> cudnn_plans();
 
