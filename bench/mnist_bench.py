@@ -114,9 +114,14 @@ def main() -> None:
                    help="replay tinytorch's training step from a CUDA graph (torch stays eager)")
     p.add_argument("--no-cudnn", action="store_true",
                    help="tinytorch's GPU convolutions through im2col + cuBLAS (torch keeps cuDNN)")
+    p.add_argument("--cudnn-benchmark", action="store_true",
+                   help="backends.cudnn.benchmark = True in both libraries (engines timed once per shape)")
     args = p.parse_args()
     tt.backends.cudnn.enabled = not args.no_cudnn
+    tt.backends.cudnn.benchmark = args.cudnn_benchmark
     torch = try_import_torch()
+    if torch is not None:
+        torch.backends.cudnn.benchmark = args.cudnn_benchmark
     tt.set_num_threads(args.threads)
     if torch is not None:
         torch.set_num_threads(args.threads)

@@ -123,6 +123,10 @@ PYBIND11_MODULE(_cuda, m) {
   m.def("get_cudnn_enabled", &get_cudnn_enabled);
   m.def("set_cudnn_deterministic", &set_cudnn_deterministic, py::arg("deterministic"));
   m.def("get_cudnn_deterministic", &get_cudnn_deterministic);
+  m.def("set_cudnn_benchmark", &set_cudnn_benchmark, py::arg("benchmark"));
+  m.def("get_cudnn_benchmark", &get_cudnn_benchmark);
+  m.def("cudnn_plans", &cudnn_plans);
+  m.def("set_cudnn_fuse_bias", &set_cudnn_fuse_bias, py::arg("mode"));
 
   py::class_<Stream>(m, "Stream")
       .def(py::init<int, int>(), py::arg("device"), py::arg("priority") = 0)

@@ -8,7 +8,9 @@ is im2col + cuBLAS. Either way the switches keep PyTorch's meaning:
 * ``deterministic`` (default False): True restricts cuDNN's backward passes to deterministic
   algorithms (the default heuristics may pick ones that accumulate with atomics). im2col + cuBLAS
   is deterministic either way.
-* ``benchmark``: accepted, no effect (algorithms come from cuDNN's heuristics, no search).
+* ``benchmark`` (default False): True times cuDNN's candidate engines (the heuristics' and the
+  fallback list's, filtered as above) the first time each convolution shape runs and keeps the
+  fastest; False takes the first candidate in the heuristics' order.
 * ``enabled`` (default True): False sends GPU convolutions to im2col + cuBLAS even where cuDNN
   is built in.
 """
@@ -39,7 +41,7 @@ class _CudnnModule(types.ModuleType):
     allow_tf32 = _switch("allow_tf32", True, "set_conv_allow_tf32")
     deterministic = _switch("deterministic", False, "set_cudnn_deterministic")
     enabled = _switch("enabled", True, "set_cudnn_enabled")
-    benchmark = False
+    benchmark = _switch("benchmark", False, "set_cudnn_benchmark")
 
     def is_available(self) -> bool:
         """Whether conv2d on the GPU goes through cuDNN (this build found it)."""

@@ -183,16 +183,12 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias, Pair s
   }
   int64_t L = g.L(), CgK = g.Cg * g.K;
   if (g.B > 0 && g.O > 0 && L > 0 && CgK > 0 && conv2d_direct_kernel.has(dev.type)) {
-    // A backend's own convolution (cuDNN), in the input dtype.
+    // A backend's own convolution (cuDNN), in the input dtype, the bias added by it (fused where it can).
     Tensor out = Tensor::empty({g.B, g.O, g.Ho, g.Wo}, x_in.dtype(), dev);
     bool handled = false;
-    conv2d_direct_kernel[dev]((g.unbatched ? x_in.unsqueeze(0) : x_in).contiguous(), w_in.contiguous(), g.p, groups,
-                              out, handled);
-    if (handled) {
-      if (bias.defined())
-        binary_kernel[dev](BinaryOp::Add, out, bias.contiguous().view({1, g.O, 1, 1}), out, OpScalars{1.0, 0.0});
-      return g.unbatched ? out.squeeze({0}) : out;
-    }
+    conv2d_direct_kernel[dev]((g.unbatched ? x_in.unsqueeze(0) : x_in).contiguous(), w_in.contiguous(),
+                              bias.defined() ? bias.contiguous() : bias, g.p, groups, out, handled);
+    if (handled) return g.unbatched ? out.squeeze({0}) : out;
   }
   // x: (B, C, H, W), w: (O, Cg, kh, kw) -> out: (B, O, Ho, Wo)
   Tensor x = (g.unbatched ? x_in.unsqueeze(0) : x_in).to(cd).contiguous();

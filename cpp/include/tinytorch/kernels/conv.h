@@ -17,10 +17,10 @@ TT_DECLARE_KERNEL(im2col, const Tensor& x, const Tensor& col, const Conv2dParams
 // every col entry that im2col would have read from each position.
 TT_DECLARE_KERNEL(col2im, const Tensor& col, const Tensor& x, const Conv2dParams& p, int64_t Ho, int64_t Wo)
 // A backend's own convolution (CUDA: cuDNN, where the build has it), used before im2col + GEMM.
-// x: (B, C, H, W), w: (O, C/groups, kh, kw), out: (B, O, Ho, Wo) (no bias: the op layer adds it);
+// x: (B, C, H, W), w: (O, C/groups, kh, kw), bias: (O) or undefined, out: (B, O, Ho, Wo) = conv + bias;
 // all contiguous, one floating dtype. Sets handled = false (touching nothing) for a problem it can't take.
-TT_DECLARE_KERNEL(conv2d_direct, const Tensor& x, const Tensor& w, const Conv2dParams& p, int64_t groups,
-                  const Tensor& out, bool& handled)
+TT_DECLARE_KERNEL(conv2d_direct, const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dParams& p,
+                  int64_t groups, const Tensor& out, bool& handled)
 // Its gradients: gx (B, C, H, W) and gw (w's shape), each only where defined; go: (B, O, Ho, Wo).
 TT_DECLARE_KERNEL(conv2d_direct_backward, const Tensor& go, const Tensor& x, const Tensor& w, const Conv2dParams& p,
                   int64_t groups, const Tensor& gx, const Tensor& gw, bool& handled)

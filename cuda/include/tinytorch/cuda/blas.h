@@ -1,4 +1,6 @@
 #pragma once
+#include <string>
+#include <vector>
 // cuBLAS settings shared by the GEMM kernel and the Python module.
 namespace tt::cuda {
 
@@ -18,5 +20,13 @@ bool get_cudnn_enabled();
 // tinytorch.backends.cudnn.deterministic: cuDNN's backward passes only with deterministic algorithms.
 void set_cudnn_deterministic(bool deterministic);
 bool get_cudnn_deterministic();
+// tinytorch.backends.cudnn.benchmark: time cuDNN's candidate engines once per problem, keep the fastest.
+void set_cudnn_benchmark(bool benchmark);
+bool get_cudnn_benchmark();
+// conv2d's bias in cuDNN's graph: 0 never (added after), 1 where timed faster (default), 2 always
+// where an engine takes it (tests; benchmarks' A/B).
+void set_cudnn_fuse_bias(int mode);
+// The calling thread's cached cuDNN plans, one line each: pass, dtype, shapes, engine (for benchmarks).
+std::vector<std::string> cudnn_plans();
 
 }  // namespace tt::cuda
