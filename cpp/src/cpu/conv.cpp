@@ -20,21 +20,18 @@ __attribute__((target("avx512f"))) void copy_row_avx512(const float* src, float*
   }
 }
 
-// x: (nb, C, H, W), any strides with a dense W (a band of rows of a bigger input works) ->
-// col: (nb, C*kh*kw, Ho*Wo), any item/row strides; one task per (b, c) plane.
+// x: (nb, C, H, W) -> col: (nb, C*kh*kw, Ho*Wo), any item/row strides; one task per (b, c) plane.
 template <class T>
 void im2col_typed(const Tensor& x, const Tensor& col, const Conv2dParams& p, int64_t Ho, int64_t Wo) {
   int64_t nb = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3), K = p.kh * p.kw, L = Ho * Wo;
   int64_t sb = col.stride(0), sr = col.stride(1);  // item and row strides (any layout; L is dense)
-  TT_CHECK(W <= 1 || x.stride(3) == 1, "im2col: x must have a dense last dim, got ", x.describe());
-  int64_t xsb = x.stride(0), xsc = x.stride(1), xsh = x.stride(2);
   const T* xp = x.data<T>();
   T* cp = col.data<T>();
   static const bool avx512 = __builtin_cpu_supports("avx512f");
   int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, K * L));
   parallel_for(0, nb * C, grain, [&](int64_t b0, int64_t b1) {
     for (int64_t bc = b0; bc < b1; ++bc) {
-      const T* xs = xp + (bc / C) * xsb + (bc % C) * xsc;
+      const T* xs = xp + bc * H * W;
       T* cs = cp + (bc / C) * sb + (bc % C) * K * sr;  // rows (c*kh + i)*kw + j of item b
       for (int64_t i = 0; i < p.kh; ++i)
         for (int64_t j = 0; j < p.kw; ++j) {
@@ -46,7 +43,7 @@ void im2col_typed(const Tensor& x, const Tensor& col, const Conv2dParams& p, int
               std::fill(dst, dst + Wo, T(0));
               continue;
             }
-            const T* src = xs + ih * xsh;
+            const T* src = xs + ih * W;
             if (p.sw == 1) {  // dst[ow] = src[ow + off] for ow in [lo, hi), zero elsewhere
               int64_t off = j * p.dw - p.pw, lo = std::clamp<int64_t>(-off, 0, Wo),
                       hi = std::clamp<int64_t>(W - off, lo, Wo);

@@ -24,7 +24,7 @@ namespace {
 constexpr int kNR = 32;                // C columns per micro-tile: 2 zmm
 constexpr int kMP = 12;                // C rows per packed micro-tile
 constexpr int kMI = 8;                 // C rows per in-place micro-tile
-static const int64_t kKC = std::getenv("TT_KC") ? std::atoi(std::getenv("TT_KC")) : 384;  // EXPERIMENT
+constexpr int64_t kKC = 384;           // k-block: a B panel (384 x 32 floats, 48 KiB) ~ L1
 // B read in place (no packing) only for products this short: its rows ldb apart fall into few L1
 // sets (ldb = 128, 512, ... floats), so a panel read in place thrashes L1 once reused over many rows.
 constexpr int64_t kDirectMaxM = 24;
@@ -284,10 +284,7 @@ void sgemm_avx512(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha
         if (rows12) {
           for (int64_t i = i0; i < i0 + mb; i += kMP) {
             const int64_t mr = std::min<int64_t>(kMP, m - i);
-            if (mr <= kMI)  // a last block of <= 8 rows (m = 64: 5 x 12 + 4) on the 8-row kernel, 2/3 the FMAs
-              micro_inplace(mr, kc, a + i * lda + k0, lda, 1, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
-            else
-              micro_rows12_w(mr, kc, a + i * lda + k0, lda, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
+            micro_rows12_w(mr, kc, a + i * lda + k0, lda, bp, ldp, cq + i * ldc, ldc, w, alpha, beta, first);
           }
         } else if (packed_a) {
           for (int64_t i = i0; i < i0 + mb; i += kMP) {

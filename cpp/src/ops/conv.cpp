@@ -98,25 +98,6 @@ int64_t chunk_items(const ConvGeom& g, Device dev) {
   return (std::max<int64_t>(g.B, 1) + chunks - 1) / chunks;  // equal chunks: 16 items as 8 + 8, not 14 + 2
 }
 
-// CPU per-item path: output rows per im2col band when one item's col (C*K, L) is over the cache
-// budget (ResNet's 32x32 layers: 2.4 MB), so the band stays in L2 while the GEMM packs it.
-// Equal bands of whole rows; Ho when the item fits.
-int64_t band_rows(const ConvGeom& g) {
-  int64_t rows = std::clamp<int64_t>(kColBudgetCache / std::max<int64_t>(1, g.C * g.K * g.Wo), 1, g.Ho);
-  int64_t bands = (g.Ho + rows - 1) / rows;
-  return (g.Ho + bands - 1) / bands;
-}
-
-// xb: (nb, C, H, W) -> the rows of xb that output rows [r0, r1) read, and the params that make
-// im2col of that band give those output rows: top padding only where the band starts above row 0.
-std::pair<Tensor, Conv2dParams> band_input(const ConvGeom& g, const Tensor& xb, int64_t r0, int64_t r1) {
-  int64_t top = r0 * g.p.sh - g.p.ph, start = std::clamp<int64_t>(top, 0, g.H);
-  int64_t end = std::clamp<int64_t>((r1 - 1) * g.p.sh - g.p.ph + (g.p.kh - 1) * g.p.dh + 1, start, g.H);
-  Conv2dParams p = g.p;
-  p.ph = start - top;  // rows above the input read as zeros
-  return {xb.narrow(2, start, end - start), p};
-}
-
 // ---------------------------------------------------------------------------- batch-inner path (GPU, small CPU)
 // colp: (C*K, nb, L), batch-inner. Items [0, cur) as the (cur, C*K, L) view im2col/col2im take.
 Tensor items_of(const Tensor& colp, int64_t cur) { return colp.narrow(1, 0, cur).permute({1, 0, 2}); }
@@ -230,27 +211,10 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias, Pair s
   } else if (out.numel() > 0 && CgK > 0 && batch_inner(g, dev)) {
     conv2d_forward_device(g, x, w, bias.defined() ? bias.to(cd) : bias, out);
   } else if (out.numel() > 0 && CgK > 0) {
-    int64_t nb = chunk_items(g, dev), rows = g.pointwise ? g.Ho : band_rows(g);
+    int64_t nb = chunk_items(g, dev);
     parallel_for(0, g.B, 1, [&](int64_t i0, int64_t i1) {
       Tensor col = g.pointwise ? Tensor() : Tensor::empty({std::min(nb, i1 - i0), g.C * g.K, L}, cd, dev);
-      for (int64_t b = i0; rows < g.Ho && b < i1; ++b)  // one item in bands of output rows
-        for (int64_t r0 = 0; r0 < g.Ho; r0 += rows) {
-          int64_t r1 = std::min(g.Ho, r0 + rows), n = (r1 - r0) * g.Wo;
-          Tensor cb = col.view({-1}).narrow(0, 0, g.C * g.K * n).view({1, g.C * g.K, n});
-          auto [xband, pb] = band_input(g, x.narrow(0, b, 1), r0, r1);
-          im2col_kernel[dev](xband, cb, pb, r1 - r0, g.Wo);
-          Tensor ob = out.narrow(0, b, 1);
-          if (beta != 0 && r0 == 0) ob.copy_(bias.view({1, g.O, 1, 1}));
-          for (int64_t gi = 0; gi < groups; ++gi) {
-            // out[b, group][:, r0*Wo : r1*Wo] (Og, n) = w[group] (Og, CgK) @ cb[group] (CgK, n)
-            GemmArgs a;
-            a.a = base_at(w, gi * g.Og * CgK), a.b = base_at(cb, gi * CgK * n);
-            a.c = base_at(ob, gi * g.Og * L + r0 * g.Wo);
-            a.m = g.Og, a.n = n, a.k = CgK, a.lda = CgK, a.ldb = n, a.ldc = L, a.beta = beta;
-            if (g.Og > 0) gemm_kernel[dev](a);
-          }
-        }
-      for (int64_t b0 = i0; rows == g.Ho && b0 < i1; b0 += nb) {
+      for (int64_t b0 = i0; b0 < i1; b0 += nb) {
         int64_t cur = std::min(nb, i1 - b0);
         Tensor cb = g.pointwise ? x.narrow(0, b0, cur) : col.narrow(0, 0, cur);
         if (!g.pointwise) im2col_kernel[dev](x.narrow(0, b0, cur), cb, g.p, g.Ho, g.Wo);

@@ -10,8 +10,7 @@ struct Conv2dParams {
 };
 
 // x: (nb, C, H, W) contiguous -> col: (nb, C*kh*kw, Ho*Wo), same dtype, any item/row strides with
-// a dense last dim (the op layer lays col out batch-inner on GPUs). The CPU kernel also takes an x
-// of any strides with a dense last dim (the op layer passes bands of rows).
+// a dense last dim (the op layer lays col out batch-inner on GPUs).
 // Row (c*kh + i)*kw + j of col holds x[c, oh*sh - ph + i*dh, ow*sw - pw + j*dw] (0 in padding).
 TT_DECLARE_KERNEL(im2col, const Tensor& x, const Tensor& col, const Conv2dParams& p, int64_t Ho, int64_t Wo)
 // The adjoint: col: (nb, C*kh*kw, Ho*Wo) -> x: (nb, C, H, W), x overwritten with the sum of
