@@ -81,6 +81,48 @@ __attribute__((always_inline)) inline void output_plane(const float* m, int64_t 
   }
 }
 
+// go plane: (Ho, Wo) -> z rows z[e * ze + tile] = (A dY A^T)[e] of each 2x2 tile dY (0 past Ho, Wo),
+// A = [1 0; 1 1; 1 -1; 0 -1], through a zero-padded copy pad: (2*th, 2*tw).
+__attribute__((always_inline)) inline void grad_output_plane(const float* go, int64_t Ho, int64_t Wo, int64_t th,
+                                                             int64_t tw, float* pad, float* z, int64_t ze) {
+  const int64_t Wp = 2 * tw;
+  if (Ho != 2 * th || Wo != Wp) std::fill(pad, pad + 2 * th * Wp, 0.f);
+  for (int64_t r = 0; r < Ho; ++r) std::memcpy(pad + r * Wp, go + r * Wo, static_cast<size_t>(Wo) * sizeof(float));
+  for (int64_t ty = 0; ty < th; ++ty) {
+    const float* __restrict r0 = pad + 2 * ty * Wp;
+    const float* __restrict r1 = r0 + Wp;
+    float* base = z + ty * tw;
+    float *__restrict o0 = base, *__restrict o1 = o0 + ze, *__restrict o2 = o1 + ze, *__restrict o3 = o2 + ze,
+                      *__restrict o4 = o3 + ze, *__restrict o5 = o4 + ze, *__restrict o6 = o5 + ze,
+                      *__restrict o7 = o6 + ze, *__restrict o8 = o7 + ze, *__restrict o9 = o8 + ze,
+                      *__restrict o10 = o9 + ze, *__restrict o11 = o10 + ze, *__restrict o12 = o11 + ze,
+                      *__restrict o13 = o12 + ze, *__restrict o14 = o13 + ze, *__restrict o15 = o14 + ze;
+    for (int64_t tx = 0; tx < tw; ++tx) {
+      const float y00 = r0[2 * tx], y01 = r0[2 * tx + 1], y10 = r1[2 * tx], y11 = r1[2 * tx + 1];
+      // A dY: rows y0, y0 + y1, y0 - y1, -y1; then A^T on the right: columns u0, u0 + u1, u0 - u1, -u1
+      const float a0 = y00, a1 = y01, b0 = y00 + y10, b1 = y01 + y11, c0 = y00 - y10, c1 = y01 - y11, d0 = -y10,
+                  d1 = -y11;
+      o0[tx] = a0, o1[tx] = a0 + a1, o2[tx] = a0 - a1, o3[tx] = -a1;
+      o4[tx] = b0, o5[tx] = b0 + b1, o6[tx] = b0 - b1, o7[tx] = -b1;
+      o8[tx] = c0, o9[tx] = c0 + c1, o10[tx] = c0 - c1, o11[tx] = -c1;
+      o12[tx] = d0, o13[tx] = d0 + d1, o14[tx] = d0 - d1, o15[tx] = -d1;
+    }
+  }
+}
+
+TT_TARGET_AVX512 void grad_output_plane_avx512(const float* go, int64_t Ho, int64_t Wo, int64_t th, int64_t tw,
+                                               float* pad, float* z, int64_t ze) {
+  grad_output_plane(go, Ho, Wo, th, tw, pad, z, ze);
+}
+TT_TARGET_AVX2 void grad_output_plane_avx2(const float* go, int64_t Ho, int64_t Wo, int64_t th, int64_t tw,
+                                           float* pad, float* z, int64_t ze) {
+  grad_output_plane(go, Ho, Wo, th, tw, pad, z, ze);
+}
+void grad_output_plane_base(const float* go, int64_t Ho, int64_t Wo, int64_t th, int64_t tw, float* pad, float* z,
+                            int64_t ze) {
+  grad_output_plane(go, Ho, Wo, th, tw, pad, z, ze);
+}
+
 TT_TARGET_AVX512 void input_plane_avx512(const float* x, int64_t H, int64_t W, int64_t ph, int64_t pw, int64_t th,
                                          int64_t tw, float* pad, float* v, int64_t ve) {
   input_plane(x, H, W, ph, pw, th, tw, pad, v, ve);
@@ -190,8 +232,59 @@ void cpu_winograd_output(const Tensor& m, const Tensor& out, int64_t th, int64_t
   });
 }
 
+// go: (nb, O, Ho, Wo) -> z: (16, O, nb*th*tw); one task per (b, o) plane.
+void cpu_winograd_grad_output(const Tensor& go, const Tensor& z, int64_t th, int64_t tw) {
+  check_f32("winograd_grad_output", go);
+  int64_t nb = go.size(0), O = go.size(1), Ho = go.size(2), Wo = go.size(3), T = nb * th * tw;
+  check_entries("winograd_grad_output", z, O, T);
+  TT_CHECK(Ho <= 2 * th && Wo <= 2 * tw, "winograd_grad_output: go ", go.describe(), " exceeds ", th, " x ", tw,
+           " tiles");
+  const float* gp = go.data<float>();
+  float* zp = z.data<float>();
+  auto plane = simd_level() == SimdLevel::Avx512 ? grad_output_plane_avx512
+               : simd_level() == SimdLevel::Avx2 ? grad_output_plane_avx2
+                                                 : grad_output_plane_base;
+  int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, 16 * th * tw));
+  parallel_for(0, nb * O, grain, [&](int64_t i0, int64_t i1) {
+    std::vector<float> pad(static_cast<size_t>(4 * th * tw));
+    for (int64_t i = i0; i < i1; ++i) {
+      int64_t b = i / O, o = i % O;
+      plane(gp + i * Ho * Wo, Ho, Wo, th, tw, pad.data(), zp + o * T + b * th * tw, z.stride(0));
+    }
+  });
+}
+
+// du: (16, O, C) -> gw: (O, C, 3, 3) = G^T du[:, o, c] G, G^T = [1 .5 .5 0; 0 .5 -.5 0; 0 .5 .5 1].
+void cpu_winograd_weight_grad(const Tensor& du, const Tensor& gw) {
+  check_f32("winograd_weight_grad", du), check_f32("winograd_weight_grad", gw);
+  int64_t O = gw.size(0), C = gw.size(1), OC = O * C;
+  TT_CHECK(gw.size(2) == 3 && gw.size(3) == 3 && du.numel() == 16 * OC, "winograd_weight_grad: du ", du.describe(),
+           " does not match gw ", gw.describe());
+  const float* dp = du.data<float>();
+  float* gp = gw.data<float>();
+  parallel_for(0, OC, std::max<int64_t>(1, kGrainSize / 64), [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      float d[4][4], t[3][4];
+      for (int e = 0; e < 16; ++e) d[e / 4][e % 4] = dp[e * OC + i];
+      for (int b = 0; b < 4; ++b) {  // G^T d
+        t[0][b] = d[0][b] + 0.5f * (d[1][b] + d[2][b]);
+        t[1][b] = 0.5f * (d[1][b] - d[2][b]);
+        t[2][b] = 0.5f * (d[1][b] + d[2][b]) + d[3][b];
+      }
+      float* g = gp + i * 9;
+      for (int r = 0; r < 3; ++r) {  // (G^T d) G
+        g[r * 3 + 0] = t[r][0] + 0.5f * (t[r][1] + t[r][2]);
+        g[r * 3 + 1] = 0.5f * (t[r][1] - t[r][2]);
+        g[r * 3 + 2] = 0.5f * (t[r][1] + t[r][2]) + t[r][3];
+      }
+    }
+  });
+}
+
 }  // namespace
 
+TT_REGISTER_KERNEL(winograd_grad_output, CPU, cpu_winograd_grad_output)
+TT_REGISTER_KERNEL(winograd_weight_grad, CPU, cpu_winograd_weight_grad)
 TT_REGISTER_KERNEL(winograd_input, CPU, cpu_winograd_input)
 TT_REGISTER_KERNEL(winograd_weight, CPU, cpu_winograd_weight)
 TT_REGISTER_KERNEL(winograd_output, CPU, cpu_winograd_output)

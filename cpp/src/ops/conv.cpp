@@ -281,7 +281,9 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad_out, const
     if (!work) fill_kernel[dev](gw, 0.0);
   }
   bool inner = batch_inner(g, dev);
-  if (needs[1] && work && !inner) {
+  bool wino_w = needs[1] && work && winograd_applies(dev, cd, g.p, groups, g.C, g.O, g.Ho, g.Wo);
+  if (wino_w) conv2d_winograd_grad_weight(x, go, g.p.ph, g.p.pw, gw);
+  if (needs[1] && !wino_w && work && !inner) {
     // part[grp] = sum over the items b of group grp, in order, of (per conv group)
     //   colA: col[b] (CgK, L) @ go[b]^T (L, Og) -> (CgK, Og)   (the gemm packs go's Og x L)
     //   else: go[b] (Og, L) @ col[b]^T (L, CgK) -> (Og, CgK)   (the gemm packs col's CgK x L)
@@ -323,9 +325,9 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad_out, const
   pt.ph = 2 - g.p.ph, pt.pw = 2 - g.p.pw;
   bool wino = needs[0] && work && g.p.ph <= 2 && g.p.pw <= 2 && winograd_applies(dev, cd, pt, groups, g.O, g.C, g.H, g.W);
   if (wino) conv2d_winograd_grad_input(go, w, g.p.ph, g.p.pw, gx);
-  if (work && inner) {
-    conv2d_backward_device(g, go, x, w, needs[0] && !wino ? gx : Tensor(), needs[1] ? gw : Tensor());
-  } else if (needs[0] && !wino && work) {
+  if (work && inner && ((needs[0] && !wino) || (needs[1] && !wino_w))) {
+    conv2d_backward_device(g, go, x, w, needs[0] && !wino ? gx : Tensor(), needs[1] && !wino_w ? gw : Tensor());
+  } else if (needs[0] && !wino && work && !inner) {
     parallel_for(0, g.B, 1, [&](int64_t i0, int64_t i1) {
       Tensor gcol = g.pointwise ? Tensor() : Tensor::empty({std::min(nb, i1 - i0), CK, L}, cd, dev);
       for (int64_t b0 = i0; b0 < i1; b0 += nb) {

@@ -12,6 +12,8 @@ namespace tt {
 TT_DEFINE_KERNEL(winograd_input)
 TT_DEFINE_KERNEL(winograd_weight)
 TT_DEFINE_KERNEL(winograd_output)
+TT_DEFINE_KERNEL(winograd_grad_output)
+TT_DEFINE_KERNEL(winograd_weight_grad)
 
 namespace {
 
@@ -63,6 +65,32 @@ void conv2d_winograd(const Tensor& x, const Tensor& u, int64_t ph, int64_t pw, c
     gemm_kernel[dev](a);
     winograd_output_kernel[dev](m, out.narrow(0, b0, cur), th, tw);
   }
+}
+
+void conv2d_winograd_grad_weight(const Tensor& x, const Tensor& go, int64_t ph, int64_t pw, const Tensor& gw) {
+  Device dev = x.device();
+  int64_t B = x.size(0), C = x.size(1), O = go.size(1), Ho = go.size(2), Wo = go.size(3);
+  int64_t th = (Ho + 1) / 2, tw = (Wo + 1) / 2, tiles = th * tw;
+  int64_t nb = std::clamp<int64_t>(kWinogradBudget / std::max<int64_t>(1, 16 * (C + O) * tiles), 1, B);
+  int64_t chunks = (B + nb - 1) / nb;
+  nb = (B + chunks - 1) / chunks;  // equal chunks (a function of the shapes only: the sum order too)
+  int64_t sv = C * nb * tiles + kPad, sz = O * nb * tiles + kPad;
+  Tensor vbuf = Tensor::empty({16 * sv}, DType::Float32, dev), zbuf = Tensor::empty({16 * sz}, DType::Float32, dev);
+  Tensor du = Tensor::empty({16, O, C}, DType::Float32, dev);
+  for (int64_t b0 = 0; b0 < B; b0 += nb) {
+    int64_t cur = std::min(nb, B - b0), T = cur * tiles;
+    Tensor v = vbuf.as_strided({16, C, T}, {sv, T, 1}), z = zbuf.as_strided({16, O, T}, {sz, T, 1});
+    winograd_input_kernel[dev](x.narrow(0, b0, cur), v, ph, pw, th, tw);
+    winograd_grad_output_kernel[dev](go.narrow(0, b0, cur), z, th, tw);
+    // du[e] (O, C) (+)= z[e] (O, T) @ v[e]^T (T, C), for the 16 entries e
+    GemmArgs a;
+    a.a = z, a.b = v, a.c = du;
+    a.trans_b = true;
+    a.m = O, a.n = C, a.k = T, a.lda = T, a.ldb = T, a.ldc = C, a.beta = b0 > 0 ? 1.0 : 0.0;
+    a.batch = 16, a.stride_a = sz, a.stride_b = sv, a.stride_c = O * C;
+    gemm_kernel[dev](a);
+  }
+  winograd_weight_grad_kernel[dev](du, gw);
 }
 
 void conv2d_winograd_forward(const Tensor& x, const Tensor& w, int64_t ph, int64_t pw, const Tensor& out) {

@@ -22,4 +22,8 @@ void conv2d_winograd_forward(const Tensor& x, const Tensor& w, int64_t ph, int64
 // contiguous; applies where winograd_applies(..., O, C, H, W) with padding 2 - (ph, pw) holds.
 void conv2d_winograd_grad_input(const Tensor& go, const Tensor& w, int64_t ph, int64_t pw, const Tensor& gx);
 
+// conv2d's weight gradient: x: (B, C, H, W), go: (B, O, Ho, Wo) -> gw: (O, C, 3, 3), all float32
+// contiguous; applies where winograd_applies(..., C, O, Ho, Wo) holds.
+void conv2d_winograd_grad_weight(const Tensor& x, const Tensor& go, int64_t ph, int64_t pw, const Tensor& gw);
+
 }  // namespace tt

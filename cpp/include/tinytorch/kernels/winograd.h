@@ -19,4 +19,11 @@ TT_DECLARE_KERNEL(winograd_weight, const Tensor& w, const Tensor& u, bool transp
 // A^T m[:, o, t] A of each tile (cropped to Ho x Wo).
 TT_DECLARE_KERNEL(winograd_output, const Tensor& m, const Tensor& out, int64_t th, int64_t tw)
 
+// For the weight gradient: go: (nb, O, Ho, Wo) float32 contiguous -> z: (16, O, nb*th*tw), z[:, o, t] =
+// A dY A^T of the 2x2 block dY of go[b, o] at tile t (0 past Ho, Wo); then du[e] = z[e] @ v[e]^T (the op
+// layer's GEMMs) and
+TT_DECLARE_KERNEL(winograd_grad_output, const Tensor& go, const Tensor& z, int64_t th, int64_t tw)
+// du: (16, O, C) float32 contiguous -> gw: (O, C, 3, 3) float32 contiguous = G^T du[:, o, c] G.
+TT_DECLARE_KERNEL(winograd_weight_grad, const Tensor& du, const Tensor& gw)
+
 }  // namespace tt
