@@ -69,3 +69,24 @@ def test_winograd_conv2d_resnet_layer_float32():
     w, wr = make((64, 64, 3, 3), "float32", low=-0.1, high=0.1, seed=6)
     y = F.conv2d(x, w, padding=1)
     assert_close_dot(y, conv_ref(xr, wr, 1), conv_ref(np.abs(xr), np.abs(wr), 1), "float32")
+
+
+def test_winograd_conv2d_independent_of_thread_count():
+    # chunks of items differ with the thread count; every result must not (bit-equal)
+    x, _ = make((6, 16, 12, 12), "float32", seed=7, requires_grad=True)
+    w, _ = make((32, 16, 3, 3), "float32", low=-0.5, high=0.5, seed=8, requires_grad=True)
+    go, _ = make((6, 32, 12, 12), "float32", seed=9)
+    old = tt.get_num_threads()
+    results = []
+    try:
+        for n in (1, 2, 3):
+            tt.set_num_threads(n)
+            x.grad = w.grad = None
+            y = F.conv2d(x, w, padding=1)
+            y.backward(go)
+            results.append([to_numpy(t) for t in (y, x.grad, w.grad)])
+    finally:
+        tt.set_num_threads(old)
+    for other in results[1:]:
+        for a, b in zip(results[0], other):
+            np.testing.assert_array_equal(a, b)

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include "tinytorch/kernels/conv.h"
 #include "tinytorch/kernels/linalg.h"
 #include "tinytorch/kernels/winograd.h"
+#include "tinytorch/parallel.h"
 
 namespace tt {
 
@@ -25,6 +27,13 @@ constexpr int64_t kPad = 32;
 // Outputs per plane below which the GEMM path is faster: ResNet's 4x4 layer has 4 tiles per item,
 // too few to pay for transforming 512 x 512 weights (16/9 the weight's size) every call.
 constexpr int64_t kMinOutputs = 64;
+
+// Items per chunk: v and m (or z) within kWinogradBudget, equal chunks.
+int64_t chunk_items(int64_t B, int64_t per_item) {
+  int64_t nb = std::clamp<int64_t>(kWinogradBudget / std::max<int64_t>(1, per_item), 1, std::max<int64_t>(B, 1));
+  int64_t chunks = (std::max<int64_t>(B, 1) + nb - 1) / nb;
+  return (std::max<int64_t>(B, 1) + chunks - 1) / chunks;
+}
 
 bool winograd_enabled() {
   static const bool on = [] {
@@ -47,49 +56,56 @@ void conv2d_winograd(const Tensor& x, const Tensor& u, int64_t ph, int64_t pw, c
   Device dev = x.device();
   int64_t B = x.size(0), C = x.size(1), O = out.size(1), Ho = out.size(2), Wo = out.size(3);
   int64_t th = (Ho + 1) / 2, tw = (Wo + 1) / 2, tiles = th * tw;
-  int64_t nb = std::clamp<int64_t>(kWinogradBudget / std::max<int64_t>(1, 16 * (C + O) * tiles), 1, B);
-  int64_t chunks = (B + nb - 1) / nb;
-  nb = (B + chunks - 1) / chunks;  // equal chunks
-  // v: (16, C, T), m: (16, O, T), the 16 blocks kPad floats more than their size apart
+  // at least one chunk per thread (each output column is the same sum whatever the chunking)
+  int64_t nb = std::min(chunk_items(B, 16 * (C + O) * tiles), (B + get_num_threads() - 1) / get_num_threads());
   int64_t sv = C * nb * tiles + kPad, sm = O * nb * tiles + kPad;
-  Tensor vbuf = Tensor::empty({16 * sv}, DType::Float32, dev), mbuf = Tensor::empty({16 * sm}, DType::Float32, dev);
-  for (int64_t b0 = 0; b0 < B; b0 += nb) {
-    int64_t cur = std::min(nb, B - b0), T = cur * tiles;
-    Tensor v = vbuf.as_strided({16, C, T}, {sv, T, 1}), m = mbuf.as_strided({16, O, T}, {sm, T, 1});
-    winograd_input_kernel[dev](x.narrow(0, b0, cur), v, ph, pw, th, tw);
-    // m[e] (O, T) = u[e] (O, C) @ v[e] (C, T), for the 16 entries e
-    GemmArgs a;
-    a.a = u, a.b = v, a.c = m;
-    a.m = O, a.n = T, a.k = C, a.lda = C, a.ldb = T, a.ldc = T;
-    a.batch = 16, a.stride_a = O * C, a.stride_b = sv, a.stride_c = sm;
-    gemm_kernel[dev](a);
-    winograd_output_kernel[dev](m, out.narrow(0, b0, cur), th, tw);
-  }
+  // Each thread runs whole chunks (transforms and GEMMs on its own cores' caches; the kernels run
+  // single-threaded inside this region).
+  parallel_for(0, (B + nb - 1) / nb, 1, [&](int64_t c0, int64_t c1) {
+    // v: (16, C, T), m: (16, O, T), the 16 blocks kPad floats more than their size apart
+    Tensor vbuf = Tensor::empty({16 * sv}, DType::Float32, dev), mbuf = Tensor::empty({16 * sm}, DType::Float32, dev);
+    for (int64_t ci = c0; ci < c1; ++ci) {
+      int64_t b0 = ci * nb, cur = std::min(nb, B - b0), T = cur * tiles;
+      Tensor v = vbuf.as_strided({16, C, T}, {sv, T, 1}), m = mbuf.as_strided({16, O, T}, {sm, T, 1});
+      winograd_input_kernel[dev](x.narrow(0, b0, cur), v, ph, pw, th, tw);
+      // m[e] (O, T) = u[e] (O, C) @ v[e] (C, T), for the 16 entries e
+      GemmArgs a;
+      a.a = u, a.b = v, a.c = m;
+      a.m = O, a.n = T, a.k = C, a.lda = C, a.ldb = T, a.ldc = T;
+      a.batch = 16, a.stride_a = O * C, a.stride_b = sv, a.stride_c = sm;
+      gemm_kernel[dev](a);
+      winograd_output_kernel[dev](m, out.narrow(0, b0, cur), th, tw);
+    }
+  });
 }
 
 void conv2d_winograd_grad_weight(const Tensor& x, const Tensor& go, int64_t ph, int64_t pw, const Tensor& gw) {
   Device dev = x.device();
   int64_t B = x.size(0), C = x.size(1), O = go.size(1), Ho = go.size(2), Wo = go.size(3);
   int64_t th = (Ho + 1) / 2, tw = (Wo + 1) / 2, tiles = th * tw;
-  int64_t nb = std::clamp<int64_t>(kWinogradBudget / std::max<int64_t>(1, 16 * (C + O) * tiles), 1, B);
-  int64_t chunks = (B + nb - 1) / nb;
-  nb = (B + chunks - 1) / chunks;  // equal chunks (a function of the shapes only: the sum order too)
+  // Chunks a function of the shapes only (not the thread count), so the sums are too: one partial
+  // du per chunk, summed in chunk order.
+  int64_t nb = chunk_items(B, 16 * (C + O) * tiles), G = (B + nb - 1) / nb;
   int64_t sv = C * nb * tiles + kPad, sz = O * nb * tiles + kPad;
-  Tensor vbuf = Tensor::empty({16 * sv}, DType::Float32, dev), zbuf = Tensor::empty({16 * sz}, DType::Float32, dev);
+  Tensor part = Tensor::empty({G, 16 * O * C, 1}, DType::Float32, dev);
+  parallel_for(0, G, 1, [&](int64_t c0, int64_t c1) {
+    Tensor vbuf = Tensor::empty({16 * sv}, DType::Float32, dev), zbuf = Tensor::empty({16 * sz}, DType::Float32, dev);
+    for (int64_t ci = c0; ci < c1; ++ci) {
+      int64_t b0 = ci * nb, cur = std::min(nb, B - b0), T = cur * tiles;
+      Tensor v = vbuf.as_strided({16, C, T}, {sv, T, 1}), z = zbuf.as_strided({16, O, T}, {sz, T, 1});
+      winograd_input_kernel[dev](x.narrow(0, b0, cur), v, ph, pw, th, tw);
+      winograd_grad_output_kernel[dev](go.narrow(0, b0, cur), z, th, tw);
+      // part[ci][e] (O, C) = z[e] (O, T) @ v[e]^T (T, C), for the 16 entries e
+      GemmArgs a;
+      a.a = z, a.b = v, a.c = part.narrow(0, ci, 1);
+      a.trans_b = true;
+      a.m = O, a.n = C, a.k = T, a.lda = T, a.ldb = T, a.ldc = C;
+      a.batch = 16, a.stride_a = sz, a.stride_b = sv, a.stride_c = O * C;
+      gemm_kernel[dev](a);
+    }
+  });
   Tensor du = Tensor::empty({16, O, C}, DType::Float32, dev);
-  for (int64_t b0 = 0; b0 < B; b0 += nb) {
-    int64_t cur = std::min(nb, B - b0), T = cur * tiles;
-    Tensor v = vbuf.as_strided({16, C, T}, {sv, T, 1}), z = zbuf.as_strided({16, O, T}, {sz, T, 1});
-    winograd_input_kernel[dev](x.narrow(0, b0, cur), v, ph, pw, th, tw);
-    winograd_grad_output_kernel[dev](go.narrow(0, b0, cur), z, th, tw);
-    // du[e] (O, C) (+)= z[e] (O, T) @ v[e]^T (T, C), for the 16 entries e
-    GemmArgs a;
-    a.a = z, a.b = v, a.c = du;
-    a.trans_b = true;
-    a.m = O, a.n = C, a.k = T, a.lda = T, a.ldb = T, a.ldc = C, a.beta = b0 > 0 ? 1.0 : 0.0;
-    a.batch = 16, a.stride_a = sz, a.stride_b = sv, a.stride_c = O * C;
-    gemm_kernel[dev](a);
-  }
+  channel_sum_kernel[dev](part, du.view({16 * O * C}), false);  // over the chunks, in order
   winograd_weight_grad_kernel[dev](du, gw);
 }
 
