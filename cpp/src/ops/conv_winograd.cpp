@@ -56,12 +56,12 @@ void conv2d_winograd(const Tensor& x, const Tensor& u, int64_t ph, int64_t pw, c
   Device dev = x.device();
   int64_t B = x.size(0), C = x.size(1), O = out.size(1), Ho = out.size(2), Wo = out.size(3);
   int64_t th = (Ho + 1) / 2, tw = (Wo + 1) / 2, tiles = th * tw;
-  // at least one chunk per thread (each output column is the same sum whatever the chunking)
-  int64_t nb = std::min(chunk_items(B, 16 * (C + O) * tiles), (B + get_num_threads() - 1) / get_num_threads());
+  // Chunks a function of the shapes only: OpenBLAS's sums (the AVX2 path) depend on the GEMM's n.
+  int64_t nb = chunk_items(B, 16 * (C + O) * tiles), G = (B + nb - 1) / nb;
   int64_t sv = C * nb * tiles + kPad, sm = O * nb * tiles + kPad;
-  // Each thread runs whole chunks (transforms and GEMMs on its own cores' caches; the kernels run
-  // single-threaded inside this region).
-  parallel_for(0, (B + nb - 1) / nb, 1, [&](int64_t c0, int64_t c1) {
+  // Each thread runs whole chunks (transforms and GEMMs in its own core's caches; the kernels run
+  // single-threaded inside), or with fewer chunks than threads the kernels split each one.
+  auto run = [&](int64_t c0, int64_t c1) {
     // v: (16, C, T), m: (16, O, T), the 16 blocks kPad floats more than their size apart
     Tensor vbuf = Tensor::empty({16 * sv}, DType::Float32, dev), mbuf = Tensor::empty({16 * sm}, DType::Float32, dev);
     for (int64_t ci = c0; ci < c1; ++ci) {
@@ -76,7 +76,9 @@ void conv2d_winograd(const Tensor& x, const Tensor& u, int64_t ph, int64_t pw, c
       gemm_kernel[dev](a);
       winograd_output_kernel[dev](m, out.narrow(0, b0, cur), th, tw);
     }
-  });
+  };
+  if (G >= get_num_threads()) parallel_for(0, G, 1, run);
+  else run(0, G);
 }
 
 void conv2d_winograd_grad_weight(const Tensor& x, const Tensor& go, int64_t ph, int64_t pw, const Tensor& gw) {
@@ -88,7 +90,7 @@ void conv2d_winograd_grad_weight(const Tensor& x, const Tensor& go, int64_t ph, 
   int64_t nb = chunk_items(B, 16 * (C + O) * tiles), G = (B + nb - 1) / nb;
   int64_t sv = C * nb * tiles + kPad, sz = O * nb * tiles + kPad;
   Tensor part = Tensor::empty({G, 16 * O * C, 1}, DType::Float32, dev);
-  parallel_for(0, G, 1, [&](int64_t c0, int64_t c1) {
+  auto run = [&](int64_t c0, int64_t c1) {  // as in conv2d_winograd
     Tensor vbuf = Tensor::empty({16 * sv}, DType::Float32, dev), zbuf = Tensor::empty({16 * sz}, DType::Float32, dev);
     for (int64_t ci = c0; ci < c1; ++ci) {
       int64_t b0 = ci * nb, cur = std::min(nb, B - b0), T = cur * tiles;
@@ -103,7 +105,9 @@ void conv2d_winograd_grad_weight(const Tensor& x, const Tensor& go, int64_t ph, 
       a.batch = 16, a.stride_a = sz, a.stride_b = sv, a.stride_c = O * C;
       gemm_kernel[dev](a);
     }
-  });
+  };
+  if (G >= get_num_threads()) parallel_for(0, G, 1, run);
+  else run(0, G);
   Tensor du = Tensor::empty({16, O, C}, DType::Float32, dev);
   channel_sum_kernel[dev](part, du.view({16 * O * C}), false);  // over the chunks, in order
   winograd_weight_grad_kernel[dev](du, gw);
