@@ -6,7 +6,6 @@ ratio (tinytorch / PyTorch; < 1 means tinytorch is faster).
 
     /tmp/tv/bin/python bench/models_bench.py [--threads 2] [--rounds 5] [--steps 3] [--only gpt,lstm]
     /tmp/tv/bin/python bench/models_bench.py --size big          # bigger GPT / LSTM shapes
-    /tmp/tv/bin/python bench/models_bench.py --threads 1 --cpu-time   # CPU time, for a loaded machine
     python3 bench/models_bench.py --device cuda                   # synchronizes around every timing
 
 Models: ResNet-18 (torchvision's BasicBlock layout, CIFAR-sized 3x32x32 input, batch 16), a
@@ -121,10 +120,6 @@ def lstm_lm(m, embed: int, hidden: int):
     return LSTMLM()
 
 
-# --cpu-time (with --threads 1): the calling thread's CPU time, which a loaded machine disturbs less.
-_clock = time.perf_counter
-
-
 def make_step(m, name: str, size: str, device: str, steps: int):
     """Builds model ``name`` with library ``m``; returns run() -> median seconds per step."""
     rng = np.random.default_rng(0)
@@ -158,12 +153,12 @@ def make_step(m, name: str, size: str, device: str, steps: int):
     def run() -> float:
         if cuda:
             m.cuda.synchronize()
-        t = _clock()
+        t = time.perf_counter()
         for i in range(steps):
             one(i)
         if cuda:
             m.cuda.synchronize()
-        return (_clock() - t) / steps
+        return (time.perf_counter() - t) / steps
 
     one(0)  # warm-up
     return run
@@ -177,11 +172,7 @@ def main(argv=None) -> list:
     p.add_argument("--steps", type=int, default=3, help="steps per timed round")
     p.add_argument("--size", default="cpu", choices=sorted(GPT_SIZES))
     p.add_argument("--only", default="resnet18,gpt,lstm", help="comma-separated subset of resnet18,gpt,lstm")
-    p.add_argument("--cpu-time", action="store_true",
-                   help="time the calling thread's CPU time (use with --threads 1 on a shared machine)")
     args = p.parse_args(argv)
-    global _clock
-    _clock = time.thread_time if args.cpu_time else time.perf_counter
     torch = try_import_torch()
     tinytorch.set_num_threads(args.threads)
     if torch is not None:
