@@ -2,7 +2,7 @@
 medians and ratios (tinytorch time / torch time, < 1 means tinytorch is faster).
 
     python bench/conv_bench.py [--threads 2] [--rounds 7] [--batch 16] [--mnist] [--resnet] [--all]
-        [--dtype float32|bfloat16] [--r32] [--only NAME] [--conv3d]
+        [--dtype float32|bfloat16] [--r32] [--models] [--only NAME] [--conv3d]
 
 Default: a short list of ResNet-18/50 layer shapes (3x3 and 1x1, stride 1 and 2, 64-512 channels)
 at --batch, forward, grad_input and grad_weight separately, then batch_norm forward and
@@ -48,7 +48,22 @@ RESNET32_CONVS = [
     ("r18@32 l3 3x3 256", 256, 256, 2, 3, 1, 1),
     ("r18@32 l4 3x3 512", 512, 512, 1, 3, 1, 1),
 ]
+# The convolutions of bench/models_bench.py's ResNet-18 (3x3 stride-1 stem, no max-pool: 32 -> 4).
+MODELS_CONVS = [
+    ("models stem 3x3 3->64", 3, 64, 32, 3, 1, 1),
+    ("models l1 3x3 64", 64, 64, 32, 3, 1, 1),
+    ("models l2 3x3 s2 64->128", 64, 128, 32, 3, 2, 1),
+    ("models l2 3x3 128", 128, 128, 16, 3, 1, 1),
+    ("models l2 1x1 s2 64->128", 64, 128, 32, 1, 2, 0),
+    ("models l3 3x3 s2 128->256", 128, 256, 16, 3, 2, 1),
+    ("models l3 3x3 256", 256, 256, 8, 3, 1, 1),
+    ("models l3 1x1 s2 128->256", 128, 256, 16, 1, 2, 0),
+    ("models l4 3x3 s2 256->512", 256, 512, 8, 3, 2, 1),
+    ("models l4 3x3 512", 512, 512, 4, 3, 1, 1),
+    ("models l4 1x1 s2 256->512", 256, 512, 8, 1, 2, 0),
+]
 BN_SHAPES = [(64, 28), (256, 7), (512, 4)]  # (channels, H=W)
+MODELS_BN_SHAPES = [(64, 32), (128, 16), (256, 8), (512, 4)]
 
 
 def conv_case(torch, rng, kw, batch, name, cin, cout, hw, k, s, p, dtype, mnist_pairs=False):
@@ -227,6 +242,7 @@ def main() -> None:
     p.add_argument("--resnet", action="store_true", help="only a whole ResNet-18 training step")
     p.add_argument("--size", type=int, default=32, help="ResNet input height and width")
     p.add_argument("--r32", action="store_true", help="the convolutions of the --resnet step at 32x32")
+    p.add_argument("--models", action="store_true", help="the convolutions of models_bench.py's ResNet-18")
     p.add_argument("--only", default="", help="run only cases whose name contains this")
     p.add_argument("--conv3d", action="store_true", help="only conv3d / conv_transpose3d layers")
     args = p.parse_args()
@@ -250,10 +266,10 @@ def main() -> None:
         return
     batches = [1, args.batch, 64] if args.all else [args.batch]
     for batch in batches:
-        for case in RESNET32_CONVS if args.r32 else RESNET_CONVS:
+        for case in MODELS_CONVS if args.models else RESNET32_CONVS if args.r32 else RESNET_CONVS:
             if args.only in case[0]:
                 conv_case(torch, rng, kw, batch, *case, args.dtype)
-        for c, hw in BN_SHAPES:
+        for c, hw in MODELS_BN_SHAPES if args.models else BN_SHAPES:
             if args.only in "batch_norm":
                 bn_case(torch, rng, kw, batch, c, hw, args.dtype)
 

@@ -6,6 +6,7 @@
 // GEMM over a whole chunk of items (n or k = items*L) rather than a batch of small ones.
 #include "tinytorch/ops/conv.h"
 #include <algorithm>
+#include "conv_winograd.h"
 #include "tinytorch/kernels/elementwise.h"
 #include "tinytorch/kernels/linalg.h"
 #include "tinytorch/parallel.h"
@@ -92,7 +93,9 @@ bool batch_inner(const ConvGeom& g, Device dev) { return !dev.is_cpu() || g.L() 
 int64_t chunk_items(const ConvGeom& g, Device dev) {
   int64_t per = std::max<int64_t>(1, g.C * g.K * g.L());
   int64_t budget = !dev.is_cpu() ? kColBudgetDevice : batch_inner(g, dev) ? kColBudgetBatchInner : kColBudgetCache;
-  return std::clamp<int64_t>(budget / per, 1, std::max<int64_t>(g.B, 1));
+  int64_t nb = std::clamp<int64_t>(budget / per, 1, std::max<int64_t>(g.B, 1));
+  int64_t chunks = (std::max<int64_t>(g.B, 1) + nb - 1) / nb;
+  return (std::max<int64_t>(g.B, 1) + chunks - 1) / chunks;  // equal chunks: 16 items as 8 + 8, not 14 + 2
 }
 
 // ---------------------------------------------------------------------------- batch-inner path (GPU, small CPU)
@@ -198,7 +201,10 @@ Tensor conv2d(const Tensor& x_in, const Tensor& w_in, const Tensor& bias, Pair s
     if (bias.defined()) out.copy_(bias.view({1, g.O, 1, 1}));
     else fill_kernel[dev](out, 0.0);
   }
-  if (out.numel() > 0 && CgK > 0 && batch_inner(g, dev)) {
+  if (out.numel() > 0 && CgK > 0 && winograd_applies(dev, cd, g.p, groups, g.C, g.O, g.Ho, g.Wo)) {
+    conv2d_winograd_forward(x, w, g.p.ph, g.p.pw, out);
+    if (bias.defined()) binary_kernel[dev](BinaryOp::Add, out, bias.to(cd).view({1, g.O, 1, 1}), out, OpScalars{1.0, 0.0});
+  } else if (out.numel() > 0 && CgK > 0 && batch_inner(g, dev)) {
     conv2d_forward_device(g, x, w, bias.defined() ? bias.to(cd) : bias, out);
   } else if (out.numel() > 0 && CgK > 0) {
     int64_t nb = chunk_items(g, dev);
@@ -271,7 +277,9 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad_out, const
     if (!work) fill_kernel[dev](gw, 0.0);
   }
   bool inner = batch_inner(g, dev);
-  if (needs[1] && work && !inner) {
+  bool wino_w = needs[1] && work && winograd_applies(dev, cd, g.p, groups, g.C, g.O, g.Ho, g.Wo);
+  if (wino_w) conv2d_winograd_grad_weight(x, go, g.p.ph, g.p.pw, gw);
+  if (needs[1] && !wino_w && work && !inner) {
     // part[grp] = sum over the items b of group grp, in order, of (per conv group)
     //   colA: col[b] (CgK, L) @ go[b]^T (L, Og) -> (CgK, Og)   (the gemm packs go's Og x L)
     //   else: go[b] (Og, L) @ col[b]^T (L, CgK) -> (Og, CgK)   (the gemm packs col's CgK x L)
@@ -309,9 +317,13 @@ std::tuple<Tensor, Tensor, Tensor> conv2d_backward(const Tensor& grad_out, const
     gx = Tensor::empty({g.B, g.C, g.H, g.W}, cd, dev);
     if (!work) fill_kernel[dev](gx, 0.0);
   }
-  if (work && inner) {
-    conv2d_backward_device(g, go, x, w, needs[0] ? gx : Tensor(), needs[1] ? gw : Tensor());
-  } else if (needs[0] && work) {
+  Conv2dParams pt = g.p;  // the input gradient as a convolution of go: padding 2 - p
+  pt.ph = 2 - g.p.ph, pt.pw = 2 - g.p.pw;
+  bool wino = needs[0] && work && g.p.ph <= 2 && g.p.pw <= 2 && winograd_applies(dev, cd, pt, groups, g.O, g.C, g.H, g.W);
+  if (wino) conv2d_winograd_grad_input(go, w, g.p.ph, g.p.pw, gx);
+  if (work && inner && ((needs[0] && !wino) || (needs[1] && !wino_w))) {
+    conv2d_backward_device(g, go, x, w, needs[0] && !wino ? gx : Tensor(), needs[1] && !wino_w ? gw : Tensor());
+  } else if (needs[0] && !wino && work && !inner) {
     parallel_for(0, g.B, 1, [&](int64_t i0, int64_t i1) {
       Tensor gcol = g.pointwise ? Tensor() : Tensor::empty({std::min(nb, i1 - i0), CK, L}, cd, dev);
       for (int64_t b0 = i0; b0 < i1; b0 += nb) {
