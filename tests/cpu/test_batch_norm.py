@@ -8,24 +8,7 @@ import tinytorch.nn.functional as F
 from tinytorch import _C
 from conftest import FLOAT_DTYPES, GRAD_TOL, TOL, assert_close, make, to_numpy
 
-SHAPES = [(5, 3), (4, 3, 7), (3, 5, 6, 7), (2, 16, 1, 1), (16, 4, 4, 5)]
-LAYOUTS = ["contiguous", "transposed", "sliced", "expanded"]
-
-
-def bn_ref(x, w, b, g, training, rm=None, rv=None, eps=1e-5):
-    """y, gx, gw, gb, batch mean, biased batch var in float64."""
-    dims = (0,) + tuple(range(2, x.ndim))
-    sh = (1, x.shape[1]) + (1,) * (x.ndim - 2)
-    mu, var = (x.mean(dims), x.var(dims)) if training else (rm, rv)
-    inv = 1 / np.sqrt(var + eps)
-    xhat = (x - mu.reshape(sh)) * inv.reshape(sh)
-    y = xhat * w.reshape(sh) + b.reshape(sh)
-    gy = g * w.reshape(sh)
-    if training:
-        gx = inv.reshape(sh) * (gy - gy.mean(dims, keepdims=True) - xhat * (gy * xhat).mean(dims, keepdims=True))
-    else:
-        gx = inv.reshape(sh) * gy
-    return y, gx, (g * xhat).sum(dims), g.sum(dims), mu, var
+from batch_norm_cases import LAYOUTS, SHAPES, bn_ref, check_batch_norm
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
@@ -35,35 +18,7 @@ def bn_ref(x, w, b, g, training, rm=None, rv=None, eps=1e-5):
 def test_batch_norm_forward_backward(dtype, layout, shape, training):
     if layout == "expanded" and training and np.prod(shape[2:], dtype=int) == 1:
         pytest.skip("every channel constant (equal rows, one element each): zero variance")
-    c = shape[1]
-    x, xn = make(shape, dtype, layout, seed=1, requires_grad=True)
-    w, wn = make((c,), dtype, low=0.5, high=1.5, seed=2, requires_grad=True)
-    b, bn = make((c,), dtype, seed=3, requires_grad=True)
-    rm, rmn = make((c,), "float32", seed=4)
-    rv, rvn = make((c,), "float32", low=0.5, high=2.0, seed=5)
-    rm0, rv0 = rmn.copy(), rvn.copy()
-    g, gn = make(shape, dtype, seed=6)
-    y = F.batch_norm(x, rm, rv, w, b, training, 0.1, 1e-5)
-    yr, gxr, gwr, gbr, mu, var = bn_ref(xn, wn, bn, gn, training, rm0, rv0)
-    assert y.dtype == x.dtype and tuple(y.shape) == shape
-    scale = max(1.0, np.abs(yr).max())
-    rtol, atol = TOL[dtype]
-    assert_close(y, yr, tol=(rtol * 4, atol * 4 * scale), what="y")
-    y.backward(g)
-    rtol, atol = GRAD_TOL[dtype]
-    # gx is a difference of terms of size |g * w| * invstd (which cancel to ~0 for channels of
-    # two elements): its rounding error scales with them, not with the result
-    gscale = max(1.0, np.abs(gn * wn.reshape((1, c) + (1,) * (len(shape) - 2))).max() / np.sqrt(var.min() + 1e-5))
-    assert_close(x.grad, gxr, tol=(rtol, atol * gscale), what="grad input")
-    assert_close(w.grad, gwr, tol=(rtol, atol * max(1.0, np.abs(gwr).max())), what="grad weight")
-    assert_close(b.grad, gbr, tol=(rtol, atol * max(1.0, np.abs(gbr).max())), what="grad bias")
-    n = xn.size // c
-    if training:  # running statistics: momentum 0.1, unbiased variance
-        assert_close(rm, 0.9 * rm0 + 0.1 * mu, dtype="float32", tol=(1e-5, 1e-5), what="running_mean")
-        assert_close(rv, 0.9 * rv0 + 0.1 * var * n / (n - 1), dtype="float32", tol=(1e-5, 1e-5),
-                     what="running_var")
-    else:
-        assert_close(rm, rm0, dtype="float64", what="running_mean unchanged")
+    check_batch_norm("cpu", dtype, layout, shape, training)
 
 
 @pytest.mark.parametrize("affine", [True, False])

@@ -13,14 +13,15 @@ def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: flo
 
 
 def _fusable(input: Tensor, weight, bias, running_mean, running_var, training: bool) -> bool:
-    """Whether the fused CPU kernels take this batch_norm: CPU tensors, (N, C, *) input, and the
-    affine parameters in the input's dtype (else the composite form below, which promotes)."""
-    if input.device.type != "cpu" or input.dim() < 2 or not input.is_floating_point():
+    """Whether the fused kernels (CPU and CUDA) take this batch_norm: (N, C, *) input, every tensor
+    on its device, and the affine parameters in its dtype (else the composite form below, which
+    promotes)."""
+    if input.device.type not in ("cpu", "cuda") or input.dim() < 2 or not input.is_floating_point():
         return False
     if not training and (running_mean is None or running_var is None):
         return False
-    return all(t is None or (t.device.type == "cpu" and t.dtype == input.dtype) for t in (weight, bias)) and \
-        all(t is None or t.device.type == "cpu" for t in (running_mean, running_var))
+    return all(t is None or (t.device == input.device and t.dtype == input.dtype) for t in (weight, bias)) and \
+        all(t is None or t.device == input.device for t in (running_mean, running_var))
 
 
 def _update_running_stats(running_mean, running_var, mean: Tensor, var: Tensor, n: int, momentum: float) -> None:
