@@ -148,12 +148,4 @@ def test_errors(tmp_path):
     wr.close()
     with pytest.raises(ValueError, match="no merges, so each of its 4 tokens needs a score"):
         Tokenizer.from_gguf(tmp_path / "noscores.gguf")
-    wr = gguf.GGUFWriter(str(tmp_path / "t5.gguf"), "t5")
-    wr.add_tokenizer_model("t5")
-    wr.add_token_list(["<unk>", "a"])
-    wr.write_header_to_file()
-    wr.write_kv_data_to_file()
-    wr.write_tensors_to_file()
-    wr.close()
-    with pytest.raises(NotImplementedError, match="t5.gguf has a 't5' tokenizer"):
-        Tokenizer.from_gguf(tmp_path / "t5.gguf")
+    # a unigram ("t5") vocabulary is refused: test_llm_gguf.py::test_unigram_gguf_tokenizer_is_refused
