@@ -10,6 +10,8 @@
 //   64 the Q and dO fragments stay in registers.
 // Each warp skips the causal steps where all its keys follow all the step's queries.
 // D = rowsum(dO * O) comes from the caller (cuda/src/attention.cu).
+#include <array>
+#include <mutex>
 #include "attention_mma.cuh"
 #include "attention_mma.h"
 
@@ -241,6 +243,28 @@ __global__ void __launch_bounds__(kThreads) attention_backward_q_mma_kernel(
     }
 }
 
+// The dQ kernel does not depend on the dK/dV kernel: it runs on a side stream (one per device,
+// kept for the process, as cuBLAS's handles), forked from and joined back to the caller's stream
+// with events, so the two grids fill the GPU together (each alone leaves SMs idle at its causal
+// tail). A CUDA graph capture follows the fork and join. `mu` keeps a fork/join pair together.
+struct SideStream {
+  std::mutex mu;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t fork = nullptr, join = nullptr;
+};
+
+SideStream& side_stream(int device) {
+  static std::array<SideStream, 64> all;
+  TT_CHECK(device >= 0 && device < 64, "attention: device index ", device, " out of range");
+  SideStream& s = all[size_t(device)];
+  if (!s.stream) {
+    TT_CUDA_CHECK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
+    TT_CUDA_CHECK(cudaEventCreateWithFlags(&s.fork, cudaEventDisableTiming));
+    TT_CUDA_CHECK(cudaEventCreateWithFlags(&s.join, cudaEventDisableTiming));
+  }
+  return s;
+}
+
 template <bool kBf16, int D>
 void launch_backward(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k, const Tensor& v,
                      const Tensor& mask, const Tensor& lse, const Tensor& dvec, const Tensor& gq, const Tensor& gk,
@@ -253,17 +277,23 @@ void launch_backward(const AttentionParams& p, const Tensor& gout, const Tensor&
   const bool general = mask.defined() || p.dropout_p > 0;
   auto kv = general ? attention_backward_kv_mma_kernel<kBf16, D, true> : attention_backward_kv_mma_kernel<kBf16, D, false>;
   allow_smem(kv, kv_bytes);
+  const size_t q_bytes = size_t(2 * kQRows + 4 * kQKeys) * LD * sizeof(uint16_t);
+  auto qk = general ? attention_backward_q_mma_kernel<kBf16, D, true> : attention_backward_q_mma_kernel<kBf16, D, false>;
+  allow_smem(qk, q_bytes);
+  SideStream& side = side_stream(q.device().index);
+  std::lock_guard<std::mutex> lock(side.mu);
+  TT_CUDA_CHECK(cudaEventRecord(side.fork, stream));  // the side stream starts after everything before this call
+  TT_CUDA_CHECK(cudaStreamWaitEvent(side.stream, side.fork, 0));
+  qk<<<dim3(unsigned((p.Lq + kQRows - 1) / kQRows), unsigned(p.B * p.H)), kThreads, q_bytes, side.stream>>>(
+      p, u16(q), u16(k), u16(v), u16(gout), mp, lse.data<float>(), dvec.data<float>(),
+      static_cast<uint16_t*>(gq.data_ptr()));
+  TT_CUDA_KERNEL_CHECK();
   kv<<<dim3(unsigned((p.Lk + BCK - 1) / BCK), unsigned(p.B * p.Hkv)), kThreads, kv_bytes, stream>>>(
       p, u16(q), u16(k), u16(v), u16(gout), mp, lse.data<float>(), dvec.data<float>(),
       static_cast<uint16_t*>(gk.data_ptr()), static_cast<uint16_t*>(gv.data_ptr()));
   TT_CUDA_KERNEL_CHECK();
-  const size_t q_bytes = size_t(2 * kQRows + 4 * kQKeys) * LD * sizeof(uint16_t);
-  auto qk = general ? attention_backward_q_mma_kernel<kBf16, D, true> : attention_backward_q_mma_kernel<kBf16, D, false>;
-  allow_smem(qk, q_bytes);
-  qk<<<dim3(unsigned((p.Lq + kQRows - 1) / kQRows), unsigned(p.B * p.H)), kThreads, q_bytes, stream>>>(
-      p, u16(q), u16(k), u16(v), u16(gout), mp, lse.data<float>(), dvec.data<float>(),
-      static_cast<uint16_t*>(gq.data_ptr()));
-  TT_CUDA_KERNEL_CHECK();
+  TT_CUDA_CHECK(cudaEventRecord(side.join, side.stream));  // and the caller's stream waits for it
+  TT_CUDA_CHECK(cudaStreamWaitEvent(stream, side.join, 0));
 }
 
 }  // namespace
