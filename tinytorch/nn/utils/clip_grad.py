@@ -31,13 +31,13 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
     # As PyTorch's: the total norm and the coefficient stay on the gradients' device, so nothing is
     # read on the host (no synchronization, and the whole clip can be captured in a CUDA graph).
     out_dtype = grads[0].dtype if all(g.dtype == grads[0].dtype for g in grads) else float32
+    groups = _by_dtype(grads) if _fused(grads, norm_type) else None  # the multi-tensor kernels' lists
     with no_grad():
         if math.isinf(norm_type):
             pick = "amax" if norm_type > 0 else "amin"
             norms = [getattr(g.detach().abs(), pick)().to(out_dtype) for g in grads]
             total = getattr(stack(norms), pick)()
-        elif _fused(grads, norm_type):
-            groups = _by_dtype(grads)
+        elif groups is not None:
             total = cat([_wrap(_C.multi_sum_squares([g._impl for g in gs])).sqrt().to(out_dtype)
                          for gs in groups]).norm(norm_type)
         else:
@@ -49,8 +49,8 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
                                "non-finite norm anyway, set `error_if_nonfinite=False`")
         # PyTorch multiplies by min(coef, 1) unconditionally (a non-finite norm makes the grads NaN)
         coef = (max_norm / (total + 1e-6)).clamp(max=1.0)
-        if _fused(grads, norm_type):
-            for gs in _by_dtype(grads):  # coef rounded to each gradient's dtype first, as the loop below
+        if groups is not None:
+            for gs in groups:  # coef rounded to each gradient's dtype first, as the loop below
                 _C.multi_scale_([g._impl for g in gs], coef.to(gs[0].dtype)._impl)
         else:
             for g in grads:
