@@ -1,12 +1,14 @@
-// CUDA fused attention: the entry points, which try the tensor-core kernels (attention_mma.cu)
-// first, and plain kernels for every floating dtype and head dim up to 256 (float32/float64,
-// and what the tensor-core kernels don't cover). The plain kernels give a warp one row: one
-// query row (forward, dQ) or one key row (dK/dV); its 32 lanes score 32 keys (or queries) at a
-// time with an online softmax, and own the head dims of the accumulators. No (Lq, Lk) matrix.
+// CUDA fused attention: the entry points, which try the tensor-core kernels (attention_mma_*.cu)
+// first, then the tiled float32 kernels (attention_tiled.cu), and plain kernels for every floating
+// dtype and head dim up to 256 (float64, and what the other kernels don't cover). The plain
+// kernels give a warp one row: one query row (forward, dQ) or one key row (dK/dV); its 32 lanes
+// score 32 keys (or queries) at a time with an online softmax, and own the head dims of the
+// accumulators. No (Lq, Lk) matrix.
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include "attention_mma.h"
+#include "attention_tiled.h"
 #include "tinytorch/cuda/block_reduce.cuh"
 #include "tinytorch/cuda/common.h"
 #include "tinytorch/cuda/graph.h"
@@ -197,7 +199,7 @@ __global__ void attention_keep_kernel(AttentionParams p, bool* keep, int64_t n) 
 
 unsigned row_blocks(int64_t rows) { return unsigned((rows + kRowsPerBlock - 1) / kRowsPerBlock); }
 
-// TINYTORCH_ATTENTION_PLAIN=1 skips the tensor-core kernels (to compare the two paths).
+// TINYTORCH_ATTENTION_PLAIN=1 skips the tensor-core and tiled kernels (to compare with the plain ones).
 bool plain_only() {
   const char* s = std::getenv("TINYTORCH_ATTENTION_PLAIN");
   return s && std::strcmp(s, "0") != 0 && *s;
@@ -213,6 +215,7 @@ void cuda_attention_forward(const AttentionParams& p, const Tensor& q, const Ten
 
   cudaStream_t stream = current_stream(q.device().index);
   if (!plain_only() && attention_forward_mma(p, q, k, v, mask, out, lse, stream)) return;
+  if (!plain_only() && attention_forward_tiled(p, q, k, v, mask, out, lse, stream)) return;
   TT_DISPATCH_FLOATING(q.dtype(), "scaled_dot_product_attention", [&] {
     using M = opmath_t<scalar_t>;
     attention_forward_rows<scalar_t, M><<<row_blocks(p.B * p.H * p.Lq), kRowsPerBlock * 32, 0, stream>>>(
@@ -241,6 +244,7 @@ void cuda_attention_backward(const AttentionParams& p, const Tensor& gout, const
     TT_CUDA_KERNEL_CHECK();
   });
   if (!plain_only() && attention_backward_mma(p, gout, q, k, v, mask, lse, dvec, gq, gk, gv, stream)) return;
+  if (!plain_only() && attention_backward_tiled(p, gout, q, k, v, mask, lse, dvec, gq, gk, gv, stream)) return;
   TT_DISPATCH_FLOATING(q.dtype(), "scaled_dot_product_attention_backward", [&] {
     using M = opmath_t<scalar_t>;
     const M* mp = mask.defined() ? mask.data<M>() : nullptr;

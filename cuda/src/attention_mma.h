@@ -5,6 +5,7 @@
 // launching nothing, where the call is outside what they cover (dtype, E != Ev, E not a multiple
 // of 8 or over 128, misaligned pointers); cuda/src/attention.cu then runs its plain kernels.
 #include <cuda_runtime.h>
+#include <mutex>
 #include "tinytorch/kernels/attention.h"
 
 namespace tt::cuda {
@@ -21,5 +22,17 @@ bool attention_forward_mma(const AttentionParams& p, const Tensor& q, const Tens
 bool attention_backward_mma(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,
                             const Tensor& v, const Tensor& mask, const Tensor& lse, const Tensor& dvec,
                             const Tensor& gq, const Tensor& gk, const Tensor& gv, cudaStream_t stream);
+
+// The backward's dQ kernel does not depend on its dK/dV kernel: it runs on a side stream (one per
+// device, kept for the process, as cuBLAS's handles), forked from and joined back to the caller's
+// stream with events, so the two grids fill the GPU together (each alone leaves SMs idle at its
+// causal tail). A CUDA graph capture follows the fork and join. `mu` keeps a fork/join pair
+// together. Used by the tensor-core and the tiled float32 backward.
+struct AttentionSideStream {
+  std::mutex mu;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t fork = nullptr, join = nullptr;
+};
+AttentionSideStream& attention_side_stream(int device);
 
 }  // namespace tt::cuda

@@ -243,28 +243,6 @@ __global__ void __launch_bounds__(kThreads) attention_backward_q_mma_kernel(
     }
 }
 
-// The dQ kernel does not depend on the dK/dV kernel: it runs on a side stream (one per device,
-// kept for the process, as cuBLAS's handles), forked from and joined back to the caller's stream
-// with events, so the two grids fill the GPU together (each alone leaves SMs idle at its causal
-// tail). A CUDA graph capture follows the fork and join. `mu` keeps a fork/join pair together.
-struct SideStream {
-  std::mutex mu;
-  cudaStream_t stream = nullptr;
-  cudaEvent_t fork = nullptr, join = nullptr;
-};
-
-SideStream& side_stream(int device) {
-  static std::array<SideStream, 64> all;
-  TT_CHECK(device >= 0 && device < 64, "attention: device index ", device, " out of range");
-  SideStream& s = all[size_t(device)];
-  if (!s.stream) {
-    TT_CUDA_CHECK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
-    TT_CUDA_CHECK(cudaEventCreateWithFlags(&s.fork, cudaEventDisableTiming));
-    TT_CUDA_CHECK(cudaEventCreateWithFlags(&s.join, cudaEventDisableTiming));
-  }
-  return s;
-}
-
 template <bool kBf16, int D>
 void launch_backward(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k, const Tensor& v,
                      const Tensor& mask, const Tensor& lse, const Tensor& dvec, const Tensor& gq, const Tensor& gk,
@@ -280,7 +258,7 @@ void launch_backward(const AttentionParams& p, const Tensor& gout, const Tensor&
   const size_t q_bytes = size_t(2 * kQRows + 4 * kQKeys) * LD * sizeof(uint16_t);
   auto qk = general ? attention_backward_q_mma_kernel<kBf16, D, true> : attention_backward_q_mma_kernel<kBf16, D, false>;
   allow_smem(qk, q_bytes);
-  SideStream& side = side_stream(q.device().index);
+  AttentionSideStream& side = attention_side_stream(q.device().index);
   std::lock_guard<std::mutex> lock(side.mu);
   TT_CUDA_CHECK(cudaEventRecord(side.fork, stream));  // the side stream starts after everything before this call
   TT_CUDA_CHECK(cudaStreamWaitEvent(side.stream, side.fork, 0));
@@ -297,6 +275,19 @@ void launch_backward(const AttentionParams& p, const Tensor& gout, const Tensor&
 }
 
 }  // namespace
+
+AttentionSideStream& attention_side_stream(int device) {
+  static std::array<AttentionSideStream, 64> all;
+  TT_CHECK(device >= 0 && device < 64, "attention: device index ", device, " out of range");
+  AttentionSideStream& s = all[size_t(device)];
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.stream) {
+    TT_CUDA_CHECK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
+    TT_CUDA_CHECK(cudaEventCreateWithFlags(&s.fork, cudaEventDisableTiming));
+    TT_CUDA_CHECK(cudaEventCreateWithFlags(&s.join, cudaEventDisableTiming));
+  }
+  return s;
+}
 
 bool attention_backward_mma(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,
                             const Tensor& v, const Tensor& mask, const Tensor& lse, const Tensor& dvec,
