@@ -1,6 +1,6 @@
 """Fused scaled_dot_product_attention on CUDA: the tensor-core kernels (float16/bfloat16, head
-dims up to 128) and the plain kernels (every dtype, head dims up to 256; forced with
-TINYTORCH_ATTENTION_PLAIN=1) against the float64 numpy reference, the composed path and the CPU;
+dims up to 128), the tiled float32 kernels (head dims up to 128) and the plain kernels (every
+dtype, head dims up to 256; forced with TINYTORCH_ATTENTION_PLAIN=1) against the float64 numpy reference, the composed path and the CPU;
 dropout masks equal to the CPU's; peak memory O(L)."""
 import numpy as np
 import pytest
@@ -23,8 +23,9 @@ def fused_kernels_only(monkeypatch):
     monkeypatch.setattr(attention_module, "COMPOSED_WIDE_FLOAT_MAX_BYTES", 0)
 
 
-@pytest.fixture(params=["tensor_cores", "plain"])
+@pytest.fixture(params=["fast", "plain"])
 def path(request, monkeypatch):
+    """fast: the tensor-core (float16/bfloat16) or tiled (float32) kernels where they apply."""
     if request.param == "plain":
         monkeypatch.setenv("TINYTORCH_ATTENTION_PLAIN", "1")
     else:
@@ -35,7 +36,7 @@ def path(request, monkeypatch):
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("mask_kind", MASKS)
 def test_forward_backward_vs_numpy(path, dtype, mask_kind):
-    # E = Ev = 64: the tensor-core head dim; Lq != Lk, neither a multiple of 64; GQA 4 on 2
+    # E = Ev = 64: the tensor-core / tiled head dim; Lq != Lk, neither a multiple of 64; GQA 4 on 2
     check_against_reference("cuda", dtype, B=2, H=4, Hkv=2, L=77, S=130, E=64, Ev=64, mask_kind=mask_kind)
 
 
@@ -49,23 +50,29 @@ def test_head_dims(path, E, dtype):
     check_against_reference("cuda", dtype, B=1, H=2, Hkv=2, L=129, S=129, E=E, Ev=E, mask_kind="causal")
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
 @pytest.mark.parametrize("E", [64, 128])
 @pytest.mark.parametrize("L,S,mask_kind", [(128, 128, "causal"), (129, 127, "none"), (257, 255, "causal"),
-                                           (255, 257, "none"), (33, 300, "causal"), (200, 161, "bool")])
-def test_tile_boundaries(E, L, S, mask_kind):
+                                           (255, 257, "none"), (33, 300, "causal"), (200, 161, "bool"),
+                                           (63, 65, "causal"), (65, 63, "float"), (64, 64, "bool_rows"),
+                                           (65, 130, "causal"), (130, 65, "causal"), (127, 64, "float_heads")])
+def test_tile_boundaries(dtype, E, L, S, mask_kind):
     # lengths straddling the tensor-core tiles: 128 query rows per forward / dQ block (32 per warp),
-    # 128 (E = 64) or 64 keys per dK/dV block, key tiles of 64 (forward) and 32 (dQ), query steps of 32
-    check_against_reference("cuda", "bfloat16", B=1, H=2, Hkv=1, L=L, S=S, E=E, Ev=E, mask_kind=mask_kind)
+    # 128 (E = 64) or 64 keys per dK/dV block, key tiles of 64 (forward) and 32 (dQ), query steps of 32;
+    # and the tiled float32 kernels' 64 x 64 tiles (64 query rows or keys per block)
+    check_against_reference("cuda", dtype, B=1, H=2, Hkv=1, L=L, S=S, E=E, Ev=E, mask_kind=mask_kind)
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
 @pytest.mark.parametrize("layout", ["heads_inner", "sliced"])
-def test_noncontiguous(layout):
-    check_against_reference("cuda", "bfloat16", B=2, H=3, Hkv=3, L=70, S=33, E=64, Ev=64, mask_kind="bool",
+def test_noncontiguous(layout, dtype):
+    check_against_reference("cuda", dtype, B=2, H=3, Hkv=3, L=70, S=33, E=64, Ev=64, mask_kind="bool",
                             layout=layout)
 
 
-def test_long_causal_rows_below_keys():
-    check_against_reference("cuda", "float16", B=1, H=2, Hkv=1, L=300, S=100, E=128, Ev=128, mask_kind="causal",
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_long_causal_rows_below_keys(dtype):
+    check_against_reference("cuda", dtype, B=1, H=2, Hkv=1, L=300, S=100, E=128, Ev=128, mask_kind="causal",
                             scale=0.2)
 
 
@@ -96,8 +103,9 @@ def test_double_backward_matches_composed():
     check_double_backward("cuda")
 
 
-def test_fully_masked_row_gives_zeros():
-    q, _ = tensor((1, 1, 4, 64), "bfloat16", "cuda", seed=1)
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+def test_fully_masked_row_gives_zeros(dtype):
+    q, _ = tensor((1, 1, 4, 64), dtype, "cuda", seed=1)
     keep = np.ones((4, 5), dtype=bool)
     keep[2] = False
     out = F.scaled_dot_product_attention(q, q[:, :, :1].expand(1, 1, 5, 64), q[:, :, :1].expand(1, 1, 5, 64),
@@ -131,7 +139,7 @@ def _peak_fwd_bwd(L, B=1, H=4, E=64):
     return tt.cuda.max_memory_allocated() - base
 
 
-@pytest.mark.parametrize("path_", ["tensor_cores", "plain"])
+@pytest.mark.parametrize("path_", ["fast", "plain"])
 def test_peak_memory_is_linear_in_length(path_, monkeypatch):
     """Forward + backward memory grows linearly with L (x2 from L = 2048 to 4096, where an (L, L)
     matrix would grow x4) and stays far below one bf16 score matrix (128 MiB at B=1, H=4, L=4096)."""
@@ -142,14 +150,15 @@ def test_peak_memory_is_linear_in_length(path_, monkeypatch):
     assert large <= 2.5 * small and large < scores / 4, (small, large, scores)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_small_wide_float_calls_take_the_composed_path(dtype, monkeypatch):
-    """Unmasked float32/float64 calls with small score matrices run the composed products on CUDA
-    and give the fused kernels' values; masks, dropout or TINYTORCH_ATTENTION_PLAIN keep the kernels."""
+@pytest.mark.parametrize("dtype,E", [("float64", 32), ("float32", 256)])
+def test_small_wide_float_calls_take_the_composed_path(dtype, E, monkeypatch):
+    """Unmasked calls with small score matrices that only the plain kernels would run (float64;
+    float32 with head dims over 128) run the composed products on CUDA and give the fused kernels'
+    values; masks, dropout or TINYTORCH_ATTENTION_PLAIN keep the kernels."""
     monkeypatch.setattr(attention_module, "COMPOSED_WIDE_FLOAT_MAX_BYTES", 64 << 20)
-    q, _ = tensor((2, 4, 40, 32), dtype, "cuda", seed=1)
-    k, _ = tensor((2, 4, 40, 32), dtype, "cuda", seed=2)
-    v, _ = tensor((2, 4, 40, 32), dtype, "cuda", seed=3)
+    q, _ = tensor((2, 4, 40, E), dtype, "cuda", seed=1)
+    k, _ = tensor((2, 4, 40, E), dtype, "cuda", seed=2)
+    v, _ = tensor((2, 4, 40, E), dtype, "cuda", seed=3)
     composed = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     assert FUSED_NODE not in graph_names(composed)
     monkeypatch.setenv("TINYTORCH_ATTENTION_PLAIN", "1")
@@ -159,3 +168,15 @@ def test_small_wide_float_calls_take_the_composed_path(dtype, monkeypatch):
     monkeypatch.delenv("TINYTORCH_ATTENTION_PLAIN")
     mask = tt.ones(40, 40, dtype=tt.bool, device="cuda").tril()
     assert FUSED_NODE in graph_names(F.scaled_dot_product_attention(q, k, v, attn_mask=mask))
+
+
+@pytest.mark.parametrize("E", [16, 64, 128])
+def test_small_float32_calls_take_the_tiled_kernels(E, monkeypatch):
+    """float32 with head dims up to 128 keeps the fused (tiled) kernels at any size, with the
+    composed path's values."""
+    from tinytorch.nn.functional.attention import _composed_scaled_dot_product_attention as composed
+    monkeypatch.setattr(attention_module, "COMPOSED_WIDE_FLOAT_MAX_BYTES", 64 << 20)
+    q, _ = tensor((2, 4, 40, E), "float32", "cuda", seed=1)
+    out = F.scaled_dot_product_attention(q, q, q, is_causal=True)
+    assert FUSED_NODE in graph_names(out)
+    assert_close(out, composed(q, q, q, is_causal=True).detach().cpu().double().numpy(), "float32")

@@ -7,7 +7,7 @@ import math
 import os
 
 from tinytorch._creation import ones
-from tinytorch._dtype import bool_
+from tinytorch._dtype import bool_, float32
 from tinytorch._autograd import is_grad_enabled
 from tinytorch._ops import attention as _fused
 from tinytorch._ops.dropout import dropout
@@ -91,19 +91,23 @@ def _fused_shapes(query: Tensor, key: Tensor, value: Tensor, attn_mask, enable_g
     return q4, k4, v4
 
 
-# float32/float64 on CUDA have only the plain fused kernels (one warp per row, no tensor cores).
-# Where the (B, H, L, S) scores are small, cuBLAS products and the row softmax are several times
-# faster, so unmasked, dropout-free calls take the composed path up to this many bytes of scores
-# (PyTorch also picks its backend by dtype and size). TINYTORCH_ATTENTION_PLAIN=1 or 0 here keeps
-# the fused kernels.
+# float32 on CUDA has tiled SIMT kernels for head dims up to 128 (E == Ev) without dropout
+# (cuda/src/attention_tiled.cu); float64, and float32 outside that, only the plain fused kernels
+# (one warp per row, no tensor cores). Where the (B, H, L, S) scores are small, cuBLAS products and
+# the row softmax are several times faster than the plain kernels, so unmasked, dropout-free calls
+# that only they would run take the composed path up to this many bytes of scores (PyTorch also
+# picks its backend by dtype and size). TINYTORCH_ATTENTION_PLAIN=1 or 0 here keeps the fused kernels.
 COMPOSED_WIDE_FLOAT_MAX_BYTES = 64 << 20
+_TILED_MAX_HEAD_DIM = 128
 
 
-def _prefer_composed(q4: Tensor, k4: Tensor, attn_mask, dropout_p: float) -> bool:
+def _prefer_composed(q4: Tensor, k4: Tensor, v4: Tensor, attn_mask, dropout_p: float) -> bool:
     if attn_mask is not None or dropout_p > 0.0 or q4.device.type != "cuda":
         return False
     if q4.element_size() < 4 or os.environ.get("TINYTORCH_ATTENTION_PLAIN") == "1":
         return False
+    if q4.dtype == float32 and q4.shape[-1] == v4.shape[-1] <= _TILED_MAX_HEAD_DIM:
+        return False  # the tiled kernels beat the composed products
     B, H, L, _ = q4.shape
     return B * H * L * k4.shape[-2] * q4.element_size() <= COMPOSED_WIDE_FLOAT_MAX_BYTES
 
@@ -126,15 +130,16 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     Runs fused kernels (FlashAttention-2: memory O(L), no (L, S) matrix; the forward keeps the
     output and the row logsumexp, the backward recomputes the scores per tile) for 2- to 4-D
     inputs of one floating dtype with head dims up to 256; other cases take the composed
-    matmul + softmax path, as do small unmasked float32/float64 calls on CUDA (faster there than
-    the plain kernels). A row that no key takes part in gives zeros (as PyTorch's fused kernels).
+    matmul + softmax path, as do small unmasked float64 calls on CUDA (faster there than the
+    plain kernels; float32 has tiled kernels for head dims up to 128). A row that no key takes
+    part in gives zeros (as PyTorch's fused kernels).
     """
     if is_causal and attn_mask is not None:
         raise RuntimeError("scaled_dot_product_attention: attn_mask and is_causal cannot both be set")
     if not 0.0 <= dropout_p <= 1.0:
         raise ValueError(f"scaled_dot_product_attention: dropout_p must be in [0, 1], got {dropout_p}")
     fused = _fused_shapes(query, key, value, attn_mask, enable_gqa)
-    if fused is None or _prefer_composed(fused[0], fused[1], attn_mask, dropout_p):
+    if fused is None or _prefer_composed(*fused, attn_mask, dropout_p):
         return _composed_scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
                                                       enable_gqa)
     q4, k4, v4 = fused
