@@ -33,6 +33,9 @@ constexpr float kLn2 = 0.6931471805599453f;
 template <int D>
 constexpr int operand_floats() { return kTile * (D + 4); }
 constexpr int staged_floats() { return kTile * kLP; }
+// An operand tile's space that a staged tile reuses.
+template <int D>
+constexpr int kv_or_staged() { return operand_floats<D>() > staged_floats() ? operand_floats<D>() : staged_floats(); }
 
 __device__ __forceinline__ float mask_at(const AttentionParams& p, const float* mask, int64_t b, int64_t h, int64_t i,
                                          int64_t j) {
@@ -55,7 +58,7 @@ __device__ __forceinline__ void load_rows(float* dst, const float* src, int64_t 
 // acc[i][j] += A[ty + 8 i, :K] . B[tx + 16 j, :K]: A rows lda apart, B rows ldb apart (both in shared memory).
 template <int K, int LDA, int LDB>
 __device__ __forceinline__ void gemm_nt(float (&acc)[8][4], const float* A, const float* B, int ty, int tx) {
-#pragma unroll 2
+#pragma unroll 1
   for (int kk = 0; kk < K; kk += 4) {
     float4 a[8], b[4];
 #pragma unroll
@@ -128,9 +131,8 @@ __global__ void __launch_bounds__(kThreads) attention_forward_tiled_kernel(Atten
                                                                            const float* k, const float* v,
                                                                            const float* mask, float* out, float* lse) {
   constexpr int LD = D + 4;
-  constexpr int kKP = operand_floats<D>() > staged_floats() ? operand_floats<D>() : staged_floats();
   extern __shared__ __align__(16) float smem[];
-  float *Qs = smem, *Ks = Qs + operand_floats<D>(), *Ps = Ks, *Vs = Ks + kKP;  // P reuses K's space
+  float *Qs = smem, *Ks = Qs + operand_floats<D>(), *Ps = Ks, *Vs = Ks + kv_or_staged<D>();  // P takes K's place
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int64_t bh = blockIdx.y, b = bh / p.H, h = bh % p.H, hk = h / (p.H / p.Hkv);
   const int64_t q0 = int64_t(gridDim.x - 1 - blockIdx.x) * kTile;  // the longest causal rows first
@@ -281,13 +283,13 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kv_tiled_kernel(
 
 // grid (ceil(Lq / 64), B * H) -> gq: (B, H, Lq, E)
 template <int D, bool kMasked>
-__global__ void __launch_bounds__(kThreads) attention_backward_q_tiled_kernel(
+__global__ void __launch_bounds__(kThreads, D == 64 ? 3 : 1) attention_backward_q_tiled_kernel(
     AttentionParams p, const float* q, const float* k, const float* v, const float* gout, const float* mask,
     const float* lse, const float* dvec, float* gq) {
   constexpr int LD = D + 4;
   extern __shared__ __align__(16) float smem[];
   float *Qs = smem, *Gs = Qs + operand_floats<D>(), *Ks = Gs + operand_floats<D>(), *Vs = Ks + operand_floats<D>();
-  float* Ss = Vs + operand_floats<D>();
+  float* Ss = Vs;  // dS takes V's place once dP is computed
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int64_t bh = blockIdx.y, b = bh / p.H, h = bh % p.H, hk = h / (p.H / p.Hkv);
   const int64_t q0 = int64_t(gridDim.x - 1 - blockIdx.x) * kTile;  // the longest causal rows first
@@ -306,7 +308,7 @@ __global__ void __launch_bounds__(kThreads) attention_backward_q_tiled_kernel(
   float dq[8][D / 16] = {};
   const int64_t kend = p.causal ? (q0 + kTile < p.Lk ? q0 + kTile : p.Lk) : p.Lk;
   for (int64_t k0 = 0; k0 < kend; k0 += kTile) {
-    __syncthreads();  // the previous tile's dS K is done with Ss and Ks
+    __syncthreads();  // the previous tile's dS K is done with Ss (Vs) and Ks
     load_rows<D>(Ks, kb, k0, p.Lk, p.st.k.l, p.E, 1.f);
     load_rows<D>(Vs, vb, k0, p.Lk, p.st.v.l, p.E, 1.f);
     __syncthreads();
@@ -332,9 +334,14 @@ __global__ void __launch_bounds__(kThreads) attention_backward_q_tiled_kernel(
             pr = exp2f(x - L2[i]);
           }
         }
-        Ss[(ty + 8 * i) * kLP + tx + 16 * j] = pr * (dp[i][j] - Dr[i]);  // dS
+        s[i][j] = pr * (dp[i][j] - Dr[i]);  // dS
       }
     }
+    __syncthreads();  // every thread is done reading Vs
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) Ss[(ty + 8 * i) * kLP + tx + 16 * j] = s[i][j];
     __syncthreads();
     gemm_nn<D>(dq, Ss, Ks, ty, tx);  // dQ += dS K
   }
@@ -363,8 +370,7 @@ unsigned tiles(int64_t n) { return unsigned((n + kTile - 1) / kTile); }
 template <int D>
 void launch_forward(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                     const Tensor& out, const Tensor& lse, cudaStream_t stream) {
-  const int kp = operand_floats<D>() > staged_floats() ? operand_floats<D>() : staged_floats();
-  const size_t bytes = size_t(2 * operand_floats<D>() + kp) * sizeof(float);
+  const size_t bytes = size_t(2 * operand_floats<D>() + kv_or_staged<D>()) * sizeof(float);
   auto kernel = mask.defined() ? attention_forward_tiled_kernel<D, true> : attention_forward_tiled_kernel<D, false>;
   allow_smem(kernel, bytes);
   kernel<<<dim3(tiles(p.Lq), unsigned(p.B * p.H)), kThreads, bytes, stream>>>(
@@ -381,7 +387,7 @@ void launch_backward(const AttentionParams& p, const Tensor& gout, const Tensor&
   const size_t kv_bytes = size_t(4 * operand_floats<D>() + staged_floats() + 2 * kTile) * sizeof(float);
   auto kv = mask.defined() ? attention_backward_kv_tiled_kernel<D, true> : attention_backward_kv_tiled_kernel<D, false>;
   allow_smem(kv, kv_bytes);
-  const size_t q_bytes = size_t(4 * operand_floats<D>() + staged_floats()) * sizeof(float);
+  const size_t q_bytes = size_t(3 * operand_floats<D>() + kv_or_staged<D>()) * sizeof(float);
   auto qk = mask.defined() ? attention_backward_q_tiled_kernel<D, true> : attention_backward_q_tiled_kernel<D, false>;
   allow_smem(qk, q_bytes);
   AttentionSideStream& side = attention_side_stream(q.device().index);
