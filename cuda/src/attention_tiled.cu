@@ -16,6 +16,8 @@
 // Causal tiles wholly above the diagonal are skipped; tiles inside every bound with no mask skip
 // the per-element checks. Masks take their own instantiations (kMasked).
 #include <cmath>
+#include <cstdint>
+#include <initializer_list>
 #include "attention_mma.h"
 #include "attention_tiled.h"
 #include "tinytorch/cuda/common.h"
@@ -43,10 +45,23 @@ __device__ __forceinline__ float mask_at(const AttentionParams& p, const float* 
 }
 
 // dst (kTile, D + 4) <- rows [r0, r0 + kTile) of src (n, E) (rows ld apart) times mul; rows >= n and
-// dims >= E are zero (so padded dims add nothing to a product and padded rows are finite).
+// dims >= E are zero (so padded dims add nothing to a product and padded rows are finite). vec:
+// float4 loads (E, ld multiples of 4, src 16-byte aligned).
 template <int D>
 __device__ __forceinline__ void load_rows(float* dst, const float* src, int64_t r0, int64_t n, int64_t ld, int64_t E,
-                                          float mul) {
+                                          float mul, bool vec) {
+  if (vec) {
+    for (int x = threadIdx.x; x < kTile * D / 4; x += kThreads) {
+      const int r = x / (D / 4), d = x % (D / 4) * 4;
+      float4 val = make_float4(0.f, 0.f, 0.f, 0.f);
+      if (r0 + r < n && d < E) {
+        val = *reinterpret_cast<const float4*>(src + (r0 + r) * ld + d);
+        val = make_float4(val.x * mul, val.y * mul, val.z * mul, val.w * mul);
+      }
+      *reinterpret_cast<float4*>(dst + r * (D + 4) + d) = val;
+    }
+    return;
+  }
   for (int x = threadIdx.x; x < kTile * D; x += kThreads) {
     const int r = x / D, d = x % D;
     float val = 0.f;
@@ -105,38 +120,46 @@ __device__ __forceinline__ void gemm_nn(float (&acc)[8][D / 16], const float* A,
   }
 }
 
-// dst rows r (< n) <- acc[i][:] * mul for the thread's rows r0 + ty + 8 i and dims 64 g + 4 tx + c (< E).
+// dst rows r (< n) <- acc[i][:] * mul for the thread's rows r0 + ty + 8 i and dims 64 g + 4 tx + c (< E);
+// vec: float4 stores (E and the strides multiples of 4, dst 16-byte aligned).
 template <int D>
 __device__ __forceinline__ void store_rows(float* dst, const HeadStrides& st, int64_t b, int64_t h, int64_t r0,
                                            int64_t n, int64_t E, const float (&acc)[8][D / 16], const float (&mul)[8],
-                                           int ty, int tx) {
+                                           int ty, int tx, bool vec) {
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
     const int64_t r = r0 + ty + 8 * i;
     if (r >= n) continue;
     float* row = dst + st.row(b, h, r);
 #pragma unroll
-    for (int g = 0; g < D / 64; ++g)
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        const int d = 64 * g + 4 * tx + c;
-        if (d < E) row[d] = acc[i][4 * g + c] * mul[i];
+    for (int g = 0; g < D / 64; ++g) {
+      const int d0 = 64 * g + 4 * tx;
+      if (vec) {
+        if (d0 < E)
+          *reinterpret_cast<float4*>(row + d0) =
+              make_float4(acc[i][4 * g] * mul[i], acc[i][4 * g + 1] * mul[i], acc[i][4 * g + 2] * mul[i],
+                          acc[i][4 * g + 3] * mul[i]);
+        continue;
       }
+#pragma unroll
+      for (int c = 0; c < 4; ++c)
+        if (d0 + c < E) row[d0 + c] = acc[i][4 * g + c] * mul[i];
+    }
   }
 }
 
 // grid (ceil(Lq / 64), B * H); q: (B, H, Lq, E), k, v: (B, Hkv, Lk, E) -> out: (B, H, Lq, E), lse: (B, H, Lq)
 template <int D, bool kMasked>
-__global__ void __launch_bounds__(kThreads) attention_forward_tiled_kernel(AttentionParams p, const float* q,
-                                                                           const float* k, const float* v,
-                                                                           const float* mask, float* out, float* lse) {
+__global__ void __launch_bounds__(kThreads, D == 64 ? 4 : 1)
+    attention_forward_tiled_kernel(AttentionParams p, const float* q, const float* k, const float* v, const float* mask,
+                                   float* out, float* lse, bool vec) {
   constexpr int LD = D + 4;
   extern __shared__ __align__(16) float smem[];
   float *Qs = smem, *Ks = Qs + operand_floats<D>(), *Ps = Ks, *Vs = Ks + kv_or_staged<D>();  // P takes K's place
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int64_t bh = blockIdx.y, b = bh / p.H, h = bh % p.H, hk = h / (p.H / p.Hkv);
   const int64_t q0 = int64_t(gridDim.x - 1 - blockIdx.x) * kTile;  // the longest causal rows first
-  load_rows<D>(Qs, q + p.st.q.row(b, h, 0), q0, p.Lq, p.st.q.l, p.E, float(p.scale) * kLog2e);
+  load_rows<D>(Qs, q + p.st.q.row(b, h, 0), q0, p.Lq, p.st.q.l, p.E, float(p.scale) * kLog2e, vec);
   const float *kb = k + p.st.k.row(b, hk, 0), *vb = v + p.st.v.row(b, hk, 0);
   float o[8][D / 16] = {}, m[8], l[8] = {};
 #pragma unroll
@@ -144,8 +167,8 @@ __global__ void __launch_bounds__(kThreads) attention_forward_tiled_kernel(Atten
   const int64_t kend = p.causal ? (q0 + kTile < p.Lk ? q0 + kTile : p.Lk) : p.Lk;
   for (int64_t k0 = 0; k0 < kend; k0 += kTile) {
     __syncthreads();  // the previous tile's P V is done with Ps and Vs
-    load_rows<D>(Ks, kb, k0, p.Lk, p.st.k.l, p.E, 1.f);
-    load_rows<D>(Vs, vb, k0, p.Lk, p.st.v.l, p.E, 1.f);
+    load_rows<D>(Ks, kb, k0, p.Lk, p.st.k.l, p.E, 1.f, vec);
+    load_rows<D>(Vs, vb, k0, p.Lk, p.st.v.l, p.E, 1.f, vec);
     __syncthreads();
     float s[8][4] = {};
     gemm_nt<D, LD, LD>(s, Qs, Ks, ty, tx);  // scores * scale * log2 e
@@ -198,7 +221,7 @@ __global__ void __launch_bounds__(kThreads) attention_forward_tiled_kernel(Atten
     const int64_t row = q0 + ty + 8 * i;
     if (tx == 0 && row < p.Lq) lse[bh * p.Lq + row] = l[i] > 0.f ? m[i] * kLn2 + logf(l[i]) : -INFINITY;
   }
-  store_rows<D>(out, p.st.out, b, h, q0, p.Lq, p.E, o, inv, ty, tx);
+  store_rows<D>(out, p.st.out, b, h, q0, p.Lq, p.E, o, inv, ty, tx, vec);
 }
 
 // grid (ceil(Lk / 64), B * Hkv); q, gout: (B, H, Lq, E), k, v: (B, Hkv, Lk, E); lse, dvec: (B, H, Lq)
@@ -206,7 +229,7 @@ __global__ void __launch_bounds__(kThreads) attention_forward_tiled_kernel(Atten
 template <int D, bool kMasked>
 __global__ void __launch_bounds__(kThreads) attention_backward_kv_tiled_kernel(
     AttentionParams p, const float* q, const float* k, const float* v, const float* gout, const float* mask,
-    const float* lse, const float* dvec, float* gk, float* gv) {
+    const float* lse, const float* dvec, float* gk, float* gv, bool vec) {
   constexpr int LD = D + 4;
   extern __shared__ __align__(16) float smem[];
   float *Ks = smem, *Vs = Ks + operand_floats<D>(), *Qs = Vs + operand_floats<D>(), *Gs = Qs + operand_floats<D>();
@@ -214,16 +237,16 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kv_tiled_kernel(
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int64_t bhk = blockIdx.y, b = bhk / p.Hkv, hk = bhk % p.Hkv, group = p.H / p.Hkv;
   const int64_t k0 = int64_t(blockIdx.x) * kTile;
-  load_rows<D>(Ks, k + p.st.k.row(b, hk, 0), k0, p.Lk, p.st.k.l, p.E, float(p.scale) * kLog2e);
-  load_rows<D>(Vs, v + p.st.v.row(b, hk, 0), k0, p.Lk, p.st.v.l, p.E, 1.f);
+  load_rows<D>(Ks, k + p.st.k.row(b, hk, 0), k0, p.Lk, p.st.k.l, p.E, float(p.scale) * kLog2e, vec);
+  load_rows<D>(Vs, v + p.st.v.row(b, hk, 0), k0, p.Lk, p.st.v.l, p.E, 1.f, vec);
   float dk[8][D / 16] = {}, dv[8][D / 16] = {};
   for (int64_t h = hk * group; h < (hk + 1) * group; ++h) {
     const int64_t bh = b * p.H + h;
     // causal: rows before k0 see none of these keys
     for (int64_t i0 = p.causal ? k0 : 0; i0 < p.Lq; i0 += kTile) {
       __syncthreads();  // the previous step is done with Qs, Gs, Ss, Ls, Ds
-      load_rows<D>(Qs, q + p.st.q.row(b, h, 0), i0, p.Lq, p.st.q.l, p.E, 1.f);
-      load_rows<D>(Gs, gout + p.st.gout.row(b, h, 0), i0, p.Lq, p.st.gout.l, p.E, 1.f);
+      load_rows<D>(Qs, q + p.st.q.row(b, h, 0), i0, p.Lq, p.st.q.l, p.E, 1.f, vec);
+      load_rows<D>(Gs, gout + p.st.gout.row(b, h, 0), i0, p.Lq, p.st.gout.l, p.E, 1.f, vec);
       for (int r = threadIdx.x; r < kTile; r += kThreads) {
         const bool ok = i0 + r < p.Lq;
         Ls[r] = ok ? lse[bh * p.Lq + i0 + r] * kLog2e : -INFINITY;  // -inf: no key takes part, or no row
@@ -277,15 +300,15 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kv_tiled_kernel(
   float one[8], scale[8];
 #pragma unroll
   for (int i = 0; i < 8; ++i) one[i] = 1.f, scale[i] = float(p.scale);
-  store_rows<D>(gk, p.st.gk, b, hk, k0, p.Lk, p.E, dk, scale, ty, tx);
-  store_rows<D>(gv, p.st.gv, b, hk, k0, p.Lk, p.E, dv, one, ty, tx);
+  store_rows<D>(gk, p.st.gk, b, hk, k0, p.Lk, p.E, dk, scale, ty, tx, vec);
+  store_rows<D>(gv, p.st.gv, b, hk, k0, p.Lk, p.E, dv, one, ty, tx, vec);
 }
 
 // grid (ceil(Lq / 64), B * H) -> gq: (B, H, Lq, E)
 template <int D, bool kMasked>
 __global__ void __launch_bounds__(kThreads, D == 64 ? 3 : 1) attention_backward_q_tiled_kernel(
     AttentionParams p, const float* q, const float* k, const float* v, const float* gout, const float* mask,
-    const float* lse, const float* dvec, float* gq) {
+    const float* lse, const float* dvec, float* gq, bool vec) {
   constexpr int LD = D + 4;
   extern __shared__ __align__(16) float smem[];
   float *Qs = smem, *Gs = Qs + operand_floats<D>(), *Ks = Gs + operand_floats<D>(), *Vs = Ks + operand_floats<D>();
@@ -293,8 +316,8 @@ __global__ void __launch_bounds__(kThreads, D == 64 ? 3 : 1) attention_backward_
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const int64_t bh = blockIdx.y, b = bh / p.H, h = bh % p.H, hk = h / (p.H / p.Hkv);
   const int64_t q0 = int64_t(gridDim.x - 1 - blockIdx.x) * kTile;  // the longest causal rows first
-  load_rows<D>(Qs, q + p.st.q.row(b, h, 0), q0, p.Lq, p.st.q.l, p.E, float(p.scale) * kLog2e);
-  load_rows<D>(Gs, gout + p.st.gout.row(b, h, 0), q0, p.Lq, p.st.gout.l, p.E, 1.f);
+  load_rows<D>(Qs, q + p.st.q.row(b, h, 0), q0, p.Lq, p.st.q.l, p.E, float(p.scale) * kLog2e, vec);
+  load_rows<D>(Gs, gout + p.st.gout.row(b, h, 0), q0, p.Lq, p.st.gout.l, p.E, 1.f, vec);
   const float *kb = k + p.st.k.row(b, hk, 0), *vb = v + p.st.v.row(b, hk, 0);
   // L2 = lse * log2 e (-inf: no key takes part); rows past Lq get 0 and zero Q / dO rows, so their
   // unchecked dS is 0 (and never written)
@@ -309,8 +332,8 @@ __global__ void __launch_bounds__(kThreads, D == 64 ? 3 : 1) attention_backward_
   const int64_t kend = p.causal ? (q0 + kTile < p.Lk ? q0 + kTile : p.Lk) : p.Lk;
   for (int64_t k0 = 0; k0 < kend; k0 += kTile) {
     __syncthreads();  // the previous tile's dS K is done with Ss (Vs) and Ks
-    load_rows<D>(Ks, kb, k0, p.Lk, p.st.k.l, p.E, 1.f);
-    load_rows<D>(Vs, vb, k0, p.Lk, p.st.v.l, p.E, 1.f);
+    load_rows<D>(Ks, kb, k0, p.Lk, p.st.k.l, p.E, 1.f, vec);
+    load_rows<D>(Vs, vb, k0, p.Lk, p.st.v.l, p.E, 1.f, vec);
     __syncthreads();
     float s[8][4] = {}, dp[8][4] = {};
     gemm_nt<D, LD, LD>(s, Qs, Ks, ty, tx);   // S * log2 e
@@ -348,7 +371,7 @@ __global__ void __launch_bounds__(kThreads, D == 64 ? 3 : 1) attention_backward_
   float scale[8];
 #pragma unroll
   for (int i = 0; i < 8; ++i) scale[i] = float(p.scale);
-  store_rows<D>(gq, p.st.gq, b, h, q0, p.Lq, p.E, dq, scale, ty, tx);
+  store_rows<D>(gq, p.st.gq, b, h, q0, p.Lq, p.E, dq, scale, ty, tx, vec);
 }
 
 template <class Kernel>
@@ -367,6 +390,17 @@ int tiled_head_dim(const AttentionParams& p, const Tensor& q, const Tensor& mask
 
 unsigned tiles(int64_t n) { return unsigned((n + kTile - 1) / kTile); }
 
+// Whether every row of these operands can be read / written as float4s.
+bool rows_vec4(const AttentionParams& p, std::initializer_list<const Tensor*> ts,
+               std::initializer_list<const HeadStrides*> sts) {
+  if (p.E % 4 != 0) return false;
+  for (const Tensor* t : ts)
+    if (reinterpret_cast<uintptr_t>(t->data_ptr()) % 16 != 0) return false;
+  for (const HeadStrides* s : sts)
+    if (s->b % 4 != 0 || s->h % 4 != 0 || s->l % 4 != 0) return false;
+  return true;
+}
+
 template <int D>
 void launch_forward(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask,
                     const Tensor& out, const Tensor& lse, cudaStream_t stream) {
@@ -375,7 +409,8 @@ void launch_forward(const AttentionParams& p, const Tensor& q, const Tensor& k, 
   allow_smem(kernel, bytes);
   kernel<<<dim3(tiles(p.Lq), unsigned(p.B * p.H)), kThreads, bytes, stream>>>(
       p, q.data<float>(), k.data<float>(), v.data<float>(), mask.defined() ? mask.data<float>() : nullptr,
-      out.data<float>(), lse.data<float>());
+      out.data<float>(), lse.data<float>(),
+      rows_vec4(p, {&q, &k, &v, &out}, {&p.st.q, &p.st.k, &p.st.v, &p.st.out}));
   TT_CUDA_KERNEL_CHECK();
 }
 
@@ -384,6 +419,8 @@ void launch_backward(const AttentionParams& p, const Tensor& gout, const Tensor&
                      const Tensor& mask, const Tensor& lse, const Tensor& dvec, const Tensor& gq, const Tensor& gk,
                      const Tensor& gv, cudaStream_t stream) {
   const float* mp = mask.defined() ? mask.data<float>() : nullptr;
+  const bool vec = rows_vec4(p, {&gout, &q, &k, &v, &gq, &gk, &gv},
+                             {&p.st.gout, &p.st.q, &p.st.k, &p.st.v, &p.st.gq, &p.st.gk, &p.st.gv});
   const size_t kv_bytes = size_t(4 * operand_floats<D>() + staged_floats() + 2 * kTile) * sizeof(float);
   auto kv = mask.defined() ? attention_backward_kv_tiled_kernel<D, true> : attention_backward_kv_tiled_kernel<D, false>;
   allow_smem(kv, kv_bytes);
@@ -396,11 +433,11 @@ void launch_backward(const AttentionParams& p, const Tensor& gout, const Tensor&
   TT_CUDA_CHECK(cudaStreamWaitEvent(side.stream, side.fork, 0));
   qk<<<dim3(tiles(p.Lq), unsigned(p.B * p.H)), kThreads, q_bytes, side.stream>>>(
       p, q.data<float>(), k.data<float>(), v.data<float>(), gout.data<float>(), mp, lse.data<float>(),
-      dvec.data<float>(), gq.data<float>());
+      dvec.data<float>(), gq.data<float>(), vec);
   TT_CUDA_KERNEL_CHECK();
   kv<<<dim3(tiles(p.Lk), unsigned(p.B * p.Hkv)), kThreads, kv_bytes, stream>>>(
       p, q.data<float>(), k.data<float>(), v.data<float>(), gout.data<float>(), mp, lse.data<float>(),
-      dvec.data<float>(), gk.data<float>(), gv.data<float>());
+      dvec.data<float>(), gk.data<float>(), gv.data<float>(), vec);
   TT_CUDA_KERNEL_CHECK();
   TT_CUDA_CHECK(cudaEventRecord(side.join, side.stream));  // and the caller's stream waits for it
   TT_CUDA_CHECK(cudaStreamWaitEvent(stream, side.join, 0));
