@@ -148,7 +148,7 @@ __device__ __forceinline__ void store_rows(float* dst, const HeadStrides& st, in
   }
 }
 
-// grid (ceil(Lq / 64), B * H); q: (B, H, Lq, E), k, v: (B, Hkv, Lk, E) -> out: (B, H, Lq, E), lse: (B, H, Lq)
+// grid (B * H, ceil(Lq / 64)); q: (B, H, Lq, E), k, v: (B, Hkv, Lk, E) -> out: (B, H, Lq, E), lse: (B, H, Lq)
 template <int D, bool kMasked>
 __global__ void __launch_bounds__(kThreads, D == 64 ? 4 : 1)
     attention_forward_tiled_kernel(AttentionParams p, const float* q, const float* k, const float* v, const float* mask,
@@ -157,8 +157,8 @@ __global__ void __launch_bounds__(kThreads, D == 64 ? 4 : 1)
   extern __shared__ __align__(16) float smem[];
   float *Qs = smem, *Ks = Qs + operand_floats<D>(), *Ps = Ks, *Vs = Ks + kv_or_staged<D>();  // P takes K's place
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const int64_t bh = blockIdx.y, b = bh / p.H, h = bh % p.H, hk = h / (p.H / p.Hkv);
-  const int64_t q0 = int64_t(gridDim.x - 1 - blockIdx.x) * kTile;  // the longest causal rows first
+  const int64_t bh = blockIdx.x, b = bh / p.H, h = bh % p.H, hk = h / (p.H / p.Hkv);
+  const int64_t q0 = int64_t(gridDim.y - 1 - blockIdx.y) * kTile;  // the longest causal rows start first
   load_rows<D>(Qs, q + p.st.q.row(b, h, 0), q0, p.Lq, p.st.q.l, p.E, float(p.scale) * kLog2e, vec);
   const float *kb = k + p.st.k.row(b, hk, 0), *vb = v + p.st.v.row(b, hk, 0);
   float o[8][D / 16] = {}, m[8], l[8] = {};
@@ -224,7 +224,7 @@ __global__ void __launch_bounds__(kThreads, D == 64 ? 4 : 1)
   store_rows<D>(out, p.st.out, b, h, q0, p.Lq, p.E, o, inv, ty, tx, vec);
 }
 
-// grid (ceil(Lk / 64), B * Hkv); q, gout: (B, H, Lq, E), k, v: (B, Hkv, Lk, E); lse, dvec: (B, H, Lq)
+// grid (B * Hkv, ceil(Lk / 64)); q, gout: (B, H, Lq, E), k, v: (B, Hkv, Lk, E); lse, dvec: (B, H, Lq)
 // -> gk, gv: (B, Hkv, Lk, E)
 template <int D, bool kMasked>
 __global__ void __launch_bounds__(kThreads) attention_backward_kv_tiled_kernel(
@@ -235,8 +235,8 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kv_tiled_kernel(
   float *Ks = smem, *Vs = Ks + operand_floats<D>(), *Qs = Vs + operand_floats<D>(), *Gs = Qs + operand_floats<D>();
   float *Ss = Gs + operand_floats<D>(), *Ls = Ss + staged_floats(), *Ds = Ls + kTile;
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const int64_t bhk = blockIdx.y, b = bhk / p.Hkv, hk = bhk % p.Hkv, group = p.H / p.Hkv;
-  const int64_t k0 = int64_t(blockIdx.x) * kTile;
+  const int64_t bhk = blockIdx.x, b = bhk / p.Hkv, hk = bhk % p.Hkv, group = p.H / p.Hkv;
+  const int64_t k0 = int64_t(blockIdx.y) * kTile;  // the keys with the most causal rows start first
   load_rows<D>(Ks, k + p.st.k.row(b, hk, 0), k0, p.Lk, p.st.k.l, p.E, float(p.scale) * kLog2e, vec);
   load_rows<D>(Vs, v + p.st.v.row(b, hk, 0), k0, p.Lk, p.st.v.l, p.E, 1.f, vec);
   float dk[8][D / 16] = {}, dv[8][D / 16] = {};
@@ -304,7 +304,7 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kv_tiled_kernel(
   store_rows<D>(gv, p.st.gv, b, hk, k0, p.Lk, p.E, dv, one, ty, tx, vec);
 }
 
-// grid (ceil(Lq / 64), B * H) -> gq: (B, H, Lq, E)
+// grid (B * H, ceil(Lq / 64)) -> gq: (B, H, Lq, E)
 template <int D, bool kMasked>
 __global__ void __launch_bounds__(kThreads, D == 64 ? 3 : 1) attention_backward_q_tiled_kernel(
     AttentionParams p, const float* q, const float* k, const float* v, const float* gout, const float* mask,
@@ -314,8 +314,8 @@ __global__ void __launch_bounds__(kThreads, D == 64 ? 3 : 1) attention_backward_
   float *Qs = smem, *Gs = Qs + operand_floats<D>(), *Ks = Gs + operand_floats<D>(), *Vs = Ks + operand_floats<D>();
   float* Ss = Vs;  // dS takes V's place once dP is computed
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const int64_t bh = blockIdx.y, b = bh / p.H, h = bh % p.H, hk = h / (p.H / p.Hkv);
-  const int64_t q0 = int64_t(gridDim.x - 1 - blockIdx.x) * kTile;  // the longest causal rows first
+  const int64_t bh = blockIdx.x, b = bh / p.H, h = bh % p.H, hk = h / (p.H / p.Hkv);
+  const int64_t q0 = int64_t(gridDim.y - 1 - blockIdx.y) * kTile;  // the longest causal rows start first
   load_rows<D>(Qs, q + p.st.q.row(b, h, 0), q0, p.Lq, p.st.q.l, p.E, float(p.scale) * kLog2e, vec);
   load_rows<D>(Gs, gout + p.st.gout.row(b, h, 0), q0, p.Lq, p.st.gout.l, p.E, 1.f, vec);
   const float *kb = k + p.st.k.row(b, hk, 0), *vb = v + p.st.v.row(b, hk, 0);
@@ -384,7 +384,8 @@ void allow_smem(Kernel kernel, size_t bytes) {
 int tiled_head_dim(const AttentionParams& p, const Tensor& q, const Tensor& mask) {
   if (q.dtype() != DType::Float32 || (mask.defined() && mask.dtype() != DType::Float32)) return 0;
   if (p.E != p.Ev || p.E < 1 || p.E > 128 || p.dropout_p > 0) return 0;
-  if (p.H % p.Hkv != 0 || p.B * p.H > 65535 || p.Lq < 1 || p.Lk < 1) return 0;  // grid.y limit; empty: plain
+  if (p.H % p.Hkv != 0 || p.Lq < 1 || p.Lk < 1) return 0;  // empty: the plain kernels
+  if (p.B * p.H > INT32_MAX || (p.Lq + kTile - 1) / kTile > 65535 || (p.Lk + kTile - 1) / kTile > 65535) return 0;
   return p.E <= 64 ? 64 : 128;
 }
 
@@ -407,7 +408,7 @@ void launch_forward(const AttentionParams& p, const Tensor& q, const Tensor& k, 
   const size_t bytes = size_t(2 * operand_floats<D>() + kv_or_staged<D>()) * sizeof(float);
   auto kernel = mask.defined() ? attention_forward_tiled_kernel<D, true> : attention_forward_tiled_kernel<D, false>;
   allow_smem(kernel, bytes);
-  kernel<<<dim3(tiles(p.Lq), unsigned(p.B * p.H)), kThreads, bytes, stream>>>(
+  kernel<<<dim3(unsigned(p.B * p.H), tiles(p.Lq)), kThreads, bytes, stream>>>(
       p, q.data<float>(), k.data<float>(), v.data<float>(), mask.defined() ? mask.data<float>() : nullptr,
       out.data<float>(), lse.data<float>(),
       rows_vec4(p, {&q, &k, &v, &out}, {&p.st.q, &p.st.k, &p.st.v, &p.st.out}));
@@ -431,11 +432,11 @@ void launch_backward(const AttentionParams& p, const Tensor& gout, const Tensor&
   std::lock_guard<std::mutex> lock(side.mu);
   TT_CUDA_CHECK(cudaEventRecord(side.fork, stream));  // the side stream starts after everything before this call
   TT_CUDA_CHECK(cudaStreamWaitEvent(side.stream, side.fork, 0));
-  qk<<<dim3(tiles(p.Lq), unsigned(p.B * p.H)), kThreads, q_bytes, side.stream>>>(
+  qk<<<dim3(unsigned(p.B * p.H), tiles(p.Lq)), kThreads, q_bytes, side.stream>>>(
       p, q.data<float>(), k.data<float>(), v.data<float>(), gout.data<float>(), mp, lse.data<float>(),
       dvec.data<float>(), gq.data<float>(), vec);
   TT_CUDA_KERNEL_CHECK();
-  kv<<<dim3(tiles(p.Lk), unsigned(p.B * p.Hkv)), kThreads, kv_bytes, stream>>>(
+  kv<<<dim3(unsigned(p.B * p.Hkv), tiles(p.Lk)), kThreads, kv_bytes, stream>>>(
       p, q.data<float>(), k.data<float>(), v.data<float>(), gout.data<float>(), mp, lse.data<float>(),
       dvec.data<float>(), gk.data<float>(), gv.data<float>(), vec);
   TT_CUDA_KERNEL_CHECK();
