@@ -212,7 +212,9 @@ void cuda_attention_forward(const AttentionParams& p, const Tensor& q, const Ten
                         "repeat the same dropout pattern");
 
   cudaStream_t stream = current_stream(q.device().index);
-  if (!plain_only() && attention_forward_mma(p, q, k, v, mask, out, lse, stream)) return;
+  if (!plain_only() && (attention_forward_wgmma(p, q, k, v, mask, out, lse, stream) ||
+                        attention_forward_mma(p, q, k, v, mask, out, lse, stream)))
+    return;
   TT_DISPATCH_FLOATING(q.dtype(), "scaled_dot_product_attention", [&] {
     using M = opmath_t<scalar_t>;
     attention_forward_rows<scalar_t, M><<<row_blocks(p.B * p.H * p.Lq), kRowsPerBlock * 32, 0, stream>>>(
