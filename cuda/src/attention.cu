@@ -1,9 +1,9 @@
-// CUDA fused attention: the entry points, which try the tensor-core kernels (attention_mma_*.cu)
-// first, then the tiled float32 kernels (attention_tiled.cu), and plain kernels for every floating
-// dtype and head dim up to 256 (float64, and what the other kernels don't cover). The plain
-// kernels give a warp one row: one query row (forward, dQ) or one key row (dK/dV); its 32 lanes
-// score 32 keys (or queries) at a time with an online softmax, and own the head dims of the
-// accumulators. No (Lq, Lk) matrix.
+// CUDA fused attention: the entry points, which try the tensor-core kernels (attention_wgmma.cu,
+// attention_mma_*.cu) first, then the tiled float32 kernels (attention_tiled.cu), and plain
+// kernels for every floating dtype and head dim up to 256 (float64, and what the other kernels
+// don't cover). The plain kernels give a warp one row: one query row (forward, dQ) or one key row
+// (dK/dV); its 32 lanes score 32 keys (or queries) at a time with an online softmax, and own the
+// head dims of the accumulators. No (Lq, Lk) matrix.
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -214,8 +214,10 @@ void cuda_attention_forward(const AttentionParams& p, const Tensor& q, const Ten
                         "repeat the same dropout pattern");
 
   cudaStream_t stream = current_stream(q.device().index);
-  if (!plain_only() && attention_forward_mma(p, q, k, v, mask, out, lse, stream)) return;
-  if (!plain_only() && attention_forward_tiled(p, q, k, v, mask, out, lse, stream)) return;
+  if (!plain_only() && (attention_forward_wgmma(p, q, k, v, mask, out, lse, stream) ||
+                        attention_forward_mma(p, q, k, v, mask, out, lse, stream) ||
+                        attention_forward_tiled(p, q, k, v, mask, out, lse, stream)))
+    return;
   TT_DISPATCH_FLOATING(q.dtype(), "scaled_dot_product_attention", [&] {
     using M = opmath_t<scalar_t>;
     attention_forward_rows<scalar_t, M><<<row_blocks(p.B * p.H * p.Lq), kRowsPerBlock * 32, 0, stream>>>(

@@ -12,6 +12,7 @@
 // D = rowsum(dO * O) comes from the caller (cuda/src/attention.cu).
 #include <array>
 #include <mutex>
+#include <type_traits>
 #include "attention_mma.cuh"
 #include "attention_mma.h"
 
@@ -83,31 +84,37 @@ __global__ void __launch_bounds__(kThreads) attention_backward_kv_mma_kernel(
       // finite: key 0 or more takes part in every row when there is no mask)
       const bool inside = plain && warp_key0 + 16 * WM <= p.Lk && i0 + BR <= p.Lq &&
                           (!p.causal || warp_key0 + 16 * WM - 1 <= i0);
+      // one uniform branch picks the instantiation (per-element checks would be if-converted
+      // and paid by every tile)
+      auto scores = [&](auto checks) {
 #pragma unroll
-      for (int nb = 0; nb < BR / 8; ++nb)
+        for (int nb = 0; nb < BR / 8; ++nb)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int qi = nb * 8 + t4 * 2 + (e & 1);
-          const float L = lse_s[qi], L2 = L * kLog2e, Dq = d_s[qi];
+          for (int e = 0; e < 4; ++e) {
+            const int qi = nb * 8 + t4 * 2 + (e & 1);
+            const float L = lse_s[qi], L2 = L * kLog2e, Dq = d_s[qi];
 #pragma unroll
-          for (int m = 0; m < WM; ++m) {
-            float pr, kd = 1.f;
-            if (inside) {
-              pr = fast_exp2(st[m][nb][e] * sl2 - L2);
-            } else {
-              const int64_t key = key_base + 16 * m + (e >> 1) * 8, row = i0 + qi;
-              pr = 0.f;
-              if (key < p.Lk && row < p.Lq && L != -INFINITY && !(p.causal && key > row)) {
-                float x = st[m][nb][e] * scale;
-                if (kGeneral && mask) x += mask_at(p, mask, b, h, row, key);
-                pr = fast_exp2(x * kLog2e - L2);
-                if (kGeneral && p.dropout_p > 0) kd = keep_scale(p, bh, row, key);
+            for (int m = 0; m < WM; ++m) {
+              float pr, kd = 1.f;
+              if constexpr (!decltype(checks)::value) {
+                pr = fast_exp2(st[m][nb][e] * sl2 - L2);
+              } else {
+                const int64_t key = key_base + 16 * m + (e >> 1) * 8, row = i0 + qi;
+                pr = 0.f;
+                if (key < p.Lk && row < p.Lq && L != -INFINITY && !(p.causal && key > row)) {
+                  float x = st[m][nb][e] * scale;
+                  if (kGeneral && mask) x += mask_at(p, mask, b, h, row, key);
+                  pr = fast_exp2(x * kLog2e - L2);
+                  if (kGeneral && p.dropout_p > 0) kd = keep_scale(p, bh, row, key);
+                }
               }
+              dpt[m][nb][e] = pr * (dpt[m][nb][e] * kd - Dq);  // dS^T
+              st[m][nb][e] = pr * kd;                         // dropped P^T
             }
-            dpt[m][nb][e] = pr * (dpt[m][nb][e] * kd - Dq);  // dS^T
-            st[m][nb][e] = pr * kd;                         // dropped P^T
           }
-        }
+      };
+      if (inside) scores(std::false_type{});
+      else scores(std::true_type{});
       gemm_cb<kBf16, WM, BR, D, LD>(dv, st, Gs, lane);   // dV += P^T dO
       gemm_cb<kBf16, WM, BR, D, LD>(dk, dpt, Qs, lane);  // dK += dS^T Q
     }
@@ -201,28 +208,32 @@ __global__ void __launch_bounds__(kThreads) attention_backward_q_mma_kernel(
       }
       const bool inside = plain && k0 + BC <= p.Lk && warp_row0 + 16 * WM <= p.Lq &&
                           (!p.causal || k0 + BC - 1 <= warp_row0);
+      auto scores = [&](auto checks) {
 #pragma unroll
-      for (int m = 0; m < WM; ++m)
+        for (int m = 0; m < WM; ++m)
 #pragma unroll
-        for (int nb = 0; nb < BC / 8; ++nb)
+          for (int nb = 0; nb < BC / 8; ++nb)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int r = e >> 1;
-            float pr, kd = 1.f;
-            if (inside) {
-              pr = fast_exp2(s[m][nb][e] * sl2 - L2[m][r]);
-            } else {
-              const int64_t row = row_base + 16 * m + r * 8, col = k0 + nb * 8 + t4 * 2 + (e & 1);
-              pr = 0.f;
-              if (col < p.Lk && row < p.Lq && L[m][r] != -INFINITY && !(p.causal && col > row)) {
-                float x = s[m][nb][e] * scale;
-                if (kGeneral && mask) x += mask_at(p, mask, b, h, row, col);
-                pr = fast_exp2(x * kLog2e - L2[m][r]);
-                if (kGeneral && p.dropout_p > 0) kd = keep_scale(p, bh, row, col);
+            for (int e = 0; e < 4; ++e) {
+              const int r = e >> 1;
+              float pr, kd = 1.f;
+              if constexpr (!decltype(checks)::value) {
+                pr = fast_exp2(s[m][nb][e] * sl2 - L2[m][r]);
+              } else {
+                const int64_t row = row_base + 16 * m + r * 8, col = k0 + nb * 8 + t4 * 2 + (e & 1);
+                pr = 0.f;
+                if (col < p.Lk && row < p.Lq && L[m][r] != -INFINITY && !(p.causal && col > row)) {
+                  float x = s[m][nb][e] * scale;
+                  if (kGeneral && mask) x += mask_at(p, mask, b, h, row, col);
+                  pr = fast_exp2(x * kLog2e - L2[m][r]);
+                  if (kGeneral && p.dropout_p > 0) kd = keep_scale(p, bh, row, col);
+                }
               }
+              s[m][nb][e] = pr * (dp[m][nb][e] * kd - Dr[m][r]);  // dS
             }
-            s[m][nb][e] = pr * (dp[m][nb][e] * kd - Dr[m][r]);  // dS
-          }
+      };
+      if (inside) scores(std::false_type{});
+      else scores(std::true_type{});
       gemm_cb<kBf16, WM, BC, D, LD>(dq, s, Ks, lane);  // dQ += dS K
     }
     __syncthreads();

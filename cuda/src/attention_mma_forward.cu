@@ -1,7 +1,7 @@
 // Tensor-core FlashAttention-2 forward for float16/bfloat16 (float32 accumulation). A block takes
 // 128 query rows (4 warps x 32: two m16 row blocks per warp, so every K/V fragment read from shared
 // memory feeds two products) of one (batch, head) and walks the key tiles of 64 with an online
-// softmax in log2 units (scores pre-scaled by log2(e), exp2 on the special-function unit); P stays
+// softmax in log2 units (2^(s scale log2e - m scale log2e): one FFMA and ex2 per score); P stays
 // in registers as the A operand of P V. For head dim 64 the Q fragments stay in registers too.
 // K/V tiles are double buffered: the next tile's cp.async runs while this one is multiplied.
 // Tiles wholly inside the keys, below the causal diagonal (per warp) and without mask or dropout
@@ -41,7 +41,8 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(Attenti
   float m_r[WM][2], l_r[WM][2];
 #pragma unroll
   for (int m = 0; m < WM; ++m) m_r[m][0] = m_r[m][1] = -INFINITY, l_r[m][0] = l_r[m][1] = 0.f;
-  const float sl2 = float(p.scale) * kLog2e;
+  // scores stay unscaled until the exponent; the additive mask is brought to their units
+  const float sl2 = float(p.scale) * kLog2e, inv_scale = 1.f / float(p.scale);
   const int64_t kend = p.causal ? (q0 + BR < p.Lk ? q0 + BR : p.Lk) : p.Lk;
   const int ntiles = int((kend + BC - 1) / BC);
   const int64_t warp_row0 = q0 + warp * 16 * WM, row_base = warp_row0 + g;  // row of (m, r): row_base + 16 m + 8 r
@@ -66,8 +67,22 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(Attenti
       float s[WM][BC / 8][4] = {};
       if constexpr (kQRegs) gemm_abt<kBf16, WM, D, BC, LD, true>(s, qf, nullptr, 0, Ks, lane);
       else gemm_abt<kBf16, WM, D, BC, LD>(s, nullptr, Qs, warp * 16 * WM, Ks, lane);
-      // scores in log2 units; the checks only where the tile needs them
-      const bool inside = plain && k0 + BC <= p.Lk && (!p.causal || k0 + BC - 1 <= warp_row0);
+      // keys past Lk, (causal) after the row, or masked: one uniform branch around the whole tile,
+      // so that interior tiles run none of it (checks inside the element loop get if-converted,
+      // and every tile would pay for them)
+      if (!(plain && k0 + BC <= p.Lk && (!p.causal || k0 + BC - 1 <= warp_row0))) {
+#pragma unroll
+        for (int m = 0; m < WM; ++m)
+#pragma unroll
+          for (int nb = 0; nb < BC / 8; ++nb)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int64_t row = row_base + 16 * m + (e >> 1) * 8, col = k0 + nb * 8 + t4 * 2 + (e & 1);
+              if (col >= p.Lk || (p.causal && col > row)) s[m][nb][e] = -INFINITY;
+              else if (kGeneral && mask && row < p.Lq) s[m][nb][e] += mask_at(p, mask, b, h, row, col) * inv_scale;
+            }
+      }
+      // online softmax on the raw scores: P = 2^(s sl2 - m sl2), one FFMA and one MUFU each
       float mx[WM][2];
 #pragma unroll
       for (int m = 0; m < WM; ++m) {
@@ -75,26 +90,18 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(Attenti
 #pragma unroll
         for (int nb = 0; nb < BC / 8; ++nb)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            float x = s[m][nb][e] * sl2;
-            if (!inside) {
-              const int64_t row = row_base + 16 * m + (e >> 1) * 8, col = k0 + nb * 8 + t4 * 2 + (e & 1);
-              if (col >= p.Lk || (p.causal && col > row)) x = -INFINITY;
-              else if (kGeneral && mask && row < p.Lq) x += mask_at(p, mask, b, h, row, col) * kLog2e;
-            }
-            s[m][nb][e] = x;
-            mx[m][e >> 1] = fmaxf(mx[m][e >> 1], x);
-          }
+          for (int e = 0; e < 4; ++e) mx[m][e >> 1] = fmaxf(mx[m][e >> 1], s[m][nb][e]);
       }
-      float corr[WM][2], m_use[WM][2];
+      float corr[WM][2], neg_m[WM][2];
 #pragma unroll
       for (int m = 0; m < WM; ++m)
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
           mx[m][r] = fmaxf(mx[m][r], __shfl_xor_sync(0xffffffffu, mx[m][r], 1));
           mx[m][r] = fmaxf(mx[m][r], __shfl_xor_sync(0xffffffffu, mx[m][r], 2));
-          m_use[m][r] = mx[m][r] == -INFINITY ? 0.f : mx[m][r];  // a row with no key yet: P = 0, no NaN
-          corr[m][r] = fast_exp2(m_r[m][r] - m_use[m][r]);
+          const float m_use = mx[m][r] == -INFINITY ? 0.f : mx[m][r];  // a row with no key yet: P = 0, no NaN
+          corr[m][r] = fast_exp2((m_r[m][r] - m_use) * sl2);
+          neg_m[m][r] = -m_use * sl2;
           m_r[m][r] = mx[m][r];
           l_r[m][r] *= corr[m][r];
         }
@@ -104,7 +111,7 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(Attenti
         for (int nb = 0; nb < BC / 8; ++nb)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            const float pr = fast_exp2(s[m][nb][e] - m_use[m][e >> 1]);
+            const float pr = fast_exp2(fmaf(s[m][nb][e], sl2, neg_m[m][e >> 1]));
             l_r[m][e >> 1] += pr;
             s[m][nb][e] = pr;
           }
@@ -147,7 +154,7 @@ __global__ void __launch_bounds__(kThreads) attention_forward_mma_kernel(Attenti
         if (col < p.E)
           *reinterpret_cast<uint32_t*>(orow + col) = pack2<kBf16>(o[m][d][2 * r] * inv, o[m][d][2 * r + 1] * inv);
       }
-      if (t4 == 0) lse[bh * p.Lq + row] = l > 0 ? m_r[m][r] / kLog2e + logf(l) : -INFINITY;
+      if (t4 == 0) lse[bh * p.Lq + row] = l > 0 ? m_r[m][r] * float(p.scale) + logf(l) : -INFINITY;
     }
 }
 
@@ -178,7 +185,8 @@ bool attention_forward_mma(const AttentionParams& p, const Tensor& q, const Tens
                            const Tensor& mask, const Tensor& out, const Tensor& lse, cudaStream_t stream) {
   const int D = attention_mma_head_dim(p, q);
   auto aligned = [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0; };
-  if (!D || !aligned(q) || !aligned(k) || !aligned(v) || !aligned(out)) return false;
+  // scores stay unscaled until the exponent, so the running max needs scale > 0
+  if (!D || !(p.scale > 0) || !aligned(q) || !aligned(k) || !aligned(v) || !aligned(out)) return false;
   for (const HeadStrides& s : {p.st.q, p.st.k, p.st.v, p.st.out})
     if (!rows_aligned(s)) return false;
   if (q.dtype() == DType::BFloat16)
