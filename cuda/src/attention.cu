@@ -245,7 +245,9 @@ void cuda_attention_backward(const AttentionParams& p, const Tensor& gout, const
         p, gout.data<scalar_t>(), out.data<scalar_t>(), dvec.data<M>());
     TT_CUDA_KERNEL_CHECK();
   });
-  if (!plain_only() && attention_backward_mma(p, gout, q, k, v, mask, lse, dvec, gq, gk, gv, stream)) return;
+  if (!plain_only() && (attention_backward_wgmma(p, gout, q, k, v, mask, lse, dvec, gq, gk, gv, stream) ||
+                        attention_backward_mma(p, gout, q, k, v, mask, lse, dvec, gq, gk, gv, stream)))
+    return;
   if (!plain_only() && attention_backward_tiled(p, gout, q, k, v, mask, lse, dvec, gq, gk, gv, stream)) return;
   TT_DISPATCH_FLOATING(q.dtype(), "scaled_dot_product_attention_backward", [&] {
     using M = opmath_t<scalar_t>;

@@ -21,6 +21,10 @@ bool attention_forward_mma(const AttentionParams& p, const Tensor& q, const Tens
 // The Hopper forward (attention_wgmma.cu): no mask or dropout; false where it does not apply.
 bool attention_forward_wgmma(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v,
                              const Tensor& mask, const Tensor& out, const Tensor& lse, cudaStream_t stream);
+// The Hopper backward (attention_wgmma.cu): no mask or dropout; false where it does not apply.
+bool attention_backward_wgmma(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,
+                              const Tensor& v, const Tensor& mask, const Tensor& lse, const Tensor& dvec,
+                              const Tensor& gq, const Tensor& gk, const Tensor& gv, cudaStream_t stream);
 // dvec: (B, H, Lq) float32 rowsum(dO * O), computed by the caller.
 bool attention_backward_mma(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,
                             const Tensor& v, const Tensor& mask, const Tensor& lse, const Tensor& dvec,

@@ -1,11 +1,15 @@
-// Entry point of the Hopper (sm_90a) attention forward (attention_wgmma.cuh): float16/bfloat16,
+// Entry points of the Hopper (sm_90a) attention kernels (attention_wgmma.cuh, forward;
+// attention_wgmma_backward.cuh, backward): float16/bfloat16,
 // E = Ev <= 128 a multiple of 8, no mask, no dropout, positive scale, on a compute-capability 9.0
 // device of a build that has sm_90a code (CMake defines TINYTORCH_CUDA_SM90A when
 // CMAKE_CUDA_ARCHITECTURES names 90a). Everything else returns false: the mma.sync kernels run.
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
+#include <mutex>
 #include "attention_wgmma.cuh"
+#include "attention_wgmma_backward.cuh"
 #include "attention_mma.h"
 
 namespace tt::cuda {
@@ -29,6 +33,36 @@ void launch_forward_wgmma(const AttentionParams& p, const Tensor& q, const Tenso
   TT_CUDA_KERNEL_CHECK();
 }
 
+// dQ on the side stream beside dK/dV (as the mma backward: the two grids fill the GPU together)
+template <bool kBf16, int D>
+void launch_backward_wgmma(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,
+                           const Tensor& v, const Tensor& lse, const Tensor& dvec, const Tensor& gq, const Tensor& gk,
+                           const Tensor& gv, cudaStream_t stream) {
+  constexpr int kWG = 2, QBC = 128, KBQ = 64;  // fastest on an H100 (B 4, H 16, T 4096, causal)
+  using QTiles = wg::BackwardQTiles<D, kWG, QBC>;
+  using KVTiles = wg::BackwardKVTiles<D, kWG, KBQ>;
+  auto qk = wg::attention_backward_q_wgmma_kernel<kBf16, D, kWG, QBC>;
+  auto kv = wg::attention_backward_kv_wgmma_kernel<kBf16, D, kWG, KBQ>;
+  mma::allow_smem(qk, QTiles::kSmemBytes);
+  mma::allow_smem(kv, KVTiles::kSmemBytes);
+  auto u16 = [](const Tensor& t) { return static_cast<const uint16_t*>(t.data_ptr()); };
+  auto w16 = [](const Tensor& t) { return static_cast<uint16_t*>(t.data_ptr()); };
+  AttentionSideStream& side = attention_side_stream(q.device().index);
+  std::lock_guard<std::mutex> lock(side.mu);
+  TT_CUDA_CHECK(cudaEventRecord(side.fork, stream));
+  TT_CUDA_CHECK(cudaStreamWaitEvent(side.stream, side.fork, 0));
+  qk<<<dim3(unsigned((p.Lq + QTiles::BR - 1) / QTiles::BR), unsigned(p.B * p.H)), QTiles::kThreads,
+       QTiles::kSmemBytes, side.stream>>>(p, u16(q), u16(k), u16(v), u16(gout), lse.data<float>(), dvec.data<float>(),
+                                          w16(gq));
+  TT_CUDA_KERNEL_CHECK();
+  kv<<<dim3(unsigned((p.Lk + KVTiles::BK - 1) / KVTiles::BK), unsigned(p.B * p.Hkv)), KVTiles::kThreads,
+       KVTiles::kSmemBytes, stream>>>(p, u16(q), u16(k), u16(v), u16(gout), lse.data<float>(), dvec.data<float>(),
+                                      w16(gk), w16(gv));
+  TT_CUDA_KERNEL_CHECK();
+  TT_CUDA_CHECK(cudaEventRecord(side.join, side.stream));
+  TT_CUDA_CHECK(cudaStreamWaitEvent(stream, side.join, 0));
+}
+
 // Whether this device runs the sm_90a kernels (cached per device); TINYTORCH_ATTENTION_WGMMA=0 turns them off.
 bool wgmma_device(int device) {
 #ifdef TINYTORCH_CUDA_SM90A
@@ -49,20 +83,45 @@ bool wgmma_device(int device) {
 #endif
 }
 
+// The calls these kernels cover: see the top of the file.
+bool covered(const AttentionParams& p, const Tensor& q, const Tensor& mask, std::initializer_list<const Tensor*> ts,
+             std::initializer_list<HeadStrides> strides) {
+  if (!attention_mma_head_dim(p, q) || mask.defined() || p.dropout_p > 0 || !(p.scale > 0) || p.Lq == 0 || p.Lk == 0)
+    return false;
+  if (!wgmma_device(q.device().index)) return false;
+  for (const Tensor* t : ts)
+    if (reinterpret_cast<uintptr_t>(t->data_ptr()) % 16 != 0) return false;
+  for (const HeadStrides& s : strides)
+    if (!rows_aligned(s)) return false;
+  return true;
+}
+
 }  // namespace
 
 bool attention_forward_wgmma(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v,
                              const Tensor& mask, const Tensor& out, const Tensor& lse, cudaStream_t stream) {
+  if (!covered(p, q, mask, {&q, &k, &v, &out}, {p.st.q, p.st.k, p.st.v, p.st.out})) return false;
   const int D = attention_mma_head_dim(p, q);
-  if (!D || mask.defined() || p.dropout_p > 0 || !(p.scale > 0) || !wgmma_device(q.device().index)) return false;
-  auto aligned = [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0; };
-  if (!aligned(q) || !aligned(k) || !aligned(v) || !aligned(out)) return false;
-  for (const HeadStrides& s : {p.st.q, p.st.k, p.st.v, p.st.out})
-    if (!rows_aligned(s)) return false;
   if (q.dtype() == DType::BFloat16)
     (D == 64 ? launch_forward_wgmma<true, 64> : launch_forward_wgmma<true, 128>)(p, q, k, v, out, lse, stream);
   else
     (D == 64 ? launch_forward_wgmma<false, 64> : launch_forward_wgmma<false, 128>)(p, q, k, v, out, lse, stream);
+  return true;
+}
+
+bool attention_backward_wgmma(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,
+                              const Tensor& v, const Tensor& mask, const Tensor& lse, const Tensor& dvec,
+                              const Tensor& gq, const Tensor& gk, const Tensor& gv, cudaStream_t stream) {
+  if (!covered(p, q, mask, {&q, &k, &v, &gout, &gq, &gk, &gv},
+               {p.st.q, p.st.k, p.st.v, p.st.gout, p.st.gq, p.st.gk, p.st.gv}))
+    return false;
+  const int D = attention_mma_head_dim(p, q);
+  if (q.dtype() == DType::BFloat16)
+    (D == 64 ? launch_backward_wgmma<true, 64> : launch_backward_wgmma<true, 128>)(p, gout, q, k, v, lse, dvec, gq, gk,
+                                                                                   gv, stream);
+  else
+    (D == 64 ? launch_backward_wgmma<false, 64> : launch_backward_wgmma<false, 128>)(p, gout, q, k, v, lse, dvec, gq,
+                                                                                     gk, gv, stream);
   return true;
 }
 

@@ -14,6 +14,22 @@ using mma::fast_exp2;
 using mma::kLog2e;
 using mma::pack2;
 
+// The accumulator fragment s (64 x N) -> the register A fragments of its 16-column slices: slice kk
+// is column blocks 2 kk and 2 kk + 1, packed to 16-bit pairs (the m16n8k16 A layout).
+template <bool kBf16, int N>
+__device__ __forceinline__ void to_a(uint32_t (&a)[N / 16][4], const float (&s)[N / 2]) {
+#pragma unroll
+  for (int kk = 0; kk < N / 16; ++kk) {
+    a[kk][0] = pack2<kBf16>(s[8 * kk + 0], s[8 * kk + 1]);
+    a[kk][1] = pack2<kBf16>(s[8 * kk + 2], s[8 * kk + 3]);
+    a[kk][2] = pack2<kBf16>(s[8 * kk + 4], s[8 * kk + 5]);
+    a[kk][3] = pack2<kBf16>(s[8 * kk + 6], s[8 * kk + 7]);
+  }
+}
+
+// The first 1024-byte-aligned address of the dynamic shared memory (kernels ask 1024 bytes more).
+__device__ __forceinline__ uint32_t smem_base(const void* smem) { return (smem_u32(smem) + 1023) & ~1023u; }
+
 template <int D, int kWG, int BC>
 struct ForwardTiles {
   static constexpr int BR = 64 * kWG, kThreads = 128 * kWG;
@@ -31,7 +47,7 @@ __global__ void __launch_bounds__(128 * kWG, 1)
   using Tiles = ForwardTiles<D, kWG, BC>;
   constexpr int BR = Tiles::BR, kThreads = Tiles::kThreads;
   extern __shared__ uint8_t smem_raw[];
-  const uint32_t Qs = (smem_u32(smem_raw) + 1023) & ~1023u, KV0 = Qs + Tiles::kQBytes;
+  const uint32_t Qs = smem_base(smem_raw), KV0 = Qs + Tiles::kQBytes;
   const int tid = threadIdx.x, wg = tid / 128, warp = (tid % 128) / 32, lane = tid % 32, g = lane / 4, t4 = lane % 4;
   const int64_t bh = blockIdx.y, b = bh / p.H, h = bh % p.H, hk = h / (p.H / p.Hkv);
   const int64_t q0 = int64_t(gridDim.x - 1 - blockIdx.x) * BR;  // the longest causal rows first
@@ -108,14 +124,7 @@ __global__ void __launch_bounds__(128 * kWG, 1)
         l_r[(i >> 1) & 1] += pr;
         s[i] = pr;
       }
-      // the A fragment of keys 16 kk .. 16 kk + 15: column blocks 2 kk and 2 kk + 1
-#pragma unroll
-      for (int kk = 0; kk < BC / 16; ++kk) {
-        pa[kk][0] = pack2<kBf16>(s[8 * kk + 0], s[8 * kk + 1]);
-        pa[kk][1] = pack2<kBf16>(s[8 * kk + 2], s[8 * kk + 3]);
-        pa[kk][2] = pack2<kBf16>(s[8 * kk + 4], s[8 * kk + 5]);
-        pa[kk][3] = pack2<kBf16>(s[8 * kk + 6], s[8 * kk + 7]);
-      }
+      to_a<kBf16, BC>(pa, s);
     }
     // prefetch V_{t+1}, then wait for V_t
     if (next) {

@@ -23,13 +23,17 @@ def fused_kernels_only(monkeypatch):
     monkeypatch.setattr(attention_module, "COMPOSED_WIDE_FLOAT_MAX_BYTES", 0)
 
 
-@pytest.fixture(params=["fast", "plain"])
+@pytest.fixture(params=["fast", "mma", "plain"])
 def path(request, monkeypatch):
-    """fast: the tensor-core (float16/bfloat16) or tiled (float32) kernels where they apply."""
+    """fast: the tensor-core (float16/bfloat16: wgmma on Hopper, else mma.sync) or tiled (float32)
+    kernels where they apply; mma: the mma.sync kernels even on Hopper (TINYTORCH_ATTENTION_WGMMA=0);
+    plain: the plain kernels (TINYTORCH_ATTENTION_PLAIN=1)."""
+    monkeypatch.delenv("TINYTORCH_ATTENTION_PLAIN", raising=False)
+    monkeypatch.delenv("TINYTORCH_ATTENTION_WGMMA", raising=False)
     if request.param == "plain":
         monkeypatch.setenv("TINYTORCH_ATTENTION_PLAIN", "1")
-    else:
-        monkeypatch.delenv("TINYTORCH_ATTENTION_PLAIN", raising=False)
+    elif request.param == "mma":
+        monkeypatch.setenv("TINYTORCH_ATTENTION_WGMMA", "0")
     return request.param
 
 
