@@ -6,6 +6,8 @@ in tinytorch against transformers (torch, eager attention) on the same float32 w
 * decode: greedy ``generate`` of --decode tokens after a 16-token prompt minus ``generate`` of one
   token (so prefill and the first token cancel), tokens/s.
 
+On the GPU both are measured for every synthetic model (below).
+
 Rounds alternate tinytorch and transformers; medians and the ratio (tinytorch / transformers
 tokens/s; > 1 means tinytorch is faster) are printed.
 
@@ -98,6 +100,20 @@ def synthetic_models(device: str):
     return cfg, [("float32", dense), ("Q4_1/Q8_0", packed)]
 
 
+def alternate(ours, ref, tokens: int, rounds: int, timed) -> tuple[float, float]:
+    """Median tokens/s of ours and ref, timed alternately (round 0 warms up). A pair (f, g) times
+    f minus g (generate n + 1 tokens minus generate 1: prefill and the first token cancel)."""
+    def once(fn):
+        return timed(fn[0]) - timed(fn[1]) if isinstance(fn, tuple) else timed(fn)
+    a, b = [], []
+    for r in range(rounds + 1):
+        ta, tb = once(ours), once(ref)
+        if r:
+            a.append(tokens / ta)
+            b.append(tokens / tb)
+    return statistics.median(a), statistics.median(b)
+
+
 def hf_of_config(cfg, torch, device: str):
     import transformers
     hc = transformers.LlamaConfig(**SMOLLM2, head_dim=cfg.head_dim, attn_implementation="eager")
@@ -106,12 +122,14 @@ def hf_of_config(cfg, torch, device: str):
 
 
 def gpu_decode(args, torch) -> None:
-    """Decode tokens/s on the GPU: tinytorch eager and CUDA-graph generate vs transformers."""
+    """Prefill and decode tokens/s on the GPU: tinytorch (eager and CUDA-graph generate) vs transformers."""
     cfg, models = synthetic_models(args.device)
     hf = hf_of_config(cfg, torch, args.device)
     rng = np.random.default_rng(0)
     prompt = rng.integers(100, 10000, (1, 16)).tolist()
     t_ids, h_ids = tt.tensor(prompt, device=args.device), torch.tensor(prompt, device=args.device)
+    long_ids = rng.integers(100, 10000, (1, args.prefill)).tolist()
+    t_long, h_long = tt.tensor(long_ids, device=args.device), torch.tensor(long_ids, device=args.device)
     n = args.decode
 
     def timed(fn) -> float:
@@ -147,7 +165,17 @@ def gpu_decode(args, torch) -> None:
                 dec.step()
         return run, dec
 
+    def hf_prefill():
+        with torch.no_grad():
+            hf(h_long, use_cache=True, logits_to_keep=1)
+
     for name, model in models:
+        def tt_prefill():
+            with tt.no_grad():
+                model(t_long, past_key_values=model.make_cache(1, args.prefill), logits_to_keep=1)
+        ma, mb = alternate(tt_prefill, hf_prefill, args.prefill, args.rounds, timed)
+        print(f"prefill {args.prefill} tokens, {name:9s} tinytorch {ma:8.1f} tok/s   transformers {mb:8.1f} tok/s   "
+              f"ratio {ma / mb:5.2f}x", flush=True)
         # greedy tokens agree between eager and graph decoding
         eager_ids = model.generate(t_ids, n, cuda_graph=False)
         graph_ids = model.generate(t_ids, n, cuda_graph=True)
@@ -156,14 +184,7 @@ def gpu_decode(args, torch) -> None:
         for label, fn in (("eager generate", (tt_gen(model, n + 1, False), tt_gen(model, 1, False))),
                           ("graph generate", (tt_gen(model, n + 1, True), tt_gen(model, 1, True))),
                           ("graph decode step", replay)):
-            a, b = [], []
-            for r in range(args.rounds + 1):   # alternating with transformers; round 0 warms up
-                ta = timed(fn[0]) - timed(fn[1]) if isinstance(fn, tuple) else timed(fn)
-                tb = timed(hf_gen(n + 1)) - timed(hf_gen(1))
-                if r:
-                    a.append(n / ta)
-                    b.append(n / tb)
-            ma, mb = statistics.median(a), statistics.median(b)
+            ma, mb = alternate(fn, (hf_gen(n + 1), hf_gen(1)), n, args.rounds, timed)
             print(f"decode {n} tokens, {name:9s} {label:18s} tinytorch {ma:8.1f} tok/s   transformers "
                   f"{mb:8.1f} tok/s   ratio {ma / mb:5.2f}x   (graph tokens == eager tokens: {same})", flush=True)
         dec.close()
@@ -228,17 +249,7 @@ def main() -> None:
     for name, ours, ref, tokens in (
             ("prefill", tt_prefill, hf_prefill, args.prefill),
             ("decode", (tt_gen(args.decode + 1), tt_gen(1)), (hf_gen(args.decode + 1), hf_gen(1)), args.decode)):
-        a, b = [], []
-        for r in range(args.rounds + 1):   # round 0 warms up
-            if name == "prefill":
-                ta, tb = timed(ours), timed(ref)
-            else:
-                ta = timed(ours[0]) - timed(ours[1])
-                tb = timed(ref[0]) - timed(ref[1])
-            if r:
-                a.append(tokens / ta)
-                b.append(tokens / tb)
-        ma, mb = statistics.median(a), statistics.median(b)
+        ma, mb = alternate(ours, ref, tokens, args.rounds, timed)
         results[name] = (ma, mb)
         print(f"{name:8s} {tokens:4d} tokens  tinytorch {ma:8.1f} tok/s   transformers {mb:8.1f} tok/s   "
               f"ratio {ma / mb:5.2f}x", flush=True)

@@ -1,0 +1,86 @@
+// Dev harness for the Hopper attention kernels (cuda/src/attention_wgmma*.cuh), built alone by
+// bench/attention_wgmma_dev.py with nvcc (seconds, instead of the project's build) and called
+// through ctypes with torch's tensors. Each `cfg` is one tile configuration.
+#include <initializer_list>
+#include "../cuda/src/attention_wgmma_backward.cuh"
+
+using namespace tt;
+using namespace tt::cuda::wg;
+
+namespace {
+
+AttentionParams params(long B, long H, long Hkv, long Lq, long Lk, long E, double scale, int causal) {
+  AttentionParams p;
+  p.B = B, p.H = H, p.Hkv = Hkv, p.Lq = Lq, p.Lk = Lk, p.E = E, p.Ev = E, p.scale = scale, p.causal = causal;
+  return p;
+}
+
+// st: (b, h, l) strides of each operand, in the order given
+void set_strides(std::initializer_list<HeadStrides*> operands, const long* st) {
+  int i = 0;
+  for (HeadStrides* s : operands) s->b = st[3 * i], s->h = st[3 * i + 1], s->l = st[3 * i + 2], ++i;
+}
+
+template <class Kernel>
+void allow(Kernel kernel, size_t bytes) {
+  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+}
+
+template <bool kBf16, int D, int BC>
+int forward(const AttentionParams& p, const void* q, const void* k, const void* v, void* out, float* lse) {
+  using Tiles = ForwardTiles<D, 2, BC>;
+  auto kernel = attention_forward_wgmma_kernel<kBf16, D, 2, BC>;
+  allow(kernel, Tiles::kSmemBytes);
+  kernel<<<dim3(unsigned((p.Lq + Tiles::BR - 1) / Tiles::BR), unsigned(p.B * p.H)), Tiles::kThreads,
+           Tiles::kSmemBytes>>>(p, (const uint16_t*)q, (const uint16_t*)k, (const uint16_t*)v, (uint16_t*)out, lse);
+  return int(cudaGetLastError());
+}
+
+template <bool kBf16, int D, int QBC, int KBQ>
+int backward(const AttentionParams& p, const void* q, const void* k, const void* v, const void* go, const float* lse,
+             const float* dvec, void* gq, void* gk, void* gv) {
+  using QT = BackwardQTiles<D, 2, QBC>;
+  auto qk = attention_backward_q_wgmma_kernel<kBf16, D, 2, QBC>;
+  allow(qk, QT::kSmemBytes);
+  qk<<<dim3(unsigned((p.Lq + QT::BR - 1) / QT::BR), unsigned(p.B * p.H)), QT::kThreads, QT::kSmemBytes>>>(
+      p, (const uint16_t*)q, (const uint16_t*)k, (const uint16_t*)v, (const uint16_t*)go, lse, dvec, (uint16_t*)gq);
+  using KT = BackwardKVTiles<D, 2, KBQ>;
+  auto kv = attention_backward_kv_wgmma_kernel<kBf16, D, 2, KBQ>;
+  allow(kv, KT::kSmemBytes);
+  kv<<<dim3(unsigned((p.Lk + KT::BK - 1) / KT::BK), unsigned(p.B * p.Hkv)), KT::kThreads, KT::kSmemBytes>>>(
+      p, (const uint16_t*)q, (const uint16_t*)k, (const uint16_t*)v, (const uint16_t*)go, lse, dvec, (uint16_t*)gk,
+      (uint16_t*)gv);
+  return int(cudaGetLastError());
+}
+
+}  // namespace
+
+// cfg 0: key tiles of 64 (D = 64) / 128 (D = 128), as attention_wgmma.cu; cfg 1: 128 for both.
+extern "C" int wg_forward(int cfg, int bf16, int D, const void* q, const void* k, const void* v, void* out, float* lse,
+                          long B, long H, long Hkv, long Lq, long Lk, long E, double scale, int causal,
+                          const long* st /* q, k, v, out: (b, h, l) each */) {
+  AttentionParams p = params(B, H, Hkv, Lq, Lk, E, scale, causal);
+  set_strides({&p.st.q, &p.st.k, &p.st.v, &p.st.out}, st);
+  if (cfg == 0 && D == 64) return bf16 ? forward<true, 64, 64>(p, q, k, v, out, lse) : forward<false, 64, 64>(p, q, k, v, out, lse);
+  if (D == 64) return bf16 ? forward<true, 64, 128>(p, q, k, v, out, lse) : forward<false, 64, 128>(p, q, k, v, out, lse);
+  return bf16 ? forward<true, 128, 128>(p, q, k, v, out, lse) : forward<false, 128, 128>(p, q, k, v, out, lse);
+}
+
+// cfg 0: dQ key tiles of 128, dK/dV query steps of 64, as attention_wgmma.cu; cfg 1: dQ key tiles of 64.
+extern "C" int wg_backward(int cfg, int bf16, int D, const void* q, const void* k, const void* v, const void* go,
+                           const float* lse, const float* dvec, void* gq, void* gk, void* gv, long B, long H, long Hkv,
+                           long Lq, long Lk, long E, double scale, int causal,
+                           const long* st /* q, k, v, gout, gq, gk, gv */) {
+  AttentionParams p = params(B, H, Hkv, Lq, Lk, E, scale, causal);
+  set_strides({&p.st.q, &p.st.k, &p.st.v, &p.st.gout, &p.st.gq, &p.st.gk, &p.st.gv}, st);
+#define TT_DEV_BACKWARD(QBC)                                                                                        \
+  if (D == 64) return bf16 ? backward<true, 64, QBC, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv)                     \
+                           : backward<false, 64, QBC, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv);                   \
+  return bf16 ? backward<true, 128, QBC, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv)                                 \
+              : backward<false, 128, QBC, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv);
+  if (cfg == 0) {
+    TT_DEV_BACKWARD(128)
+  }
+  TT_DEV_BACKWARD(64)
+#undef TT_DEV_BACKWARD
+}

@@ -1,0 +1,166 @@
+"""Dev loop for the Hopper attention kernels (cuda/src/attention_wgmma*.cuh) on an H100/H200:
+builds bench/attention_wgmma_dev.cu alone with nvcc (seconds, instead of the project's build),
+checks forward and backward against a float64 torch reference on odd shapes (GQA, L != S, E = 80,
+strided q/k/v), then times them against torch's scaled_dot_product_attention (its flash / cuDNN
+kernels), alternating, medians, on B=4 H=16 T=4096 causal bf16.
+
+    python3 bench/attention_wgmma_dev.py [--cfg 0 1] [--no-check] [--no-time]
+
+Needs nvcc and torch with CUDA; tinytorch itself need not be built. The backward here launches dQ
+and dK/dV back to back on one stream (tinytorch runs dQ on a side stream beside dK/dV).
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import math
+import os
+import statistics
+import subprocess
+
+import torch
+import torch.nn.functional as F
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+L = ctypes.c_long
+
+
+def build(out: str = "/tmp/attention_wgmma_dev.so") -> ctypes.CDLL:
+    subprocess.run(["nvcc", "-O3", "-std=c++17", "-arch=sm_90a", f"-I{ROOT}/cpp/include", f"-I{ROOT}/cuda/include",
+                    "--expt-relaxed-constexpr", "-shared", "-Xcompiler", "-fPIC",
+                    f"{ROOT}/bench/attention_wgmma_dev.cu", "-o", out], check=True)
+    lib = ctypes.CDLL(out)
+    lib.wg_forward.argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 5 + [L] * 6 + [ctypes.c_double, ctypes.c_int,
+                                                                                       ctypes.POINTER(L)]
+    lib.wg_backward.argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 9 + [L] * 6 + [ctypes.c_double, ctypes.c_int,
+                                                                                        ctypes.POINTER(L)]
+    return lib
+
+
+def strides(*ts) -> ctypes.Array:
+    st = [s for t in ts for s in (t.stride(0), t.stride(1), t.stride(2))]
+    return (L * len(st))(*st)
+
+
+def dims(q, k):
+    B, H, Lq, E = q.shape
+    return B, H, k.shape[1], Lq, k.shape[2], E, 1 / math.sqrt(E), 64 if E <= 64 else 128
+
+
+def forward(lib, cfg, q, k, v, causal):
+    B, H, Hkv, Lq, Lk, E, scale, D = dims(q, k)
+    out = torch.empty_like(q)
+    lse = torch.empty(B, H, Lq, device=q.device, dtype=torch.float32)
+    rc = lib.wg_forward(cfg, int(q.dtype == torch.bfloat16), D, q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                        out.data_ptr(), lse.data_ptr(), B, H, Hkv, Lq, Lk, E, scale, int(causal), strides(q, k, v, out))
+    assert rc == 0, f"launch failed: {rc}"
+    return out, lse
+
+
+def backward(lib, cfg, q, k, v, out, lse, go, causal):
+    B, H, Hkv, Lq, Lk, E, scale, D = dims(q, k)
+    gq, gk, gv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    dvec = (go.float() * out.float()).sum(-1).contiguous()
+    rc = lib.wg_backward(cfg, int(q.dtype == torch.bfloat16), D, q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                         go.data_ptr(), lse.data_ptr(), dvec.data_ptr(), gq.data_ptr(), gk.data_ptr(), gv.data_ptr(),
+                         B, H, Hkv, Lq, Lk, E, scale, int(causal), strides(q, k, v, go, gq, gk, gv))
+    assert rc == 0, f"launch failed: {rc}"
+    return gq, gk, gv
+
+
+def reference(q, k, v, go, causal):
+    """float64 output, logsumexp and q/k/v gradients."""
+    H, Hkv = q.shape[1], k.shape[1]
+    qd, kd, vd = (t.detach().double().requires_grad_() for t in (q, k, v))
+    s = qd @ kd.repeat_interleave(H // Hkv, 1).transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if causal:
+        s = s.masked_fill(torch.ones(s.shape[-2:], dtype=torch.bool, device=s.device).triu(1), float("-inf"))
+    out = torch.softmax(s, -1) @ vd.repeat_interleave(H // Hkv, 1)
+    out.backward(go.double())
+    return out.detach(), torch.logsumexp(s, -1).detach(), qd.grad, kd.grad, vd.grad
+
+
+CASES = [  # B, H, Hkv, Lq, Lk, E, causal, (B, L, H, E) storage
+    (2, 4, 4, 256, 256, 64, True, False), (1, 2, 2, 200, 333, 64, False, False), (2, 4, 2, 300, 300, 128, True, True),
+    (1, 3, 1, 129, 129, 80, True, False), (1, 2, 2, 1000, 1000, 128, False, False), (1, 2, 2, 77, 500, 64, True, True),
+    (1, 2, 2, 500, 77, 64, True, False)]
+
+
+def check(lib, cfgs) -> int:
+    torch.manual_seed(0)
+    bad = 0
+    for cfg in cfgs:
+        for dt in (torch.bfloat16, torch.float16):
+            for B, H, Hkv, Lq, Lk, E, causal, trans in CASES:
+                def make(h, n):
+                    if trans:
+                        return torch.randn(B, n, h, E, device="cuda", dtype=dt).transpose(1, 2)
+                    return torch.randn(B, h, n, E, device="cuda", dtype=dt)
+                q, k, v, go = make(H, Lq), make(Hkv, Lk), make(Hkv, Lk), make(H, Lq)
+                out, lse = forward(lib, cfg, q, k, v, causal)
+                grads = backward(lib, cfg, q, k, v, out, lse, go, causal)
+                ro, rl, *rg = reference(q, k, v, go, causal)
+                fin = torch.isfinite(rl)
+                errs = [(out.double() - ro).abs().max().item(), (lse.double()[fin] - rl[fin]).abs().max().item()]
+                errs += [((g.double() - r).abs().max() / r.abs().max()).item() for g, r in zip(grads, rg)]
+                ok = errs[0] < 2e-2 and errs[1] < 1e-3 and max(errs[2:]) < 2e-2
+                bad += not ok
+                print(f"cfg {cfg} {str(dt)[6:]:8s} B{B} H{H}/{Hkv} {Lq}x{Lk} E{E} causal={causal:d} strided={trans:d}: "
+                      f"out {errs[0]:.1e} lse {errs[1]:.1e} dq/dk/dv (relative) {errs[2]:.1e} {errs[3]:.1e} "
+                      f"{errs[4]:.1e} {'ok' if ok else 'BAD'}", flush=True)
+    print("checks:", "all ok" if not bad else f"{bad} BAD")
+    return bad
+
+
+def cuda_ms(fn, reps: int = 10) -> float:
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    fn()
+    torch.cuda.synchronize()
+    start.record()
+    for _ in range(reps):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / reps
+
+
+def time_all(lib, cfgs, rounds: int) -> None:
+    B, H, T = 4, 16, 4096
+    for E in (64, 128):
+        q, k, v, go = (torch.randn(B, H, T, E, device="cuda", dtype=torch.bfloat16) for _ in range(4))
+        qr, kr, vr = (t.clone().requires_grad_() for t in (q, k, v))
+        ref_out = F.scaled_dot_product_attention(qr, kr, vr, is_causal=True)
+        out, lse = forward(lib, 0, q, k, v, True)
+        fwd_flops = 4 * B * H * T * T * E / 2
+        for label, flops, torch_fn, ours in (
+                ("forward", fwd_flops, lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                 lambda c: lambda: forward(lib, c, q, k, v, True)),
+                ("backward", 2.5 * fwd_flops, lambda: torch.autograd.grad(ref_out, (qr, kr, vr), go, retain_graph=True),
+                 lambda c: lambda: backward(lib, c, q, k, v, out, lse, go, True))):
+            times = {}
+            for _ in range(rounds):
+                for name, fn in [("torch", torch_fn)] + [(f"cfg {c}", ours(c)) for c in cfgs]:
+                    times.setdefault(name, []).append(cuda_ms(fn))
+            med = {n: statistics.median(t) for n, t in times.items()}
+            print(f"D={E} {label:8s} bf16 B4 H16 T4096 causal: " + ", ".join(
+                f"{n} {t:.3f} ms ({flops / t / 1e9:.0f} TFLOP/s, {t / med['torch']:.2f}x torch)" for n, t in med.items()),
+                flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cfg", type=int, nargs="+", default=[0, 1])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--no-check", action="store_true")
+    ap.add_argument("--no-time", action="store_true")
+    args = ap.parse_args()
+    lib = build()
+    print(torch.cuda.get_device_name(), "torch", torch.__version__)
+    if not args.no_check:
+        check(lib, args.cfg)
+    if not args.no_time:
+        time_all(lib, args.cfg, args.rounds)
+
+
+if __name__ == "__main__":
+    main()
