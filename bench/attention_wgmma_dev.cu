@@ -1,8 +1,11 @@
 // Dev harness for the Hopper attention kernels (cuda/src/attention_wgmma*.cuh), built alone by
 // bench/attention_wgmma_dev.py with nvcc (seconds, instead of the project's build) and called
 // through ctypes with torch's tensors. Each `cfg` is one tile configuration.
+#include <cudaTypedefs.h>
+#include <cstdio>
 #include <initializer_list>
 #include "../cuda/src/attention_wgmma_backward.cuh"
+#include "attention_wgmma_ws.cuh"
 
 using namespace tt;
 using namespace tt::cuda::wg;
@@ -36,6 +39,39 @@ int forward(const AttentionParams& p, const void* q, const void* k, const void* 
   return int(cudaGetLastError());
 }
 
+// TMA map of a (B, heads, L, E) 16-bit operand with rows `st` apart, boxes of (64 columns, rows).
+CUtensorMap tma_map(const void* base, bool bf16, long B, long heads, long L, long E, const HeadStrides& st, int rows) {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult status;
+    cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &status);
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  CUtensorMap map;
+  cuuint64_t dims[4] = {cuuint64_t(E), cuuint64_t(L), cuuint64_t(heads), cuuint64_t(B)};
+  cuuint64_t strides[3] = {cuuint64_t(st.l) * 2, cuuint64_t(st.h) * 2, cuuint64_t(st.b) * 2};
+  cuuint32_t box[4] = {64, cuuint32_t(rows), 1, 1}, unit[4] = {1, 1, 1, 1};
+  CUresult r = encode(&map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
+                      const_cast<void*>(base), dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) std::fprintf(stderr, "cuTensorMapEncodeTiled failed: %d\n", int(r));
+  return map;
+}
+
+template <bool kBf16, int D, int BC>
+int forward_ws(const AttentionParams& p, const void* q, const void* k, const void* v, void* out, float* lse) {
+  constexpr int kStages = 2;
+  using T = ws::Tiles<D, BC, kStages>;
+  auto kernel = ws::attention_forward_ws_kernel<kBf16, D, BC, kStages>;
+  allow(kernel, T::kSmemBytes);
+  const CUtensorMap tq = tma_map(q, kBf16, p.B, p.H, p.Lq, p.E, p.st.q, T::BR);
+  const CUtensorMap tk = tma_map(k, kBf16, p.B, p.Hkv, p.Lk, p.E, p.st.k, BC);
+  const CUtensorMap tv = tma_map(v, kBf16, p.B, p.Hkv, p.Lk, p.E, p.st.v, BC);
+  kernel<<<dim3(unsigned((p.Lq + T::BR - 1) / T::BR), unsigned(p.B * p.H)), T::kThreads, T::kSmemBytes>>>(
+      tq, tk, tv, p, (uint16_t*)out, lse);
+  return int(cudaGetLastError());
+}
+
 template <bool kBf16, int D, int QBC, int KBQ>
 int backward(const AttentionParams& p, const void* q, const void* k, const void* v, const void* go, const float* lse,
              const float* dvec, void* gq, void* gk, void* gv) {
@@ -55,12 +91,17 @@ int backward(const AttentionParams& p, const void* q, const void* k, const void*
 
 }  // namespace
 
-// cfg 0: key tiles of 64 (D = 64) / 128 (D = 128), as attention_wgmma.cu; cfg 1: 128 for both.
+// cfg 0: key tiles of 64 (D = 64) / 128 (D = 128), as attention_wgmma.cu; cfg 1: 128 for both;
+// cfg 2: the warp-specialized TMA experiment (attention_wgmma_ws.cuh), key tiles as cfg 0.
 extern "C" int wg_forward(int cfg, int bf16, int D, const void* q, const void* k, const void* v, void* out, float* lse,
                           long B, long H, long Hkv, long Lq, long Lk, long E, double scale, int causal,
                           const long* st /* q, k, v, out: (b, h, l) each */) {
   AttentionParams p = params(B, H, Hkv, Lq, Lk, E, scale, causal);
   set_strides({&p.st.q, &p.st.k, &p.st.v, &p.st.out}, st);
+  if (cfg == 2) {
+    if (D == 64) return bf16 ? forward_ws<true, 64, 64>(p, q, k, v, out, lse) : forward_ws<false, 64, 64>(p, q, k, v, out, lse);
+    return bf16 ? forward_ws<true, 128, 128>(p, q, k, v, out, lse) : forward_ws<false, 128, 128>(p, q, k, v, out, lse);
+  }
   if (cfg == 0 && D == 64) return bf16 ? forward<true, 64, 64>(p, q, k, v, out, lse) : forward<false, 64, 64>(p, q, k, v, out, lse);
   if (D == 64) return bf16 ? forward<true, 64, 128>(p, q, k, v, out, lse) : forward<false, 64, 128>(p, q, k, v, out, lse);
   return bf16 ? forward<true, 128, 128>(p, q, k, v, out, lse) : forward<false, 128, 128>(p, q, k, v, out, lse);

@@ -4,7 +4,11 @@ checks forward and backward against a float64 torch reference on odd shapes (GQA
 strided q/k/v), then times them against torch's scaled_dot_product_attention (its flash / cuDNN
 kernels), alternating, medians, on B=4 H=16 T=4096 causal bf16.
 
-    python3 bench/attention_wgmma_dev.py [--cfg 0 1] [--no-check] [--no-time]
+    python3 bench/attention_wgmma_dev.py [--fwd 0 1 2] [--bwd 0 1] [--no-check] [--no-time]
+
+Forward configurations (wg_forward in the .cu): 0 as the library, 1 key tiles of 128, 2 the
+warp-specialized TMA experiment (bench/attention_wgmma_ws.cuh); backward: 0 as the library, 1 dQ
+key tiles of 64.
 
 Needs nvcc and torch with CUDA; tinytorch itself need not be built. The backward here launches dQ
 and dK/dV back to back on one stream (tinytorch runs dQ on a side stream beside dK/dV).
@@ -86,10 +90,10 @@ CASES = [  # B, H, Hkv, Lq, Lk, E, causal, (B, L, H, E) storage
     (1, 2, 2, 500, 77, 64, True, False)]
 
 
-def check(lib, cfgs) -> int:
+def check(lib, fwd_cfgs, bwd_cfgs) -> int:
     torch.manual_seed(0)
     bad = 0
-    for cfg in cfgs:
+    for cfg in sorted(set(fwd_cfgs) | set(bwd_cfgs)):
         for dt in (torch.bfloat16, torch.float16):
             for B, H, Hkv, Lq, Lk, E, causal, trans in CASES:
                 def make(h, n):
@@ -97,12 +101,13 @@ def check(lib, cfgs) -> int:
                         return torch.randn(B, n, h, E, device="cuda", dtype=dt).transpose(1, 2)
                     return torch.randn(B, h, n, E, device="cuda", dtype=dt)
                 q, k, v, go = make(H, Lq), make(Hkv, Lk), make(Hkv, Lk), make(H, Lq)
-                out, lse = forward(lib, cfg, q, k, v, causal)
-                grads = backward(lib, cfg, q, k, v, out, lse, go, causal)
+                out, lse = forward(lib, cfg if cfg in fwd_cfgs else 0, q, k, v, causal)
+                grads = backward(lib, cfg, q, k, v, out, lse, go, causal) if cfg in bwd_cfgs else (q, k, v)
                 ro, rl, *rg = reference(q, k, v, go, causal)
                 fin = torch.isfinite(rl)
                 errs = [(out.double() - ro).abs().max().item(), (lse.double()[fin] - rl[fin]).abs().max().item()]
-                errs += [((g.double() - r).abs().max() / r.abs().max()).item() for g, r in zip(grads, rg)]
+                errs += [((g.double() - r).abs().max() / r.abs().max()).item() if cfg in bwd_cfgs else 0.0
+                         for g, r in zip(grads, rg)]
                 ok = errs[0] < 2e-2 and errs[1] < 1e-3 and max(errs[2:]) < 2e-2
                 bad += not ok
                 print(f"cfg {cfg} {str(dt)[6:]:8s} B{B} H{H}/{Hkv} {Lq}x{Lk} E{E} causal={causal:d} strided={trans:d}: "
@@ -124,7 +129,7 @@ def cuda_ms(fn, reps: int = 10) -> float:
     return start.elapsed_time(end) / reps
 
 
-def time_all(lib, cfgs, rounds: int) -> None:
+def time_all(lib, fwd_cfgs, bwd_cfgs, rounds: int) -> None:
     B, H, T = 4, 16, 4096
     for E in (64, 128):
         q, k, v, go = (torch.randn(B, H, T, E, device="cuda", dtype=torch.bfloat16) for _ in range(4))
@@ -132,11 +137,11 @@ def time_all(lib, cfgs, rounds: int) -> None:
         ref_out = F.scaled_dot_product_attention(qr, kr, vr, is_causal=True)
         out, lse = forward(lib, 0, q, k, v, True)
         fwd_flops = 4 * B * H * T * T * E / 2
-        for label, flops, torch_fn, ours in (
+        for label, flops, torch_fn, ours, cfgs in (
                 ("forward", fwd_flops, lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True),
-                 lambda c: lambda: forward(lib, c, q, k, v, True)),
+                 lambda c: lambda: forward(lib, c, q, k, v, True), fwd_cfgs),
                 ("backward", 2.5 * fwd_flops, lambda: torch.autograd.grad(ref_out, (qr, kr, vr), go, retain_graph=True),
-                 lambda c: lambda: backward(lib, c, q, k, v, out, lse, go, True))):
+                 lambda c: lambda: backward(lib, c, q, k, v, out, lse, go, True), bwd_cfgs)):
             times = {}
             for _ in range(rounds):
                 for name, fn in [("torch", torch_fn)] + [(f"cfg {c}", ours(c)) for c in cfgs]:
@@ -149,7 +154,8 @@ def time_all(lib, cfgs, rounds: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--cfg", type=int, nargs="+", default=[0, 1])
+    ap.add_argument("--fwd", type=int, nargs="*", default=[0, 1, 2], help="forward configurations")
+    ap.add_argument("--bwd", type=int, nargs="*", default=[0, 1], help="backward configurations")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--no-time", action="store_true")
@@ -157,9 +163,9 @@ def main() -> None:
     lib = build()
     print(torch.cuda.get_device_name(), "torch", torch.__version__)
     if not args.no_check:
-        check(lib, args.cfg)
+        check(lib, args.fwd, args.bwd)
     if not args.no_time:
-        time_all(lib, args.cfg, args.rounds)
+        time_all(lib, args.fwd, args.bwd, args.rounds)
 
 
 if __name__ == "__main__":
