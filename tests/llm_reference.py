@@ -33,14 +33,22 @@ def head_dim(cfg: dict) -> int:
 
 
 def sliding_layers(cfg: dict) -> list:
-    """Which layers slide: every mistral layer (when it has a window), gemma2's even layers by default."""
-    n = cfg["num_hidden_layers"]
-    if cfg["model_type"] == "mistral":
+    """Which layers slide: every mistral layer (when it has a window, whatever its layer_types), the
+    "sliding_attention" layers of gemma2's and qwen2/qwen3's layer_types; by default gemma2's even
+    layers, and with qwen's use_sliding_window the layers i >= max_window_layers (default 28)."""
+    n, kind = cfg["num_hidden_layers"], cfg["model_type"]
+    if kind == "mistral":
         return [cfg.get("sliding_window") is not None] * n
-    if cfg["model_type"] != "gemma2":
+    if kind == "gemma2":
+        default = [(i + 1) % 2 == 1 for i in range(n)]
+    elif kind in ("qwen2", "qwen3") and cfg.get("use_sliding_window") and cfg.get("sliding_window") is not None:
+        default = [i >= cfg.get("max_window_layers", 28) for i in range(n)]
+    elif kind in ("qwen2", "qwen3"):
+        default = [False] * n
+    else:
         return [False] * n
-    return [t == "sliding_attention" for t in cfg.get("layer_types") or
-            ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(n)]]
+    types = cfg.get("layer_types")
+    return default if types is None else [t == "sliding_attention" for t in types]
 
 
 def random_weights(cfg: dict, seed: int = 0) -> dict:
@@ -140,8 +148,8 @@ def soft_cap_np(x: np.ndarray, cap) -> np.ndarray:
 
 def forward_np(w: dict, cfg: dict, ids) -> np.ndarray:
     """Float64 logits (T, V) of one sequence of token ids, written from the equations of the
-    architecture (llama, qwen2; mistral's sliding window; qwen3's q/k norms; gemma's 1 + w norms, GeGLU
-    and scaled embeddings; gemma2's soft caps, sliding window and sandwich norms)."""
+    architecture (llama, qwen2; mistral's and qwen2/qwen3's sliding windows; qwen3's q/k norms; gemma's
+    1 + w norms, GeGLU and scaled embeddings; gemma2's soft caps, sliding window and sandwich norms)."""
     h, H, Hkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
     D, eps, kind = head_dim(cfg), cfg["rms_norm_eps"], cfg["model_type"]
     gemma = kind in GEMMA_TYPES

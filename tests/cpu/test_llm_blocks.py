@@ -147,10 +147,10 @@ def test_config_from_dict_and_errors():
     with pytest.raises(ValueError, match="exceed the model's context"):
         m.check_length(33, "x")
     q = LlamaConfig.from_dict({"model_type": "qwen2", "sliding_window": 8, "use_sliding_window": True,
-                               "max_position_embeddings": 32})
-    q.check_length(8, "x")
-    with pytest.raises(NotImplementedError, match="sliding window"):   # qwen's max_window_layers: not yet
-        q.check_length(9, "x")
+                               "max_window_layers": 0, "max_position_embeddings": 32})
+    q.check_length(32, "x")                    # qwen's windows are masked too (test_llm_qwen_window.py)
+    with pytest.raises(ValueError, match="exceed the model's context"):
+        q.check_length(33, "x")
 
 
 def test_import_needs_no_optional_package():

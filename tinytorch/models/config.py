@@ -11,6 +11,11 @@ from typing import Any, Optional, Union
 
 MODEL_TYPES = ("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2")
 GEMMA_TYPES = ("gemma", "gemma2")
+QWEN_TYPES = ("qwen2", "qwen3")
+LAYER_TYPES = ("sliding_attention", "full_attention")
+# the model types whose transformers class reads ``layer_types`` (MistralForCausalLM windows every layer and
+# LlamaForCausalLM/GemmaForCausalLM none, whatever the list says)
+PER_LAYER_WINDOW_TYPES = ("gemma2", "qwen2", "qwen3")
 # transformers' ACT2FN names of the feed-forward activations tinytorch runs; gemma's legacy "gelu" means
 # the tanh approximation (transformers' GemmaConfig rewrites it so)
 ACTIVATIONS = {"silu": "silu", "swish": "silu", "gelu_pytorch_tanh": "gelu_tanh", "gelu_new": "gelu_tanh",
@@ -23,7 +28,9 @@ class LlamaConfig:
     ``Qwen2Config``, ``Qwen3Config``, ``GemmaConfig``, ``Gemma2Config``). ``qkv_bias``/``o_bias`` are
     derived: ``attention_bias`` sets both, qwen2 always has q/k/v biases and no o_proj bias. The
     architecture's other traits are properties of ``model_type``: ``qk_norm`` (qwen3), ``gemma_norm``
-    and ``embed_scale`` (gemma, gemma2), ``post_norms`` (gemma2) and :meth:`layer_window`."""
+    and ``embed_scale`` (gemma, gemma2), ``post_norms`` (gemma2) and :meth:`layer_window` (which layers
+    slide: every mistral layer; the ``layer_types`` of gemma2 and of qwen2/qwen3, whose default slides the
+    layers from ``max_window_layers`` on when ``use_sliding_window``)."""
     vocab_size: int = 32000
     hidden_size: int = 4096
     intermediate_size: int = 11008
@@ -43,9 +50,11 @@ class LlamaConfig:
     query_pre_attn_scalar: Optional[float] = None   # gemma2: scores scaled by its -1/2 power
     attn_logit_softcapping: Optional[float] = None  # gemma2: scores -> cap * tanh(scores / cap)
     final_logit_softcapping: Optional[float] = None  # gemma2: logits -> cap * tanh(logits / cap)
-    layer_types: Optional[list] = None    # gemma2: "sliding_attention" / "full_attention" per layer
+    layer_types: Optional[list] = None    # gemma2, qwen2, qwen3: "sliding_attention" / "full_attention" per layer
     model_type: str = "llama"
     sliding_window: Optional[int] = None
+    use_sliding_window: Optional[bool] = None   # qwen2/qwen3: False (default) drops sliding_window
+    max_window_layers: Optional[int] = None     # qwen2/qwen3: default layer_types slide from this layer (28)
     bos_token_id: Optional[int] = None
     eos_token_id: Optional[Union[int, list]] = None
     pad_token_id: Optional[int] = None
@@ -78,10 +87,6 @@ class LlamaConfig:
             if self.layer_types is None:   # transformers' default: even layers slide, odd ones see everything
                 self.layer_types = ["sliding_attention" if (i + 1) % 2 else "full_attention"
                                     for i in range(self.num_hidden_layers)]
-            bad = sorted(set(self.layer_types) - {"sliding_attention", "full_attention"})
-            if bad or len(self.layer_types) != self.num_hidden_layers:
-                raise ValueError(f"LlamaConfig: layer_types must name 'sliding_attention' or 'full_attention' for "
-                                 f"each of the {self.num_hidden_layers} layers, got {self.layer_types!r}")
         elif self.attn_logit_softcapping is not None or self.final_logit_softcapping is not None:
             raise NotImplementedError(f"LlamaConfig: logit soft-capping is gemma2's; a {self.model_type} model "
                                       "with it is not supported")
@@ -90,6 +95,42 @@ class LlamaConfig:
             if isinstance(w, bool) or not isinstance(w, numbers.Integral) or w <= 0:
                 raise ValueError(f"LlamaConfig: sliding_window must be a positive int (or None), got {w!r}")
             self.sliding_window = int(w)
+        if self.model_type in QWEN_TYPES:
+            self._qwen_defaults()
+        if self.model_type in PER_LAYER_WINDOW_TYPES:
+            self._check_layer_types()
+
+    def _qwen_defaults(self) -> None:
+        """Qwen2Config/Qwen3Config: the window only with ``use_sliding_window``; without ``layer_types``,
+        layer i slides when i >= ``max_window_layers`` (and there is a window)."""
+        if not self.use_sliding_window:
+            self.sliding_window = None   # qwen lists a window it does not use
+        n = self.max_window_layers
+        if n is None:
+            n = self.max_window_layers = 28   # Qwen2Config's/Qwen3Config's default
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+            raise ValueError(f"LlamaConfig: max_window_layers must be a non-negative int, got {n!r}")
+        if self.layer_types is None:
+            self.layer_types = ["sliding_attention" if self.sliding_window is not None and i >= n
+                                else "full_attention" for i in range(self.num_hidden_layers)]
+
+    def _check_layer_types(self) -> None:
+        """``layer_types``: one of :data:`LAYER_TYPES` per layer; a sliding layer needs a window."""
+        types = self.layer_types
+        if not isinstance(types, (list, tuple)) or len(types) != self.num_hidden_layers:
+            got = f"{len(types)} entries" if isinstance(types, (list, tuple)) else repr(types)
+            raise ValueError(f"LlamaConfig: layer_types must list one entry per layer "
+                             f"(num_hidden_layers={self.num_hidden_layers}), got {got}")
+        bad = sorted({repr(t) for t in types if t not in LAYER_TYPES})
+        if bad:
+            raise ValueError(f"LlamaConfig: layer_types entries must be 'sliding_attention' or 'full_attention', "
+                             f"got {', '.join(bad)} in {list(types)!r}")
+        self.layer_types = list(types)
+        if self.model_type in QWEN_TYPES and self.sliding_window is None and "sliding_attention" in types:
+            # transformers fails here too (its sliding mask needs a window)
+            raise ValueError(f"LlamaConfig: layer_types of this {self.model_type} model name 'sliding_attention' "
+                             "layers but it has no sliding window (use_sliding_window is false or sliding_window "
+                             "is null)")
 
     @property
     def activation(self) -> str:
@@ -124,12 +165,12 @@ class LlamaConfig:
         return self.query_pre_attn_scalar ** -0.5 if self.model_type == "gemma2" else None
 
     def layer_window(self, layer_idx: int) -> Optional[int]:
-        """The sliding window of layer ``layer_idx`` (every mistral layer, gemma2's "sliding_attention"
-        layers: a query at cache index i sees keys j with i - window < j <= i, as transformers), or None
-        where it attends to everything before it."""
+        """The sliding window of layer ``layer_idx`` (every mistral layer; the "sliding_attention" layers
+        of gemma2's, qwen2's and qwen3's ``layer_types``: a query at cache index i sees keys j with
+        i - window < j <= i, as transformers), or None where it attends to everything before it."""
         if self.sliding_window is None:
             return None
-        if self.model_type == "mistral" or (self.model_type == "gemma2"
+        if self.model_type == "mistral" or (self.model_type in PER_LAYER_WINDOW_TYPES
                                             and self.layer_types[layer_idx] == "sliding_attention"):
             return self.sliding_window
         return None
@@ -152,9 +193,7 @@ class LlamaConfig:
             d.setdefault("rope_theta", rope.get("rope_theta", 10000.0))
             if rope.get("rope_type", "default") != "default":
                 d.setdefault("rope_scaling", {k: v for k, v in rope.items() if k != "rope_theta"})
-        if model_type in ("qwen2", "qwen3") and not d.get("use_sliding_window", False):
-            d["sliding_window"] = None  # qwen lists a window it does not use
-        elif model_type in ("llama", "gemma"):
+        if model_type in ("llama", "gemma"):
             d["sliding_window"] = None  # transformers' LlamaConfig/GemmaConfig have no window
         elif model_type in ("mistral", "gemma2"):
             d.setdefault("sliding_window", 4096)   # MistralConfig's/Gemma2Config's default
@@ -183,14 +222,8 @@ class LlamaConfig:
         return {**extra, **d}
 
     def check_length(self, length: int, what: str) -> None:
-        """Raises when ``length`` positions don't fit: the context, or the sliding window of a qwen2/qwen3
-        model with ``use_sliding_window`` (its per-layer windows, ``max_window_layers``, are not implemented;
-        mistral's and gemma2's windows are masked, see :meth:`layer_window`)."""
+        """Raises when ``length`` positions exceed the context (``max_position_embeddings``); sliding
+        windows are masked (:meth:`layer_window`), so they set no limit."""
         if length > self.max_position_embeddings:
             raise ValueError(f"{what}: {length} positions exceed the model's context "
                              f"(max_position_embeddings={self.max_position_embeddings})")
-        qwen = self.model_type in ("qwen2", "qwen3")
-        if qwen and self.sliding_window is not None and length > self.sliding_window:
-            raise NotImplementedError(f"{what}: {length} positions exceed the sliding window "
-                                      f"({self.sliding_window}) of this {self.model_type} model; sliding-window "
-                                      "attention is not supported, so sequences must fit in the window")

@@ -1,6 +1,6 @@
 """The blocks of a Llama-family decoder with Hugging Face ``transformers``' submodule names:
 ``LlamaMLP`` (SwiGLU, or gemma's GeGLU), ``LlamaAttention`` (grouped-query attention with rotary
-embeddings and a KV cache; qwen3's q/k norms, gemma2's soft-capped scores and sliding window) and
+embeddings and a KV cache; qwen3's q/k norms, gemma2's soft-capped scores, per-layer sliding windows) and
 ``LlamaDecoderLayer`` (pre-norm residual block; gemma2's extra norms around both sublayers)."""
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ class LlamaAttention(Module):
     """Multi-head attention with ``num_key_value_heads`` shared key/value heads (GQA), rotary
     position embeddings and an optional preallocated :class:`KVCache`; qwen3's per-head RMSNorms of
     queries and keys (``q_norm``/``k_norm``, before the rotary), gemma2's score scale, soft-capping
-    and sliding window (:meth:`LlamaConfig.layer_window`)."""
+    and the layer's sliding window (mistral, gemma2, qwen2/qwen3: :meth:`LlamaConfig.layer_window`)."""
 
     def __init__(self, config: LlamaConfig, layer_idx: int, device=None, dtype=None) -> None:
         super().__init__()

@@ -50,9 +50,9 @@ def rounded_to(value: float, dtype) -> float:
 
 def layer_masks(windows, attention_mask: Optional[Tensor], past: int, length: int, device):
     """(mask, is_causal) for the layers attending to everything before them and, by window, for the
-    sliding-window layers of ``windows`` (gemma2): masks as :func:`attention_keep_mask`, or None with
-    ``is_causal`` (a prompt into an empty cache, no padding); a window's own mask only where some key
-    falls out of it."""
+    sliding-window layers of ``windows`` (mistral, gemma2, qwen2/qwen3): masks as
+    :func:`attention_keep_mask`, or None with ``is_causal`` (a prompt into an empty cache, no padding);
+    a window's own mask only where some key falls out of it."""
     is_causal = attention_mask is None and past == 0 and length > 1
     mask = None
     if attention_mask is not None or (past > 0 and length > 1):
@@ -78,7 +78,7 @@ class LlamaModel(Module):
         self.embed_tokens = Embedding(config.vocab_size, config.hidden_size, **kw)
         self.layers = ModuleList([LlamaDecoderLayer(config, i, **kw) for i in range(config.num_hidden_layers)])
         self.norm = make_norm(config, config.hidden_size, **kw)
-        # the sliding windows of the layers that have one (gemma2)
+        # the sliding windows of the layers that have one (mistral, gemma2, qwen2/qwen3's layer_types)
         self.windows = sorted({config.layer_window(i) for i in range(config.num_hidden_layers)} - {None})
         self.rotary_emb = RotaryEmbedding(config.head_dim, config.max_position_embeddings, config.rope_theta,
                                           config.rope_scaling, config.rotary_convention, device=device)
