@@ -58,11 +58,11 @@ CUtensorMap tma_map(const void* base, bool bf16, long B, long heads, long L, lon
   return map;
 }
 
-template <bool kBf16, int D, int BC>
+template <bool kBf16, int D, int BC, bool kOverlap>
 int forward_ws(const AttentionParams& p, const void* q, const void* k, const void* v, void* out, float* lse) {
   constexpr int kStages = 2;
   using T = ws::Tiles<D, BC, kStages>;
-  auto kernel = ws::attention_forward_ws_kernel<kBf16, D, BC, kStages>;
+  auto kernel = ws::attention_forward_ws_kernel<kBf16, D, BC, kStages, kOverlap>;
   allow(kernel, T::kSmemBytes);
   const CUtensorMap tq = tma_map(q, kBf16, p.B, p.H, p.Lq, p.E, p.st.q, T::BR);
   const CUtensorMap tk = tma_map(k, kBf16, p.B, p.Hkv, p.Lk, p.E, p.st.k, BC);
@@ -92,16 +92,25 @@ int backward(const AttentionParams& p, const void* q, const void* k, const void*
 }  // namespace
 
 // cfg 0: key tiles of 64 (D = 64) / 128 (D = 128), as attention_wgmma.cu; cfg 1: 128 for both;
-// cfg 2: the warp-specialized TMA experiment (attention_wgmma_ws.cuh), key tiles as cfg 0.
+// cfg 2: the warp-specialized TMA experiment (attention_wgmma_ws.cuh), key tiles as cfg 0; cfg 3:
+// the same with the next tile's scores overlapping this tile's P V.
 extern "C" int wg_forward(int cfg, int bf16, int D, const void* q, const void* k, const void* v, void* out, float* lse,
                           long B, long H, long Hkv, long Lq, long Lk, long E, double scale, int causal,
                           const long* st /* q, k, v, out: (b, h, l) each */) {
   AttentionParams p = params(B, H, Hkv, Lq, Lk, E, scale, causal);
   set_strides({&p.st.q, &p.st.k, &p.st.v, &p.st.out}, st);
+#define TT_DEV_WS(OVERLAP)                                                                                   \
+  if (D == 64) return bf16 ? forward_ws<true, 64, 64, OVERLAP>(p, q, k, v, out, lse)                          \
+                           : forward_ws<false, 64, 64, OVERLAP>(p, q, k, v, out, lse);                        \
+  return bf16 ? forward_ws<true, 128, 128, OVERLAP>(p, q, k, v, out, lse)                                     \
+              : forward_ws<false, 128, 128, OVERLAP>(p, q, k, v, out, lse);
   if (cfg == 2) {
-    if (D == 64) return bf16 ? forward_ws<true, 64, 64>(p, q, k, v, out, lse) : forward_ws<false, 64, 64>(p, q, k, v, out, lse);
-    return bf16 ? forward_ws<true, 128, 128>(p, q, k, v, out, lse) : forward_ws<false, 128, 128>(p, q, k, v, out, lse);
+    TT_DEV_WS(false)
   }
+  if (cfg == 3) {
+    TT_DEV_WS(true)
+  }
+#undef TT_DEV_WS
   if (cfg == 0 && D == 64) return bf16 ? forward<true, 64, 64>(p, q, k, v, out, lse) : forward<false, 64, 64>(p, q, k, v, out, lse);
   if (D == 64) return bf16 ? forward<true, 64, 128>(p, q, k, v, out, lse) : forward<false, 64, 128>(p, q, k, v, out, lse);
   return bf16 ? forward<true, 128, 128>(p, q, k, v, out, lse) : forward<false, 128, 128>(p, q, k, v, out, lse);
