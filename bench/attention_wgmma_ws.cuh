@@ -157,18 +157,16 @@ __global__ void __launch_bounds__(384, 1)
   auto phase = [&](int t) { return uint32_t((t / kStages) & 1); };
   // causal: every key of tile t follows every row of this warpgroup (then so do all later tiles)
   auto skipped = [&](int t) { return p.causal && int64_t(t) * BC > wrow0 + 63; };
-  auto scores = [&](float (&sc)[BC / 2], int t) {
+  auto issue_scores = [&](float (&sc)[BC / 2], int t) {  // S = Q K_t^T, not committed
     wg_fence();
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk)
       Wgmma<BC, kBf16>::template ss<0, 0>(sc, kmajor<BR>(Qs, 64 * cw, kk), kmajor<BC>(k_tile(t), 0, kk), kk > 0);
-    wg_commit();
   };
-  auto pv = [&](const uint32_t (&pa)[BC / 16][4], int t) {
+  auto issue_pv = [&](const uint32_t (&pa)[BC / 16][4], int t) {  // O += P V_t, not committed
     wg_fence();
 #pragma unroll
     for (int kk = 0; kk < BC / 16; ++kk) Wgmma<D, kBf16>::template rs<1>(o, pa[kk], mnmajor<BC>(v_tile(t), kk), 1);
-    wg_commit();
   };
   mbar_wait(ring.q_full(), 0);
   if constexpr (!kOverlap) {
@@ -179,7 +177,8 @@ __global__ void __launch_bounds__(384, 1)
       mbar_wait(ring.k_full(t % kStages), phase(t));
       if (!skip) {
         float sc[BC / 2];
-        scores(sc, t);
+        issue_scores(sc, t);
+        wg_commit();
         wg_wait<0>();
         pin(sc);
         mbar_arrive(ring.k_empty(t % kStages));
@@ -192,7 +191,8 @@ __global__ void __launch_bounds__(384, 1)
       if (!skip) {
 #pragma unroll
         for (int i = 0; i < D / 2; ++i) o[i] *= corr[(i >> 1) & 1];
-        pv(pa, t);
+        issue_pv(pa, t);
+        wg_commit();
         wg_wait<0>();
         pin(o);
         pin(pa);
@@ -208,7 +208,8 @@ __global__ void __launch_bounds__(384, 1)
     if (ntiles > 0) {
       mbar_wait(ring.k_full(0), 0);
       if (live0) {
-        scores(sc, 0);
+        issue_scores(sc, 0);
+        wg_commit();
         wg_wait<0>();
         pin(sc);
         online_softmax<BC>(sc, m_r, l_r, corr, p, 0, wrow0, row_base, t4, sl2);
@@ -218,25 +219,26 @@ __global__ void __launch_bounds__(384, 1)
     }
     for (int t = 0; t < ntiles; ++t) {
       const bool live = !skipped(t), next = t + 1 < ntiles, live_next = next && !skipped(t + 1);
+      // two commit groups every iteration (empty where a tile is skipped) and unconditional
+      // waits: waits on divergent paths make ptxas serialize every wgmma of the kernel (C7518)
       if (next) mbar_wait(ring.k_full((t + 1) % kStages), phase(t + 1));
-      if (live_next) scores(sc, t + 1);
+      if (live_next) issue_scores(sc, t + 1);
+      wg_commit();
       mbar_wait(ring.v_full(t % kStages), phase(t));
-      if (live) pv(pa, t);
+      if (live) issue_pv(pa, t);
+      wg_commit();
+      wg_wait<1>();  // S_{t+1} (committed first) done; P_t V_t may still run
+      pin(sc);
       uint32_t pa_next[BC / 16][4];
       float corr_next[2] = {1.f, 1.f};
       if (live_next) {
-        if (live) wg_wait<1>();  // S_{t+1} (committed first) done; P_t V_t may still run
-        else wg_wait<0>();
-        pin(sc);
         online_softmax<BC>(sc, m_r, l_r, corr_next, p, int64_t(t + 1) * BC, wrow0, row_base, t4, sl2);
         to_a<kBf16, BC>(pa_next, sc);
       }
       if (next) mbar_arrive(ring.k_empty((t + 1) % kStages));
-      if (live) {
-        wg_wait<0>();
-        pin(o);
-        pin(pa);
-      }
+      wg_wait<0>();
+      pin(o);
+      pin(pa);
       mbar_arrive(ring.v_empty(t % kStages));
       if (live_next) {
 #pragma unroll
