@@ -15,7 +15,8 @@
 namespace tt::cuda {
 namespace {
 
-// D = 64: 128 query rows x 64-key tiles; D = 128: 128 x 128 (fastest on an H100, bench/attention_bench.py)
+// D = 64: 128 query rows x 64-key tiles; D = 128: 128 x 128 (fastest on an H100 in
+// bench/attention_wgmma_dev.py's timings)
 template <int D>
 constexpr int key_tile() { return D == 64 ? 64 : 128; }
 

@@ -178,10 +178,7 @@ void cuda_gemm(const GemmArgs& g) {
   cudaStream_t stream = current_stream(g.c.device().index);
   if (g.bias.defined()) {
     if (gemm_bias_lt(g, stream)) return;
-    GemmArgs rest = g;  // no epilogue for this problem: the bias broadcast into C, then C += op(A) op(B)
-    g.c.as_strided({g.m, g.n}, {g.ldc, 1}).copy_(g.bias);
-    rest.bias = Tensor(), rest.beta = 1.0;
-    return cuda_gemm(rest);
+    return cuda_gemm(bias_into_c(g));  // no cuBLASLt epilogue for this problem
   }
   TT_DISPATCH_NUMERIC(g.c.dtype(), "gemm", [&] {
     using T = scalar_t;

@@ -151,12 +151,7 @@ void single_threaded_blas() {
 
 void cpu_gemm(const GemmArgs& g) {
   if (g.m == 0 || g.n == 0 || g.batch == 0) return;
-  if (g.bias.defined()) {  // the bias broadcast into C, then C += op(A) op(B)
-    GemmArgs rest = g;
-    g.c.as_strided({g.m, g.n}, {g.ldc, 1}).copy_(g.bias);
-    rest.bias = Tensor(), rest.beta = 1.0;
-    return cpu_gemm(rest);
-  }
+  if (g.bias.defined()) return cpu_gemm(bias_into_c(g));
   single_threaded_blas();
   for (int64_t v : {g.m, g.n, g.k, g.lda, g.ldb, g.ldc})
     TT_CHECK(v <= INT_MAX, "gemm: dimension ", v, " exceeds the 32-bit BLAS limit");

@@ -28,4 +28,13 @@ struct GemmArgs {
 
 TT_DECLARE_KERNEL(gemm, const GemmArgs& args)
 
+// For a backend with no bias epilogue for this problem: C <- the bias broadcast over the rows, and
+// the returned arguments (no bias, beta = 1) then add alpha op(A) op(B) to it.
+inline GemmArgs bias_into_c(const GemmArgs& g) {
+  g.c.as_strided({g.m, g.n}, {g.ldc, 1}).copy_(g.bias);
+  GemmArgs rest = g;
+  rest.bias = Tensor(), rest.beta = 1.0;
+  return rest;
+}
+
 }  // namespace tt
