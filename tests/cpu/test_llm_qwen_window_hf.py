@@ -18,6 +18,7 @@ import tinytorch as tt
 from tinytorch.models import LlamaForCausalLM
 
 from conftest import GRAD_TOL, assert_close
+from llm_checks import cached_logits, check_greedy_equals_transformers, check_left_padded_batch_equals_transformers
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -98,31 +99,14 @@ def test_safetensors_logits_equal_transformers(pair):
 def test_kv_cache_decode_and_greedy_generate_equal_transformers(pair):
     name, hf, folder, ref = pair
     model = LlamaForCausalLM.from_pretrained(folder)
-    with tt.no_grad():
-        cache = model.make_cache(1, len(IDS))
-        steps = [model(tt.tensor([IDS[:6]]), past_key_values=cache)[0]]
-        steps += [model(tt.tensor([[t]]), past_key_values=cache)[0] for t in IDS[6:]]
-    assert_close(tt.cat(steps, 0), ref, "float32", tol=NET_TOL_F32)
+    assert_close(cached_logits(model, IDS, 6), ref, "float32", tol=NET_TOL_F32)
     if name.startswith("mistral"):
         # transformers' generate builds its cache from layer_types (full layers keep every key) while
         # MistralModel masks every layer by the window: it fails on the shapes, so no greedy reference
         return
-    prompt = IDS[:4]
-    with torch.no_grad():
-        want = hf.generate(torch.tensor([prompt]), max_new_tokens=12, do_sample=False, pad_token_id=0)
-    got = model.generate(tt.tensor([prompt]), 12)
-    assert got[0].tolist() == want[0].tolist()
+    check_greedy_equals_transformers(model, hf, IDS[:4], 12)
 
 
 def test_left_padded_batch_equals_transformers(pair):
     name, hf, folder, _ = pair
-    model = LlamaForCausalLM.from_pretrained(folder)
-    prompts = [IDS[:3], IDS[:9]]
-    ids = [[0] * (9 - len(p)) + p for p in prompts]
-    mask = [[0] * (9 - len(p)) + [1] * len(p) for p in prompts]
-    with torch.no_grad():
-        ref = hf(torch.tensor(ids), attention_mask=torch.tensor(mask)).logits.double().numpy()
-    with tt.no_grad():
-        out = model(tt.tensor(ids), attention_mask=tt.tensor(mask)).numpy()
-    for i, p in enumerate(prompts):   # the padded positions' outputs are unused
-        assert_close(out[i, 9 - len(p):], ref[i, 9 - len(p):], "float32", tol=NET_TOL_F32)
+    check_left_padded_batch_equals_transformers(LlamaForCausalLM.from_pretrained(folder), hf, [IDS[:3], IDS[:9]])

@@ -14,11 +14,11 @@ import pytest
 
 import tinytorch as tt
 from tinytorch.models import LlamaConfig, LlamaForCausalLM
-from tinytorch.models.graph_decode import static_decode_logits
 from tinytorch.models.layers import LlamaAttention
 from tinytorch.models.variant_blocks import GemmaRMSNorm, sliding_window_mask, soft_cap, softcapped_attention
 
 from conftest import FLOAT_DTYPES, GRAD_TOL, assert_close, make
+from llm_checks import check_cache_and_graph_step_equal_full_forward
 from llm_reference import (TINY_GEMMA, TINY_GEMMA2, TINY_MISTRAL, TINY_QWEN3, forward_np, gelu_tanh_np, head_dim,
                            llama_cpp_permute, random_weights, rope_np, write_checkpoint)
 
@@ -154,18 +154,7 @@ def test_kv_cache_and_graph_step_equal_full_forward(tiny):
     """Prefill + chunk + single steps, and the CUDA-graph decode step (static cache, run eagerly on
     the CPU), equal the full forward (gemma2's and mistral's window of 4 slides past the prompt)."""
     name, folder, w, model = tiny
-    with tt.no_grad():
-        full = model(tt.tensor([IDS]))[0]
-        cache = model.make_cache(1, len(IDS))
-        steps = [model(tt.tensor([IDS[:5]]), past_key_values=cache)[0],
-                 model(tt.tensor([IDS[5:7]]), past_key_values=cache)[0]]
-        steps += [model(tt.tensor([[t]]), past_key_values=cache)[0] for t in IDS[7:]]
-        assert_close(tt.cat(steps, 0), full.numpy(), "float32", tol=NET_TOL_F32)
-        static = model.make_cache(1, 40)
-        model(tt.tensor([IDS[:5]]), past_key_values=static)
-        rows = [static_decode_logits(model, tt.tensor([[t]]), tt.tensor([5 + n]), static)
-                for n, t in enumerate(IDS[5:])]
-    assert_close(tt.cat(rows, 0), full[5:].numpy(), "float32", tol=NET_TOL_F32)
+    check_cache_and_graph_step_equal_full_forward(model, IDS)
 
 
 def test_greedy_generate_and_padded_batch(tiny):
