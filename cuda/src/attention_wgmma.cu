@@ -1,5 +1,5 @@
-// Entry points of the Hopper (sm_90a) attention kernels (attention_wgmma.cuh, forward;
-// attention_wgmma_backward.cuh, backward): float16/bfloat16,
+// Entry points of the Hopper (sm_90a) attention kernels (attention_wgmma.cuh, forward, its operands
+// through TMA tensor maps; attention_wgmma_backward.cuh, backward): float16/bfloat16,
 // E = Ev <= 128 a multiple of 8, no mask, no dropout, positive scale, on a compute-capability 9.0
 // device of a build that has sm_90a code (CMake defines TINYTORCH_CUDA_SM90A when
 // CMAKE_CUDA_ARCHITECTURES names 90a). Everything else returns false: the mma.sync kernels run.
@@ -9,28 +9,71 @@
 #include <initializer_list>
 #include <mutex>
 #include "attention_wgmma.cuh"
-#include "attention_wgmma_backward.cuh"
+#include "attention_wgmma_backward_fused.cuh"
 #include "attention_mma.h"
+#include "tinytorch/cuda/blas.h"
+#include "tma_map.h"
 
 namespace tt::cuda {
 namespace {
 
-// D = 64: 128 query rows x 64-key tiles; D = 128: 128 x 128 (fastest on an H100 in
-// bench/attention_wgmma_dev.py's timings)
-template <int D>
-constexpr int key_tile() { return D == 64 ? 64 : 128; }
-
+// 128 query rows x 128-key tiles, a ring of 3 K/V stages (fastest on an H100 in
+// bench/attention_wgmma_dev.py's timings). False where the driver refuses a tensor map.
 template <bool kBf16, int D>
-void launch_forward_wgmma(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
-                          const Tensor& lse, cudaStream_t stream) {
-  constexpr int kWG = 2, BC = key_tile<D>();
-  using Tiles = wg::ForwardTiles<D, kWG, BC>;
-  auto kernel = wg::attention_forward_wgmma_kernel<kBf16, D, kWG, BC>;
+bool launch_forward_wgmma(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v,
+                          const Tensor& out, const Tensor& lse, cudaStream_t stream) {
+  constexpr int BC = 128, kStages = 3;
+  using Tiles = wg::ForwardTiles<D, BC, kStages>;
+  CUtensorMap tq, tk, tv;
+  auto map = [&](CUtensorMap* m, const Tensor& t, int64_t heads, int64_t L, const HeadStrides& st, int rows) {
+    return tma_map_16bit(m, t.data_ptr(), kBf16, p.B, heads, L, p.E, st.b, st.h, st.l, rows);
+  };
+  if (!map(&tq, q, p.H, p.Lq, p.st.q, Tiles::BR) || !map(&tk, k, p.Hkv, p.Lk, p.st.k, BC) ||
+      !map(&tv, v, p.Hkv, p.Lk, p.st.v, BC))
+    return false;
+  auto kernel = wg::attention_forward_wgmma_kernel<kBf16, D, BC, kStages>;
   mma::allow_smem(kernel, Tiles::kSmemBytes);
   dim3 grid(unsigned((p.Lq + Tiles::BR - 1) / Tiles::BR), unsigned(p.B * p.H));
+  kernel<<<grid, Tiles::kThreads, Tiles::kSmemBytes, stream>>>(tq, tk, tv, p, static_cast<uint16_t*>(out.data_ptr()),
+                                                               lse.data<float>());
+  TT_CUDA_KERNEL_CHECK();
+  return true;
+}
+
+// acc (B, H, Lq, D) float32 -> gq (B, H, Lq, E) = acc * scale, strided
+template <bool kBf16, int D>
+__global__ void attention_dq_store(AttentionParams p, const float* acc, uint16_t* gq) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, pairs = p.B * p.H * p.Lq * (D / 2);
+  if (i >= pairs) return;
+  const int64_t col = i % (D / 2) * 2, row = i / (D / 2) % p.Lq, bh = i / (D / 2) / p.Lq;
+  if (col >= p.E) return;
+  const float2 a = reinterpret_cast<const float2*>(acc)[i];
+  const float scale = float(p.scale);
+  *reinterpret_cast<uint32_t*>(gq + p.st.gq.row(bh / p.H, bh % p.H, row) + col) =
+      mma::pack2<kBf16>(a.x * scale, a.y * scale);
+}
+
+// One pass (attention_wgmma_backward_fused.cuh): dQ added with atomics into a zeroed float32
+// accumulator, then scaled and stored. Not bitwise deterministic: under
+// use_deterministic_algorithms / backends.cudnn.deterministic the two-kernel backward runs instead.
+template <bool kBf16, int D>
+void launch_backward_fused(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,
+                           const Tensor& v, const Tensor& lse, const Tensor& dvec, const Tensor& gq, const Tensor& gk,
+                           const Tensor& gv, cudaStream_t stream) {
+  constexpr int kWG = 2, BQ = 64;
+  using Tiles = wg::BackwardFusedTiles<D, kWG, BQ>;
+  Tensor acc = Tensor::empty({p.B * p.H * p.Lq * D}, DType::Float32, q.device());
+  TT_CUDA_CHECK(cudaMemsetAsync(acc.data_ptr(), 0, size_t(acc.numel()) * 4, stream));
+  auto kernel = wg::attention_backward_fused_wgmma_kernel<kBf16, D, kWG, BQ, true>;
+  mma::allow_smem(kernel, Tiles::kSmemBytes);
   auto u16 = [](const Tensor& t) { return static_cast<const uint16_t*>(t.data_ptr()); };
-  kernel<<<grid, Tiles::kThreads, Tiles::kSmemBytes, stream>>>(p, u16(q), u16(k), u16(v),
-                                                               static_cast<uint16_t*>(out.data_ptr()), lse.data<float>());
+  auto w16 = [](const Tensor& t) { return static_cast<uint16_t*>(t.data_ptr()); };
+  kernel<<<dim3(unsigned((p.Lk + Tiles::BK - 1) / Tiles::BK), unsigned(p.B * p.Hkv)), Tiles::kThreads,
+           Tiles::kSmemBytes, stream>>>(p, u16(q), u16(k), u16(v), u16(gout), lse.data<float>(), dvec.data<float>(),
+                                        w16(gk), w16(gv), acc.data<float>());
+  TT_CUDA_KERNEL_CHECK();
+  const int64_t pairs = p.B * p.H * p.Lq * (D / 2);
+  attention_dq_store<kBf16, D><<<unsigned((pairs + 255) / 256), 256, 0, stream>>>(p, acc.data<float>(), w16(gq));
   TT_CUDA_KERNEL_CHECK();
 }
 
@@ -39,6 +82,9 @@ template <bool kBf16, int D>
 void launch_backward_wgmma(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,
                            const Tensor& v, const Tensor& lse, const Tensor& dvec, const Tensor& gq, const Tensor& gk,
                            const Tensor& gv, cudaStream_t stream) {
+  // the one-pass backward is faster at D = 64 (bench/attention_wgmma_dev.py: 1.60 vs 1.79 ms on an
+  // H100, B 4, H 16, T 4096 causal); at D = 128 it spills and gains nothing
+  if (D == 64 && !get_cudnn_deterministic()) return launch_backward_fused<kBf16, D>(p, gout, q, k, v, lse, dvec, gq, gk, gv, stream);
   constexpr int kWG = 2, QBC = 128, KBQ = 64;  // fastest on an H100 (B 4, H 16, T 4096, causal)
   using QTiles = wg::BackwardQTiles<D, kWG, QBC>;
   using KVTiles = wg::BackwardKVTiles<D, kWG, KBQ>;
@@ -104,10 +150,8 @@ bool attention_forward_wgmma(const AttentionParams& p, const Tensor& q, const Te
   if (!covered(p, q, mask, {&q, &k, &v, &out}, {p.st.q, p.st.k, p.st.v, p.st.out})) return false;
   const int D = attention_mma_head_dim(p, q);
   if (q.dtype() == DType::BFloat16)
-    (D == 64 ? launch_forward_wgmma<true, 64> : launch_forward_wgmma<true, 128>)(p, q, k, v, out, lse, stream);
-  else
-    (D == 64 ? launch_forward_wgmma<false, 64> : launch_forward_wgmma<false, 128>)(p, q, k, v, out, lse, stream);
-  return true;
+    return (D == 64 ? launch_forward_wgmma<true, 64> : launch_forward_wgmma<true, 128>)(p, q, k, v, out, lse, stream);
+  return (D == 64 ? launch_forward_wgmma<false, 64> : launch_forward_wgmma<false, 128>)(p, q, k, v, out, lse, stream);
 }
 
 bool attention_backward_wgmma(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,

@@ -1,11 +1,15 @@
 #pragma once
 // Hopper (sm_90a) FlashAttention forward for float16/bfloat16, head dims 64 and 128, on warpgroup
-// MMA (wgmma.cuh). A block takes 64 kWG query rows of one (batch, head): warpgroup w owns rows
-// 64w..64w+63 and walks the key tiles of BC with an online softmax in log2 units. S = Q K^T reads
-// both operands from shared memory (K-major), P stays in registers as the A operand of P V, and V
-// is read MN-major (no transpose anywhere). K and V tiles are double buffered with cp.async, the
-// next tile's loads in flight while this one is multiplied.
+// MMA (wgmma.cuh), warp-specialized as FlashAttention-3: a block takes 128 query rows of one
+// (batch, head) and has three warpgroups. Warpgroup 0 is the producer: one thread loads Q once and
+// the K/V tiles of BC keys through TMA (tma.cuh, 128-byte swizzle: the layout of wg::swizzled)
+// into a ring of kStages stages guarded by mbarriers (full: the bytes landed; empty: both
+// consumers are done with the stage). Warpgroups 1 and 2 own 64 rows each and only compute, with
+// no block barrier in the loop, so one's softmax runs under the other's products; setmaxnreg moves
+// the register budget to them. Per key tile: S = Q K^T from shared memory (K-major), the online
+// softmax in log2 units, O += P V with P in registers and V read MN-major (no transposes).
 #include "attention_mma.cuh"
+#include "tma.cuh"
 #include "wgmma.cuh"
 
 namespace tt::cuda::wg {
@@ -30,123 +34,154 @@ __device__ __forceinline__ void to_a(uint32_t (&a)[N / 16][4], const float (&s)[
 // The first 1024-byte-aligned address of the dynamic shared memory (kernels ask 1024 bytes more).
 __device__ __forceinline__ uint32_t smem_base(const void* smem) { return (smem_u32(smem) + 1023) & ~1023u; }
 
-template <int D, int kWG, int BC>
+// Scores sc (64 x BC of this warpgroup, raw) of the key tile at k0 -> probabilities in place, the
+// running max m_r / sum l_r updated, corr = the factor for the output so far. Keys past Lk or
+// (causal) after the row score -inf: one uniform branch around the whole tile, so that interior
+// tiles run none of it (per element it would be if-converted and paid by every tile). P =
+// 2^(s sl2 - m sl2): one FFMA and one MUFU per score.
+template <int BC>
+__device__ __forceinline__ void online_softmax(float (&sc)[BC / 2], float (&m_r)[2], float (&l_r)[2], float (&corr)[2],
+                                               const AttentionParams& p, int64_t k0, int64_t wrow0, int64_t row_base,
+                                               int t4, float sl2) {
+  if (!(k0 + BC <= p.Lk && (!p.causal || k0 + BC - 1 <= wrow0))) {
+    const int rel = int(row_base - k0), lim = int(p.Lk - k0 < BC ? p.Lk - k0 : BC);
+#pragma unroll
+    for (int i = 0; i < BC / 2; ++i) {
+      const int col = (i >> 2) * 8 + t4 * 2 + (i & 1);
+      if (col >= lim || (p.causal && col > rel + 8 * ((i >> 1) & 1))) sc[i] = -INFINITY;
+    }
+  }
+  float mx[2] = {m_r[0], m_r[1]};
+#pragma unroll
+  for (int i = 0; i < BC / 2; ++i) mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], sc[i]);
+  float neg_m[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+    const float m_use = mx[r] == -INFINITY ? 0.f : mx[r];  // a row with no key yet: P = 0, no NaN
+    corr[r] = fast_exp2((m_r[r] - m_use) * sl2);
+    neg_m[r] = -m_use * sl2;
+    m_r[r] = mx[r];
+    l_r[r] *= corr[r];
+  }
+#pragma unroll
+  for (int i = 0; i < BC / 2; ++i) {
+    const float pr = fast_exp2(fmaf(sc[i], sl2, neg_m[(i >> 1) & 1]));
+    l_r[(i >> 1) & 1] += pr;
+    sc[i] = pr;
+  }
+}
+
+template <int D, int BC, int kStages>
 struct ForwardTiles {
-  static constexpr int BR = 64 * kWG, kThreads = 128 * kWG;
+  // BC = BR: under a causal mask every key tile has a key at or before the warpgroups' first rows,
+  // so no warpgroup skips a tile (a skip would put the products on a divergent path: ptxas then
+  // serializes every wgmma of the kernel, warning C7520)
+  static_assert(BC == 128, "key tiles of 128 = BR");
+  static constexpr int BR = 128, kThreads = 384;
   static constexpr uint32_t kQBytes = BR * D * 2, kTileBytes = BC * D * 2;
-  // Q, then per stage K and V; + 1024 to align the start
-  static constexpr size_t kSmemBytes = kQBytes + 4 * kTileBytes + 1024;
+  static constexpr uint32_t kBarBytes = 8 * (1 + 4 * kStages);
+  // Q, kStages K tiles, kStages V tiles, the barriers; + 1024 to align the start
+  static constexpr size_t kSmemBytes = kQBytes + 2 * kStages * kTileBytes + kBarBytes + 1024;
 };
 
-// grid (ceil(Lq / BR), B * H); q: (B, H, Lq, E), k, v: (B, Hkv, Lk, E) -> out (B, H, Lq, E), lse (B, H, Lq)
-template <bool kBf16, int D, int kWG, int BC>
-__global__ void __launch_bounds__(128 * kWG, 1)
-    attention_forward_wgmma_kernel(AttentionParams p, const uint16_t* q, const uint16_t* k, const uint16_t* v,
-                                   uint16_t* out, float* lse) {
+// The mbarriers of the K/V ring: full (the TMA bytes landed) and empty (both consumers are done).
+template <int kStages>
+struct Ring {
+  uint32_t base;  // q_full, then k_full[kStages], v_full[kStages], k_empty[kStages], v_empty[kStages]
+  __device__ uint32_t q_full() const { return base; }
+  __device__ uint32_t k_full(int s) const { return base + 8 + 8 * s; }
+  __device__ uint32_t v_full(int s) const { return base + 8 + 8 * (kStages + s); }
+  __device__ uint32_t k_empty(int s) const { return base + 8 + 8 * (2 * kStages + s); }
+  __device__ uint32_t v_empty(int s) const { return base + 8 + 8 * (3 * kStages + s); }
+};
+
+// grid (ceil(Lq / 128), B * H), 384 threads; tq, tk, tv: TMA maps of q (B, H, Lq, E), k, v
+// (B, Hkv, Lk, E) with boxes of (64 columns, 128 / BC / BC rows) -> out (B, H, Lq, E), lse (B, H, Lq)
+template <bool kBf16, int D, int BC, int kStages>
+__global__ void __launch_bounds__(384, 1)
+    attention_forward_wgmma_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
+                                   const __grid_constant__ CUtensorMap tv, AttentionParams p, uint16_t* out,
+                                   float* lse) {
 #if TT_HAS_WGMMA
-  using Tiles = ForwardTiles<D, kWG, BC>;
-  constexpr int BR = Tiles::BR, kThreads = Tiles::kThreads;
+  using T = ForwardTiles<D, BC, kStages>;
+  constexpr int BR = T::BR;
   extern __shared__ uint8_t smem_raw[];
-  const uint32_t Qs = smem_base(smem_raw), KV0 = Qs + Tiles::kQBytes;
-  const int tid = threadIdx.x, wg = tid / 128, warp = (tid % 128) / 32, lane = tid % 32, g = lane / 4, t4 = lane % 4;
+  const uint32_t Qs = smem_base(smem_raw), K0 = Qs + T::kQBytes, V0 = K0 + kStages * T::kTileBytes;
+  const Ring<kStages> ring{V0 + kStages * T::kTileBytes};
+  const int tid = threadIdx.x, wg = tid / 128;
   const int64_t bh = blockIdx.y, b = bh / p.H, h = bh % p.H, hk = h / (p.H / p.Hkv);
   const int64_t q0 = int64_t(gridDim.x - 1 - blockIdx.x) * BR;  // the longest causal rows first
-  const int64_t wrow0 = q0 + 64 * wg, row_base = wrow0 + 16 * warp + g;  // row of fragment half r: row_base + 8 r
-  const uint16_t *kb = k + p.st.k.row(b, hk, 0), *vb = v + p.st.v.row(b, hk, 0);
-  auto k_tile = [&](int t) { return KV0 + (t & 1) * 2 * Tiles::kTileBytes; };
-  auto v_tile = [&](int t) { return KV0 + (t & 1) * 2 * Tiles::kTileBytes + Tiles::kTileBytes; };
+  const int64_t kend = p.causal ? (q0 + BR < p.Lk ? q0 + BR : p.Lk) : p.Lk;
+  const int ntiles = int((kend + BC - 1) / BC);
+  if (tid == 0) {
+    mbar_init(ring.q_full(), 1);
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(ring.k_full(s), 1), mbar_init(ring.v_full(s), 1);
+      mbar_init(ring.k_empty(s), 256), mbar_init(ring.v_empty(s), 256);  // every consumer thread arrives
+    }
+    mbar_init_fence();
+  }
+  __syncthreads();
 
-  load_tile<BR, D, kThreads>(Qs, q + p.st.q.row(b, h, 0), q0, p.Lq, p.E, p.st.q.l, tid);
-  load_tile<BC, D, kThreads>(k_tile(0), kb, 0, p.Lk, p.E, p.st.k.l, tid);
-  cp_commit();
-  load_tile<BC, D, kThreads>(v_tile(0), vb, 0, p.Lk, p.E, p.st.v.l, tid);
-  cp_commit();
-
+  if (wg == 0) {  // producer
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    if (tid == 0) {
+      mbar_expect_tx(ring.q_full(), T::kQBytes);
+      for (int half = 0; half < D / 64; ++half)
+        tma_load(Qs + half * BR * 128, &tq, ring.q_full(), 64 * half, int(q0), int(h), int(b));
+      for (int t = 0; t < ntiles; ++t) {
+        const int s = t % kStages, n = t / kStages;
+        if (n > 0) mbar_wait(ring.k_empty(s), (n - 1) & 1);
+        mbar_expect_tx(ring.k_full(s), T::kTileBytes);
+        for (int half = 0; half < D / 64; ++half)
+          tma_load(K0 + s * T::kTileBytes + half * BC * 128, &tk, ring.k_full(s), 64 * half, t * BC, int(hk), int(b));
+        if (n > 0) mbar_wait(ring.v_empty(s), (n - 1) & 1);
+        mbar_expect_tx(ring.v_full(s), T::kTileBytes);
+        for (int half = 0; half < D / 64; ++half)
+          tma_load(V0 + s * T::kTileBytes + half * BC * 128, &tv, ring.v_full(s), 64 * half, t * BC, int(hk), int(b));
+      }
+    }
+    return;
+  }
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+  const int cw = wg - 1, warp = (tid % 128) / 32, lane = tid % 32, g = lane / 4, t4 = lane % 4;
+  const int64_t wrow0 = q0 + 64 * cw, row_base = wrow0 + 16 * warp + g;  // row of fragment half r: row_base + 8 r
   float o[D / 2] = {};
   float m_r[2] = {-INFINITY, -INFINITY}, l_r[2] = {0.f, 0.f};
   const float sl2 = float(p.scale) * kLog2e;
-  const int64_t kend = p.causal ? (q0 + BR < p.Lk ? q0 + BR : p.Lk) : p.Lk;
-  const int ntiles = int((kend + BC - 1) / BC);
+  mbar_wait(ring.q_full(), 0);
   for (int t = 0; t < ntiles; ++t) {
-    const int64_t k0 = int64_t(t) * BC;
-    const bool next = t + 1 < ntiles;
-    // in flight: K_t (with Q at t = 0), V_t; prefetch K_{t+1}, then wait for K_t
-    if (next) {
-      load_tile<BC, D, kThreads>(k_tile(t + 1), kb, k0 + BC, p.Lk, p.E, p.st.k.l, tid);
-      cp_commit();
-      cp_wait<2>();
-    } else {
-      cp_wait<1>();
-    }
-    fence_async_smem();
-    __syncthreads();
-    // causal: every key of this tile follows every row of this warpgroup (uniform per warpgroup)
-    const bool skip = p.causal && k0 > wrow0 + 63;
+    const int s = t % kStages;
+    const uint32_t phase = (t / kStages) & 1, k_tile = K0 + s * T::kTileBytes, v_tile = V0 + s * T::kTileBytes;
     uint32_t pa[BC / 16][4];
-    float corr[2] = {1.f, 1.f};
-    if (!skip) {
-      float s[BC / 2];
+    float corr[2];
+    {
+      float sc[BC / 2];
+      mbar_wait(ring.k_full(s), phase);
       wg_fence();
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk)
-        Wgmma<BC, kBf16>::template ss<0, 0>(s, kmajor<BR>(Qs, 64 * wg, kk), kmajor<BC>(k_tile(t), 0, kk), kk > 0);
+        Wgmma<BC, kBf16>::template ss<0, 0>(sc, kmajor<BR>(Qs, 64 * cw, kk), kmajor<BC>(k_tile, 0, kk), kk > 0);
       wg_commit();
       wg_wait<0>();
-      pin(s);
-      // keys past Lk or (causal) after the row score -inf: one uniform branch around the whole
-      // tile, so that the interior tiles run none of it (per element, it would be if-converted)
-      if (!(k0 + BC <= p.Lk && (!p.causal || k0 + BC - 1 <= wrow0))) {
-        const int rel = int(row_base - k0), lim = int(p.Lk - k0 < BC ? p.Lk - k0 : BC);
-#pragma unroll
-        for (int i = 0; i < BC / 2; ++i) {
-          const int col = (i >> 2) * 8 + t4 * 2 + (i & 1);
-          if (col >= lim || (p.causal && col > rel + 8 * ((i >> 1) & 1))) s[i] = -INFINITY;
-        }
-      }
-      // online softmax on the raw scores: P = 2^(s sl2 - m sl2), one FFMA and one MUFU each
-      float mx[2] = {m_r[0], m_r[1]};
-#pragma unroll
-      for (int i = 0; i < BC / 2; ++i) mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], s[i]);
-      float neg_m[2];
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
-        mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-        const float m_use = mx[r] == -INFINITY ? 0.f : mx[r];  // a row with no key yet: P = 0, no NaN
-        corr[r] = fast_exp2((m_r[r] - m_use) * sl2);
-        neg_m[r] = -m_use * sl2;
-        m_r[r] = mx[r];
-        l_r[r] *= corr[r];
-      }
-#pragma unroll
-      for (int i = 0; i < BC / 2; ++i) {
-        const float pr = fast_exp2(fmaf(s[i], sl2, neg_m[(i >> 1) & 1]));
-        l_r[(i >> 1) & 1] += pr;
-        s[i] = pr;
-      }
-      to_a<kBf16, BC>(pa, s);
+      pin(sc);
+      mbar_arrive(ring.k_empty(s));
+      online_softmax<BC>(sc, m_r, l_r, corr, p, int64_t(t) * BC, wrow0, row_base, t4, sl2);
+      to_a<kBf16, BC>(pa, sc);
     }
-    // prefetch V_{t+1}, then wait for V_t
-    if (next) {
-      load_tile<BC, D, kThreads>(v_tile(t + 1), vb, k0 + BC, p.Lk, p.E, p.st.v.l, tid);
-      cp_commit();
-      cp_wait<2>();
-    } else {
-      cp_wait<0>();
-    }
-    fence_async_smem();
-    __syncthreads();
-    if (!skip) {
+    mbar_wait(ring.v_full(s), phase);
 #pragma unroll
-      for (int i = 0; i < D / 2; ++i) o[i] *= corr[(i >> 1) & 1];
-      wg_fence();
+    for (int i = 0; i < D / 2; ++i) o[i] *= corr[(i >> 1) & 1];
+    wg_fence();
 #pragma unroll
-      for (int kk = 0; kk < BC / 16; ++kk) Wgmma<D, kBf16>::template rs<1>(o, pa[kk], mnmajor<BC>(v_tile(t), kk), 1);
-      wg_commit();
-      wg_wait<0>();
-      pin(o);
-      pin(pa);
-    }
+    for (int kk = 0; kk < BC / 16; ++kk) Wgmma<D, kBf16>::template rs<1>(o, pa[kk], mnmajor<BC>(v_tile, kk), 1);
+    wg_commit();
+    wg_wait<0>();
+    pin(o);
+    pin(pa);
+    mbar_arrive(ring.v_empty(s));
   }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {

@@ -10,7 +10,7 @@ import tinytorch.nn.functional as F
 import tinytorch.nn.functional.attention as attention_module
 from attention_cases import (FUSED_NODE, check_against_reference, check_double_backward, check_dropout,
                              check_matches_composed, graph_names, tensor)
-from conftest import FLOAT_DTYPES, assert_close
+from conftest import FLOAT_DTYPES, GRAD_TOL, assert_close
 
 pytestmark = pytest.mark.cuda
 
@@ -184,3 +184,29 @@ def test_small_float32_calls_take_the_tiled_kernels(E, monkeypatch):
     out = F.scaled_dot_product_attention(q, q, q, is_causal=True)
     assert FUSED_NODE in graph_names(out)
     assert_close(out, composed(q, q, q, is_causal=True).detach().cpu().double().numpy(), "float32")
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_deterministic_backward(dtype):
+    """Where the one-pass backward adds dQ with atomics (Hopper, head dim 64), use_deterministic_
+    algorithms(True) takes the two-kernel backward: the same gradients bit for bit, run to run, and
+    equal to the default path's within the dtype's tolerance."""
+    def grads():
+        q, _ = tensor((2, 4, 300, 64), dtype, "cuda", seed=1)
+        k, _ = tensor((2, 2, 300, 64), dtype, "cuda", seed=2)
+        v, _ = tensor((2, 2, 300, 64), dtype, "cuda", seed=3)
+        for t in (q, k, v):
+            t.requires_grad_(True)
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        out.backward(tt.ones_like(out))
+        return [t.grad.cpu().float().numpy() for t in (q, k, v)]
+
+    default = grads()
+    tt.use_deterministic_algorithms(True)
+    try:
+        first, second = grads(), grads()
+    finally:
+        tt.use_deterministic_algorithms(False)
+    for a, b, d in zip(first, second, default):
+        np.testing.assert_array_equal(a, b)
+        assert_close(d, a.astype(np.float64), tol=GRAD_TOL[dtype])

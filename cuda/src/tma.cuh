@@ -1,0 +1,43 @@
+#pragma once
+// Hopper (sm_90) tensor memory access and transaction barriers for the attention kernels: a TMA load
+// (cp.async.bulk.tensor) copies a box of a tensor described by a CUtensorMap (built on the host,
+// passed as a __grid_constant__ kernel parameter) into shared memory and signals an mbarrier with the
+// bytes it wrote; consumers wait on the barrier's phase. One thread issues, the async proxy copies.
+#include <cuda.h>
+#include <cstdint>
+
+namespace tt::cuda::wg {
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
+}
+// Makes the barriers' initialisation visible to the async proxy (then a block barrier to the threads).
+__device__ __forceinline__ void mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+// Arrives and adds `bytes` to the transaction count the phase waits for (the TMA loads' bytes).
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Waits until the phase of parity `phase` has completed.
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t phase) {
+  asm volatile(
+      "{\n.reg .pred done;\nWAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT;\n}\n" ::"r"(bar),
+      "r"(phase)
+      : "memory");
+}
+// The box at (column c0, row, head, batch) of a 4-d (batch, head, row, column) tensor map -> dst;
+// its bytes complete a transaction on `bar`. Out-of-range rows and columns arrive as zeros.
+__device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0, int row, int head,
+                                         int batch) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], "
+      "[%2];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(row), "r"(head), "r"(batch)
+      : "memory");
+}
+
+}  // namespace tt::cuda::wg
