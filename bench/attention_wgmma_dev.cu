@@ -65,15 +65,18 @@ int backward(const AttentionParams& p, const void* q, const void* k, const void*
   return int(cudaGetLastError());
 }
 
-template <bool kBf16, int D, bool kSplitN>
+template <bool kBf16, int D>
 int backward_fused(const AttentionParams& p, const void* q, const void* k, const void* v, const void* go,
                    const float* lse, const float* dvec, void* gk, void* gv, float* dq_acc) {
-  using KT = BackwardFusedTiles<D, 2, 64>;
-  auto kv = attention_backward_fused_wgmma_kernel<kBf16, D, 2, 64, kSplitN>;
-  allow(kv, KT::kSmemBytes);
-  kv<<<dim3(unsigned((p.Lk + KT::BK - 1) / KT::BK), unsigned(p.B * p.Hkv)), KT::kThreads, KT::kSmemBytes>>>(
-      p, (const uint16_t*)q, (const uint16_t*)k, (const uint16_t*)v, (const uint16_t*)go, lse, dvec, (uint16_t*)gk,
-      (uint16_t*)gv, dq_acc);
+  using T = BackwardFusedTiles<D, 2>;
+  auto kernel = attention_backward_fused_wgmma_kernel<kBf16, D, 2>;
+  allow(kernel, T::kSmemBytes);
+  const CUtensorMap tq = tma_map(q, kBf16, p.B, p.H, p.Lq, p.E, p.st.q, T::BQ);
+  const CUtensorMap tg = tma_map(go, kBf16, p.B, p.H, p.Lq, p.E, p.st.gout, T::BQ);
+  const CUtensorMap tk = tma_map(k, kBf16, p.B, p.Hkv, p.Lk, p.E, p.st.k, T::BK);
+  const CUtensorMap tv = tma_map(v, kBf16, p.B, p.Hkv, p.Lk, p.E, p.st.v, T::BK);
+  kernel<<<dim3(unsigned((p.Lk + T::BK - 1) / T::BK), unsigned(p.B * p.Hkv)), T::kThreads, T::kSmemBytes>>>(
+      tq, tk, tv, tg, p, lse, dvec, (uint16_t*)gk, (uint16_t*)gv, dq_acc);
   return int(cudaGetLastError());
 }
 
@@ -95,27 +98,21 @@ extern "C" int wg_forward(int cfg, int bf16, int D, const void* q, const void* k
 #undef TT_DEV_FORWARD
 }
 
-// cfg 0: dQ key tiles of 128, dK/dV query steps of 64, as attention_wgmma.cu; cfg 1: dQ key tiles of 64;
-// cfg 2: one fused kernel, dQ added into dq_acc (float32, (B, H, Lq, D), zeroed by the caller)
-// with atomics, output columns split between the warpgroups; cfg 3: the same, keys split.
+// cfg 0: the two-kernel backward (dQ key tiles of 128, dK/dV query steps of 64), as the library
+// runs it under deterministic mode; cfg 1: dQ key tiles of 64; cfg 2: the one-pass backward, as the
+// library runs it otherwise (dQ added into dq_acc, float32 (B, H, Lq, D), zeroed by the caller).
 extern "C" int wg_backward(int cfg, int bf16, int D, const void* q, const void* k, const void* v, const void* go,
                            const float* lse, const float* dvec, void* gq, void* gk, void* gv, float* dq_acc, long B,
                            long H, long Hkv, long Lq, long Lk, long E, double scale, int causal,
                            const long* st /* q, k, v, gout, gq, gk, gv */) {
   AttentionParams p = params(B, H, Hkv, Lq, Lk, E, scale, causal);
   set_strides({&p.st.q, &p.st.k, &p.st.v, &p.st.gout, &p.st.gq, &p.st.gk, &p.st.gv}, st);
-#define TT_DEV_FUSED(SPLIT)                                                                                   \
-  if (D == 64) return bf16 ? backward_fused<true, 64, SPLIT>(p, q, k, v, go, lse, dvec, gk, gv, dq_acc)      \
-                           : backward_fused<false, 64, SPLIT>(p, q, k, v, go, lse, dvec, gk, gv, dq_acc);    \
-  return bf16 ? backward_fused<true, 128, SPLIT>(p, q, k, v, go, lse, dvec, gk, gv, dq_acc)                  \
-              : backward_fused<false, 128, SPLIT>(p, q, k, v, go, lse, dvec, gk, gv, dq_acc);
   if (cfg == 2) {
-    TT_DEV_FUSED(true)
+    if (D == 64) return bf16 ? backward_fused<true, 64>(p, q, k, v, go, lse, dvec, gk, gv, dq_acc)
+                            : backward_fused<false, 64>(p, q, k, v, go, lse, dvec, gk, gv, dq_acc);
+    return bf16 ? backward_fused<true, 128>(p, q, k, v, go, lse, dvec, gk, gv, dq_acc)
+                : backward_fused<false, 128>(p, q, k, v, go, lse, dvec, gk, gv, dq_acc);
   }
-  if (cfg == 3) {
-    TT_DEV_FUSED(false)
-  }
-#undef TT_DEV_FUSED
 #define TT_DEV_BACKWARD(QBC)                                                                                        \
   if (D == 64) return bf16 ? backward<true, 64, QBC, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv)                     \
                            : backward<false, 64, QBC, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv);                   \

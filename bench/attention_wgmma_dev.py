@@ -7,12 +7,11 @@ kernels), alternating, medians, on B=4 H=16 T=4096 causal bf16.
     timeout 300 python3 bench/attention_wgmma_dev.py [--fwd 0 1] [--bwd 0 1 2 3] [--no-check] [--no-time]
 
 Forward configurations (wg_forward in the .cu): 0 as the library (warp-specialized, TMA, 128-key
-tiles, 3 stages), 1 the same with 2 stages. Backward: 0 the two-kernel backward as the library
-(dQ key tiles of 128, dK/dV query steps of 64), 1 dQ key tiles of 64, 2 the one-pass backward as
-the library runs it at head dim 64 (dQ by atomics into float32, output columns split between the
-warpgroups; the accumulator's zeroing and conversion are timed with it), 3 the same with the keys
-split instead (twice the atomics). Run under `timeout`: a barrier-phase mistake in an experiment
-hangs.
+tiles, 3 stages), 1 the same with 2 stages. Backward: 0 the two-kernel backward the library runs
+under deterministic mode (dQ key tiles of 128, dK/dV query steps of 64), 1 dQ key tiles of 64, 2
+the warp-specialized one-pass backward the library runs otherwise (dQ by atomics into float32; the
+accumulator's zeroing and conversion are timed with it). Run under `timeout`: a barrier-phase
+mistake in an experiment hangs.
 
 Needs nvcc and torch with CUDA; tinytorch itself need not be built. The backward here launches dQ
 and dK/dV back to back on one stream (tinytorch runs dQ on a side stream beside dK/dV).
@@ -69,7 +68,7 @@ def backward(lib, cfg, q, k, v, out, lse, go, causal):
     B, H, Hkv, Lq, Lk, E, scale, D = dims(q, k)
     gq, gk, gv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     dvec = (go.float() * out.float()).sum(-1).contiguous()
-    fused = cfg >= 2  # dQ through a float32 accumulator (the conversion is timed with the kernel)
+    fused = cfg == 2  # dQ through a float32 accumulator (the conversion is timed with the kernel)
     acc = torch.zeros(B, H, Lq, D, device=q.device, dtype=torch.float32) if fused else None
     rc = lib.wg_backward(cfg, int(q.dtype == torch.bfloat16), D, q.data_ptr(), k.data_ptr(), v.data_ptr(),
                          go.data_ptr(), lse.data_ptr(), dvec.data_ptr(), gq.data_ptr(), gk.data_ptr(), gv.data_ptr(),

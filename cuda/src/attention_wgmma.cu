@@ -17,6 +17,12 @@
 namespace tt::cuda {
 namespace {
 
+// The TMA map of operand t (B, heads, L, E) with boxes of 64 columns x `rows` rows (tma_map.h).
+bool tensor_map(CUtensorMap* m, const AttentionParams& p, bool bf16, const Tensor& t, int64_t heads, int64_t L,
+                const HeadStrides& st, int rows) {
+  return tma_map_16bit(m, t.data_ptr(), bf16, p.B, heads, L, p.E, st.b, st.h, st.l, rows);
+}
+
 // 128 query rows x 128-key tiles, a ring of 3 K/V stages (fastest on an H100 in
 // bench/attention_wgmma_dev.py's timings). False where the driver refuses a tensor map.
 template <bool kBf16, int D>
@@ -25,11 +31,8 @@ bool launch_forward_wgmma(const AttentionParams& p, const Tensor& q, const Tenso
   constexpr int BC = 128, kStages = 3;
   using Tiles = wg::ForwardTiles<D, BC, kStages>;
   CUtensorMap tq, tk, tv;
-  auto map = [&](CUtensorMap* m, const Tensor& t, int64_t heads, int64_t L, const HeadStrides& st, int rows) {
-    return tma_map_16bit(m, t.data_ptr(), kBf16, p.B, heads, L, p.E, st.b, st.h, st.l, rows);
-  };
-  if (!map(&tq, q, p.H, p.Lq, p.st.q, Tiles::BR) || !map(&tk, k, p.Hkv, p.Lk, p.st.k, BC) ||
-      !map(&tv, v, p.Hkv, p.Lk, p.st.v, BC))
+  if (!tensor_map(&tq, p, kBf16, q, p.H, p.Lq, p.st.q, Tiles::BR) ||
+      !tensor_map(&tk, p, kBf16, k, p.Hkv, p.Lk, p.st.k, BC) || !tensor_map(&tv, p, kBf16, v, p.Hkv, p.Lk, p.st.v, BC))
     return false;
   auto kernel = wg::attention_forward_wgmma_kernel<kBf16, D, BC, kStages>;
   mma::allow_smem(kernel, Tiles::kSmemBytes);
@@ -56,25 +59,32 @@ __global__ void attention_dq_store(AttentionParams p, const float* acc, uint16_t
 // One pass (attention_wgmma_backward_fused.cuh): dQ added with atomics into a zeroed float32
 // accumulator, then scaled and stored. Not bitwise deterministic: under
 // use_deterministic_algorithms / backends.cudnn.deterministic the two-kernel backward runs instead.
+// False where the driver refuses a tensor map.
 template <bool kBf16, int D>
-void launch_backward_fused(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,
+bool launch_backward_fused(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,
                            const Tensor& v, const Tensor& lse, const Tensor& dvec, const Tensor& gq, const Tensor& gk,
                            const Tensor& gv, cudaStream_t stream) {
-  constexpr int kWG = 2, BQ = 64;
-  using Tiles = wg::BackwardFusedTiles<D, kWG, BQ>;
+  constexpr int kStages = 2;
+  using Tiles = wg::BackwardFusedTiles<D, kStages>;
+  CUtensorMap tq, tg, tk, tv;
+  if (!tensor_map(&tq, p, kBf16, q, p.H, p.Lq, p.st.q, Tiles::BQ) ||
+      !tensor_map(&tg, p, kBf16, gout, p.H, p.Lq, p.st.gout, Tiles::BQ) ||
+      !tensor_map(&tk, p, kBf16, k, p.Hkv, p.Lk, p.st.k, Tiles::BK) ||
+      !tensor_map(&tv, p, kBf16, v, p.Hkv, p.Lk, p.st.v, Tiles::BK))
+    return false;
   Tensor acc = Tensor::empty({p.B * p.H * p.Lq * D}, DType::Float32, q.device());
   TT_CUDA_CHECK(cudaMemsetAsync(acc.data_ptr(), 0, size_t(acc.numel()) * 4, stream));
-  auto kernel = wg::attention_backward_fused_wgmma_kernel<kBf16, D, kWG, BQ, true>;
+  auto kernel = wg::attention_backward_fused_wgmma_kernel<kBf16, D, kStages>;
   mma::allow_smem(kernel, Tiles::kSmemBytes);
-  auto u16 = [](const Tensor& t) { return static_cast<const uint16_t*>(t.data_ptr()); };
   auto w16 = [](const Tensor& t) { return static_cast<uint16_t*>(t.data_ptr()); };
   kernel<<<dim3(unsigned((p.Lk + Tiles::BK - 1) / Tiles::BK), unsigned(p.B * p.Hkv)), Tiles::kThreads,
-           Tiles::kSmemBytes, stream>>>(p, u16(q), u16(k), u16(v), u16(gout), lse.data<float>(), dvec.data<float>(),
-                                        w16(gk), w16(gv), acc.data<float>());
+           Tiles::kSmemBytes, stream>>>(tq, tk, tv, tg, p, lse.data<float>(), dvec.data<float>(), w16(gk), w16(gv),
+                                        acc.data<float>());
   TT_CUDA_KERNEL_CHECK();
   const int64_t pairs = p.B * p.H * p.Lq * (D / 2);
   attention_dq_store<kBf16, D><<<unsigned((pairs + 255) / 256), 256, 0, stream>>>(p, acc.data<float>(), w16(gq));
   TT_CUDA_KERNEL_CHECK();
+  return true;
 }
 
 // dQ on the side stream beside dK/dV (as the mma backward: the two grids fill the GPU together)
@@ -82,9 +92,10 @@ template <bool kBf16, int D>
 void launch_backward_wgmma(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,
                            const Tensor& v, const Tensor& lse, const Tensor& dvec, const Tensor& gq, const Tensor& gk,
                            const Tensor& gv, cudaStream_t stream) {
-  // the one-pass backward is faster at D = 64 (bench/attention_wgmma_dev.py: 1.60 vs 1.79 ms on an
-  // H100, B 4, H 16, T 4096 causal); at D = 128 it spills and gains nothing
-  if (D == 64 && !get_cudnn_deterministic()) return launch_backward_fused<kBf16, D>(p, gout, q, k, v, lse, dvec, gq, gk, gv, stream);
+  // the one-pass backward is faster (bench/attention_wgmma_dev.py on an H100, B 4, H 16, T 4096
+  // causal: 1.43 vs 1.80 ms at D = 64, 2.46 vs 2.82 ms at D = 128)
+  if (!get_cudnn_deterministic() && launch_backward_fused<kBf16, D>(p, gout, q, k, v, lse, dvec, gq, gk, gv, stream))
+    return;
   constexpr int kWG = 2, QBC = 128, KBQ = 64;  // fastest on an H100 (B 4, H 16, T 4096, causal)
   using QTiles = wg::BackwardQTiles<D, kWG, QBC>;
   using KVTiles = wg::BackwardKVTiles<D, kWG, KBQ>;

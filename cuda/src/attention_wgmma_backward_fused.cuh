@@ -1,100 +1,120 @@
 #pragma once
 // Hopper (sm_90a) FlashAttention backward in one pass, float16/bfloat16, head dims 64 and 128, no
-// mask or dropout: the dK/dV kernel of attention_wgmma_backward.cuh also computes dQ from the dS it
-// already has, so that S and dP are computed once instead of twice (5 products per tile instead of
-// the two-kernel backward's 7). Each block owns 64 kWG keys; dQ of a query tile sums over every
-// key block, so the blocks add their share into a float32 accumulator with atomics (the order of the
-// additions varies: not bitwise deterministic); the caller zeroes it first and converts it after.
-// Per (key block, query tile of BQ) step:
-//   S^T = K Q^T, dP^T = V dO^T (64 keys of warpgroup w x BQ); P^T, dS^T as there;
-//   dV += P^T dO, dK += dS^T Q (register A operands);
-//   dS^T -> shared memory (keys x BQ, 128-byte swizzle), then dQ_part = dS K read MN-major:
-//     kSplitN: warpgroup w takes output columns [w D/2, (w+1) D/2) over all 64 kWG keys (each dQ
-//              element added once per key block);
-//     else:    warpgroup w takes all D columns over its own 64 keys (added kWG times).
+// mask or dropout, warp-specialized like the forward (attention_wgmma.cuh). S and dP are computed
+// once per tile (5 products instead of the two-kernel backward's 7, attention_wgmma_backward.cuh),
+// and dQ, which sums over every key block, is added into a zeroed float32 (B, H, Lq, D) accumulator
+// with atomics (the order of the additions varies: not bitwise deterministic), then scaled and
+// stored by the caller. A block owns 128 keys of one kv head and walks the query steps of 64 over
+// the group's heads. Warpgroup 0 produces: one thread loads the block's K/V once and each step's Q
+// and dO by TMA, its warp copies the step's lse and D rows, into a ring of kStages stages guarded by
+// mbarriers (full: the TMA bytes landed and the 32 lanes arrived; empty: the consumers' 8 warps are
+// done). Warpgroups 1 and 2 own 64 keys each, with no block barrier in the loop; per step:
+//   S^T = K Q^T, dP^T = V dO^T (both from shared memory, K-major); P^T, dS^T = P^T (dP^T - D);
+//   dV += P^T dO, dK += dS^T Q (register A operands, dO and Q read MN-major);
+//   dS^T -> shared memory (keys x queries, 128-byte swizzle); after a barrier of the two consumers,
+//   warpgroup w adds dQ[:, w D/2 .. (w+1) D/2) = dS K[:, w D/2 ..] (both operands MN-major) over
+//   all 128 keys, so each dQ element gets one atomic add per key block.
 #include "attention_wgmma_backward.cuh"
 
 namespace tt::cuda::wg {
 
-template <int D, int kWG, int BQ>
-struct BackwardFusedTiles : BackwardKVTiles<D, kWG, BQ> {
-  using Base = BackwardKVTiles<D, kWG, BQ>;
-  static constexpr uint32_t kDsBytes = Base::BK * BQ * 2;  // dS^T: (BK keys, BQ queries)
-  static constexpr size_t kSmemBytes = Base::kSmemBytes + kDsBytes;
-  static_assert(BQ == 64, "dS^T rows are one 128-byte swizzle row of queries");
+template <int D, int kStages>
+struct BackwardFusedTiles {
+  static constexpr int BK = 128, BQ = 64, kThreads = 384;
+  static constexpr uint32_t kKeyBytes = BK * D * 2, kRowBytes = BQ * D * 2;
+  static constexpr uint32_t kStageBytes = 2 * kRowBytes + 1024;  // Q, dO, then lse and D (BQ floats each)
+  static constexpr uint32_t kDsBytes = BK * BQ * 2;
+  static constexpr uint32_t kBarBytes = 8 * (1 + 2 * kStages);  // kv_full, full[kStages], empty[kStages]
+  static constexpr size_t kSmemBytes = 2 * kKeyBytes + kStages * kStageBytes + kDsBytes + kBarBytes + 1024;
 };
 
-// grid (ceil(Lk / BK), B * Hkv) -> gk, gv: (B, Hkv, Lk, E); dq_acc (B, H, Lq, D) float32 += dS K
-// (unscaled; the caller zeroes it before and multiplies by scale after)
-template <bool kBf16, int D, int kWG, int BQ, bool kSplitN>
-__global__ void __launch_bounds__(128 * kWG, 1)
-    attention_backward_fused_wgmma_kernel(AttentionParams p, const uint16_t* q, const uint16_t* k, const uint16_t* v,
-                                          const uint16_t* gout, const float* lse, const float* dvec, uint16_t* gk,
-                                          uint16_t* gv, float* dq_acc) {
+// grid (ceil(Lk / 128), B * Hkv), 384 threads; tq, tg: maps of q, gout (boxes of 64 columns x 64
+// rows); tk, tv: of k, v (64 x 128) -> gk, gv; dq_acc (B, H, Lq, D) float32 += dS K (unscaled)
+template <bool kBf16, int D, int kStages>
+__global__ void __launch_bounds__(384, 1)
+    attention_backward_fused_wgmma_kernel(const __grid_constant__ CUtensorMap tq,
+                                          const __grid_constant__ CUtensorMap tk,
+                                          const __grid_constant__ CUtensorMap tv,
+                                          const __grid_constant__ CUtensorMap tg, AttentionParams p, const float* lse,
+                                          const float* dvec, uint16_t* gk, uint16_t* gv, float* dq_acc) {
 #if TT_HAS_WGMMA
-  using Tiles = BackwardFusedTiles<D, kWG, BQ>;
-  constexpr int BK = Tiles::BK, kThreads = Tiles::kThreads;
-  constexpr int DN = kSplitN ? D / kWG : D;  // dQ columns per warpgroup
+  using T = BackwardFusedTiles<D, kStages>;
+  constexpr int BK = T::BK, BQ = T::BQ, DN = D / 2;  // dQ columns per consumer
   extern __shared__ uint8_t smem_raw[];
-  const uint32_t Ks = smem_base(smem_raw), Vs = Ks + Tiles::kKeyBytes, ST0 = Vs + Tiles::kKeyBytes;
-  const uint32_t DSs = ST0 + 2 * Tiles::kStageBytes;
-  const uint8_t* generic = smem_raw + (Ks - smem_u32(smem_raw));  // Ks as a generic pointer
-  auto stage = [&](int s) { return ST0 + (s & 1) * Tiles::kStageBytes; };
-  const int tid = threadIdx.x, wg = tid / 128, warp = (tid % 128) / 32, lane = tid % 32, g = lane / 4, t4 = lane % 4;
+  const uint32_t Ks = smem_base(smem_raw), Vs = Ks + T::kKeyBytes, ST0 = Vs + T::kKeyBytes;
+  const uint32_t DSs = ST0 + kStages * T::kStageBytes, BAR = DSs + T::kDsBytes;
+  const uint8_t* generic = smem_raw + (Ks - smem_u32(smem_raw));
+  auto stage = [&](int s) { return ST0 + s * T::kStageBytes; };
+  auto full = [&](int s) { return BAR + 8 + 8 * s; };
+  auto empty = [&](int s) { return BAR + 8 + 8 * (kStages + s); };
+  const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32;
   const int64_t bhk = blockIdx.y, b = bhk / p.Hkv, hk = bhk % p.Hkv, group = p.H / p.Hkv;
   const int64_t k0 = int64_t(blockIdx.x) * BK;
-  load_tile<BK, D, kThreads>(Ks, k + p.st.k.row(b, hk, 0), k0, p.Lk, p.E, p.st.k.l, tid);
-  load_tile<BK, D, kThreads>(Vs, v + p.st.v.row(b, hk, 0), k0, p.Lk, p.E, p.st.v.l, tid);
   const int64_t i_first = p.causal ? k0 / BQ * BQ : 0;
   const int per_head = int(p.Lq > i_first ? (p.Lq - i_first + BQ - 1) / BQ : 0);
   const int nsteps = int(group) * per_head;
-  auto issue = [&](int step) {
-    const int64_t h = hk * group + step / per_head, i0 = i_first + int64_t(step % per_head) * BQ;
-    const int64_t bh = b * p.H + h;
-    const uint32_t st = stage(step);
-    load_tile<BQ, D, kThreads>(st, q + p.st.q.row(b, h, 0), i0, p.Lq, p.E, p.st.q.l, tid);
-    load_tile<BQ, D, kThreads>(st + Tiles::kRowBytes, gout + p.st.gout.row(b, h, 0), i0, p.Lq, p.E, p.st.gout.l, tid);
-    for (int i = tid; i < 2 * BQ; i += kThreads) {
-      const int64_t row = i0 + i % BQ;
-      const float* src = (i < BQ ? lse : dvec) + bh * p.Lq + (row < p.Lq ? row : 0);
-      asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(st + 2 * Tiles::kRowBytes + 4 * i),
-                   "l"(src), "r"(row < p.Lq ? 4 : 0));
-    }
-    cp_commit();
-  };
-  if (nsteps > 0) issue(0);
-  else cp_commit();
+  if (tid == 0) {
+    mbar_init(BAR, 1);
+    for (int s = 0; s < kStages; ++s) mbar_init(full(s), 1 + 32), mbar_init(empty(s), 2 * 4);  // warps arrive
+    mbar_init_fence();
+  }
+  __syncthreads();
 
+  if (wg == 0) {  // producer
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    if (tid >= 32) return;
+    if (lane == 0) {
+      mbar_expect_tx(BAR, 2 * T::kKeyBytes);
+      for (int half = 0; half < D / 64; ++half) {
+        tma_load(Ks + half * BK * 128, &tk, BAR, 64 * half, int(k0), int(hk), int(b));
+        tma_load(Vs + half * BK * 128, &tv, BAR, 64 * half, int(k0), int(hk), int(b));
+      }
+    }
+    for (int step = 0; step < nsteps; ++step) {
+      const int s = step % kStages, n = step / kStages;
+      const int64_t h = hk * group + step / per_head, i0 = i_first + int64_t(step % per_head) * BQ;
+      if (n > 0) mbar_wait(empty(s), (n - 1) & 1);
+      const uint32_t st = stage(s);
+      if (lane == 0) {
+        mbar_expect_tx(full(s), 2 * T::kRowBytes);
+        for (int half = 0; half < D / 64; ++half) {
+          tma_load(st + half * BQ * 128, &tq, full(s), 64 * half, int(i0), int(h), int(b));
+          tma_load(st + T::kRowBytes + half * BQ * 128, &tg, full(s), 64 * half, int(i0), int(h), int(b));
+        }
+      }
+      const int64_t bh = b * p.H + h;
+      float* rows = reinterpret_cast<float*>(const_cast<uint8_t*>(generic) + (st + 2 * T::kRowBytes - Ks));
+      for (int i = lane; i < 2 * BQ; i += 32) {
+        const int64_t row = i0 + i % BQ;
+        rows[i] = row < p.Lq ? (i < BQ ? lse : dvec)[bh * p.Lq + row] : 0.f;
+      }
+      mbar_arrive(full(s));  // release: the rows above are visible to the consumers' acquire
+    }
+    return;
+  }
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+  const int cw = wg - 1, ctid = tid - 128, warp = (ctid % 128) / 32, g = lane / 4, t4 = lane % 4;
   float dk[D / 2] = {}, dv[D / 2] = {};
   const float scale = float(p.scale), sl2 = scale * kLog2e;
-  const int64_t wkey0 = k0 + 64 * wg, key_base = wkey0 + 16 * warp + g;
+  const int64_t wkey0 = k0 + 64 * cw, key_base = wkey0 + 16 * warp + g;
+  mbar_wait(BAR, 0);
   for (int step = 0; step < nsteps; ++step) {
-    if (step + 1 < nsteps) {
-      issue(step + 1);
-      cp_wait<1>();
-    } else {
-      cp_wait<0>();
-    }
-    fence_async_smem();
-    __syncthreads();
+    const int s = step % kStages;
     const int64_t h = hk * group + step / per_head, i0 = i_first + int64_t(step % per_head) * BQ;
-    // causal: every query of the step precedes every key of this warpgroup (uniform per warpgroup).
-    // Such a step is still computed (the checked scores zero it): wgmma on divergent paths makes
-    // ptxas serialize every wgmma of the kernel (C7520), and it is one step per block.
-    const bool live = !(p.causal && i0 + BQ - 1 < wkey0);
-    const uint32_t Qt = stage(step), Gt = Qt + Tiles::kRowBytes;
+    const uint32_t Qt = stage(s), Gt = Qt + T::kRowBytes;
+    mbar_wait(full(s), (step / kStages) & 1);
     uint32_t pa[BQ / 16][4], da[BQ / 16][4];
     {
-      const float* lse_s = reinterpret_cast<const float*>(generic + (Gt + Tiles::kRowBytes - Ks));
+      const float* lse_s = reinterpret_cast<const float*>(generic + (Gt + T::kRowBytes - Ks));
       const float* d_s = lse_s + BQ;
       float st[BQ / 2], dpt[BQ / 2];
       wg_fence();
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk)
-        Wgmma<BQ, kBf16>::template ss<0, 0>(st, kmajor<BK>(Ks, 64 * wg, kk), kmajor<BQ>(Qt, 0, kk), kk > 0);
+        Wgmma<BQ, kBf16>::template ss<0, 0>(st, kmajor<BK>(Ks, 64 * cw, kk), kmajor<BQ>(Qt, 0, kk), kk > 0);
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk)
-        Wgmma<BQ, kBf16>::template ss<0, 0>(dpt, kmajor<BK>(Vs, 64 * wg, kk), kmajor<BQ>(Gt, 0, kk), kk > 0);
+        Wgmma<BQ, kBf16>::template ss<0, 0>(dpt, kmajor<BK>(Vs, 64 * cw, kk), kmajor<BQ>(Gt, 0, kk), kk > 0);
       wg_commit();
       wg_wait<0>();
       pin(st);
@@ -118,10 +138,8 @@ __global__ void __launch_bounds__(128 * kWG, 1)
       to_a<kBf16, BQ>(pa, st);
       to_a<kBf16, BQ>(da, dpt);
     }
-    // dS^T -> (key, query) swizzled rows: fragment slice kk, register j: key row +8 (j & 1), queries
-    // 16 kk + 8 (j >> 1) + 2 t4 (+1) = chunk 2 kk + (j >> 1), bytes 4 t4 of it
     {
-      const int krow = 64 * wg + 16 * warp + g;
+      const int krow = 64 * cw + 16 * warp + g;
 #pragma unroll
       for (int kk = 0; kk < BQ / 16; ++kk)
 #pragma unroll
@@ -137,24 +155,14 @@ __global__ void __launch_bounds__(128 * kWG, 1)
 #pragma unroll
     for (int kk = 0; kk < BQ / 16; ++kk) Wgmma<D, kBf16>::template rs<1>(dk, da[kk], mnmajor<BQ>(Qt, kk), 1);
     wg_commit();
-    // the dS^T tile complete: both warpgroups' halves (kSplitN) or this one's rows
-    if constexpr (kSplitN) __syncthreads();
-    else asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory");
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");  // the dS^T tile complete: both consumers' halves
+    // dQ[:, cw D/2 ..] = dS (BQ x BK, MN-major: queries contiguous) K[:, cw D/2 ..] (BK x D/2, MN-major)
     float dq[DN / 2];
-    if constexpr (kSplitN) {
-      // dQ[:, w D/2 ..] = dS (BQ x BK, MN-major: queries contiguous) K[:, w D/2 ..] (BK x D/2, MN-major)
-      const uint32_t kcol = D == 128 ? Ks + wg * (BK * 128) : Ks + wg * 64;
-      wg_fence();
+    const uint32_t kcol = D == 128 ? Ks + cw * (BK * 128) : Ks + cw * 64;
+    wg_fence();
 #pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk)
-        Wgmma<DN, kBf16>::template ss<1, 1>(dq, mnmajor<BK>(DSs, kk), mnmajor<BK>(kcol, kk), kk > 0);
-    } else {
-      wg_fence();
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-        Wgmma<DN, kBf16>::template ss<1, 1>(dq, mnmajor<BK>(DSs + 64 * wg * 128, kk),
-                                            mnmajor<BK>(Ks + 64 * wg * 128, kk), kk > 0);
-    }
+    for (int kk = 0; kk < BK / 16; ++kk)
+      Wgmma<DN, kBf16>::template ss<1, 1>(dq, mnmajor<BK>(DSs, kk), mnmajor<BK>(kcol, kk), kk > 0);
     wg_commit();
     wg_wait<0>();
     pin(dq);
@@ -162,9 +170,9 @@ __global__ void __launch_bounds__(128 * kWG, 1)
     pin(dk);
     pin(pa);
     pin(da);
-    if (kSplitN || live) {
-      // dq fragment: (query 16 warp + g + 8 r, column 8 j + 2 t4 (+1) of this warpgroup's share)
-      float* acc = dq_acc + (b * p.H + h) * p.Lq * D + (kSplitN ? wg * DN : 0);
+    if (lane == 0) mbar_arrive(empty(s));  // this warp is done with the stage's Q, dO and rows
+    {  // dq fragment: (query 16 warp + g + 8 r, column 8 j + 2 t4 (+1) of this consumer's half)
+      float* acc = dq_acc + (b * p.H + h) * p.Lq * D + cw * DN;
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         const int64_t row = i0 + 16 * warp + g + 8 * r;
@@ -175,9 +183,8 @@ __global__ void __launch_bounds__(128 * kWG, 1)
                     make_float2(dq[4 * j + 2 * r], dq[4 * j + 2 * r + 1]));
       }
     }
-    __syncthreads();  // this stage and the dS^T tile are refilled by the next iteration
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");  // both consumers' dQ products are done with dS^T
   }
-  cp_wait<0>();
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int64_t key = key_base + 8 * r;

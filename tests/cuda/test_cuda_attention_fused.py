@@ -61,9 +61,10 @@ def test_head_dims(path, E, dtype):
                                            (63, 65, "causal"), (65, 63, "float"), (64, 64, "bool_rows"),
                                            (65, 130, "causal"), (130, 65, "causal"), (127, 64, "float_heads")])
 def test_tile_boundaries(dtype, E, L, S, mask_kind):
-    # lengths straddling the tensor-core tiles: 128 query rows per forward / dQ block (32 per warp),
-    # 128 (E = 64) or 64 keys per dK/dV block, key tiles of 64 (forward) and 32 (dQ), query steps of 32;
-    # and the tiled float32 kernels' 64 x 64 tiles (64 query rows or keys per block)
+    # lengths straddling the tensor-core tiles: Hopper: 128 query rows x 128-key tiles (forward),
+    # 128 keys x query steps of 64 (one-pass backward), 128 rows x 128 keys (dQ); mma.sync: 128 query
+    # rows per forward / dQ block (32 per warp), 128 (E = 64) or 64 keys per dK/dV block, key tiles of
+    # 64 (forward) and 32 (dQ), query steps of 32; the tiled float32 kernels' 64 x 64 tiles
     check_against_reference("cuda", dtype, B=1, H=2, Hkv=1, L=L, S=S, E=E, Ev=E, mask_kind=mask_kind)
 
 
@@ -187,14 +188,15 @@ def test_small_float32_calls_take_the_tiled_kernels(E, monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-def test_deterministic_backward(dtype):
-    """Where the one-pass backward adds dQ with atomics (Hopper, head dim 64), use_deterministic_
-    algorithms(True) takes the two-kernel backward: the same gradients bit for bit, run to run, and
-    equal to the default path's within the dtype's tolerance."""
+@pytest.mark.parametrize("E", [64, 128])
+def test_deterministic_backward(dtype, E):
+    """Where the one-pass backward adds dQ with atomics (Hopper), use_deterministic_algorithms(True)
+    takes the two-kernel backward: the same gradients bit for bit, run to run, and equal to the
+    default path's within the dtype's tolerance."""
     def grads():
-        q, _ = tensor((2, 4, 300, 64), dtype, "cuda", seed=1)
-        k, _ = tensor((2, 2, 300, 64), dtype, "cuda", seed=2)
-        v, _ = tensor((2, 2, 300, 64), dtype, "cuda", seed=3)
+        q, _ = tensor((2, 4, 300, E), dtype, "cuda", seed=1)
+        k, _ = tensor((2, 2, 300, E), dtype, "cuda", seed=2)
+        v, _ = tensor((2, 2, 300, E), dtype, "cuda", seed=3)
         for t in (q, k, v):
             t.requires_grad_(True)
         out = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
