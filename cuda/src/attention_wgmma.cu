@@ -1,5 +1,6 @@
-// Entry points of the Hopper (sm_90a) attention kernels (attention_wgmma.cuh, forward, its operands
-// through TMA tensor maps; attention_wgmma_backward.cuh, backward): float16/bfloat16,
+// Entry points of the Hopper (sm_90a) attention kernels (attention_wgmma.cuh, forward, and
+// attention_wgmma_backward_fused.cuh, the one-pass backward, their operands through TMA tensor
+// maps; attention_wgmma_backward.cuh, the two-kernel backward of deterministic mode): float16/bfloat16,
 // E = Ev <= 128 a multiple of 8, no mask, no dropout, positive scale, on a compute-capability 9.0
 // device of a build that has sm_90a code (CMake defines TINYTORCH_CUDA_SM90A when
 // CMAKE_CUDA_ARCHITECTURES names 90a). Everything else returns false: the mma.sync kernels run.
