@@ -4,7 +4,11 @@ checks forward and backward against a float64 torch reference on odd shapes (GQA
 strided q/k/v), then times them against torch's scaled_dot_product_attention (its flash / cuDNN
 kernels), alternating, medians, on B=4 H=16 T=4096 causal bf16.
 
-    timeout 300 python3 bench/attention_wgmma_dev.py [--fwd 0 1] [--bwd 0 1 2 3] [--no-check] [--no-time]
+    timeout 300 python3 bench/attention_wgmma_dev.py [--fwd 0 1] [--bwd 0 1 2] [--no-check] [--no-time]
+
+Profile: `ncu --set full --import-source yes -k regex:wgmma -o /tmp/attn python3
+bench/attention_wgmma_dev.py --once --lineinfo`, then `ncu -i /tmp/attn.ncu-rep --page source --csv
+--print-source sass` (per-instruction stall reasons).
 
 Forward configurations (wg_forward in the .cu): 0 as the library (warp-specialized, TMA, 128-key
 tiles, 3 stages), 1 the same with 2 stages. Backward: 0 the two-kernel backward the library runs
@@ -32,10 +36,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 L = ctypes.c_long
 
 
-def build(out: str = "/tmp/attention_wgmma_dev.so") -> ctypes.CDLL:
+def build(out: str = "/tmp/attention_wgmma_dev.so", lineinfo: bool = False) -> ctypes.CDLL:
     subprocess.run(["nvcc", "-O3", "-std=c++17", "-arch=sm_90a", f"-I{ROOT}/cpp/include", f"-I{ROOT}/cuda/include",
-                    "--expt-relaxed-constexpr", "-shared", "-Xcompiler", "-fPIC",
-                    f"{ROOT}/bench/attention_wgmma_dev.cu", "-o", out], check=True)
+                    "--expt-relaxed-constexpr", "-shared", "-Xcompiler", "-fPIC"] + (["-lineinfo"] if lineinfo else [])
+                   + [f"{ROOT}/bench/attention_wgmma_dev.cu", "-o", out], check=True)
     lib = ctypes.CDLL(out)
     lib.wg_forward.argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 5 + [L] * 6 + [ctypes.c_double, ctypes.c_int,
                                                                                        ctypes.POINTER(L)]
@@ -160,6 +164,18 @@ def time_all(lib, fwd_cfgs, bwd_cfgs, rounds: int) -> None:
                 flush=True)
 
 
+def once(lib, fwd_cfgs, bwd_cfgs) -> None:
+    """One launch of each configuration on the timing shapes, for a profiler (ncu)."""
+    for E in (64, 128):
+        q, k, v, go = (torch.randn(4, 16, 4096, E, device="cuda", dtype=torch.bfloat16) for _ in range(4))
+        for c in fwd_cfgs:
+            out, lse = forward(lib, c, q, k, v, True)
+        out, lse = forward(lib, 0, q, k, v, True)
+        for c in bwd_cfgs:
+            backward(lib, c, q, k, v, out, lse, go, True)
+    torch.cuda.synchronize()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--fwd", type=int, nargs="*", default=[0], help="forward configurations")
@@ -167,8 +183,14 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--no-time", action="store_true")
+    ap.add_argument("--once", action="store_true",
+                    help="launch each configuration once and exit (for ncu; build with --lineinfo for source views)")
+    ap.add_argument("--lineinfo", action="store_true", help="nvcc -lineinfo (ncu's source-level counters)")
     args = ap.parse_args()
-    lib = build()
+    lib = build(lineinfo=args.lineinfo)
+    if args.once:
+        once(lib, args.fwd, args.bwd)
+        return
     print(torch.cuda.get_device_name(), "torch", torch.__version__)
     if not args.no_check:
         check(lib, args.fwd, args.bwd)
