@@ -65,11 +65,11 @@ int backward(const AttentionParams& p, const void* q, const void* k, const void*
   return int(cudaGetLastError());
 }
 
-template <bool kBf16, int D>
+template <bool kBf16, int D, bool kBulkDq = false>
 int backward_fused(const AttentionParams& p, const void* q, const void* k, const void* v, const void* go,
                    const float* lse, const float* dvec, void* gk, void* gv, float* dq_acc) {
-  using T = BackwardFusedTiles<D, 2>;
-  auto kernel = attention_backward_fused_wgmma_kernel<kBf16, D, 2>;
+  using T = BackwardFusedTiles<D, 2, kBulkDq>;
+  auto kernel = attention_backward_fused_wgmma_kernel<kBf16, D, 2, kBulkDq>;
   allow(kernel, T::kSmemBytes);
   const CUtensorMap tq = tma_map(q, kBf16, p.B, p.H, p.Lq, p.E, p.st.q, T::BQ);
   const CUtensorMap tg = tma_map(go, kBf16, p.B, p.H, p.Lq, p.E, p.st.gout, T::BQ);
@@ -100,7 +100,9 @@ extern "C" int wg_forward(int cfg, int bf16, int D, const void* q, const void* k
 
 // cfg 0: the two-kernel backward (dQ key tiles of 128, dK/dV query steps of 64), as the library
 // runs it under deterministic mode; cfg 1: dQ key tiles of 64; cfg 2: the one-pass backward, as the
-// library runs it otherwise (dQ added into dq_acc, float32 (B, H, Lq, D), zeroed by the caller).
+// library runs it otherwise (dQ added into dq_acc, float32 (B, H, Lq, D), zeroed by the caller);
+// cfg 3: the same adding whole dQ tiles by bulk reduce (dq_acc (B, H, ceil(Lq / 64) 64, D) in
+// fragment order).
 extern "C" int wg_backward(int cfg, int bf16, int D, const void* q, const void* k, const void* v, const void* go,
                            const float* lse, const float* dvec, void* gq, void* gk, void* gv, float* dq_acc, long B,
                            long H, long Hkv, long Lq, long Lk, long E, double scale, int causal,
@@ -112,6 +114,12 @@ extern "C" int wg_backward(int cfg, int bf16, int D, const void* q, const void* 
                             : backward_fused<false, 64>(p, q, k, v, go, lse, dvec, gk, gv, dq_acc);
     return bf16 ? backward_fused<true, 128>(p, q, k, v, go, lse, dvec, gk, gv, dq_acc)
                 : backward_fused<false, 128>(p, q, k, v, go, lse, dvec, gk, gv, dq_acc);
+  }
+  if (cfg == 3) {  // EXPERIMENT: dQ tiles by bulk reduce (dq_acc in fragment order, see the kernel)
+    if (D == 64) return bf16 ? backward_fused<true, 64, true>(p, q, k, v, go, lse, dvec, gk, gv, dq_acc)
+                            : backward_fused<false, 64, true>(p, q, k, v, go, lse, dvec, gk, gv, dq_acc);
+    return bf16 ? backward_fused<true, 128, true>(p, q, k, v, go, lse, dvec, gk, gv, dq_acc)
+                : backward_fused<false, 128, true>(p, q, k, v, go, lse, dvec, gk, gv, dq_acc);
   }
 #define TT_DEV_BACKWARD(QBC)                                                                                        \
   if (D == 64) return bf16 ? backward<true, 64, QBC, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv)                     \

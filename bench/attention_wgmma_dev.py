@@ -14,8 +14,9 @@ Forward configurations (wg_forward in the .cu): 0 as the library (warp-specializ
 tiles, 3 stages), 1 the same with 2 stages. Backward: 0 the two-kernel backward the library runs
 under deterministic mode (dQ key tiles of 128, dK/dV query steps of 64), 1 dQ key tiles of 64, 2
 the warp-specialized one-pass backward the library runs otherwise (dQ by atomics into float32; the
-accumulator's zeroing and conversion are timed with it). Run under `timeout`: a barrier-phase
-mistake in an experiment hangs.
+accumulator's zeroing and conversion are timed with it), 3 EXPERIMENT, not run yet: the same adding
+whole dQ tiles by bulk reduce (`cp.reduce.async.bulk`) instead of atomics. Run under `timeout`: a
+barrier-phase mistake in an experiment hangs.
 
 Needs nvcc and torch with CUDA; tinytorch itself need not be built. The backward here launches dQ
 and dK/dV back to back on one stream (tinytorch runs dQ on a side stream beside dK/dV).
@@ -72,14 +73,18 @@ def backward(lib, cfg, q, k, v, out, lse, go, causal):
     B, H, Hkv, Lq, Lk, E, scale, D = dims(q, k)
     gq, gk, gv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     dvec = (go.float() * out.float()).sum(-1).contiguous()
-    fused = cfg == 2  # dQ through a float32 accumulator (the conversion is timed with the kernel)
-    acc = torch.zeros(B, H, Lq, D, device=q.device, dtype=torch.float32) if fused else None
+    fused = cfg in (2, 3)  # dQ through a float32 accumulator (the conversion is timed with the kernel)
+    tiles = (Lq + 63) // 64
+    acc = torch.zeros(B, H, tiles * 64 if cfg == 3 else Lq, D, device=q.device, dtype=torch.float32) if fused else None
     rc = lib.wg_backward(cfg, int(q.dtype == torch.bfloat16), D, q.data_ptr(), k.data_ptr(), v.data_ptr(),
                          go.data_ptr(), lse.data_ptr(), dvec.data_ptr(), gq.data_ptr(), gk.data_ptr(), gv.data_ptr(),
                          acc.data_ptr() if fused else None, B, H, Hkv, Lq, Lk, E, scale, int(causal),
                          strides(q, k, v, go, gq, gk, gv))
     assert rc == 0, f"launch failed: {rc}"
-    if fused:
+    if cfg == 3:  # fragment order per 64-row tile: [half][j][r][warp][g][t4][e] -> (row, column)
+        frag = acc.view(B, H, tiles, 2, D // 16, 2, 4, 8, 4, 2).permute(0, 1, 2, 6, 5, 7, 3, 4, 8, 9)
+        gq.copy_(frag.reshape(B, H, tiles * 64, D)[:, :, :Lq, :E] * scale)
+    elif fused:
         gq.copy_(acc[..., :E] * scale)
     return gq, gk, gv
 

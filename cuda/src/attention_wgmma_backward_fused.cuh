@@ -18,19 +18,27 @@
 
 namespace tt::cuda::wg {
 
-template <int D, int kStages>
+template <int D, int kStages, bool kBulkDq = false>
 struct BackwardFusedTiles {
   static constexpr int BK = 128, BQ = 64, kThreads = 384;
   static constexpr uint32_t kKeyBytes = BK * D * 2, kRowBytes = BQ * D * 2;
   static constexpr uint32_t kStageBytes = 2 * kRowBytes + 1024;  // Q, dO, then lse and D (BQ floats each)
   static constexpr uint32_t kDsBytes = BK * BQ * 2;
   static constexpr uint32_t kBarBytes = 8 * (1 + 2 * kStages);  // kv_full, full[kStages], empty[kStages]
-  static constexpr size_t kSmemBytes = 2 * kKeyBytes + kStages * kStageBytes + kDsBytes + kBarBytes + 1024;
+  // kBulkDq: each consumer's dQ tile (BQ x D/2 float32, fragment order), double buffered
+  static constexpr uint32_t kDqBytes = kBulkDq ? BQ * (D / 2) * 4 : 0;
+  static constexpr size_t kSmemBytes =
+      2 * kKeyBytes + kStages * kStageBytes + kDsBytes + 4 * kDqBytes + kBarBytes + 1024;
 };
 
 // grid (ceil(Lk / 128), B * Hkv), 384 threads; tq, tg: maps of q, gout (boxes of 64 columns x 64
 // rows); tk, tv: of k, v (64 x 128) -> gk, gv; dq_acc (B, H, Lq, D) float32 += dS K (unscaled)
-template <bool kBf16, int D, int kStages>
+// kBulkDq (EXPERIMENT, bench/attention_wgmma_dev.py cfg 3; not run yet): instead of atomics, each
+// consumer writes its dQ tile to shared memory in fragment order and one thread adds it to dq_acc
+// by a bulk reduce (cp.reduce.async.bulk); dq_acc is then (B, H, ceil(Lq / 64), 2, 64 x D/2) in
+// that order: [consumer][j][r][warp][g][t4][e] for row 16 warp + 8 r + g, column
+// consumer D/2 + 8 j + 2 t4 + e of each 64-row tile.
+template <bool kBf16, int D, int kStages, bool kBulkDq = false>
 __global__ void __launch_bounds__(384, 1)
     attention_backward_fused_wgmma_kernel(const __grid_constant__ CUtensorMap tq,
                                           const __grid_constant__ CUtensorMap tk,
@@ -38,11 +46,11 @@ __global__ void __launch_bounds__(384, 1)
                                           const __grid_constant__ CUtensorMap tg, AttentionParams p, const float* lse,
                                           const float* dvec, uint16_t* gk, uint16_t* gv, float* dq_acc) {
 #if TT_HAS_WGMMA
-  using T = BackwardFusedTiles<D, kStages>;
+  using T = BackwardFusedTiles<D, kStages, kBulkDq>;
   constexpr int BK = T::BK, BQ = T::BQ, DN = D / 2;  // dQ columns per consumer
   extern __shared__ uint8_t smem_raw[];
   const uint32_t Ks = smem_base(smem_raw), Vs = Ks + T::kKeyBytes, ST0 = Vs + T::kKeyBytes;
-  const uint32_t DSs = ST0 + kStages * T::kStageBytes, BAR = DSs + T::kDsBytes;
+  const uint32_t DSs = ST0 + kStages * T::kStageBytes, DQ0 = DSs + T::kDsBytes, BAR = DQ0 + 4 * T::kDqBytes;
   const uint8_t* generic = smem_raw + (Ks - smem_u32(smem_raw));
   auto stage = [&](int s) { return ST0 + s * T::kStageBytes; };
   auto full = [&](int s) { return BAR + 8 + 8 * s; };
@@ -171,7 +179,25 @@ __global__ void __launch_bounds__(384, 1)
     pin(pa);
     pin(da);
     if (lane == 0) mbar_arrive(empty(s));  // this warp is done with the stage's Q, dO and rows
-    {  // dq fragment: (query 16 warp + g + 8 r, column 8 j + 2 t4 (+1) of this consumer's half)
+    if constexpr (kBulkDq) {
+      const int wtid = ctid % 128;
+      const uint32_t SQ = DQ0 + ((step & 1) * 2 + cw) * T::kDqBytes;
+      if (wtid == 0) bulk_wait_read<1>();  // the reduce issued from this buffer two steps ago has read it
+      asm volatile("bar.sync %0, 128;\n" ::"r"(2 + cw) : "memory");
+#pragma unroll
+      for (int j = 0; j < DN / 8; ++j)
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+          asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(SQ + ((j * 2 + r) * 128 + wtid) * 8),
+                       "f"(dq[4 * j + 2 * r]), "f"(dq[4 * j + 2 * r + 1]));
+      fence_async_smem();
+      asm volatile("bar.sync %0, 128;\n" ::"r"(2 + cw) : "memory");
+      if (wtid == 0) {
+        const int64_t tiles = (p.Lq + BQ - 1) / BQ;
+        bulk_reduce_add_f32(dq_acc + (((b * p.H + h) * tiles + i0 / BQ) * 2 + cw) * (BQ * DN), SQ, T::kDqBytes);
+        bulk_commit();
+      }
+    } else {  // dq fragment: (query 16 warp + g + 8 r, column 8 j + 2 t4 (+1) of this consumer's half)
       float* acc = dq_acc + (b * p.H + h) * p.Lq * D + cw * DN;
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
@@ -184,6 +210,9 @@ __global__ void __launch_bounds__(384, 1)
       }
     }
     asm volatile("bar.sync 1, 256;\n" ::: "memory");  // both consumers' dQ products are done with dS^T
+  }
+  if constexpr (kBulkDq) {
+    if (ctid % 128 == 0) bulk_wait_all();  // the last reduces, before the block's shared memory goes
   }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
