@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(384, 1)
   extern __shared__ uint8_t smem_raw[];
   const uint32_t Ks = smem_base(smem_raw), Vs = Ks + T::kKeyBytes, ST0 = Vs + T::kKeyBytes;
   const uint32_t DSs = ST0 + kStages * T::kStageBytes, DQ0 = DSs + T::kDsBytes, BAR = DQ0 + 4 * T::kDqBytes;
-  const uint8_t* generic = smem_raw + (Ks - smem_u32(smem_raw));
+  uint8_t* generic = smem_raw + (Ks - smem_u32(smem_raw));  // Ks as a generic pointer
   auto stage = [&](int s) { return ST0 + s * T::kStageBytes; };
   auto full = [&](int s) { return BAR + 8 + 8 * s; };
   auto empty = [&](int s) { return BAR + 8 + 8 * (kStages + s); };
@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(384, 1)
         }
       }
       const int64_t bh = b * p.H + h;
-      float* rows = reinterpret_cast<float*>(const_cast<uint8_t*>(generic) + (st + 2 * T::kRowBytes - Ks));
+      float* rows = reinterpret_cast<float*>(generic + (st + 2 * T::kRowBytes - Ks));
       for (int i = lane; i < 2 * BQ; i += 32) {
         const int64_t row = i0 + i % BQ;
         rows[i] = row < p.Lq ? (i < BQ ? lse : dvec)[bh * p.Lq + row] : 0.f;

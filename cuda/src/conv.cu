@@ -3,6 +3,7 @@
 // entries that read it) instead of scattering with atomics: deterministic and race-free.
 #include <algorithm>
 #include <climits>
+#include <type_traits>
 #include "nn_reduce.cuh"
 #include "tinytorch/kernels/conv.h"
 
@@ -124,6 +125,19 @@ __global__ void channel_sum_partial(const T* __restrict__ g, double* part, int64
   if (threadIdx.x == 0) part[c * S + s] = acc;
 }
 
+// The partial sums by float4 where vec4 (float32 only: the other dtypes never instantiate it).
+template <class T>
+void launch_channel_sum_partial(dim3 grid, cudaStream_t stream, bool vec4, const T* g, double* part, int64_t B,
+                                int64_t C, int64_t L, int64_t chunk, int S) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (vec4) {
+      channel_sum_partial<T, 4><<<grid, nn::kSumThreads, 0, stream>>>(g, part, B, C, L, chunk, S);
+      return;
+    }
+  }
+  channel_sum_partial<T, 1><<<grid, nn::kSumThreads, 0, stream>>>(g, part, B, C, L, chunk, S);
+}
+
 // part: (C, S) -> out: (C), out[c] (+)= sum_s part[c, s]; one warp per channel, fixed order.
 template <class T>
 __global__ void channel_sum_final(const double* part, T* out, int64_t C, int S, bool accumulate) {
@@ -179,13 +193,8 @@ void cuda_channel_sum(const Tensor& g, const Tensor& out, bool accumulate) {
   Tensor part = Tensor::empty({C * S}, DType::Float64, g.device());
   TT_DISPATCH_FLOATING(g.dtype(), "channel_sum", [&] {
     using T = scalar_t;
-    const dim3 grid(static_cast<unsigned>(C), static_cast<unsigned>(S));
-    if (vec4)
-      channel_sum_partial<T, 4><<<grid, nn::kSumThreads, 0, stream>>>(g.data<T>(), part.data<double>(), B, C, L,
-                                                                       chunk, S);
-    else
-      channel_sum_partial<T, 1><<<grid, nn::kSumThreads, 0, stream>>>(g.data<T>(), part.data<double>(), B, C, L,
-                                                                       chunk, S);
+    launch_channel_sum_partial<T>(dim3(static_cast<unsigned>(C), static_cast<unsigned>(S)), stream, vec4,
+                                  g.data<T>(), part.data<double>(), B, C, L, chunk, S);
     TT_CUDA_KERNEL_CHECK();
     channel_sum_final<T><<<static_cast<unsigned>((C + 7) / 8), 256, 0, stream>>>(part.data<double>(), out.data<T>(),
                                                                                  C, S, accumulate);
