@@ -65,11 +65,11 @@ int backward(const AttentionParams& p, const void* q, const void* k, const void*
   return int(cudaGetLastError());
 }
 
-template <bool kBf16, int D, bool kBulkDq = false>
+template <bool kBf16, int D, int BQ>
 int backward_fused(const AttentionParams& p, const void* q, const void* k, const void* v, const void* go,
-                   const float* lse, const float* dvec, void* gk, void* gv, float* dq_acc) {
-  using T = BackwardFusedTiles<D, 2, kBulkDq>;
-  auto kernel = attention_backward_fused_wgmma_kernel<kBf16, D, 2, kBulkDq>;
+                   const float* lse, const float* dvec, void* gq, void* gk, void* gv, float* dq_acc) {
+  using T = BackwardFusedTiles<D, BQ, 2>;
+  auto kernel = attention_backward_fused_wgmma_kernel<kBf16, D, BQ, 2>;
   allow(kernel, T::kSmemBytes);
   const CUtensorMap tq = tma_map(q, kBf16, p.B, p.H, p.Lq, p.E, p.st.q, T::BQ);
   const CUtensorMap tg = tma_map(go, kBf16, p.B, p.H, p.Lq, p.E, p.st.gout, T::BQ);
@@ -77,6 +77,9 @@ int backward_fused(const AttentionParams& p, const void* q, const void* k, const
   const CUtensorMap tv = tma_map(v, kBf16, p.B, p.Hkv, p.Lk, p.E, p.st.v, T::BK);
   kernel<<<dim3(unsigned((p.Lk + T::BK - 1) / T::BK), unsigned(p.B * p.Hkv)), T::kThreads, T::kSmemBytes>>>(
       tq, tk, tv, tg, p, lse, dvec, (uint16_t*)gk, (uint16_t*)gv, dq_acc);
+  const long pairs = p.B * p.H * p.Lq * (D / 2);
+  attention_dq_store<kBf16, D, T::DQN><<<unsigned((pairs + 255) / 256), 256>>>(p, dq_acc, (uint16_t*)gq,
+                                                                               T::acc_rows(p.Lq) / 64);
   return int(cudaGetLastError());
 }
 
@@ -88,8 +91,9 @@ extern "C" int wg_forward(int cfg, int bf16, int D, const void* q, const void* k
                           const long* st /* q, k, v, out: (b, h, l) each */) {
   AttentionParams p = params(B, H, Hkv, Lq, Lk, E, scale, causal);
   set_strides({&p.st.q, &p.st.k, &p.st.v, &p.st.out}, st);
-#define TT_DEV_FORWARD(STAGES)                                                                             \
-  if (D == 64) return bf16 ? forward<true, 64, STAGES>(p, q, k, v, out, lse) : forward<false, 64, STAGES>(p, q, k, v, out, lse); \
+#define TT_DEV_FORWARD(STAGES)                                                                          \
+  if (D == 64) return bf16 ? forward<true, 64, STAGES>(p, q, k, v, out, lse)                          \
+                           : forward<false, 64, STAGES>(p, q, k, v, out, lse);                        \
   return bf16 ? forward<true, 128, STAGES>(p, q, k, v, out, lse) : forward<false, 128, STAGES>(p, q, k, v, out, lse);
   if (cfg == 1) {
     TT_DEV_FORWARD(2)
@@ -100,26 +104,21 @@ extern "C" int wg_forward(int cfg, int bf16, int D, const void* q, const void* k
 
 // cfg 0: the two-kernel backward (dQ key tiles of 128, dK/dV query steps of 64), as the library
 // runs it under deterministic mode; cfg 1: dQ key tiles of 64; cfg 2: the one-pass backward, as the
-// library runs it otherwise (dQ added into dq_acc, float32 (B, H, Lq, D), zeroed by the caller);
-// cfg 3: the same adding whole dQ tiles by bulk reduce (dq_acc (B, H, ceil(Lq / 64) 64, D) in
-// fragment order).
+// library runs it otherwise (dQ tiles added into dq_acc, zeroed by the caller, in the kernel's layout:
+// BackwardFusedTiles; then attention_dq_store); cfg 3: the same with query steps of 128 at D = 64.
 extern "C" int wg_backward(int cfg, int bf16, int D, const void* q, const void* k, const void* v, const void* go,
                            const float* lse, const float* dvec, void* gq, void* gk, void* gv, float* dq_acc, long B,
                            long H, long Hkv, long Lq, long Lk, long E, double scale, int causal,
                            const long* st /* q, k, v, gout, gq, gk, gv */) {
   AttentionParams p = params(B, H, Hkv, Lq, Lk, E, scale, causal);
   set_strides({&p.st.q, &p.st.k, &p.st.v, &p.st.gout, &p.st.gq, &p.st.gk, &p.st.gv}, st);
-  if (cfg == 2) {
-    if (D == 64) return bf16 ? backward_fused<true, 64>(p, q, k, v, go, lse, dvec, gk, gv, dq_acc)
-                            : backward_fused<false, 64>(p, q, k, v, go, lse, dvec, gk, gv, dq_acc);
-    return bf16 ? backward_fused<true, 128>(p, q, k, v, go, lse, dvec, gk, gv, dq_acc)
-                : backward_fused<false, 128>(p, q, k, v, go, lse, dvec, gk, gv, dq_acc);
-  }
-  if (cfg == 3) {  // EXPERIMENT: dQ tiles by bulk reduce (dq_acc in fragment order, see the kernel)
-    if (D == 64) return bf16 ? backward_fused<true, 64, true>(p, q, k, v, go, lse, dvec, gk, gv, dq_acc)
-                            : backward_fused<false, 64, true>(p, q, k, v, go, lse, dvec, gk, gv, dq_acc);
-    return bf16 ? backward_fused<true, 128, true>(p, q, k, v, go, lse, dvec, gk, gv, dq_acc)
-                : backward_fused<false, 128, true>(p, q, k, v, go, lse, dvec, gk, gv, dq_acc);
+  if (cfg == 2 || cfg == 3) {  // cfg 3: query steps of 128 at D = 64
+    if (D == 64 && cfg == 3) return bf16 ? backward_fused<true, 64, 128>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc)
+                                         : backward_fused<false, 64, 128>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc);
+    if (D == 64) return bf16 ? backward_fused<true, 64, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc)
+                            : backward_fused<false, 64, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc);
+    return bf16 ? backward_fused<true, 128, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc)
+                : backward_fused<false, 128, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc);
   }
 #define TT_DEV_BACKWARD(QBC)                                                                                        \
   if (D == 64) return bf16 ? backward<true, 64, QBC, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv)                     \

@@ -4,7 +4,7 @@ checks forward and backward against a float64 torch reference on odd shapes (GQA
 strided q/k/v), then times them against torch's scaled_dot_product_attention (its flash / cuDNN
 kernels), alternating, medians, on B=4 H=16 T=4096 causal bf16.
 
-    timeout 300 python3 bench/attention_wgmma_dev.py [--fwd 0 1] [--bwd 0 1 2] [--no-check] [--no-time]
+    timeout 300 python3 bench/attention_wgmma_dev.py [--fwd 0 1] [--bwd 0 1 2 3] [--no-check] [--no-time] [-D X=1]
 
 Profile: `ncu --set full --import-source yes -k regex:wgmma -o /tmp/attn python3
 bench/attention_wgmma_dev.py --once --lineinfo`, then `ncu -i /tmp/attn.ncu-rep --page source --csv
@@ -13,10 +13,12 @@ bench/attention_wgmma_dev.py --once --lineinfo`, then `ncu -i /tmp/attn.ncu-rep 
 Forward configurations (wg_forward in the .cu): 0 as the library (warp-specialized, TMA, 128-key
 tiles, 3 stages), 1 the same with 2 stages. Backward: 0 the two-kernel backward the library runs
 under deterministic mode (dQ key tiles of 128, dK/dV query steps of 64), 1 dQ key tiles of 64, 2
-the warp-specialized one-pass backward the library runs otherwise (dQ by atomics into float32; the
-accumulator's zeroing and conversion are timed with it), 3 EXPERIMENT, not run yet: the same adding
-whole dQ tiles by bulk reduce (`cp.reduce.async.bulk`) instead of atomics. Run under `timeout`: a
-barrier-phase mistake in an experiment hangs.
+the warp-specialized one-pass backward with query steps of 64 (dQ tiles bulk-added into a float32
+accumulator; its zeroing, the D = rowsum(dO O) in torch, and attention_dq_store are timed with it),
+3 the same with query steps of 128 at D = 64 (the library's choice: cfg 3 at D = 64, cfg 2 at D =
+128). `-D NAME` passes a macro to nvcc, for experiments. Run under `timeout`: a barrier-phase
+mistake in an experiment hangs, and so does a setmaxnreg split that asks for more registers than
+the block was launched with (e.g. 32 / 240 at 384 threads; 24 / 240 and 40 / 232 fit).
 
 Needs nvcc and torch with CUDA; tinytorch itself need not be built. The backward here launches dQ
 and dK/dV back to back on one stream (tinytorch runs dQ on a side stream beside dK/dV).
@@ -37,9 +39,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 L = ctypes.c_long
 
 
-def build(out: str = "/tmp/attention_wgmma_dev.so", lineinfo: bool = False) -> ctypes.CDLL:
+def build(out: str = "/tmp/attention_wgmma_dev.so", lineinfo: bool = False, defines: tuple = ()) -> ctypes.CDLL:
     subprocess.run(["nvcc", "-O3", "-std=c++17", "-arch=sm_90a", f"-I{ROOT}/cpp/include", f"-I{ROOT}/cuda/include",
-                    "--expt-relaxed-constexpr", "-shared", "-Xcompiler", "-fPIC"] + (["-lineinfo"] if lineinfo else [])
+                    "--expt-relaxed-constexpr", "-shared", "-Xcompiler", "-fPIC"] + (["-lineinfo"] if lineinfo else []) + [f"-D{d}" for d in defines]
                    + [f"{ROOT}/bench/attention_wgmma_dev.cu", "-o", out], check=True)
     lib = ctypes.CDLL(out)
     lib.wg_forward.argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 5 + [L] * 6 + [ctypes.c_double, ctypes.c_int,
@@ -73,19 +75,14 @@ def backward(lib, cfg, q, k, v, out, lse, go, causal):
     B, H, Hkv, Lq, Lk, E, scale, D = dims(q, k)
     gq, gk, gv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     dvec = (go.float() * out.float()).sum(-1).contiguous()
-    fused = cfg in (2, 3)  # dQ through a float32 accumulator (the conversion is timed with the kernel)
-    tiles = (Lq + 63) // 64
-    acc = torch.zeros(B, H, tiles * 64 if cfg == 3 else Lq, D, device=q.device, dtype=torch.float32) if fused else None
+    fused = cfg in (2, 3)  # dQ through a float32 accumulator (the zeroing and store are timed with the kernel)
+    bq = 128 if cfg == 3 and D == 64 else 64
+    acc = torch.zeros(B, H, (Lq + bq - 1) // bq * bq, D, device=q.device, dtype=torch.float32) if fused else None
     rc = lib.wg_backward(cfg, int(q.dtype == torch.bfloat16), D, q.data_ptr(), k.data_ptr(), v.data_ptr(),
                          go.data_ptr(), lse.data_ptr(), dvec.data_ptr(), gq.data_ptr(), gk.data_ptr(), gv.data_ptr(),
                          acc.data_ptr() if fused else None, B, H, Hkv, Lq, Lk, E, scale, int(causal),
                          strides(q, k, v, go, gq, gk, gv))
     assert rc == 0, f"launch failed: {rc}"
-    if cfg == 3:  # fragment order per 64-row tile: [half][j][r][warp][g][t4][e] -> (row, column)
-        frag = acc.view(B, H, tiles, 2, D // 16, 2, 4, 8, 4, 2).permute(0, 1, 2, 6, 5, 7, 3, 4, 8, 9)
-        gq.copy_(frag.reshape(B, H, tiles * 64, D)[:, :, :Lq, :E] * scale)
-    elif fused:
-        gq.copy_(acc[..., :E] * scale)
     return gq, gk, gv
 
 
@@ -184,15 +181,17 @@ def once(lib, fwd_cfgs, bwd_cfgs) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--fwd", type=int, nargs="*", default=[0], help="forward configurations")
-    ap.add_argument("--bwd", type=int, nargs="*", default=[0, 2], help="backward configurations")
+    ap.add_argument("--bwd", type=int, nargs="*", default=[0, 2, 3], help="backward configurations")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--no-time", action="store_true")
     ap.add_argument("--once", action="store_true",
                     help="launch each configuration once and exit (for ncu; build with --lineinfo for source views)")
     ap.add_argument("--lineinfo", action="store_true", help="nvcc -lineinfo (ncu's source-level counters)")
+    ap.add_argument("-D", dest="defines", action="append", default=[], help="a macro for nvcc (experiments)")
     args = ap.parse_args()
-    lib = build(lineinfo=args.lineinfo)
+    lib = build(lineinfo=args.lineinfo, defines=tuple(args.defines))
+    print("defines:", args.defines)
     if args.once:
         once(lib, args.fwd, args.bwd)
         return

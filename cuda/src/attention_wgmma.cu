@@ -44,38 +44,26 @@ bool launch_forward_wgmma(const AttentionParams& p, const Tensor& q, const Tenso
   return true;
 }
 
-// acc (B, H, Lq, D) float32 -> gq (B, H, Lq, E) = acc * scale, strided
-template <bool kBf16, int D>
-__global__ void attention_dq_store(AttentionParams p, const float* acc, uint16_t* gq) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, pairs = p.B * p.H * p.Lq * (D / 2);
-  if (i >= pairs) return;
-  const int64_t col = i % (D / 2) * 2, row = i / (D / 2) % p.Lq, bh = i / (D / 2) / p.Lq;
-  if (col >= p.E) return;
-  const float2 a = reinterpret_cast<const float2*>(acc)[i];
-  const float scale = float(p.scale);
-  *reinterpret_cast<uint32_t*>(gq + p.st.gq.row(bh / p.H, bh % p.H, row) + col) =
-      mma::pack2<kBf16>(a.x * scale, a.y * scale);
-}
-
-// One pass (attention_wgmma_backward_fused.cuh): dQ added with atomics into a zeroed float32
-// accumulator, then scaled and stored. Not bitwise deterministic: under
-// use_deterministic_algorithms / backends.cudnn.deterministic the two-kernel backward runs instead.
-// False where the driver refuses a tensor map.
+// One pass (attention_wgmma_backward_fused.cuh): dQ tiles added into a zeroed float32 accumulator,
+// then scaled and stored. Not bitwise deterministic: under use_deterministic_algorithms /
+// backends.cudnn.deterministic the two-kernel backward runs instead. Query steps of 128 at D = 64
+// and of 64 at D = 128 (registers), as FlashAttention-3. False where the driver refuses a tensor map.
 template <bool kBf16, int D>
 bool launch_backward_fused(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,
                            const Tensor& v, const Tensor& lse, const Tensor& dvec, const Tensor& gq, const Tensor& gk,
                            const Tensor& gv, cudaStream_t stream) {
-  constexpr int kStages = 2;
-  using Tiles = wg::BackwardFusedTiles<D, kStages>;
+  constexpr int BQ = D == 64 ? 128 : 64, kStages = 2;
+  using Tiles = wg::BackwardFusedTiles<D, BQ, kStages>;
   CUtensorMap tq, tg, tk, tv;
   if (!tensor_map(&tq, p, kBf16, q, p.H, p.Lq, p.st.q, Tiles::BQ) ||
       !tensor_map(&tg, p, kBf16, gout, p.H, p.Lq, p.st.gout, Tiles::BQ) ||
       !tensor_map(&tk, p, kBf16, k, p.Hkv, p.Lk, p.st.k, Tiles::BK) ||
       !tensor_map(&tv, p, kBf16, v, p.Hkv, p.Lk, p.st.v, Tiles::BK))
     return false;
-  Tensor acc = Tensor::empty({p.B * p.H * p.Lq * D}, DType::Float32, q.device());
+  const int64_t acc_numel = p.B * p.H * Tiles::acc_rows(p.Lq) * D;
+  Tensor acc = Tensor::empty(Shape{acc_numel}, DType::Float32, q.device());
   TT_CUDA_CHECK(cudaMemsetAsync(acc.data_ptr(), 0, size_t(acc.numel()) * 4, stream));
-  auto kernel = wg::attention_backward_fused_wgmma_kernel<kBf16, D, kStages>;
+  auto kernel = wg::attention_backward_fused_wgmma_kernel<kBf16, D, BQ, kStages>;
   mma::allow_smem(kernel, Tiles::kSmemBytes);
   auto w16 = [](const Tensor& t) { return static_cast<uint16_t*>(t.data_ptr()); };
   kernel<<<dim3(unsigned((p.Lk + Tiles::BK - 1) / Tiles::BK), unsigned(p.B * p.Hkv)), Tiles::kThreads,
@@ -83,7 +71,8 @@ bool launch_backward_fused(const AttentionParams& p, const Tensor& gout, const T
                                         acc.data<float>());
   TT_CUDA_KERNEL_CHECK();
   const int64_t pairs = p.B * p.H * p.Lq * (D / 2);
-  attention_dq_store<kBf16, D><<<unsigned((pairs + 255) / 256), 256, 0, stream>>>(p, acc.data<float>(), w16(gq));
+  wg::attention_dq_store<kBf16, D, Tiles::DQN><<<unsigned((pairs + 255) / 256), 256, 0, stream>>>(
+      p, acc.data<float>(), w16(gq), Tiles::acc_rows(p.Lq) / 64);
   TT_CUDA_KERNEL_CHECK();
   return true;
 }
@@ -94,7 +83,7 @@ void launch_backward_wgmma(const AttentionParams& p, const Tensor& gout, const T
                            const Tensor& v, const Tensor& lse, const Tensor& dvec, const Tensor& gq, const Tensor& gk,
                            const Tensor& gv, cudaStream_t stream) {
   // the one-pass backward is faster (bench/attention_wgmma_dev.py on an H100, B 4, H 16, T 4096
-  // causal: 1.43 vs 1.80 ms at D = 64, 2.46 vs 2.82 ms at D = 128)
+  // causal: 1.16 vs 1.80 ms at D = 64, 2.05 vs 2.82 ms at D = 128)
   if (!get_cudnn_deterministic() && launch_backward_fused<kBf16, D>(p, gout, q, k, v, lse, dvec, gq, gk, gv, stream))
     return;
   constexpr int kWG = 2, QBC = 128, KBQ = 64;  // fastest on an H100 (B 4, H 16, T 4096, causal)

@@ -1,44 +1,58 @@
 #pragma once
 // Hopper (sm_90a) FlashAttention backward in one pass, float16/bfloat16, head dims 64 and 128, no
-// mask or dropout, warp-specialized like the forward (attention_wgmma.cuh). S and dP are computed
-// once per tile (5 products instead of the two-kernel backward's 7, attention_wgmma_backward.cuh),
-// and dQ, which sums over every key block, is added into a zeroed float32 (B, H, Lq, D) accumulator
-// with atomics (the order of the additions varies: not bitwise deterministic), then scaled and
-// stored by the caller. A block owns 128 keys of one kv head and walks the query steps of 64 over
-// the group's heads. Warpgroup 0 produces: one thread loads the block's K/V once and each step's Q
-// and dO by TMA, its warp copies the step's lse and D rows, into a ring of kStages stages guarded by
-// mbarriers (full: the TMA bytes landed and the 32 lanes arrived; empty: the consumers' 8 warps are
-// done). Warpgroups 1 and 2 own 64 keys each, with no block barrier in the loop; per step:
-//   S^T = K Q^T, dP^T = V dO^T (both from shared memory, K-major); P^T, dS^T = P^T (dP^T - D);
-//   dV += P^T dO, dK += dS^T Q (register A operands, dO and Q read MN-major);
-//   dS^T -> shared memory (keys x queries, 128-byte swizzle); after a barrier of the two consumers,
-//   warpgroup w adds dQ[:, w D/2 .. (w+1) D/2) = dS K[:, w D/2 ..] (both operands MN-major) over
-//   all 128 keys, so each dQ element gets one atomic add per key block.
+// mask or dropout, warp-specialized like the forward (attention_wgmma.cuh) and scheduled as
+// FlashAttention-3's. S and dP are computed once per tile (5 products instead of the two-kernel
+// backward's 7, attention_wgmma_backward.cuh), and dQ, which sums over every key block, is added
+// into a zeroed float32 accumulator by bulk reduce-adds of whole tiles (the order of the additions
+// varies: not bitwise deterministic), then scaled and stored by attention_dq_store.
+//
+// A block owns BK = 128 keys of one kv head and walks the query steps of BQ over the group's heads.
+// Warpgroup 0: its warp 0 loads the block's K/V once and each step's Q and dO by TMA and copies the
+// step's lse and D rows, into a ring of kStages stages guarded by mbarriers (full: the TMA bytes
+// landed and the 32 lanes arrived; empty: the consumers' 8 warps are done); its warp 1 adds the
+// consumers' dQ tiles to the accumulator (cp.reduce.async.bulk). Warpgroups 1 and 2 own 64 keys
+// each, with no block barrier in the loop; per step (the products' order lets the tensor cores run
+// under the exponentials and stores):
+//   S^T = K Q^T, dP^T = V dO^T (from shared memory, K-major), issued together; P^T while dP^T runs;
+//   dS^T = P^T (dP^T - D) -> shared memory (keys x queries, 128-byte swizzle, two buffers);
+//   dV += P^T dO (register A, dO read MN-major); after a barrier of the two consumers (the dS^T
+//   tile complete), this warpgroup's 64 x DQN tile of dQ = dS K (both MN-major); dK += dS^T Q,
+//   still running while the dQ tile goes to shared memory for the writer.
+// The dQ tile of consumer c: BQ = 64 -> all 64 rows, columns [c DQN, (c + 1) DQN) with DQN = D / 2;
+// BQ = 128 (D = 64) -> rows [64 c, 64 c + 64), all D columns.
 #include "attention_wgmma_backward.cuh"
 
 namespace tt::cuda::wg {
 
-template <int D, int kStages, bool kBulkDq = false>
+template <int D, int BQ_, int kStages>
 struct BackwardFusedTiles {
-  static constexpr int BK = 128, BQ = 64, kThreads = 384;
+  static constexpr int BK = 128, BQ = BQ_, kThreads = 384;
+  static_assert(BQ == 64 || (BQ == 128 && D == 64), "registers: S^T, dP^T (BQ / 2 each) and dK, dV (D / 2 each)");
+  static constexpr int DQN = BQ == 64 ? D / 2 : D;  // dQ tile columns per consumer (64 rows)
   static constexpr uint32_t kKeyBytes = BK * D * 2, kRowBytes = BQ * D * 2;
   static constexpr uint32_t kStageBytes = 2 * kRowBytes + 1024;  // Q, dO, then lse and D (BQ floats each)
-  static constexpr uint32_t kDsBytes = BK * BQ * 2;
-  static constexpr uint32_t kBarBytes = 8 * (1 + 2 * kStages);  // kv_full, full[kStages], empty[kStages]
-  // kBulkDq: each consumer's dQ tile (BQ x D/2 float32, fragment order), double buffered
-  static constexpr uint32_t kDqBytes = kBulkDq ? BQ * (D / 2) * 4 : 0;
+  static constexpr uint32_t kDsBytes = BK * BQ * 2;              // dS^T, two buffers
+  static constexpr uint32_t kDqBytes = 64 * DQN * 4;             // a consumer's dQ tile (fragment order)
+  static constexpr uint32_t kBarBytes = 8 * (1 + 2 * kStages);   // kv_full, full[kStages], empty[kStages]
   static constexpr size_t kSmemBytes =
-      2 * kKeyBytes + kStages * kStageBytes + kDsBytes + 4 * kDqBytes + kBarBytes + 1024;
+      2 * kKeyBytes + kStages * kStageBytes + 2 * kDsBytes + 2 * kDqBytes + kBarBytes + 1024;
+  // dq_acc: (B, H, rows / 64, D / DQN, 64 x DQN) float32, rows = Lq rounded up to BQ; a tile in the
+  // accumulator fragment's order [j][r][warp][g][t4][e] for (row 16 warp + 8 r + g, column 8 j + 2 t4 + e)
+  static __host__ __device__ int64_t acc_rows(int64_t Lq) { return (Lq + BQ - 1) / BQ * BQ; }
 };
 
-// grid (ceil(Lk / 128), B * Hkv), 384 threads; tq, tg: maps of q, gout (boxes of 64 columns x 64
-// rows); tk, tv: of k, v (64 x 128) -> gk, gv; dq_acc (B, H, Lq, D) float32 += dS K (unscaled)
-// kBulkDq (EXPERIMENT, bench/attention_wgmma_dev.py cfg 3; not run yet): instead of atomics, each
-// consumer writes its dQ tile to shared memory in fragment order and one thread adds it to dq_acc
-// by a bulk reduce (cp.reduce.async.bulk); dq_acc is then (B, H, ceil(Lq / 64), 2, 64 x D/2) in
-// that order: [consumer][j][r][warp][g][t4][e] for row 16 warp + 8 r + g, column
-// consumer D/2 + 8 j + 2 t4 + e of each 64-row tile.
-template <bool kBf16, int D, int kStages, bool kBulkDq = false>
+// Named barriers (0 is __syncthreads): the consumers' dS^T exchange; dQ buffer c full / empty.
+constexpr int kBarDs = 1, kBarDqFull = 2, kBarDqEmpty = 4;
+__device__ __forceinline__ void named_sync(int id, int n) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+__device__ __forceinline__ void named_arrive(int id, int n) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+
+// grid (ceil(Lk / 128), B * Hkv), 384 threads; tq, tg: maps of q, gout (boxes of 64 columns x BQ
+// rows); tk, tv: of k, v (64 x 128) -> gk, gv; dq_acc (zeroed, layout above) += dS K (unscaled)
+template <bool kBf16, int D, int BQ, int kStages>
 __global__ void __launch_bounds__(384, 1)
     attention_backward_fused_wgmma_kernel(const __grid_constant__ CUtensorMap tq,
                                           const __grid_constant__ CUtensorMap tk,
@@ -46,21 +60,28 @@ __global__ void __launch_bounds__(384, 1)
                                           const __grid_constant__ CUtensorMap tg, AttentionParams p, const float* lse,
                                           const float* dvec, uint16_t* gk, uint16_t* gv, float* dq_acc) {
 #if TT_HAS_WGMMA
-  using T = BackwardFusedTiles<D, kStages, kBulkDq>;
-  constexpr int BK = T::BK, BQ = T::BQ, DN = D / 2;  // dQ columns per consumer
+  using T = BackwardFusedTiles<D, BQ, kStages>;
+  constexpr int BK = T::BK, DQN = T::DQN;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t Ks = smem_base(smem_raw), Vs = Ks + T::kKeyBytes, ST0 = Vs + T::kKeyBytes;
-  const uint32_t DSs = ST0 + kStages * T::kStageBytes, DQ0 = DSs + T::kDsBytes, BAR = DQ0 + 4 * T::kDqBytes;
+  const uint32_t DS0 = ST0 + kStages * T::kStageBytes, DQ0 = DS0 + 2 * T::kDsBytes, BAR = DQ0 + 2 * T::kDqBytes;
   uint8_t* generic = smem_raw + (Ks - smem_u32(smem_raw));  // Ks as a generic pointer
   auto stage = [&](int s) { return ST0 + s * T::kStageBytes; };
   auto full = [&](int s) { return BAR + 8 + 8 * s; };
   auto empty = [&](int s) { return BAR + 8 + 8 * (kStages + s); };
   const int tid = threadIdx.x, wg = tid / 128, lane = tid % 32;
+  // the blocks of one head run together (its Q and dO stay in L2), the longest causal ones first
   const int64_t bhk = blockIdx.y, b = bhk / p.Hkv, hk = bhk % p.Hkv, group = p.H / p.Hkv;
   const int64_t k0 = int64_t(blockIdx.x) * BK;
   const int64_t i_first = p.causal ? k0 / BQ * BQ : 0;
   const int per_head = int(p.Lq > i_first ? (p.Lq - i_first + BQ - 1) / BQ : 0);
   const int nsteps = int(group) * per_head;
+  const int64_t row_tiles = T::acc_rows(p.Lq) / 64;
+  // consumer c's dQ tile of the step at (head h, first query i0) in dq_acc
+  auto dq_tile = [&](int64_t h, int64_t i0, int c) {
+    const int64_t rt = (i0 + (BQ == 128 ? 64 * c : 0)) / 64, ct = BQ == 128 ? 0 : c;
+    return dq_acc + (((b * p.H + h) * row_tiles + rt) * (D / DQN) + ct) * (64 * DQN);
+  };
   if (tid == 0) {
     mbar_init(BAR, 1);
     for (int s = 0; s < kStages; ++s) mbar_init(full(s), 1 + 32), mbar_init(empty(s), 2 * 4);  // warps arrive
@@ -68,10 +89,33 @@ __global__ void __launch_bounds__(384, 1)
   }
   __syncthreads();
 
-  if (wg == 0) {  // producer
+  if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-    if (tid >= 32) return;
-    if (lane == 0) {
+    if (tid >= 64) return;
+    if (tid >= 32) {  // warp 1: the dQ writer
+      for (int step = 0; step < nsteps; ++step) {
+        if (step == 0)
+          for (int c = 0; c < 2; ++c) named_arrive(kBarDqEmpty + c, 160);
+        const int64_t h = hk * group + step / per_head, i0 = i_first + int64_t(step % per_head) * BQ;
+        for (int c = 0; c < 2; ++c) {
+          named_sync(kBarDqFull + c, 160);  // consumer c's tile is in shared memory
+          if (lane == 0) {
+            bulk_reduce_add_f32(dq_tile(h, i0, c), DQ0 + c * T::kDqBytes, T::kDqBytes);
+            bulk_commit();
+          }
+        }
+        if (step + 1 == nsteps) break;
+        if (lane == 0) bulk_wait_read<1>();
+        __syncwarp();
+        named_arrive(kBarDqEmpty + 0, 160);
+        if (lane == 0) bulk_wait_read<0>();
+        __syncwarp();
+        named_arrive(kBarDqEmpty + 1, 160);
+      }
+      if (lane == 0) bulk_wait_all();  // the last reduces, before the block's shared memory goes
+      return;
+    }
+    if (lane == 0) {  // warp 0: the loads
       mbar_expect_tx(BAR, 2 * T::kKeyBytes);
       for (int half = 0; half < D / 64; ++half) {
         tma_load(Ks + half * BK * 128, &tk, BAR, 64 * half, int(k0), int(hk), int(b));
@@ -101,15 +145,19 @@ __global__ void __launch_bounds__(384, 1)
     return;
   }
   asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-  const int cw = wg - 1, ctid = tid - 128, warp = (ctid % 128) / 32, g = lane / 4, t4 = lane % 4;
+  const int cw = wg - 1, ctid = tid - 128, wtid = ctid % 128, warp = wtid / 32, g = lane / 4, t4 = lane % 4;
   float dk[D / 2] = {}, dv[D / 2] = {};
   const float scale = float(p.scale), sl2 = scale * kLog2e;
   const int64_t wkey0 = k0 + 64 * cw, key_base = wkey0 + 16 * warp + g;
+  // this consumer's dQ operands: dS (queries x keys) and K (keys x DQN columns), both MN-major
+  const uint32_t ds_off = BQ == 128 ? cw * (BK * 128) : 0;
+  const uint32_t kcol = BQ == 128 ? Ks : (D == 128 ? Ks + cw * (BK * 128) : Ks + cw * 64);
+  const uint32_t DQs = DQ0 + cw * T::kDqBytes;
   mbar_wait(BAR, 0);
   for (int step = 0; step < nsteps; ++step) {
     const int s = step % kStages;
-    const int64_t h = hk * group + step / per_head, i0 = i_first + int64_t(step % per_head) * BQ;
-    const uint32_t Qt = stage(s), Gt = Qt + T::kRowBytes;
+    const int64_t i0 = i_first + int64_t(step % per_head) * BQ;
+    const uint32_t Qt = stage(s), Gt = Qt + T::kRowBytes, DSs = DS0 + (step & 1) * T::kDsBytes;
     mbar_wait(full(s), (step / kStages) & 1);
     uint32_t pa[BQ / 16][4], da[BQ / 16][4];
     {
@@ -120,14 +168,15 @@ __global__ void __launch_bounds__(384, 1)
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk)
         Wgmma<BQ, kBf16>::template ss<0, 0>(st, kmajor<BK>(Ks, 64 * cw, kk), kmajor<BQ>(Qt, 0, kk), kk > 0);
+      wg_commit();
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk)
         Wgmma<BQ, kBf16>::template ss<0, 0>(dpt, kmajor<BK>(Vs, 64 * cw, kk), kmajor<BQ>(Gt, 0, kk), kk > 0);
       wg_commit();
-      wg_wait<0>();
+      wg_wait<1>();  // S^T
       pin(st);
-      pin(dpt);
-      auto scores = [&](auto checks) {
+      const bool interior = wkey0 + 64 <= p.Lk && i0 + BQ <= p.Lq && (!p.causal || wkey0 + 63 <= i0);
+      auto probabilities = [&](auto checks) {
 #pragma unroll
         for (int i = 0; i < BQ / 2; ++i) {
           const int r = (i >> 1) & 1, qi = (i >> 2) * 8 + t4 * 2 + (i & 1);
@@ -137,12 +186,15 @@ __global__ void __launch_bounds__(384, 1)
             const int64_t key = key_base + 8 * r, row = i0 + qi;
             if (!(key < p.Lk && row < p.Lq && L2 != -INFINITY && !(p.causal && key > row))) pr = 0.f;
           }
-          dpt[i] = pr * (dpt[i] - d_s[qi]);
           st[i] = pr;
         }
       };
-      if (wkey0 + 64 <= p.Lk && i0 + BQ <= p.Lq && (!p.causal || wkey0 + 63 <= i0)) scores(std::false_type{});
-      else scores(std::true_type{});
+      if (interior) probabilities(std::false_type{});
+      else probabilities(std::true_type{});
+      wg_wait<0>();
+      pin(dpt);
+#pragma unroll
+      for (int i = 0; i < BQ / 2; ++i) dpt[i] = st[i] * (dpt[i] - d_s[(i >> 2) * 8 + t4 * 2 + (i & 1)]);
       to_a<kBf16, BQ>(pa, st);
       to_a<kBf16, BQ>(da, dpt);
     }
@@ -156,63 +208,39 @@ __global__ void __launch_bounds__(384, 1)
                                                           4 * t4),
                        "r"(da[kk][j]));
     }
-    fence_async_smem();
     wg_fence();
 #pragma unroll
     for (int kk = 0; kk < BQ / 16; ++kk) Wgmma<D, kBf16>::template rs<1>(dv, pa[kk], mnmajor<BQ>(Gt, kk), 1);
-#pragma unroll
-    for (int kk = 0; kk < BQ / 16; ++kk) Wgmma<D, kBf16>::template rs<1>(dk, da[kk], mnmajor<BQ>(Qt, kk), 1);
     wg_commit();
-    asm volatile("bar.sync 1, 256;\n" ::: "memory");  // the dS^T tile complete: both consumers' halves
-    // dQ[:, cw D/2 ..] = dS (BQ x BK, MN-major: queries contiguous) K[:, cw D/2 ..] (BK x D/2, MN-major)
-    float dq[DN / 2];
-    const uint32_t kcol = D == 128 ? Ks + cw * (BK * 128) : Ks + cw * 64;
+    fence_async_smem();
+    named_sync(kBarDs, 256);  // the dS^T tile complete: both consumers' halves
+    float dq[DQN / 2];
     wg_fence();
 #pragma unroll
     for (int kk = 0; kk < BK / 16; ++kk)
-      Wgmma<DN, kBf16>::template ss<1, 1>(dq, mnmajor<BK>(DSs, kk), mnmajor<BK>(kcol, kk), kk > 0);
+      Wgmma<DQN, kBf16>::template ss<1, 1>(dq, mnmajor<BK>(DSs + ds_off, kk), mnmajor<BK>(kcol, kk), kk > 0);
     wg_commit();
-    wg_wait<0>();
-    pin(dq);
+    wg_wait<1>();  // dV: this step's dO is read
     pin(dv);
-    pin(dk);
     pin(pa);
-    pin(da);
-    if (lane == 0) mbar_arrive(empty(s));  // this warp is done with the stage's Q, dO and rows
-    if constexpr (kBulkDq) {
-      const int wtid = ctid % 128;
-      const uint32_t SQ = DQ0 + ((step & 1) * 2 + cw) * T::kDqBytes;
-      if (wtid == 0) bulk_wait_read<1>();  // the reduce issued from this buffer two steps ago has read it
-      asm volatile("bar.sync %0, 128;\n" ::"r"(2 + cw) : "memory");
+    wg_fence();
 #pragma unroll
-      for (int j = 0; j < DN / 8; ++j)
+    for (int kk = 0; kk < BQ / 16; ++kk) Wgmma<D, kBf16>::template rs<1>(dk, da[kk], mnmajor<BQ>(Qt, kk), 1);
+    wg_commit();
+    wg_wait<1>();  // dQ (dK keeps running)
+    pin(dq);
+    named_sync(kBarDqEmpty + cw, 160);  // the writer's reduce has read the buffer
 #pragma unroll
-        for (int r = 0; r < 2; ++r)
-          asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(SQ + ((j * 2 + r) * 128 + wtid) * 8),
-                       "f"(dq[4 * j + 2 * r]), "f"(dq[4 * j + 2 * r + 1]));
-      fence_async_smem();
-      asm volatile("bar.sync %0, 128;\n" ::"r"(2 + cw) : "memory");
-      if (wtid == 0) {
-        const int64_t tiles = (p.Lq + BQ - 1) / BQ;
-        bulk_reduce_add_f32(dq_acc + (((b * p.H + h) * tiles + i0 / BQ) * 2 + cw) * (BQ * DN), SQ, T::kDqBytes);
-        bulk_commit();
-      }
-    } else {  // dq fragment: (query 16 warp + g + 8 r, column 8 j + 2 t4 (+1) of this consumer's half)
-      float* acc = dq_acc + (b * p.H + h) * p.Lq * D + cw * DN;
+    for (int j = 0; j < DQN / 8; ++j)
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int64_t row = i0 + 16 * warp + g + 8 * r;
-        if (row >= p.Lq) continue;
-#pragma unroll
-        for (int j = 0; j < DN / 8; ++j)
-          atomicAdd(reinterpret_cast<float2*>(acc + row * D + 8 * j + 2 * t4),
-                    make_float2(dq[4 * j + 2 * r], dq[4 * j + 2 * r + 1]));
-      }
-    }
-    asm volatile("bar.sync 1, 256;\n" ::: "memory");  // both consumers' dQ products are done with dS^T
-  }
-  if constexpr (kBulkDq) {
-    if (ctid % 128 == 0) bulk_wait_all();  // the last reduces, before the block's shared memory goes
+      for (int r = 0; r < 2; ++r)
+        asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(DQs + ((j * 2 + r) * 128 + wtid) * 8),
+                     "f"(dq[4 * j + 2 * r]), "f"(dq[4 * j + 2 * r + 1]));
+    fence_async_smem();
+    named_arrive(kBarDqFull + cw, 160);
+    wg_wait<0>();  // dK: the stage is free (keeping dK in flight into the next step costs registers
+    pin(dk);       // that ptxas does not have at D = 128: it would serialize every wgmma, C7512)
+    if (lane == 0) mbar_arrive(empty(s));
   }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
@@ -228,6 +256,24 @@ __global__ void __launch_bounds__(384, 1)
     }
   }
 #endif
+}
+
+// dq_acc (the fused kernel's layout for DQN) -> gq (B, H, Lq, E) = dq_acc * scale, strided; one
+// thread per pair of columns
+template <bool kBf16, int D, int DQN>
+__global__ void attention_dq_store(AttentionParams p, const float* acc, uint16_t* gq, int64_t row_tiles) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, pairs = p.B * p.H * p.Lq * (D / 2);
+  if (i >= pairs) return;
+  const int col = int(i % (D / 2)) * 2;
+  const int64_t row = i / (D / 2) % p.Lq, bh = i / (D / 2) / p.Lq;
+  if (col >= p.E) return;
+  const int r64 = int(row % 64), c = col % DQN, warp = r64 / 16, r = (r64 / 8) & 1, g = r64 % 8;
+  const int64_t tile = (bh * row_tiles + row / 64) * (D / DQN) + col / DQN;
+  const float2 a = *reinterpret_cast<const float2*>(
+      acc + tile * (64 * DQN) + ((c / 8 * 2 + r) * 128 + warp * 32 + g * 4 + (c % 8) / 2) * 2);
+  const float scale = float(p.scale);
+  *reinterpret_cast<uint32_t*>(gq + p.st.gq.row(bh / p.H, bh % p.H, row) + col) =
+      mma::pack2<kBf16>(a.x * scale, a.y * scale);
 }
 
 }  // namespace tt::cuda::wg
