@@ -123,6 +123,26 @@ __global__ void __launch_bounds__(128 * kWG, 1)
 #endif
 }
 
+// A warpgroup's dK (scaled) and dV accumulators (64 keys x D, fragment rows key_base + 8 r) -> gk, gv.
+template <bool kBf16, int D>
+__device__ __forceinline__ void store_dk_dv(const AttentionParams& p, const float (&dk)[D / 2],
+                                            const float (&dv)[D / 2], uint16_t* gk, uint16_t* gv, int64_t b,
+                                            int64_t hk, int64_t key_base, int t4, float scale) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int64_t key = key_base + 8 * r;
+    if (key >= p.Lk) continue;
+    uint16_t *krow = gk + p.st.gk.row(b, hk, key), *vrow = gv + p.st.gv.row(b, hk, key);
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j) {
+      const int col = j * 8 + t4 * 2;
+      if (col >= p.E) continue;
+      *reinterpret_cast<uint32_t*>(krow + col) = pack2<kBf16>(dk[4 * j + 2 * r] * scale, dk[4 * j + 2 * r + 1] * scale);
+      *reinterpret_cast<uint32_t*>(vrow + col) = pack2<kBf16>(dv[4 * j + 2 * r], dv[4 * j + 2 * r + 1]);
+    }
+  }
+}
+
 template <int D, int kWG, int BQ>
 struct BackwardKVTiles {
   static constexpr int BK = 64 * kWG, kThreads = 128 * kWG;
@@ -235,19 +255,7 @@ __global__ void __launch_bounds__(128 * kWG, 1)
     __syncthreads();  // this stage is refilled by the next iteration's prefetch
   }
   cp_wait<0>();  // (no step: the K/V loads are still in flight)
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int64_t key = key_base + 8 * r;
-    if (key >= p.Lk) continue;
-    uint16_t *krow = gk + p.st.gk.row(b, hk, key), *vrow = gv + p.st.gv.row(b, hk, key);
-#pragma unroll
-    for (int j = 0; j < D / 8; ++j) {
-      const int col = j * 8 + t4 * 2;
-      if (col >= p.E) continue;
-      *reinterpret_cast<uint32_t*>(krow + col) = pack2<kBf16>(dk[4 * j + 2 * r] * scale, dk[4 * j + 2 * r + 1] * scale);
-      *reinterpret_cast<uint32_t*>(vrow + col) = pack2<kBf16>(dv[4 * j + 2 * r], dv[4 * j + 2 * r + 1]);
-    }
-  }
+  store_dk_dv<kBf16, D>(p, dk, dv, gk, gv, b, hk, key_base, t4, scale);
 #endif
 }
 

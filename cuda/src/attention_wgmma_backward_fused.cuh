@@ -242,19 +242,7 @@ __global__ void __launch_bounds__(384, 1)
     pin(dk);       // that ptxas does not have at D = 128: it would serialize every wgmma, C7512)
     if (lane == 0) mbar_arrive(empty(s));
   }
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int64_t key = key_base + 8 * r;
-    if (key >= p.Lk) continue;
-    uint16_t *krow = gk + p.st.gk.row(b, hk, key), *vrow = gv + p.st.gv.row(b, hk, key);
-#pragma unroll
-    for (int j = 0; j < D / 8; ++j) {
-      const int col = j * 8 + t4 * 2;
-      if (col >= p.E) continue;
-      *reinterpret_cast<uint32_t*>(krow + col) = pack2<kBf16>(dk[4 * j + 2 * r] * scale, dk[4 * j + 2 * r + 1] * scale);
-      *reinterpret_cast<uint32_t*>(vrow + col) = pack2<kBf16>(dv[4 * j + 2 * r], dv[4 * j + 2 * r + 1]);
-    }
-  }
+  store_dk_dv<kBf16, D>(p, dk, dv, gk, gv, b, hk, key_base, t4, scale);
 #endif
 }
 
