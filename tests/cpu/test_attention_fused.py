@@ -1,5 +1,6 @@
 """Fused scaled_dot_product_attention on the CPU: forward and gradients against a float64
-numpy reference for every float dtype, mask kind, GQA, odd lengths, head dims and layouts;
+numpy reference for every float dtype, mask kind, GQA, odd lengths, head dims and layouts (each with
+whole heads per task and with tiles of them: TINYTORCH_ATTENTION_CPU_WHOLE_HEADS=1 and 0);
 agreement with the composed path; dropout reproducibility and its gradient; double backward;
 modules routed through it; errors."""
 import numpy as np
@@ -12,6 +13,14 @@ from attention_cases import (FUSED_NODE, check_against_reference, check_double_b
 from conftest import FLOAT_DTYPES, assert_close
 
 MASKS = ["none", "causal", "bool", "bool_rows", "float", "float_heads"]
+
+
+@pytest.fixture(autouse=True, params=["1", "0"], ids=["whole_heads", "tiles"])
+def task_shape(request, monkeypatch):
+    """Every test on both CPU task shapes: whole heads per task (the backward in one pass) or
+    query blocks / key blocks of them (the backward in two passes)."""
+    monkeypatch.setenv("TINYTORCH_ATTENTION_CPU_WHOLE_HEADS", request.param)
+    return request.param
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)

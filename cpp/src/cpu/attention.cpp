@@ -1,15 +1,18 @@
 // CPU fused attention (FlashAttention-2 on the CPU): threads take (batch, head, query block)
 // tasks; each walks the key tiles with an online softmax, so memory is O(L) per thread, never
 // (Lq, Lk). Tiles are converted to the accumulation type (float; double for float64) once and
-// multiplied by a small register-blocked GEMM. The backward recomputes the scores per tile in
-// two passes: dK/dV per (batch, kv head, key block), then dQ per (batch, head, query block), so
-// no two threads write one gradient row (no atomics, results independent of the thread count).
+// multiplied by a small register-blocked GEMM. The backward recomputes the scores per tile, and
+// no two threads write one gradient row (no atomics, deterministic for a given thread count):
+// in one pass per (batch, kv head) where there are two or more of those per thread, else in two
+// passes (dK/dV per (batch, kv head, key block), then dQ per (batch, head, query block)). The
+// forward's tasks are likewise whole (batch, head)s or their query blocks (whole_heads).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math")  // lets GCC if-convert fast_exp's compares (as norm.cpp)
 #endif
 #include <algorithm>
-#include <cstring>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <vector>
 #if defined(__SSE2__)
@@ -74,6 +77,15 @@ void tile_gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t a_rs, in
 TT_SIMD_CLONES void tile_gemm(int64_t m, int64_t n, int64_t k, const double* a, int64_t a_rs, int64_t a_cs,
                               const double* b, int64_t ldb, double* c, int64_t ldc, bool acc) {
   tile_gemm_impl(m, n, k, a, a_rs, a_cs, b, ldb, c, ldc, acc);
+}
+
+// Whether tasks take whole heads (n of them: (batch, head) pairs in the forward, (batch, kv head)
+// in the backward's one pass) rather than tiles of them: where every thread gets two or more.
+// TINYTORCH_ATTENTION_CPU_WHOLE_HEADS=1 or 0 forces either (the tests run both).
+bool whole_heads(int64_t n) {
+  const char* forced = std::getenv("TINYTORCH_ATTENTION_CPU_WHOLE_HEADS");
+  if (forced && (forced[0] == '0' || forced[0] == '1') && forced[1] == 0) return forced[0] == '1';
+  return n >= 2 * int64_t(get_num_threads());
 }
 
 // Row helpers for the online softmax: float vectorized (fast_exp), double through std::exp.
@@ -169,11 +181,11 @@ inline void load_tile(const HeadRows<float>& x, int64_t bh, int64_t r0, int64_t 
 #endif
 
 // s (nq, nk): scores of query rows [i0, i0 + nq) against keys [j0, j0 + nk) after the mask and
-// the causal cut (masked = -inf); qs is already scaled.
+// the causal cut (masked = -inf); qs is already scaled; kt: K^T (E, nk), rows ldk apart.
 template <class A>
 void masked_scores(const AttentionParams& p, const A* mask, int64_t b, int64_t h, int64_t i0, int64_t nq,
-                   int64_t j0, int64_t nk, const A* qs, const A* kt, A* s) {
-  tile_gemm(nq, nk, p.E, qs, p.E, 1, kt, nk, s, nk, false);
+                   int64_t j0, int64_t nk, const A* qs, const A* kt, int64_t ldk, A* s) {
+  tile_gemm(nq, nk, p.E, qs, p.E, 1, kt, ldk, s, nk, false);
   const A ninf = -std::numeric_limits<A>::infinity();
   for (int64_t r = 0; r < nq; ++r) {
     A* row = s + r * nk;
@@ -203,12 +215,17 @@ void forward_typed(const AttentionParams& p, const Tensor& q, const Tensor& k, c
   const A* mp = mask.defined() ? mask.data<A>() : nullptr;
   A* lp = lse.data<A>();
   const int64_t E = p.E, Ev = p.Ev, group = p.H / p.Hkv, nqb = (p.Lq + kBlockQ - 1) / kBlockQ;
-  parallel_for(0, p.B * p.H * nqb, 1, [&](int64_t t0, int64_t t1) {
-    std::vector<A> qs(kBlockQ * E), kt(E * kBlockK), vt(kBlockK * Ev), s(kBlockQ * kBlockK), o(kBlockQ * Ev);
-    std::vector<A> m(kBlockQ), l(kBlockQ);
-    for (int64_t task = t0; task < t1; ++task) {
-      const int64_t bh = task / nqb, b = bh / p.H, h = bh % p.H, bhk = b * p.Hkv + h / group;
-      const int64_t i0 = (task % nqb) * kBlockQ, nq = std::min(kBlockQ, p.Lq - i0);
+  // Whole heads per task (K^T and V converted once per head instead of once per (query block, key
+  // tile)) where every thread gets two or more.
+  const bool whole = whole_heads(p.B * p.H);
+  const int64_t ntasks = whole ? p.B * p.H : p.B * p.H * nqb;
+  parallel_for(0, ntasks, 1, [&](int64_t t0, int64_t t1) {
+    std::vector<A> qs(kBlockQ * E), s(kBlockQ * kBlockK), o(kBlockQ * Ev), m(kBlockQ), l(kBlockQ);
+    std::vector<A> kt(E * (whole ? p.Lk : kBlockK)), vt((whole ? p.Lk : kBlockK) * Ev);
+    int64_t loaded = -1;  // the kv head whose K^T, V fill kt, vt (whole)
+    // query rows [i0, i0 + nq) of head bh: O and lse
+    auto query_block = [&](int64_t bh, int64_t i0) {
+      const int64_t b = bh / p.H, h = bh % p.H, bhk = b * p.Hkv + h / group, nq = std::min(kBlockQ, p.Lq - i0);
       load_tile(qr, bh, i0, nq, E, A(p.scale), qs.data(), false);
       std::fill(o.begin(), o.end(), A(0));
       std::fill(m.begin(), m.end(), -std::numeric_limits<A>::infinity());
@@ -216,9 +233,15 @@ void forward_typed(const AttentionParams& p, const Tensor& q, const Tensor& k, c
       const int64_t jend = p.causal ? std::min(p.Lk, i0 + nq) : p.Lk;
       for (int64_t j0 = 0; j0 < jend; j0 += kBlockK) {
         const int64_t nk = std::min(kBlockK, jend - j0);
-        load_tile(kr, bhk, j0, nk, E, A(1), kt.data(), true);
-        load_tile(vr, bhk, j0, nk, Ev, A(1), vt.data(), false);
-        masked_scores(p, mp, b, h, i0, nq, j0, nk, qs.data(), kt.data(), s.data());
+        const A *ktile = kt.data(), *vtile = vt.data();
+        int64_t ldk = nk;
+        if (whole) {
+          ktile += j0, vtile += j0 * Ev, ldk = p.Lk;
+        } else {
+          load_tile(kr, bhk, j0, nk, E, A(1), kt.data(), true);
+          load_tile(vr, bhk, j0, nk, Ev, A(1), vt.data(), false);
+        }
+        masked_scores(p, mp, b, h, i0, nq, j0, nk, qs.data(), ktile, ldk, s.data());
         for (int64_t r = 0; r < nq; ++r) {  // online softmax: rescale what was summed so far
           A* row = s.data() + r * nk;
           const A mx = std::max(m[r], row_max(row, nk));
@@ -232,7 +255,7 @@ void forward_typed(const AttentionParams& p, const Tensor& q, const Tensor& k, c
           for (int64_t e = 0; e < Ev; ++e) o[r * Ev + e] *= corr;
           if (p.dropout_p > 0) apply_dropout(p, bh, i0 + r, j0, nk, row);
         }
-        tile_gemm(nq, Ev, nk, s.data(), nk, 1, vt.data(), Ev, o.data(), Ev, true);
+        tile_gemm(nq, Ev, nk, s.data(), nk, 1, vtile, Ev, o.data(), Ev, true);
       }
       for (int64_t r = 0; r < nq; ++r) {
         const A inv = l[r] > 0 ? A(1) / l[r] : A(0);
@@ -240,6 +263,19 @@ void forward_typed(const AttentionParams& p, const Tensor& q, const Tensor& k, c
         for (int64_t e = 0; e < Ev; ++e) orow[e] = T(o[r * Ev + e] * inv);
         lp[bh * p.Lq + i0 + r] = l[r] > 0 ? m[r] + std::log(l[r]) : -std::numeric_limits<A>::infinity();
       }
+    };
+    for (int64_t task = t0; task < t1; ++task) {
+      if (!whole) {
+        query_block(task / nqb, (task % nqb) * kBlockQ);
+        continue;
+      }
+      const int64_t bh = task, bhk = bh / p.H * p.Hkv + bh % p.H / group;
+      if (bhk != loaded) {
+        load_tile(kr, bhk, 0, p.Lk, E, A(1), kt.data(), true);
+        load_tile(vr, bhk, 0, p.Lk, Ev, A(1), vt.data(), false);
+        loaded = bhk;
+      }
+      for (int64_t i0 = 0; i0 < p.Lq; i0 += kBlockQ) query_block(bh, i0);
     }
   });
 }
@@ -250,13 +286,14 @@ void cpu_attention_forward(const AttentionParams& p, const Tensor& q, const Tens
 }
 
 // Backward scratch for one tile: P and dS (nq, nk) from the scores, given the row statistics.
-// On return s holds P with dropout applied (what multiplied V) and dp holds dS.
+// kt, vt: K^T, V^T (E or Ev, nk), rows ld apart. On return s holds P with dropout applied (what
+// multiplied V) and dp holds dS.
 template <class A>
 void probs_and_dscores(const AttentionParams& p, const A* mask, const A* lse, const A* dvec, int64_t b,
                        int64_t h, int64_t bh, int64_t i0, int64_t nq, int64_t j0, int64_t nk, const A* qs,
-                       const A* kt, const A* dout, const A* vt, A* s, A* dp) {
-  masked_scores(p, mask, b, h, i0, nq, j0, nk, qs, kt, s);
-  tile_gemm(nq, nk, p.Ev, dout, p.Ev, 1, vt, nk, dp, nk, false);  // dP~ = dO V^T
+                       const A* kt, const A* dout, const A* vt, int64_t ld, A* s, A* dp) {
+  masked_scores(p, mask, b, h, i0, nq, j0, nk, qs, kt, ld, s);
+  tile_gemm(nq, nk, p.Ev, dout, p.Ev, 1, vt, ld, dp, nk, false);  // dP~ = dO V^T
   const A inv = p.dropout_p >= 1 ? A(0) : A(1.0 / (1.0 - p.dropout_p));
   for (int64_t r = 0; r < nq; ++r) {
     const A lr = lse[r], d = dvec[r];
@@ -275,26 +312,75 @@ void probs_and_dscores(const AttentionParams& p, const A* mask, const A* lse, co
   }
 }
 
+// The operands of one backward call, as the backward's paths read them.
 template <class T>
-void backward_typed(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k, const Tensor& v,
-                    const Tensor& mask, const Tensor& out, const Tensor& lse, const Tensor& gq, const Tensor& gk,
-                    const Tensor& gv) {
+struct BackwardArgs {
   using A = opmath_t<T>;
-  const HeadRows<T> qr(q), kr(k), vr(v), gr(gout), outr(out);
-  const HeadRowsOut<T> gqr(gq), gkr(gk), gvr(gv);
-  const A* mp = mask.defined() ? mask.data<A>() : nullptr;
-  const A* lp = lse.data<A>();
-  const int64_t E = p.E, Ev = p.Ev, group = p.H / p.Hkv, BH = p.B * p.H;
-  // D = rowsum(dO * O): (B, H, Lq)
-  std::vector<A> dvec(BH * p.Lq);
-  parallel_for(0, BH * p.Lq, 256, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const T *go = gr.head(r / p.Lq) + (r % p.Lq) * gr.sl, *o = outr.head(r / p.Lq) + (r % p.Lq) * outr.sl;
-      A acc = 0;
-      for (int64_t e = 0; e < Ev; ++e) acc += A(go[e]) * A(o[e]);
-      dvec[r] = acc;
+  const AttentionParams& p;
+  HeadRows<T> qr, kr, vr, gr;
+  HeadRowsOut<T> gqr, gkr, gvr;
+  const A* mp;  // the float mask or null
+  const A* lp;  // lse (B, H, Lq)
+  const A* dvec;  // D = rowsum(dO * O) (B, H, Lq)
+};
+
+// One pass: a task owns a (batch, kv head) with every query row of its group's heads, so it adds
+// dQ, dK and dV without atomics: S and dP once per tile, 5 tile products instead of the two
+// passes' 7. K^T, V^T and K of the head are converted once per task; dK/dV accumulate over the
+// whole head (scratch O(Lk) per thread).
+template <class T>
+void backward_one_pass(const BackwardArgs<T>& a) {
+  using A = opmath_t<T>;
+  const AttentionParams& p = a.p;
+  const int64_t E = p.E, Ev = p.Ev, group = p.H / p.Hkv, Lk = p.Lk;
+  parallel_for(0, p.B * p.Hkv, 1, [&](int64_t t0, int64_t t1) {
+    std::vector<A> qs(kBlockQ * E), dout(kBlockQ * Ev), s(kBlockQ * kBlockK), dp(kBlockQ * kBlockK), dq(kBlockQ * E);
+    std::vector<A> kt(E * Lk), vt(Ev * Lk), kn(Lk * E), dk(Lk * E), dv(Lk * Ev);
+    for (int64_t bhk = t0; bhk < t1; ++bhk) {
+      const int64_t b = bhk / p.Hkv, hk = bhk % p.Hkv;
+      load_tile(a.kr, bhk, 0, Lk, E, A(1), kt.data(), true);
+      load_tile(a.vr, bhk, 0, Lk, Ev, A(1), vt.data(), true);
+      load_tile(a.kr, bhk, 0, Lk, E, A(1), kn.data(), false);
+      std::fill(dk.begin(), dk.end(), A(0));
+      std::fill(dv.begin(), dv.end(), A(0));
+      for (int64_t h = hk * group; h < (hk + 1) * group; ++h) {
+        const int64_t bh = b * p.H + h;
+        for (int64_t i0 = 0; i0 < p.Lq; i0 += kBlockQ) {
+          const int64_t nq = std::min(kBlockQ, p.Lq - i0);
+          load_tile(a.qr, bh, i0, nq, E, A(p.scale), qs.data(), false);
+          load_tile(a.gr, bh, i0, nq, Ev, A(1), dout.data(), false);
+          std::fill(dq.begin(), dq.end(), A(0));
+          const int64_t jend = p.causal ? std::min(Lk, i0 + nq) : Lk;
+          for (int64_t j0 = 0; j0 < jend; j0 += kBlockK) {
+            const int64_t nk = std::min(kBlockK, jend - j0);
+            probs_and_dscores(p, a.mp, a.lp + bh * p.Lq + i0, a.dvec + bh * p.Lq + i0, b, h, bh, i0, nq, j0, nk,
+                              qs.data(), kt.data() + j0, dout.data(), vt.data() + j0, Lk, s.data(), dp.data());
+            tile_gemm(nk, Ev, nq, s.data(), 1, nk, dout.data(), Ev, dv.data() + j0 * Ev, Ev, true);  // dV += P^T dO
+            tile_gemm(nk, E, nq, dp.data(), 1, nk, qs.data(), E, dk.data() + j0 * E, E, true);  // dK += dS^T (Q scale)
+            tile_gemm(nq, E, nk, dp.data(), nk, 1, kn.data() + j0 * E, E, dq.data(), E, true);  // dQ += dS K
+          }
+          for (int64_t r = 0; r < nq; ++r) {
+            T* gqp = a.gqr.row(bh, i0 + r);
+            for (int64_t e = 0; e < E; ++e) gqp[e] = T(dq[r * E + e] * A(p.scale));
+          }
+        }
+      }
+      for (int64_t r = 0; r < Lk; ++r) {
+        T *gkp = a.gkr.row(bhk, r), *gvp = a.gvr.row(bhk, r);
+        for (int64_t e = 0; e < E; ++e) gkp[e] = T(dk[r * E + e]);
+        for (int64_t e = 0; e < Ev; ++e) gvp[e] = T(dv[r * Ev + e]);
+      }
     }
   });
+}
+
+// Two passes, for few (batch, kv head) pairs per thread: dK/dV per key block, then dQ per query
+// block, each recomputing S and dP (7 tile products), so that every thread has work.
+template <class T>
+void backward_two_pass(const BackwardArgs<T>& a) {
+  using A = opmath_t<T>;
+  const AttentionParams& p = a.p;
+  const int64_t E = p.E, Ev = p.Ev, group = p.H / p.Hkv, BH = p.B * p.H;
   // Pass 1: dK, dV per (batch, kv head, key block), over every query row of the group's heads.
   const int64_t nkb = (p.Lk + kBlockK - 1) / kBlockK;
   parallel_for(0, p.B * p.Hkv * nkb, 1, [&](int64_t t0, int64_t t1) {
@@ -303,24 +389,24 @@ void backward_typed(const AttentionParams& p, const Tensor& gout, const Tensor& 
     for (int64_t task = t0; task < t1; ++task) {
       const int64_t bhk = task / nkb, b = bhk / p.Hkv, hk = bhk % p.Hkv;
       const int64_t j0 = (task % nkb) * kBlockK, nk = std::min(kBlockK, p.Lk - j0);
-      load_tile(kr, bhk, j0, nk, E, A(1), kt.data(), true);
-      load_tile(vr, bhk, j0, nk, Ev, A(1), vt.data(), true);
+      load_tile(a.kr, bhk, j0, nk, E, A(1), kt.data(), true);
+      load_tile(a.vr, bhk, j0, nk, Ev, A(1), vt.data(), true);
       std::fill(dk.begin(), dk.end(), A(0));
       std::fill(dv.begin(), dv.end(), A(0));
       for (int64_t h = hk * group; h < (hk + 1) * group; ++h) {
         const int64_t bh = b * p.H + h;
         for (int64_t i0 = p.causal ? j0 / kBlockQ * kBlockQ : 0; i0 < p.Lq; i0 += kBlockQ) {
           const int64_t nq = std::min(kBlockQ, p.Lq - i0);
-          load_tile(qr, bh, i0, nq, E, A(p.scale), qs.data(), false);
-          load_tile(gr, bh, i0, nq, Ev, A(1), dout.data(), false);
-          probs_and_dscores(p, mp, lp + bh * p.Lq + i0, dvec.data() + bh * p.Lq + i0, b, h, bh, i0, nq, j0, nk,
-                            qs.data(), kt.data(), dout.data(), vt.data(), s.data(), dp.data());
+          load_tile(a.qr, bh, i0, nq, E, A(p.scale), qs.data(), false);
+          load_tile(a.gr, bh, i0, nq, Ev, A(1), dout.data(), false);
+          probs_and_dscores(p, a.mp, a.lp + bh * p.Lq + i0, a.dvec + bh * p.Lq + i0, b, h, bh, i0, nq, j0, nk,
+                            qs.data(), kt.data(), dout.data(), vt.data(), nk, s.data(), dp.data());
           tile_gemm(nk, Ev, nq, s.data(), 1, nk, dout.data(), Ev, dv.data(), Ev, true);  // dV += P^T dO
           tile_gemm(nk, E, nq, dp.data(), 1, nk, qs.data(), E, dk.data(), E, true);      // dK += dS^T (Q scale)
         }
       }
       for (int64_t r = 0; r < nk; ++r) {
-        T *gkp = gkr.row(bhk, j0 + r), *gvp = gvr.row(bhk, j0 + r);
+        T *gkp = a.gkr.row(bhk, j0 + r), *gvp = a.gvr.row(bhk, j0 + r);
         for (int64_t e = 0; e < E; ++e) gkp[e] = T(dk[r * E + e]);
         for (int64_t e = 0; e < Ev; ++e) gvp[e] = T(dv[r * Ev + e]);
       }
@@ -334,25 +420,53 @@ void backward_typed(const AttentionParams& p, const Tensor& gout, const Tensor& 
     for (int64_t task = t0; task < t1; ++task) {
       const int64_t bh = task / nqb, b = bh / p.H, h = bh % p.H, bhk = b * p.Hkv + h / group;
       const int64_t i0 = (task % nqb) * kBlockQ, nq = std::min(kBlockQ, p.Lq - i0);
-      load_tile(qr, bh, i0, nq, E, A(p.scale), qs.data(), false);
-      load_tile(gr, bh, i0, nq, Ev, A(1), dout.data(), false);
+      load_tile(a.qr, bh, i0, nq, E, A(p.scale), qs.data(), false);
+      load_tile(a.gr, bh, i0, nq, Ev, A(1), dout.data(), false);
       std::fill(dq.begin(), dq.end(), A(0));
       const int64_t jend = p.causal ? std::min(p.Lk, i0 + nq) : p.Lk;
       for (int64_t j0 = 0; j0 < jend; j0 += kBlockK) {
         const int64_t nk = std::min(kBlockK, jend - j0);
-        load_tile(kr, bhk, j0, nk, E, A(1), kt.data(), true);
-        load_tile(kr, bhk, j0, nk, E, A(1), kn.data(), false);
-        load_tile(vr, bhk, j0, nk, Ev, A(1), vt.data(), true);
-        probs_and_dscores(p, mp, lp + bh * p.Lq + i0, dvec.data() + bh * p.Lq + i0, b, h, bh, i0, nq, j0, nk,
-                          qs.data(), kt.data(), dout.data(), vt.data(), s.data(), dp.data());
+        load_tile(a.kr, bhk, j0, nk, E, A(1), kt.data(), true);
+        load_tile(a.kr, bhk, j0, nk, E, A(1), kn.data(), false);
+        load_tile(a.vr, bhk, j0, nk, Ev, A(1), vt.data(), true);
+        probs_and_dscores(p, a.mp, a.lp + bh * p.Lq + i0, a.dvec + bh * p.Lq + i0, b, h, bh, i0, nq, j0, nk,
+                          qs.data(), kt.data(), dout.data(), vt.data(), nk, s.data(), dp.data());
         tile_gemm(nq, E, nk, dp.data(), nk, 1, kn.data(), E, dq.data(), E, true);  // dQ += dS K
       }
       for (int64_t r = 0; r < nq; ++r) {
-        T* gqp = gqr.row(bh, i0 + r);
+        T* gqp = a.gqr.row(bh, i0 + r);
         for (int64_t e = 0; e < E; ++e) gqp[e] = T(dq[r * E + e] * A(p.scale));
       }
     }
   });
+}
+
+template <class T>
+void backward_typed(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k, const Tensor& v,
+                    const Tensor& mask, const Tensor& out, const Tensor& lse, const Tensor& gq, const Tensor& gk,
+                    const Tensor& gv) {
+  using A = opmath_t<T>;
+  const HeadRows<T> qr(q), kr(k), vr(v), gr(gout), outr(out);
+  const HeadRowsOut<T> gqr(gq), gkr(gk), gvr(gv);
+  const A* mp = mask.defined() ? mask.data<A>() : nullptr;
+  const A* lp = lse.data<A>();
+  const int64_t Ev = p.Ev, BH = p.B * p.H;
+  // D = rowsum(dO * O): (B, H, Lq)
+  std::vector<A> dvec(BH * p.Lq);
+  parallel_for(0, BH * p.Lq, 256, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T *go = gr.head(r / p.Lq) + (r % p.Lq) * gr.sl, *o = outr.head(r / p.Lq) + (r % p.Lq) * outr.sl;
+      A acc = 0;
+      for (int64_t e = 0; e < Ev; ++e) acc += A(go[e]) * A(o[e]);
+      dvec[r] = acc;
+    }
+  });
+  const BackwardArgs<T> args{p, qr, kr, vr, gr, gqr, gkr, gvr, mp, lp, dvec.data()};
+  // one pass where every thread gets two or more (batch, kv head) pairs (the paths round differently)
+  if (whole_heads(p.B * p.Hkv))
+    backward_one_pass(args);
+  else
+    backward_two_pass(args);
 }
 
 void cpu_attention_backward(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,
