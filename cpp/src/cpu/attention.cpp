@@ -80,12 +80,13 @@ TT_SIMD_CLONES void tile_gemm(int64_t m, int64_t n, int64_t k, const double* a, 
 }
 
 // Whether tasks take whole heads (n of them: (batch, head) pairs in the forward, (batch, kv head)
-// in the backward's one pass) rather than tiles of them: where every thread gets two or more.
-// TINYTORCH_ATTENTION_CPU_WHOLE_HEADS=1 or 0 forces either (the tests run both).
-bool whole_heads(int64_t n) {
+// in the backward's one pass) rather than tiles of them: where every thread gets two or more and
+// a head's scratch (per thread) stays within 64 MiB. TINYTORCH_ATTENTION_CPU_WHOLE_HEADS=1 or 0
+// forces either (the tests run both).
+bool whole_heads(int64_t n, int64_t scratch_bytes) {
   const char* forced = std::getenv("TINYTORCH_ATTENTION_CPU_WHOLE_HEADS");
   if (forced && (forced[0] == '0' || forced[0] == '1') && forced[1] == 0) return forced[0] == '1';
-  return n >= 2 * int64_t(get_num_threads());
+  return n >= 2 * int64_t(get_num_threads()) && scratch_bytes <= (int64_t(64) << 20);
 }
 
 // Row helpers for the online softmax: float vectorized (fast_exp), double through std::exp.
@@ -217,7 +218,7 @@ void forward_typed(const AttentionParams& p, const Tensor& q, const Tensor& k, c
   const int64_t E = p.E, Ev = p.Ev, group = p.H / p.Hkv, nqb = (p.Lq + kBlockQ - 1) / kBlockQ;
   // Whole heads per task (K^T and V converted once per head instead of once per (query block, key
   // tile)) where every thread gets two or more.
-  const bool whole = whole_heads(p.B * p.H);
+  const bool whole = whole_heads(p.B * p.H, p.Lk * (E + Ev) * int64_t(sizeof(A)));  // K^T, V
   const int64_t ntasks = whole ? p.B * p.H : p.B * p.H * nqb;
   parallel_for(0, ntasks, 1, [&](int64_t t0, int64_t t1) {
     std::vector<A> qs(kBlockQ * E), s(kBlockQ * kBlockK), o(kBlockQ * Ev), m(kBlockQ), l(kBlockQ);
@@ -463,7 +464,7 @@ void backward_typed(const AttentionParams& p, const Tensor& gout, const Tensor& 
   });
   const BackwardArgs<T> args{p, qr, kr, vr, gr, gqr, gkr, gvr, mp, lp, dvec.data()};
   // one pass where every thread gets two or more (batch, kv head) pairs (the paths round differently)
-  if (whole_heads(p.B * p.Hkv))
+  if (whole_heads(p.B * p.Hkv, p.Lk * (3 * p.E + 2 * p.Ev) * int64_t(sizeof(A))))  // K^T, K, V^T, dK, dV
     backward_one_pass(args);
   else
     backward_two_pass(args);
