@@ -219,6 +219,7 @@ void forward_typed(const AttentionParams& p, const Tensor& q, const Tensor& k, c
   // Whole heads per task (K^T and V converted once per head instead of once per (query block, key
   // tile)) where every thread gets two or more.
   const bool whole = whole_heads(p.B * p.H, p.Lk * (E + Ev) * int64_t(sizeof(A)));  // K^T, V
+  const int64_t kend = p.causal ? std::min(p.Lk, p.Lq) : p.Lk;  // the keys some query sees
   const int64_t ntasks = whole ? p.B * p.H : p.B * p.H * nqb;
   parallel_for(0, ntasks, 1, [&](int64_t t0, int64_t t1) {
     std::vector<A> qs(kBlockQ * E), s(kBlockQ * kBlockK), o(kBlockQ * Ev), m(kBlockQ), l(kBlockQ);
@@ -237,7 +238,7 @@ void forward_typed(const AttentionParams& p, const Tensor& q, const Tensor& k, c
         const A *ktile = kt.data(), *vtile = vt.data();
         int64_t ldk = nk;
         if (whole) {
-          ktile += j0, vtile += j0 * Ev, ldk = p.Lk;
+          ktile += j0, vtile += j0 * Ev, ldk = kend;
         } else {
           load_tile(kr, bhk, j0, nk, E, A(1), kt.data(), true);
           load_tile(vr, bhk, j0, nk, Ev, A(1), vt.data(), false);
@@ -272,8 +273,8 @@ void forward_typed(const AttentionParams& p, const Tensor& q, const Tensor& k, c
       }
       const int64_t bh = task, bhk = bh / p.H * p.Hkv + bh % p.H / group;
       if (bhk != loaded) {
-        load_tile(kr, bhk, 0, p.Lk, E, A(1), kt.data(), true);
-        load_tile(vr, bhk, 0, p.Lk, Ev, A(1), vt.data(), false);
+        load_tile(kr, bhk, 0, kend, E, A(1), kt.data(), true);  // K^T (E, kend)
+        load_tile(vr, bhk, 0, kend, Ev, A(1), vt.data(), false);
         loaded = bhk;
       }
       for (int64_t i0 = 0; i0 < p.Lq; i0 += kBlockQ) query_block(bh, i0);
@@ -334,14 +335,15 @@ void backward_one_pass(const BackwardArgs<T>& a) {
   using A = opmath_t<T>;
   const AttentionParams& p = a.p;
   const int64_t E = p.E, Ev = p.Ev, group = p.H / p.Hkv, Lk = p.Lk;
+  const int64_t kend = p.causal ? std::min(Lk, p.Lq) : Lk;  // the keys some query sees
   parallel_for(0, p.B * p.Hkv, 1, [&](int64_t t0, int64_t t1) {
     std::vector<A> qs(kBlockQ * E), dout(kBlockQ * Ev), s(kBlockQ * kBlockK), dp(kBlockQ * kBlockK), dq(kBlockQ * E);
     std::vector<A> kt(E * Lk), vt(Ev * Lk), kn(Lk * E), dk(Lk * E), dv(Lk * Ev);
     for (int64_t bhk = t0; bhk < t1; ++bhk) {
       const int64_t b = bhk / p.Hkv, hk = bhk % p.Hkv;
-      load_tile(a.kr, bhk, 0, Lk, E, A(1), kt.data(), true);
-      load_tile(a.vr, bhk, 0, Lk, Ev, A(1), vt.data(), true);
-      load_tile(a.kr, bhk, 0, Lk, E, A(1), kn.data(), false);
+      load_tile(a.kr, bhk, 0, kend, E, A(1), kt.data(), true);  // K^T (E, kend)
+      load_tile(a.vr, bhk, 0, kend, Ev, A(1), vt.data(), true);
+      load_tile(a.kr, bhk, 0, kend, E, A(1), kn.data(), false);
       std::fill(dk.begin(), dk.end(), A(0));
       std::fill(dv.begin(), dv.end(), A(0));
       for (int64_t h = hk * group; h < (hk + 1) * group; ++h) {
@@ -355,7 +357,7 @@ void backward_one_pass(const BackwardArgs<T>& a) {
           for (int64_t j0 = 0; j0 < jend; j0 += kBlockK) {
             const int64_t nk = std::min(kBlockK, jend - j0);
             probs_and_dscores(p, a.mp, a.lp + bh * p.Lq + i0, a.dvec + bh * p.Lq + i0, b, h, bh, i0, nq, j0, nk,
-                              qs.data(), kt.data() + j0, dout.data(), vt.data() + j0, Lk, s.data(), dp.data());
+                              qs.data(), kt.data() + j0, dout.data(), vt.data() + j0, kend, s.data(), dp.data());
             tile_gemm(nk, Ev, nq, s.data(), 1, nk, dout.data(), Ev, dv.data() + j0 * Ev, Ev, true);  // dV += P^T dO
             tile_gemm(nk, E, nq, dp.data(), 1, nk, qs.data(), E, dk.data() + j0 * E, E, true);  // dK += dS^T (Q scale)
             tile_gemm(nq, E, nk, dp.data(), nk, 1, kn.data() + j0 * E, E, dq.data(), E, true);  // dQ += dS K
