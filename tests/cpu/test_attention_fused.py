@@ -26,8 +26,15 @@ def task_shape(request, monkeypatch):
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("mask_kind", MASKS)
 def test_forward_backward_vs_numpy(dtype, mask_kind):
-    # Lq != Lk, neither a multiple of the tiles (32 query rows, 64 keys); GQA 4 query heads on 2
+    # Lq != Lk, neither a multiple of the tiles (32 query rows, 128 keys); GQA 4 query heads on 2
     check_against_reference("cpu", dtype, B=2, H=4, Hkv=2, L=37, S=70, E=24, Ev=40, mask_kind=mask_kind)
+
+
+@pytest.mark.parametrize("mask_kind", ["causal", "bool", "float"])
+@pytest.mark.parametrize("L", [150, 300])
+def test_several_key_tiles(L, mask_kind):
+    # 3 key tiles of 128 (the last partial) and 5 or 10 query blocks of 32, Lq < Lk and Lq = Lk
+    check_against_reference("cpu", "float32", B=2, H=4, Hkv=2, L=L, S=300, E=32, Ev=32, mask_kind=mask_kind)
 
 
 @pytest.mark.parametrize("E", [16, 64, 80, 128, 256])
