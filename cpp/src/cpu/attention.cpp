@@ -326,6 +326,25 @@ struct BackwardArgs {
   const A* dvec;  // D = rowsum(dO * O) (B, H, Lq)
 };
 
+// Rows [r0, r0 + n) of kv head bhk's dK and dV from their accumulators (rows of E and Ev).
+template <class T, class A>
+void store_kv_rows(const BackwardArgs<T>& a, int64_t bhk, int64_t r0, int64_t n, const A* dk, const A* dv) {
+  for (int64_t r = 0; r < n; ++r) {
+    T *gkp = a.gkr.row(bhk, r0 + r), *gvp = a.gvr.row(bhk, r0 + r);
+    for (int64_t e = 0; e < a.p.E; ++e) gkp[e] = T(dk[r * a.p.E + e]);
+    for (int64_t e = 0; e < a.p.Ev; ++e) gvp[e] = T(dv[r * a.p.Ev + e]);
+  }
+}
+
+// Rows [i0, i0 + nq) of head bh's dQ from its accumulator (rows of E), times the scale.
+template <class T, class A>
+void store_q_rows(const BackwardArgs<T>& a, int64_t bh, int64_t i0, int64_t nq, const A* dq) {
+  for (int64_t r = 0; r < nq; ++r) {
+    T* gqp = a.gqr.row(bh, i0 + r);
+    for (int64_t e = 0; e < a.p.E; ++e) gqp[e] = T(dq[r * a.p.E + e] * A(a.p.scale));
+  }
+}
+
 // One pass: a task owns a (batch, kv head) with every query row of its group's heads, so it adds
 // dQ, dK and dV without atomics: S and dP once per tile, 5 tile products instead of the two
 // passes' 7. K^T, V^T and K of the head are converted once per task; dK/dV accumulate over the
@@ -362,17 +381,10 @@ void backward_one_pass(const BackwardArgs<T>& a) {
             tile_gemm(nk, E, nq, dp.data(), 1, nk, qs.data(), E, dk.data() + j0 * E, E, true);  // dK += dS^T (Q scale)
             tile_gemm(nq, E, nk, dp.data(), nk, 1, kn.data() + j0 * E, E, dq.data(), E, true);  // dQ += dS K
           }
-          for (int64_t r = 0; r < nq; ++r) {
-            T* gqp = a.gqr.row(bh, i0 + r);
-            for (int64_t e = 0; e < E; ++e) gqp[e] = T(dq[r * E + e] * A(p.scale));
-          }
+          store_q_rows(a, bh, i0, nq, dq.data());
         }
       }
-      for (int64_t r = 0; r < Lk; ++r) {
-        T *gkp = a.gkr.row(bhk, r), *gvp = a.gvr.row(bhk, r);
-        for (int64_t e = 0; e < E; ++e) gkp[e] = T(dk[r * E + e]);
-        for (int64_t e = 0; e < Ev; ++e) gvp[e] = T(dv[r * Ev + e]);
-      }
+      store_kv_rows(a, bhk, 0, Lk, dk.data(), dv.data());
     }
   });
 }
@@ -408,11 +420,7 @@ void backward_two_pass(const BackwardArgs<T>& a) {
           tile_gemm(nk, E, nq, dp.data(), 1, nk, qs.data(), E, dk.data(), E, true);      // dK += dS^T (Q scale)
         }
       }
-      for (int64_t r = 0; r < nk; ++r) {
-        T *gkp = a.gkr.row(bhk, j0 + r), *gvp = a.gvr.row(bhk, j0 + r);
-        for (int64_t e = 0; e < E; ++e) gkp[e] = T(dk[r * E + e]);
-        for (int64_t e = 0; e < Ev; ++e) gvp[e] = T(dv[r * Ev + e]);
-      }
+      store_kv_rows(a, bhk, j0, nk, dk.data(), dv.data());
     }
   });
   // Pass 2: dQ per (batch, head, query block), over the key tiles.
@@ -436,10 +444,7 @@ void backward_two_pass(const BackwardArgs<T>& a) {
                           qs.data(), kt.data(), dout.data(), vt.data(), nk, s.data(), dp.data());
         tile_gemm(nq, E, nk, dp.data(), nk, 1, kn.data(), E, dq.data(), E, true);  // dQ += dS K
       }
-      for (int64_t r = 0; r < nq; ++r) {
-        T* gqp = a.gqr.row(bh, i0 + r);
-        for (int64_t e = 0; e < E; ++e) gqp[e] = T(dq[r * E + e] * A(p.scale));
-      }
+      store_q_rows(a, bh, i0, nq, dq.data());
     }
   });
 }
