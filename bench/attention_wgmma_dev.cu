@@ -65,21 +65,26 @@ int backward(const AttentionParams& p, const void* q, const void* k, const void*
   return int(cudaGetLastError());
 }
 
+// out: the forward's output (in dvec's place); kernel = false: the preparations and dQ store alone
 template <bool kBf16, int D, int BQ>
 int backward_fused(const AttentionParams& p, const void* q, const void* k, const void* v, const void* go,
-                   const float* lse, const float* dvec, void* gq, void* gk, void* gv, float* dq_acc) {
+                   const float* lse, const void* out, void* gq, void* gk, void* gv, float* dq_acc, float* stats,
+                   bool kernel) {
   using T = BackwardFusedTiles<D, BQ, 2>;
-  auto kernel = attention_backward_fused_wgmma_kernel<kBf16, D, BQ, 2>;
-  allow(kernel, T::kSmemBytes);
+  const long rows = T::acc_rows(p.Lq), threads = p.B * p.H * rows * (D / 8);
+  attention_backward_prepare<kBf16, D, BQ><<<unsigned((threads + 255) / 256), 256>>>(
+      p, (const uint16_t*)go, (const uint16_t*)out, lse, stats, dq_acc, rows);
+  auto fused = attention_backward_fused_wgmma_kernel<kBf16, D, BQ, 2>;
+  allow(fused, T::kSmemBytes);
   const CUtensorMap tq = tma_map(q, kBf16, p.B, p.H, p.Lq, p.E, p.st.q, T::BQ);
   const CUtensorMap tg = tma_map(go, kBf16, p.B, p.H, p.Lq, p.E, p.st.gout, T::BQ);
   const CUtensorMap tk = tma_map(k, kBf16, p.B, p.Hkv, p.Lk, p.E, p.st.k, T::BK);
   const CUtensorMap tv = tma_map(v, kBf16, p.B, p.Hkv, p.Lk, p.E, p.st.v, T::BK);
-  kernel<<<dim3(unsigned((p.Lk + T::BK - 1) / T::BK), unsigned(p.B * p.Hkv)), T::kThreads, T::kSmemBytes>>>(
-      tq, tk, tv, tg, p, lse, dvec, (uint16_t*)gk, (uint16_t*)gv, dq_acc);
-  const long pairs = p.B * p.H * p.Lq * (D / 2);
-  attention_dq_store<kBf16, D, T::DQN><<<unsigned((pairs + 255) / 256), 256>>>(p, dq_acc, (uint16_t*)gq,
-                                                                               T::acc_rows(p.Lq) / 64);
+  if (kernel)
+    fused<<<dim3(unsigned((p.Lk + T::BK - 1) / T::BK), unsigned(p.B * p.Hkv)), T::kThreads, T::kSmemBytes>>>(
+        tq, tk, tv, tg, p, stats, (uint16_t*)gk, (uint16_t*)gv, dq_acc);
+  const long stores = p.B * p.H * p.Lq * (D / 8);
+  attention_dq_store<kBf16, D, T::DQN><<<unsigned((stores + 255) / 256), 256>>>(p, dq_acc, (uint16_t*)gq, rows);
   return int(cudaGetLastError());
 }
 
@@ -105,20 +110,23 @@ extern "C" int wg_forward(int cfg, int bf16, int D, const void* q, const void* k
 // cfg 0: the two-kernel backward (dQ key tiles of 128, dK/dV query steps of 64), as the library
 // runs it under deterministic mode; cfg 1: dQ key tiles of 64; cfg 2: the one-pass backward, as the
 // library runs it otherwise (dQ tiles added into dq_acc, zeroed by the caller, in the kernel's layout:
-// BackwardFusedTiles; then attention_dq_store); cfg 3: the same with query steps of 128 at D = 64.
+// BackwardFusedTiles; stats: 2 acc_rows floats per (b, h); both from attention_backward_prepare,
+// which reads out (passed in dvec's place); then attention_dq_store); cfg 3: the same with query steps of 128 at D = 64.
 extern "C" int wg_backward(int cfg, int bf16, int D, const void* q, const void* k, const void* v, const void* go,
-                           const float* lse, const float* dvec, void* gq, void* gk, void* gv, float* dq_acc, long B,
+                           const float* lse, const float* dvec, void* gq, void* gk, void* gv, float* dq_acc, float* stats, long B,
                            long H, long Hkv, long Lq, long Lk, long E, double scale, int causal,
-                           const long* st /* q, k, v, gout, gq, gk, gv */) {
+                           const long* st /* q, k, v, gout, gq, gk, gv, out */) {
   AttentionParams p = params(B, H, Hkv, Lq, Lk, E, scale, causal);
-  set_strides({&p.st.q, &p.st.k, &p.st.v, &p.st.gout, &p.st.gq, &p.st.gk, &p.st.gv}, st);
+  set_strides({&p.st.q, &p.st.k, &p.st.v, &p.st.gout, &p.st.gq, &p.st.gk, &p.st.gv, &p.st.out}, st);
+  const bool kernel = cfg < 10;  // cfg 12, 13: cfg 2, 3 without the main kernel (the overheads)
+  cfg %= 10;
   if (cfg == 2 || cfg == 3) {  // cfg 3: query steps of 128 at D = 64
-    if (D == 64 && cfg == 3) return bf16 ? backward_fused<true, 64, 128>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc)
-                                         : backward_fused<false, 64, 128>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc);
-    if (D == 64) return bf16 ? backward_fused<true, 64, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc)
-                            : backward_fused<false, 64, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc);
-    return bf16 ? backward_fused<true, 128, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc)
-                : backward_fused<false, 128, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc);
+    if (D == 64 && cfg == 3) return bf16 ? backward_fused<true, 64, 128>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc, stats, kernel)
+                                         : backward_fused<false, 64, 128>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc, stats, kernel);
+    if (D == 64) return bf16 ? backward_fused<true, 64, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc, stats, kernel)
+                            : backward_fused<false, 64, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc, stats, kernel);
+    return bf16 ? backward_fused<true, 128, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc, stats, kernel)
+                : backward_fused<false, 128, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc, stats, kernel);
   }
 #define TT_DEV_BACKWARD(QBC)                                                                                        \
   if (D == 64) return bf16 ? backward<true, 64, QBC, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv)                     \

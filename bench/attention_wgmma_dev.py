@@ -16,7 +16,7 @@ under deterministic mode (dQ key tiles of 128, dK/dV query steps of 64), 1 dQ ke
 the warp-specialized one-pass backward with query steps of 64 (dQ tiles bulk-added into a float32
 accumulator; its zeroing, the D = rowsum(dO O) in torch, and attention_dq_store are timed with it),
 3 the same with query steps of 128 at D = 64 (the library's choice: cfg 3 at D = 64, cfg 2 at D =
-128). `-D NAME` passes a macro to nvcc, for experiments. Run under `timeout`: a barrier-phase
+128); 12 and 13: 2 and 3 without the main kernel (the preparations and the dQ store, timed alone). `-D NAME` passes a macro to nvcc, for experiments. Run under `timeout`: a barrier-phase
 mistake in an experiment hangs, and so does a setmaxnreg split that asks for more registers than
 the block was launched with (e.g. 32 / 240 at 384 threads; 24 / 240 and 40 / 232 fit).
 
@@ -43,10 +43,14 @@ def build(out: str = "/tmp/attention_wgmma_dev.so", lineinfo: bool = False, defi
     subprocess.run(["nvcc", "-O3", "-std=c++17", "-arch=sm_90a", f"-I{ROOT}/cpp/include", f"-I{ROOT}/cuda/include",
                     "--expt-relaxed-constexpr", "-shared", "-Xcompiler", "-fPIC"] + (["-lineinfo"] if lineinfo else []) + [f"-D{d}" for d in defines]
                    + [f"{ROOT}/bench/attention_wgmma_dev.cu", "-o", out], check=True)
-    lib = ctypes.CDLL(out)
+    return load(out)
+
+
+def load(path: str) -> ctypes.CDLL:
+    lib = ctypes.CDLL(os.path.abspath(path))
     lib.wg_forward.argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 5 + [L] * 6 + [ctypes.c_double, ctypes.c_int,
                                                                                        ctypes.POINTER(L)]
-    lib.wg_backward.argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 10 + [L] * 6 + [ctypes.c_double, ctypes.c_int,
+    lib.wg_backward.argtypes = [ctypes.c_int] * 3 + [ctypes.c_void_p] * 11 + [L] * 6 + [ctypes.c_double, ctypes.c_int,
                                                                                         ctypes.POINTER(L)]
     return lib
 
@@ -74,14 +78,18 @@ def forward(lib, cfg, q, k, v, causal):
 def backward(lib, cfg, q, k, v, out, lse, go, causal):
     B, H, Hkv, Lq, Lk, E, scale, D = dims(q, k)
     gq, gk, gv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
-    dvec = (go.float() * out.float()).sum(-1).contiguous()
-    fused = cfg in (2, 3)  # dQ through a float32 accumulator (the zeroing and store are timed with the kernel)
-    bq = 128 if cfg == 3 and D == 64 else 64
-    acc = torch.zeros(B, H, (Lq + bq - 1) // bq * bq, D, device=q.device, dtype=torch.float32) if fused else None
+    # cfgs 2, 3: dQ through a float32 accumulator, zeroed with D = rowsum(dO O) computed by the kernel's
+    # preparations (timed with it, as the dQ store); 12, 13: those without the main kernel
+    fused = cfg % 10 in (2, 3)
+    dvec = out if fused else (go.float() * out.float()).sum(-1).contiguous()
+    bq = 128 if cfg % 10 == 3 and D == 64 else 64
+    rows = (Lq + bq - 1) // bq * bq
+    acc = torch.empty(B, H, rows, D, device=q.device, dtype=torch.float32) if fused else None
+    stats = torch.empty(B, H, rows, 2, device=q.device, dtype=torch.float32) if fused else None
     rc = lib.wg_backward(cfg, int(q.dtype == torch.bfloat16), D, q.data_ptr(), k.data_ptr(), v.data_ptr(),
                          go.data_ptr(), lse.data_ptr(), dvec.data_ptr(), gq.data_ptr(), gk.data_ptr(), gv.data_ptr(),
-                         acc.data_ptr() if fused else None, B, H, Hkv, Lq, Lk, E, scale, int(causal),
-                         strides(q, k, v, go, gq, gk, gv))
+                         acc.data_ptr() if fused else None, stats.data_ptr() if fused else None, B, H, Hkv, Lq, Lk, E, scale, int(causal),
+                         strides(q, k, v, go, gq, gk, gv, out))
     assert rc == 0, f"launch failed: {rc}"
     return gq, gk, gv
 
@@ -107,7 +115,7 @@ CASES = [  # B, H, Hkv, Lq, Lk, E, causal, (B, L, H, E) storage
 def check(lib, fwd_cfgs, bwd_cfgs) -> int:
     torch.manual_seed(0)
     bad = 0
-    for cfg in sorted(set(fwd_cfgs) | set(bwd_cfgs)):
+    for cfg in sorted(set(fwd_cfgs) | {c for c in bwd_cfgs if c < 10}):  # 12, 13 compute no gradients
         for dt in (torch.bfloat16, torch.float16):
             for B, H, Hkv, Lq, Lk, E, causal, trans in CASES:
                 def make(h, n):
@@ -143,7 +151,9 @@ def cuda_ms(fn, reps: int = 10) -> float:
     return start.elapsed_time(end) / reps
 
 
-def time_all(lib, fwd_cfgs, bwd_cfgs, rounds: int) -> None:
+def time_all(libs: dict, fwd_cfgs, bwd_cfgs, rounds: int) -> None:
+    """libs: name -> library (one per build variant; timed alternating with torch and each other)."""
+    lib = next(iter(libs.values()))
     B, H, T = 4, 16, 4096
     for E in (64, 128):
         q, k, v, go = (torch.randn(B, H, T, E, device="cuda", dtype=torch.bfloat16) for _ in range(4))
@@ -153,12 +163,13 @@ def time_all(lib, fwd_cfgs, bwd_cfgs, rounds: int) -> None:
         fwd_flops = 4 * B * H * T * T * E / 2
         for label, flops, torch_fn, ours, cfgs in (
                 ("forward", fwd_flops, lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True),
-                 lambda c: lambda: forward(lib, c, q, k, v, True), fwd_cfgs),
+                 lambda m, c: lambda: forward(m, c, q, k, v, True), fwd_cfgs),
                 ("backward", 2.5 * fwd_flops, lambda: torch.autograd.grad(ref_out, (qr, kr, vr), go, retain_graph=True),
-                 lambda c: lambda: backward(lib, c, q, k, v, out, lse, go, True), bwd_cfgs)):
+                 lambda m, c: lambda: backward(m, c, q, k, v, out, lse, go, True), bwd_cfgs)):
             times = {}
             for _ in range(rounds):
-                for name, fn in [("torch", torch_fn)] + [(f"cfg {c}", ours(c)) for c in cfgs]:
+                for name, fn in [("torch", torch_fn)] + [(f"{n}cfg {c}", ours(m, c)) for n, m in libs.items()
+                                                         for c in cfgs]:
                     times.setdefault(name, []).append(cuda_ms(fn))
             med = {n: statistics.median(t) for n, t in times.items()}
             print(f"D={E} {label:8s} bf16 B4 H16 T4096 causal: " + ", ".join(
@@ -189,17 +200,26 @@ def main() -> None:
                     help="launch each configuration once and exit (for ncu; build with --lineinfo for source views)")
     ap.add_argument("--lineinfo", action="store_true", help="nvcc -lineinfo (ncu's source-level counters)")
     ap.add_argument("-D", dest="defines", action="append", default=[], help="a macro for nvcc (experiments)")
+    ap.add_argument("--so", action="append", default=[], metavar="NAME=PATH",
+                    help="load prebuilt variants of the .cu (e.g. built elsewhere with -D macros) instead of building;"
+                         " each is checked and timed")
     args = ap.parse_args()
-    lib = build(lineinfo=args.lineinfo, defines=tuple(args.defines))
-    print("defines:", args.defines)
+    if args.so:
+        libs = {n + " ": load(path) for n, path in (a.split("=", 1) for a in args.so)}
+    else:
+        libs = {"": build(lineinfo=args.lineinfo, defines=tuple(args.defines))}
+        print("defines:", args.defines)
+    lib = next(iter(libs.values()))
     if args.once:
         once(lib, args.fwd, args.bwd)
         return
     print(torch.cuda.get_device_name(), "torch", torch.__version__)
     if not args.no_check:
-        check(lib, args.fwd, args.bwd)
+        for name, m in libs.items():
+            print("checking", name or "the build")
+            check(m, args.fwd, args.bwd)
     if not args.no_time:
-        time_all(lib, args.fwd, args.bwd, args.rounds)
+        time_all(libs, args.fwd, args.bwd, args.rounds)
 
 
 if __name__ == "__main__":

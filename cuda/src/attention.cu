@@ -237,6 +237,7 @@ void cuda_attention_backward(const AttentionParams& p, const Tensor& gout, const
                         "repeat the same dropout pattern");
 
   cudaStream_t stream = current_stream(q.device().index);
+  if (!plain_only() && attention_backward_wgmma_fused(p, gout, q, k, v, mask, out, lse, gq, gk, gv, stream)) return;
   const int64_t rows = p.B * p.H * p.Lq;
   Tensor dvec = Tensor::empty({rows}, lse.dtype(), q.device());
   TT_DISPATCH_FLOATING(q.dtype(), "scaled_dot_product_attention_backward", [&] {

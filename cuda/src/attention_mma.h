@@ -21,7 +21,14 @@ bool attention_forward_mma(const AttentionParams& p, const Tensor& q, const Tens
 // The Hopper forward (attention_wgmma.cu): no mask or dropout; false where it does not apply.
 bool attention_forward_wgmma(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v,
                              const Tensor& mask, const Tensor& out, const Tensor& lse, cudaStream_t stream);
-// The Hopper backward (attention_wgmma.cu): no mask or dropout; false where it does not apply.
+// The Hopper one-pass backward (attention_wgmma.cu), which computes rowsum(dO * O) itself: no mask
+// or dropout, not under deterministic algorithms (its dQ additions vary in order); false where it
+// does not apply.
+bool attention_backward_wgmma_fused(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,
+                                    const Tensor& v, const Tensor& mask, const Tensor& out, const Tensor& lse,
+                                    const Tensor& gq, const Tensor& gk, const Tensor& gv, cudaStream_t stream);
+// The Hopper two-kernel backward (attention_wgmma.cu; deterministic): no mask or dropout; false
+// where it does not apply.
 bool attention_backward_wgmma(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,
                               const Tensor& v, const Tensor& mask, const Tensor& lse, const Tensor& dvec,
                               const Tensor& gq, const Tensor& gk, const Tensor& gv, cudaStream_t stream);

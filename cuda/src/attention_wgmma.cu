@@ -44,13 +44,13 @@ bool launch_forward_wgmma(const AttentionParams& p, const Tensor& q, const Tenso
   return true;
 }
 
-// One pass (attention_wgmma_backward_fused.cuh): dQ tiles added into a zeroed float32 accumulator,
-// then scaled and stored. Not bitwise deterministic: under use_deterministic_algorithms /
-// backends.cudnn.deterministic the two-kernel backward runs instead. Query steps of 128 at D = 64
-// and of 64 at D = 128 (registers), as FlashAttention-3. False where the driver refuses a tensor map.
+// One pass (attention_wgmma_backward_fused.cuh): the preparations (D = rowsum(dO O) and lse in
+// log2 units per query step, the float32 dQ accumulator zeroed), the kernel adding dQ tiles into the
+// accumulator, then dQ scaled and stored. Query steps of 128 at D = 64 and of 64 at D = 128
+// (registers), as FlashAttention-3. False where the driver refuses a tensor map.
 template <bool kBf16, int D>
 bool launch_backward_fused(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,
-                           const Tensor& v, const Tensor& lse, const Tensor& dvec, const Tensor& gq, const Tensor& gk,
+                           const Tensor& v, const Tensor& out, const Tensor& lse, const Tensor& gq, const Tensor& gk,
                            const Tensor& gv, cudaStream_t stream) {
   constexpr int BQ = D == 64 ? 128 : 64, kStages = 2;
   using Tiles = wg::BackwardFusedTiles<D, BQ, kStages>;
@@ -60,32 +60,34 @@ bool launch_backward_fused(const AttentionParams& p, const Tensor& gout, const T
       !tensor_map(&tk, p, kBf16, k, p.Hkv, p.Lk, p.st.k, Tiles::BK) ||
       !tensor_map(&tv, p, kBf16, v, p.Hkv, p.Lk, p.st.v, Tiles::BK))
     return false;
-  const int64_t acc_numel = p.B * p.H * Tiles::acc_rows(p.Lq) * D;
-  Tensor acc = Tensor::empty(Shape{acc_numel}, DType::Float32, q.device());
-  TT_CUDA_CHECK(cudaMemsetAsync(acc.data_ptr(), 0, size_t(acc.numel()) * 4, stream));
+  const int64_t rows = Tiles::acc_rows(p.Lq);
+  Tensor acc = Tensor::empty(Shape{p.B * p.H * rows * D}, DType::Float32, q.device());
+  Tensor stats = Tensor::empty(Shape{p.B * p.H * rows * 2}, DType::Float32, q.device());
+  auto u16 = [](const Tensor& t) { return static_cast<const uint16_t*>(t.data_ptr()); };
+  auto w16 = [](const Tensor& t) { return static_cast<uint16_t*>(t.data_ptr()); };
+  const int64_t prep_threads = p.B * p.H * rows * (D / 8);
+  wg::attention_backward_prepare<kBf16, D, BQ><<<unsigned((prep_threads + 255) / 256), 256, 0, stream>>>(
+      p, u16(gout), u16(out), lse.data<float>(), stats.data<float>(), acc.data<float>(), rows);
+  TT_CUDA_KERNEL_CHECK();
   auto kernel = wg::attention_backward_fused_wgmma_kernel<kBf16, D, BQ, kStages>;
   mma::allow_smem(kernel, Tiles::kSmemBytes);
-  auto w16 = [](const Tensor& t) { return static_cast<uint16_t*>(t.data_ptr()); };
   kernel<<<dim3(unsigned((p.Lk + Tiles::BK - 1) / Tiles::BK), unsigned(p.B * p.Hkv)), Tiles::kThreads,
-           Tiles::kSmemBytes, stream>>>(tq, tk, tv, tg, p, lse.data<float>(), dvec.data<float>(), w16(gk), w16(gv),
-                                        acc.data<float>());
+           Tiles::kSmemBytes, stream>>>(tq, tk, tv, tg, p, stats.data<float>(), w16(gk), w16(gv), acc.data<float>());
   TT_CUDA_KERNEL_CHECK();
-  const int64_t pairs = p.B * p.H * p.Lq * (D / 2);
-  wg::attention_dq_store<kBf16, D, Tiles::DQN><<<unsigned((pairs + 255) / 256), 256, 0, stream>>>(
-      p, acc.data<float>(), w16(gq), Tiles::acc_rows(p.Lq) / 64);
+  const int64_t store_threads = p.B * p.H * p.Lq * (D / 8);
+  wg::attention_dq_store<kBf16, D, Tiles::DQN><<<unsigned((store_threads + 255) / 256), 256, 0, stream>>>(
+      p, acc.data<float>(), w16(gq), rows);
   TT_CUDA_KERNEL_CHECK();
   return true;
 }
 
-// dQ on the side stream beside dK/dV (as the mma backward: the two grids fill the GPU together)
+// Two kernels, no atomics (deterministic; the one-pass backward is faster, see
+// attention_backward_wgmma_fused): dQ on the side stream beside dK/dV (as the mma backward: the two
+// grids fill the GPU together)
 template <bool kBf16, int D>
 void launch_backward_wgmma(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,
                            const Tensor& v, const Tensor& lse, const Tensor& dvec, const Tensor& gq, const Tensor& gk,
                            const Tensor& gv, cudaStream_t stream) {
-  // the one-pass backward is faster (bench/attention_wgmma_dev.py on an H100, B 4, H 16, T 4096
-  // causal: 1.16 vs 1.80 ms at D = 64, 2.05 vs 2.82 ms at D = 128)
-  if (!get_cudnn_deterministic() && launch_backward_fused<kBf16, D>(p, gout, q, k, v, lse, dvec, gq, gk, gv, stream))
-    return;
   constexpr int kWG = 2, QBC = 128, KBQ = 64;  // fastest on an H100 (B 4, H 16, T 4096, causal)
   using QTiles = wg::BackwardQTiles<D, kWG, QBC>;
   using KVTiles = wg::BackwardKVTiles<D, kWG, KBQ>;
@@ -153,6 +155,20 @@ bool attention_forward_wgmma(const AttentionParams& p, const Tensor& q, const Te
   if (q.dtype() == DType::BFloat16)
     return (D == 64 ? launch_forward_wgmma<true, 64> : launch_forward_wgmma<true, 128>)(p, q, k, v, out, lse, stream);
   return (D == 64 ? launch_forward_wgmma<false, 64> : launch_forward_wgmma<false, 128>)(p, q, k, v, out, lse, stream);
+}
+
+bool attention_backward_wgmma_fused(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,
+                                    const Tensor& v, const Tensor& mask, const Tensor& out, const Tensor& lse,
+                                    const Tensor& gq, const Tensor& gk, const Tensor& gv, cudaStream_t stream) {
+  if (get_cudnn_deterministic() || !covered(p, q, mask, {&q, &k, &v, &gout, &out, &gq, &gk, &gv},
+                                             {p.st.q, p.st.k, p.st.v, p.st.gout, p.st.out, p.st.gq, p.st.gk, p.st.gv}))
+    return false;
+  const int D = attention_mma_head_dim(p, q);
+  if (q.dtype() == DType::BFloat16)
+    return (D == 64 ? launch_backward_fused<true, 64> : launch_backward_fused<true, 128>)(p, gout, q, k, v, out, lse,
+                                                                                          gq, gk, gv, stream);
+  return (D == 64 ? launch_backward_fused<false, 64> : launch_backward_fused<false, 128>)(p, gout, q, k, v, out, lse,
+                                                                                          gq, gk, gv, stream);
 }
 
 bool attention_backward_wgmma(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,

@@ -30,7 +30,8 @@ struct BackwardFusedTiles {
   static_assert(BQ == 64 || (BQ == 128 && D == 64), "registers: S^T, dP^T (BQ / 2 each) and dK, dV (D / 2 each)");
   static constexpr int DQN = BQ == 64 ? D / 2 : D;  // dQ tile columns per consumer (64 rows)
   static constexpr uint32_t kKeyBytes = BK * D * 2, kRowBytes = BQ * D * 2;
-  static constexpr uint32_t kStageBytes = 2 * kRowBytes + 1024;  // Q, dO, then lse and D (BQ floats each)
+  static constexpr uint32_t kStatBytes = 2 * BQ * 4;                 // a step's lse (log2 units) and D
+  static constexpr uint32_t kStageBytes = 2 * kRowBytes + kStatBytes;  // Q, dO, stats
   static constexpr uint32_t kDsBytes = BK * BQ * 2;              // dS^T, two buffers
   static constexpr uint32_t kDqBytes = 64 * DQN * 4;             // a consumer's dQ tile (fragment order)
   static constexpr uint32_t kBarBytes = 8 * (1 + 2 * kStages);   // kv_full, full[kStages], empty[kStages]
@@ -40,6 +41,51 @@ struct BackwardFusedTiles {
   // accumulator fragment's order [j][r][warp][g][t4][e] for (row 16 warp + 8 r + g, column 8 j + 2 t4 + e)
   static __host__ __device__ int64_t acc_rows(int64_t Lq) { return (Lq + BQ - 1) / BQ * BQ; }
 };
+
+// Two 16-bit values (lo in the low half) -> float2.
+template <bool kBf16>
+__device__ __forceinline__ float2 unpack2(uint32_t x) {
+  if constexpr (kBf16) return make_float2(__uint_as_float(x << 16), __uint_as_float(x & 0xffff0000u));
+  else return __half22float2(*reinterpret_cast<const __half2*>(&x));
+}
+
+// The one-pass backward's preparations in one pass over the rows (as FlashAttention-3's
+// preprocess): stats (B H, rows / BQ, 2, BQ), per query step lse in log2 units (+inf past Lq and
+// for rows without keys, so that P = 0 there) then D = rowsum(dO O) (0 past Lq), which the producer
+// copies with one bulk copy per step; dq_acc (B H rows D floats) zeroed. rows = acc_rows(Lq);
+// D / 8 threads per row, 8 columns each (16-byte loads: rows 16-byte aligned, E a multiple of 8).
+template <bool kBf16, int D, int BQ>
+__global__ void attention_backward_prepare(AttentionParams p, const uint16_t* gout, const uint16_t* out,
+                                           const float* lse, float* stats, float* dq_acc, int64_t rows) {
+  constexpr int kLanes = D / 8;
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, grow = i / kLanes;
+  const int c = int(i % kLanes);
+  const bool live = grow < p.B * p.H * rows;  // no early return: the shuffles below take the whole warp
+  const int64_t bh = grow / rows, row = grow % rows;
+  float dot = 0.f;
+  if (live && row < p.Lq && 8 * c < p.E) {
+    const int64_t b = bh / p.H, h = bh % p.H;
+    const uint4 g = *reinterpret_cast<const uint4*>(gout + p.st.gout.row(b, h, row) + 8 * c);
+    const uint4 o = *reinterpret_cast<const uint4*>(out + p.st.out.row(b, h, row) + 8 * c);
+    const uint32_t gw[4] = {g.x, g.y, g.z, g.w}, ow[4] = {o.x, o.y, o.z, o.w};
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      const float2 u = unpack2<kBf16>(gw[w]), v = unpack2<kBf16>(ow[w]);
+      dot = fmaf(u.x, v.x, fmaf(u.y, v.y, dot));
+    }
+  }
+#pragma unroll
+  for (int off = kLanes / 2; off > 0; off /= 2) dot += __shfl_xor_sync(0xffffffffu, dot, off);
+  if (!live) return;
+  float4* acc = reinterpret_cast<float4*>(dq_acc + grow * D + 8 * c);
+  acc[0] = acc[1] = make_float4(0.f, 0.f, 0.f, 0.f);
+  if (c == 0) {
+    const float l = row < p.Lq ? lse[bh * p.Lq + row] : -INFINITY;
+    float* st = stats + (bh * rows + row / BQ * BQ) * 2 + row % BQ;
+    st[0] = l == -INFINITY ? INFINITY : l * mma::kLog2e;
+    st[BQ] = dot;
+  }
+}
 
 // Named barriers (0 is __syncthreads): the consumers' dS^T exchange; dQ buffer c full / empty.
 constexpr int kBarDs = 1, kBarDqFull = 2, kBarDqEmpty = 4;
@@ -51,21 +97,22 @@ __device__ __forceinline__ void named_arrive(int id, int n) {
 }
 
 // grid (ceil(Lk / 128), B * Hkv), 384 threads; tq, tg: maps of q, gout (boxes of 64 columns x BQ
-// rows); tk, tv: of k, v (64 x 128) -> gk, gv; dq_acc (zeroed, layout above) += dS K (unscaled)
+// rows); tk, tv: of k, v (64 x 128); stats, dq_acc (zeroed) from attention_backward_prepare -> gk,
+// gv; dq_acc (layout above) += dS K (unscaled)
 template <bool kBf16, int D, int BQ, int kStages>
 __global__ void __launch_bounds__(384, 1)
     attention_backward_fused_wgmma_kernel(const __grid_constant__ CUtensorMap tq,
                                           const __grid_constant__ CUtensorMap tk,
                                           const __grid_constant__ CUtensorMap tv,
-                                          const __grid_constant__ CUtensorMap tg, AttentionParams p, const float* lse,
-                                          const float* dvec, uint16_t* gk, uint16_t* gv, float* dq_acc) {
+                                          const __grid_constant__ CUtensorMap tg, AttentionParams p, const float* stats,
+                                          uint16_t* gk, uint16_t* gv, float* dq_acc) {
 #if TT_HAS_WGMMA
   using T = BackwardFusedTiles<D, BQ, kStages>;
   constexpr int BK = T::BK, DQN = T::DQN;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t Ks = smem_base(smem_raw), Vs = Ks + T::kKeyBytes, ST0 = Vs + T::kKeyBytes;
   const uint32_t DS0 = ST0 + kStages * T::kStageBytes, DQ0 = DS0 + 2 * T::kDsBytes, BAR = DQ0 + 2 * T::kDqBytes;
-  uint8_t* generic = smem_raw + (Ks - smem_u32(smem_raw));  // Ks as a generic pointer
+  const uint8_t* generic = smem_raw + (Ks - smem_u32(smem_raw));  // Ks as a generic pointer
   auto stage = [&](int s) { return ST0 + s * T::kStageBytes; };
   auto full = [&](int s) { return BAR + 8 + 8 * s; };
   auto empty = [&](int s) { return BAR + 8 + 8 * (kStages + s); };
@@ -76,15 +123,10 @@ __global__ void __launch_bounds__(384, 1)
   const int64_t i_first = p.causal ? k0 / BQ * BQ : 0;
   const int per_head = int(p.Lq > i_first ? (p.Lq - i_first + BQ - 1) / BQ : 0);
   const int nsteps = int(group) * per_head;
-  const int64_t row_tiles = T::acc_rows(p.Lq) / 64;
-  // consumer c's dQ tile of the step at (head h, first query i0) in dq_acc
-  auto dq_tile = [&](int64_t h, int64_t i0, int c) {
-    const int64_t rt = (i0 + (BQ == 128 ? 64 * c : 0)) / 64, ct = BQ == 128 ? 0 : c;
-    return dq_acc + (((b * p.H + h) * row_tiles + rt) * (D / DQN) + ct) * (64 * DQN);
-  };
+  const int64_t rows = T::acc_rows(p.Lq);
   if (tid == 0) {
     mbar_init(BAR, 1);
-    for (int s = 0; s < kStages; ++s) mbar_init(full(s), 1 + 32), mbar_init(empty(s), 2 * 4);  // warps arrive
+    for (int s = 0; s < kStages; ++s) mbar_init(full(s), 1), mbar_init(empty(s), 2 * 4);  // consumer warps arrive
     mbar_init_fence();
   }
   __syncthreads();
@@ -92,15 +134,23 @@ __global__ void __launch_bounds__(384, 1)
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (tid >= 64) return;
+    // the steps in order: the group's heads h, each with queries i0 = i_first, i_first + BQ, ... < Lq;
+    // row: the step's first row in the (B H, rows) layout of stats and dq_acc (which holds consumer
+    // c's tile of the step at (row D + c 64 DQN), whether c splits rows or columns)
+    int h = int(hk * group), i0 = int(i_first);
+    int64_t row = (b * p.H + h) * rows + i0;
+    auto next = [&] {
+      i0 += BQ, row += BQ;
+      if (i0 >= p.Lq) row += rows - (i0 - i_first), i0 = int(i_first), ++h;
+    };
     if (tid >= 32) {  // warp 1: the dQ writer
-      for (int step = 0; step < nsteps; ++step) {
+      for (int step = 0; step < nsteps; ++step, next()) {
         if (step == 0)
           for (int c = 0; c < 2; ++c) named_arrive(kBarDqEmpty + c, 160);
-        const int64_t h = hk * group + step / per_head, i0 = i_first + int64_t(step % per_head) * BQ;
         for (int c = 0; c < 2; ++c) {
           named_sync(kBarDqFull + c, 160);  // consumer c's tile is in shared memory
           if (lane == 0) {
-            bulk_reduce_add_f32(dq_tile(h, i0, c), DQ0 + c * T::kDqBytes, T::kDqBytes);
+            bulk_reduce_add_f32(dq_acc + row * D + c * (64 * DQN), DQ0 + c * T::kDqBytes, T::kDqBytes);
             bulk_commit();
           }
         }
@@ -115,32 +165,22 @@ __global__ void __launch_bounds__(384, 1)
       if (lane == 0) bulk_wait_all();  // the last reduces, before the block's shared memory goes
       return;
     }
-    if (lane == 0) {  // warp 0: the loads
-      mbar_expect_tx(BAR, 2 * T::kKeyBytes);
-      for (int half = 0; half < D / 64; ++half) {
-        tma_load(Ks + half * BK * 128, &tk, BAR, 64 * half, int(k0), int(hk), int(b));
-        tma_load(Vs + half * BK * 128, &tv, BAR, 64 * half, int(k0), int(hk), int(b));
-      }
+    if (lane != 0) return;  // warp 0, one lane: the loads
+    mbar_expect_tx(BAR, 2 * T::kKeyBytes);
+    for (int half = 0; half < D / 64; ++half) {
+      tma_load(Ks + half * BK * 128, &tk, BAR, 64 * half, int(k0), int(hk), int(b));
+      tma_load(Vs + half * BK * 128, &tv, BAR, 64 * half, int(k0), int(hk), int(b));
     }
-    for (int step = 0; step < nsteps; ++step) {
+    for (int step = 0; step < nsteps; ++step, next()) {
       const int s = step % kStages, n = step / kStages;
-      const int64_t h = hk * group + step / per_head, i0 = i_first + int64_t(step % per_head) * BQ;
       if (n > 0) mbar_wait(empty(s), (n - 1) & 1);
       const uint32_t st = stage(s);
-      if (lane == 0) {
-        mbar_expect_tx(full(s), 2 * T::kRowBytes);
-        for (int half = 0; half < D / 64; ++half) {
-          tma_load(st + half * BQ * 128, &tq, full(s), 64 * half, int(i0), int(h), int(b));
-          tma_load(st + T::kRowBytes + half * BQ * 128, &tg, full(s), 64 * half, int(i0), int(h), int(b));
-        }
+      mbar_expect_tx(full(s), 2 * T::kRowBytes + T::kStatBytes);
+      for (int half = 0; half < D / 64; ++half) {
+        tma_load(st + half * BQ * 128, &tq, full(s), 64 * half, i0, h, int(b));
+        tma_load(st + T::kRowBytes + half * BQ * 128, &tg, full(s), 64 * half, i0, h, int(b));
       }
-      const int64_t bh = b * p.H + h;
-      float* rows = reinterpret_cast<float*>(generic + (st + 2 * T::kRowBytes - Ks));
-      for (int i = lane; i < 2 * BQ; i += 32) {
-        const int64_t row = i0 + i % BQ;
-        rows[i] = row < p.Lq ? (i < BQ ? lse : dvec)[bh * p.Lq + row] : 0.f;
-      }
-      mbar_arrive(full(s));  // release: the rows above are visible to the consumers' acquire
+      bulk_load(st + 2 * T::kRowBytes, stats + row * 2, T::kStatBytes, full(s));
     }
     return;
   }
@@ -161,8 +201,11 @@ __global__ void __launch_bounds__(384, 1)
     mbar_wait(full(s), (step / kStages) & 1);
     uint32_t pa[BQ / 16][4], da[BQ / 16][4];
     {
+      // this thread's query columns: 8 j + 2 t4 + e, j < BQ / 8, e < 2 (m = 2 j + e)
       const float* lse_s = reinterpret_cast<const float*>(generic + (Gt + T::kRowBytes - Ks));
       const float* d_s = lse_s + BQ;
+      auto lse_at = [&](int m) { return lse_s[(m >> 1) * 8 + t4 * 2 + (m & 1)]; };
+      auto d_at = [&](int m) { return d_s[(m >> 1) * 8 + t4 * 2 + (m & 1)]; };
       float st[BQ / 2], dpt[BQ / 2];
       wg_fence();
 #pragma unroll
@@ -175,18 +218,22 @@ __global__ void __launch_bounds__(384, 1)
       wg_commit();
       wg_wait<1>();  // S^T
       pin(st);
-      const bool interior = wkey0 + 64 <= p.Lk && i0 + BQ <= p.Lq && (!p.causal || wkey0 + 63 <= i0);
+      // rows past Lq need no check: their lse is +inf (P = 0)
+      const bool interior = wkey0 + 64 <= p.Lk && (!p.causal || wkey0 + 63 <= i0);
       auto probabilities = [&](auto checks) {
 #pragma unroll
-        for (int i = 0; i < BQ / 2; ++i) {
-          const int r = (i >> 1) & 1, qi = (i >> 2) * 8 + t4 * 2 + (i & 1);
-          const float L2 = lse_s[qi] * kLog2e;
-          float pr = fast_exp2(fmaf(st[i], sl2, -L2));
-          if constexpr (decltype(checks)::value) {
-            const int64_t key = key_base + 8 * r, row = i0 + qi;
-            if (!(key < p.Lk && row < p.Lq && L2 != -INFINITY && !(p.causal && key > row))) pr = 0.f;
+        for (int m = 0; m < BQ / 4; ++m) {
+          const float neg_l2 = -lse_at(m);
+#pragma unroll
+          for (int r = 0; r < 2; ++r) {
+            const int i = 4 * (m >> 1) + 2 * r + (m & 1);
+            float pr = fast_exp2(fmaf(st[i], sl2, neg_l2));
+            if constexpr (decltype(checks)::value) {
+              const int64_t key = key_base + 8 * r, row = i0 + (m >> 1) * 8 + t4 * 2 + (m & 1);
+              if (!(key < p.Lk && !(p.causal && key > row))) pr = 0.f;
+            }
+            st[i] = pr;
           }
-          st[i] = pr;
         }
       };
       if (interior) probabilities(std::false_type{});
@@ -194,7 +241,14 @@ __global__ void __launch_bounds__(384, 1)
       wg_wait<0>();
       pin(dpt);
 #pragma unroll
-      for (int i = 0; i < BQ / 2; ++i) dpt[i] = st[i] * (dpt[i] - d_s[(i >> 2) * 8 + t4 * 2 + (i & 1)]);
+      for (int m = 0; m < BQ / 4; ++m) {
+        const float dm = d_at(m);
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          const int i = 4 * (m >> 1) + 2 * r + (m & 1);
+          dpt[i] = st[i] * (dpt[i] - dm);
+        }
+      }
       to_a<kBf16, BQ>(pa, st);
       to_a<kBf16, BQ>(da, dpt);
     }
@@ -246,22 +300,24 @@ __global__ void __launch_bounds__(384, 1)
 #endif
 }
 
-// dq_acc (the fused kernel's layout for DQN) -> gq (B, H, Lq, E) = dq_acc * scale, strided; one
-// thread per pair of columns
+// dq_acc (the fused kernel's layout for DQN, rows = acc_rows(Lq)) -> gq (B, H, Lq, E) = dq_acc *
+// scale, strided (rows 16-byte aligned); one thread per 8 columns of a row, which sit together in
+// the fragment order
 template <bool kBf16, int D, int DQN>
-__global__ void attention_dq_store(AttentionParams p, const float* acc, uint16_t* gq, int64_t row_tiles) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, pairs = p.B * p.H * p.Lq * (D / 2);
-  if (i >= pairs) return;
-  const int col = int(i % (D / 2)) * 2;
-  const int64_t row = i / (D / 2) % p.Lq, bh = i / (D / 2) / p.Lq;
+__global__ void attention_dq_store(AttentionParams p, const float* acc, uint16_t* gq, int64_t rows) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, n = p.B * p.H * p.Lq * (D / 8);
+  if (i >= n) return;
+  const int col = int(i % (D / 8)) * 8;
+  const int64_t row = i / (D / 8) % p.Lq, bh = i / (D / 8) / p.Lq;
   if (col >= p.E) return;
   const int r64 = int(row % 64), c = col % DQN, warp = r64 / 16, r = (r64 / 8) & 1, g = r64 % 8;
-  const int64_t tile = (bh * row_tiles + row / 64) * (D / DQN) + col / DQN;
-  const float2 a = *reinterpret_cast<const float2*>(
-      acc + tile * (64 * DQN) + ((c / 8 * 2 + r) * 128 + warp * 32 + g * 4 + (c % 8) / 2) * 2);
-  const float scale = float(p.scale);
-  *reinterpret_cast<uint32_t*>(gq + p.st.gq.row(bh / p.H, bh % p.H, row) + col) =
-      mma::pack2<kBf16>(a.x * scale, a.y * scale);
+  const float4* src = reinterpret_cast<const float4*>(acc + (bh * rows + row / 64 * 64) * D + col / DQN * (64 * DQN) +
+                                                      ((c / 8 * 2 + r) * 128 + warp * 32 + g * 4) * 2);
+  const float4 a = src[0], b = src[1];
+  const float s = float(p.scale);
+  *reinterpret_cast<uint4*>(gq + p.st.gq.row(bh / p.H, bh % p.H, row) + col) =
+      make_uint4(mma::pack2<kBf16>(a.x * s, a.y * s), mma::pack2<kBf16>(a.z * s, a.w * s),
+                 mma::pack2<kBf16>(b.x * s, b.y * s), mma::pack2<kBf16>(b.z * s, b.w * s));
 }
 
 }  // namespace tt::cuda::wg

@@ -40,6 +40,14 @@ __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap* map, u
       : "memory");
 }
 
+// bytes of global memory at src -> shared memory at dst by the async proxy (both 16-byte aligned,
+// bytes a multiple of 16); they complete a transaction on `bar`.
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+
 // bytes of shared memory at src added into global memory at dst (float32, element by element) by
 // the async proxy; both 16-byte aligned, bytes a multiple of 16. Groups as cp.async's.
 __device__ __forceinline__ void bulk_reduce_add_f32(float* dst, uint32_t src, uint32_t bytes) {
