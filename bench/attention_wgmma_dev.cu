@@ -35,16 +35,26 @@ CUtensorMap tma_map(const void* base, bool bf16, long B, long heads, long L, lon
   return map;
 }
 
+// persistent: as many blocks as SMs take the tiles in turn (a zeroed counter); else one block per tile
 template <bool kBf16, int D, int kStages>
-int forward(const AttentionParams& p, const void* q, const void* k, const void* v, void* out, float* lse) {
+int forward(const AttentionParams& p, const void* q, const void* k, const void* v, void* out, float* lse,
+            bool persistent) {
   using T = ForwardTiles<D, 128, kStages>;
   auto kernel = attention_forward_wgmma_kernel<kBf16, D, 128, kStages>;
+  static int* counter = nullptr;
+  static int sms = 0;
+  if (!counter) {
+    cudaMalloc(&counter, sizeof(int));
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  }
+  const long tiles = (p.Lq + T::BR - 1) / T::BR * p.B * p.H;
+  if (persistent) cudaMemsetAsync(counter, 0, sizeof(int));
   allow(kernel, T::kSmemBytes);
   const CUtensorMap tq = tma_map(q, kBf16, p.B, p.H, p.Lq, p.E, p.st.q, T::BR);
   const CUtensorMap tk = tma_map(k, kBf16, p.B, p.Hkv, p.Lk, p.E, p.st.k, 128);
   const CUtensorMap tv = tma_map(v, kBf16, p.B, p.Hkv, p.Lk, p.E, p.st.v, 128);
-  kernel<<<dim3(unsigned((p.Lq + T::BR - 1) / T::BR), unsigned(p.B * p.H)), T::kThreads, T::kSmemBytes>>>(
-      tq, tk, tv, p, (uint16_t*)out, lse);
+  kernel<<<unsigned(persistent && tiles > sms ? sms : tiles), T::kThreads, T::kSmemBytes>>>(
+      tq, tk, tv, p, (uint16_t*)out, lse, persistent ? counter : nullptr);
   return int(cudaGetLastError());
 }
 
@@ -65,15 +75,23 @@ int backward(const AttentionParams& p, const void* q, const void* k, const void*
   return int(cudaGetLastError());
 }
 
-// out: the forward's output (in dvec's place); kernel = false: the preparations and dQ store alone
+// out: the forward's output (in dvec's place); kernel = false: the preparations and dQ store alone;
+// persistent: as many blocks as SMs take the tiles in turn, else one block per tile
 template <bool kBf16, int D, int BQ>
 int backward_fused(const AttentionParams& p, const void* q, const void* k, const void* v, const void* go,
                    const float* lse, const void* out, void* gq, void* gk, void* gv, float* dq_acc, float* stats,
-                   bool kernel) {
+                   bool kernel, bool persistent) {
   using T = BackwardFusedTiles<D, BQ, 2>;
+  static int* counter = nullptr;
+  static int sms = 0;
+  if (!counter) {
+    cudaMalloc(&counter, sizeof(int));
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  }
   const long rows = T::acc_rows(p.Lq), threads = p.B * p.H * rows * (D / 8);
   attention_backward_prepare<kBf16, D, BQ><<<unsigned((threads + 255) / 256), 256>>>(
-      p, (const uint16_t*)go, (const uint16_t*)out, lse, stats, dq_acc, rows);
+      p, (const uint16_t*)go, (const uint16_t*)out, lse, stats, dq_acc, rows, counter);
+  const long tiles = (p.Lk + T::BK - 1) / T::BK * p.B * p.Hkv;
   auto fused = attention_backward_fused_wgmma_kernel<kBf16, D, BQ, 2>;
   allow(fused, T::kSmemBytes);
   const CUtensorMap tq = tma_map(q, kBf16, p.B, p.H, p.Lq, p.E, p.st.q, T::BQ);
@@ -81,8 +99,8 @@ int backward_fused(const AttentionParams& p, const void* q, const void* k, const
   const CUtensorMap tk = tma_map(k, kBf16, p.B, p.Hkv, p.Lk, p.E, p.st.k, T::BK);
   const CUtensorMap tv = tma_map(v, kBf16, p.B, p.Hkv, p.Lk, p.E, p.st.v, T::BK);
   if (kernel)
-    fused<<<dim3(unsigned((p.Lk + T::BK - 1) / T::BK), unsigned(p.B * p.Hkv)), T::kThreads, T::kSmemBytes>>>(
-        tq, tk, tv, tg, p, stats, (uint16_t*)gk, (uint16_t*)gv, dq_acc);
+    fused<<<unsigned(persistent && tiles > sms ? sms : tiles), T::kThreads, T::kSmemBytes>>>(
+        tq, tk, tv, tg, p, stats, (uint16_t*)gk, (uint16_t*)gv, dq_acc, persistent ? counter : nullptr);
   const long stores = p.B * p.H * p.Lq * (D / 8);
   attention_dq_store<kBf16, D, T::DQN><<<unsigned((stores + 255) / 256), 256>>>(p, dq_acc, (uint16_t*)gq, rows);
   return int(cudaGetLastError());
@@ -90,20 +108,25 @@ int backward_fused(const AttentionParams& p, const void* q, const void* k, const
 
 }  // namespace
 
-// cfg 0: as attention_wgmma.cu (key tiles of 128, 3 stages); cfg 1: 2 stages.
+// cfg 0: as attention_wgmma.cu (key tiles of 128, 2 stages, persistent); cfg 1: 3 stages; cfg 2: 3
+// stages, one block per tile.
 extern "C" int wg_forward(int cfg, int bf16, int D, const void* q, const void* k, const void* v, void* out, float* lse,
                           long B, long H, long Hkv, long Lq, long Lk, long E, double scale, int causal,
                           const long* st /* q, k, v, out: (b, h, l) each */) {
   AttentionParams p = params(B, H, Hkv, Lq, Lk, E, scale, causal);
   set_strides({&p.st.q, &p.st.k, &p.st.v, &p.st.out}, st);
-#define TT_DEV_FORWARD(STAGES)                                                                          \
-  if (D == 64) return bf16 ? forward<true, 64, STAGES>(p, q, k, v, out, lse)                          \
-                           : forward<false, 64, STAGES>(p, q, k, v, out, lse);                        \
-  return bf16 ? forward<true, 128, STAGES>(p, q, k, v, out, lse) : forward<false, 128, STAGES>(p, q, k, v, out, lse);
+#define TT_DEV_FORWARD(STAGES, PERSISTENT)                                                     \
+  if (D == 64) return bf16 ? forward<true, 64, STAGES>(p, q, k, v, out, lse, PERSISTENT)     \
+                           : forward<false, 64, STAGES>(p, q, k, v, out, lse, PERSISTENT);   \
+  return bf16 ? forward<true, 128, STAGES>(p, q, k, v, out, lse, PERSISTENT)                 \
+              : forward<false, 128, STAGES>(p, q, k, v, out, lse, PERSISTENT);
   if (cfg == 1) {
-    TT_DEV_FORWARD(2)
+    TT_DEV_FORWARD(3, true)
   }
-  TT_DEV_FORWARD(3)
+  if (cfg == 2) {
+    TT_DEV_FORWARD(3, false)
+  }
+  TT_DEV_FORWARD(2, true)
 #undef TT_DEV_FORWARD
 }
 
@@ -120,13 +143,15 @@ extern "C" int wg_backward(int cfg, int bf16, int D, const void* q, const void* 
   set_strides({&p.st.q, &p.st.k, &p.st.v, &p.st.gout, &p.st.gq, &p.st.gk, &p.st.gv, &p.st.out}, st);
   const bool kernel = cfg < 10;  // cfg 12, 13: cfg 2, 3 without the main kernel (the overheads)
   cfg %= 10;
+  const bool persistent = cfg < 4;  // cfg 4, 5: cfg 2, 3 with one block per tile
+  if (cfg >= 4) cfg -= 2;
   if (cfg == 2 || cfg == 3) {  // cfg 3: query steps of 128 at D = 64
-    if (D == 64 && cfg == 3) return bf16 ? backward_fused<true, 64, 128>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc, stats, kernel)
-                                         : backward_fused<false, 64, 128>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc, stats, kernel);
-    if (D == 64) return bf16 ? backward_fused<true, 64, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc, stats, kernel)
-                            : backward_fused<false, 64, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc, stats, kernel);
-    return bf16 ? backward_fused<true, 128, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc, stats, kernel)
-                : backward_fused<false, 128, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc, stats, kernel);
+    if (D == 64 && cfg == 3) return bf16 ? backward_fused<true, 64, 128>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc, stats, kernel, persistent)
+                                         : backward_fused<false, 64, 128>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc, stats, kernel, persistent);
+    if (D == 64) return bf16 ? backward_fused<true, 64, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc, stats, kernel, persistent)
+                            : backward_fused<false, 64, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc, stats, kernel, persistent);
+    return bf16 ? backward_fused<true, 128, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc, stats, kernel, persistent)
+                : backward_fused<false, 128, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv, dq_acc, stats, kernel, persistent);
   }
 #define TT_DEV_BACKWARD(QBC)                                                                                        \
   if (D == 64) return bf16 ? backward<true, 64, QBC, 64>(p, q, k, v, go, lse, dvec, gq, gk, gv)                     \

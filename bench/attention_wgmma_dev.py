@@ -11,12 +11,13 @@ bench/attention_wgmma_dev.py --once --lineinfo`, then `ncu -i /tmp/attn.ncu-rep 
 --print-source sass` (per-instruction stall reasons).
 
 Forward configurations (wg_forward in the .cu): 0 as the library (warp-specialized, TMA, 128-key
-tiles, 3 stages), 1 the same with 2 stages. Backward: 0 the two-kernel backward the library runs
+tiles, 2 stages, persistent blocks), 1 the same with 3 stages, 2 with 3 stages and one block per tile. Backward: 0 the two-kernel backward the library runs
 under deterministic mode (dQ key tiles of 128, dK/dV query steps of 64), 1 dQ key tiles of 64, 2
 the warp-specialized one-pass backward with query steps of 64 (dQ tiles bulk-added into a float32
 accumulator; its zeroing, the D = rowsum(dO O) in torch, and attention_dq_store are timed with it),
 3 the same with query steps of 128 at D = 64 (the library's choice: cfg 3 at D = 64, cfg 2 at D =
-128); 12 and 13: 2 and 3 without the main kernel (the preparations and the dQ store, timed alone). `-D NAME` passes a macro to nvcc, for experiments. Run under `timeout`: a barrier-phase
+128); 4 and 5: 2 and 3 with one block per tile instead of persistent blocks; 12 and 13: 2 and 3
+without the main kernel (the preparations and the dQ store, timed alone). `-D NAME` passes a macro to nvcc, for experiments. Run under `timeout`: a barrier-phase
 mistake in an experiment hangs, and so does a setmaxnreg split that asks for more registers than
 the block was launched with (e.g. 32 / 240 at 384 threads; 24 / 240 and 40 / 232 fit).
 
@@ -80,9 +81,9 @@ def backward(lib, cfg, q, k, v, out, lse, go, causal):
     gq, gk, gv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     # cfgs 2, 3: dQ through a float32 accumulator, zeroed with D = rowsum(dO O) computed by the kernel's
     # preparations (timed with it, as the dQ store); 12, 13: those without the main kernel
-    fused = cfg % 10 in (2, 3)
+    fused = cfg % 10 in (2, 3, 4, 5)
     dvec = out if fused else (go.float() * out.float()).sum(-1).contiguous()
-    bq = 128 if cfg % 10 == 3 and D == 64 else 64
+    bq = 128 if cfg % 10 in (3, 5) and D == 64 else 64
     rows = (Lq + bq - 1) // bq * bq
     acc = torch.empty(B, H, rows, D, device=q.device, dtype=torch.float32) if fused else None
     stats = torch.empty(B, H, rows, 2, device=q.device, dtype=torch.float32) if fused else None

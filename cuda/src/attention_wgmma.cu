@@ -4,6 +4,7 @@
 // E = Ev <= 128 a multiple of 8, no mask, no dropout, positive scale, on a compute-capability 9.0
 // device of a build that has sm_90a code (CMake defines TINYTORCH_CUDA_SM90A when
 // CMAKE_CUDA_ARCHITECTURES names 90a). Everything else returns false: the mma.sync kernels run.
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include "attention_wgmma_backward_fused.cuh"
 #include "attention_mma.h"
 #include "tinytorch/cuda/blas.h"
+#include "tinytorch/cuda/block_reduce.cuh"
 #include "tma_map.h"
 
 namespace tt::cuda {
@@ -24,12 +26,15 @@ bool tensor_map(CUtensorMap* m, const AttentionParams& p, bool bf16, const Tenso
   return tma_map_16bit(m, t.data_ptr(), bf16, p.B, heads, L, p.E, st.b, st.h, st.l, rows);
 }
 
-// 128 query rows x 128-key tiles, a ring of 3 K/V stages (fastest on an H100 in
+// The blocks of a persistent kernel: one per SM, fewer for fewer tiles.
+unsigned persistent_blocks(int64_t tiles, int device) { return unsigned(std::min<int64_t>(tiles, sm_count(device))); }
+
+// 128 query rows x 128-key tiles, a ring of 2 K/V stages, persistent blocks (fastest on an H100 in
 // bench/attention_wgmma_dev.py's timings). False where the driver refuses a tensor map.
 template <bool kBf16, int D>
 bool launch_forward_wgmma(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v,
                           const Tensor& out, const Tensor& lse, cudaStream_t stream) {
-  constexpr int BC = 128, kStages = 3;
+  constexpr int BC = 128, kStages = 2;
   using Tiles = wg::ForwardTiles<D, BC, kStages>;
   CUtensorMap tq, tk, tv;
   if (!tensor_map(&tq, p, kBf16, q, p.H, p.Lq, p.st.q, Tiles::BR) ||
@@ -37,16 +42,18 @@ bool launch_forward_wgmma(const AttentionParams& p, const Tensor& q, const Tenso
     return false;
   auto kernel = wg::attention_forward_wgmma_kernel<kBf16, D, BC, kStages>;
   mma::allow_smem(kernel, Tiles::kSmemBytes);
-  dim3 grid(unsigned((p.Lq + Tiles::BR - 1) / Tiles::BR), unsigned(p.B * p.H));
-  kernel<<<grid, Tiles::kThreads, Tiles::kSmemBytes, stream>>>(tq, tk, tv, p, static_cast<uint16_t*>(out.data_ptr()),
-                                                               lse.data<float>());
+  Tensor counter = Tensor::empty(Shape{1}, DType::Int32, q.device());
+  TT_CUDA_CHECK(cudaMemsetAsync(counter.data_ptr(), 0, sizeof(int32_t), stream));
+  const int64_t tiles = (p.Lq + Tiles::BR - 1) / Tiles::BR * p.B * p.H;
+  kernel<<<persistent_blocks(tiles, q.device().index), Tiles::kThreads, Tiles::kSmemBytes, stream>>>(
+      tq, tk, tv, p, static_cast<uint16_t*>(out.data_ptr()), lse.data<float>(), counter.data<int32_t>());
   TT_CUDA_KERNEL_CHECK();
   return true;
 }
 
 // One pass (attention_wgmma_backward_fused.cuh): the preparations (D = rowsum(dO O) and lse in
-// log2 units per query step, the float32 dQ accumulator zeroed), the kernel adding dQ tiles into the
-// accumulator, then dQ scaled and stored. Query steps of 128 at D = 64 and of 64 at D = 128
+// log2 units per query step, the float32 dQ accumulator and the tile counter zeroed), the kernel
+// (persistent blocks) adding dQ tiles into the accumulator, then dQ scaled and stored. Query steps of 128 at D = 64 and of 64 at D = 128
 // (registers), as FlashAttention-3. False where the driver refuses a tensor map.
 template <bool kBf16, int D>
 bool launch_backward_fused(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,
@@ -63,16 +70,19 @@ bool launch_backward_fused(const AttentionParams& p, const Tensor& gout, const T
   const int64_t rows = Tiles::acc_rows(p.Lq);
   Tensor acc = Tensor::empty(Shape{p.B * p.H * rows * D}, DType::Float32, q.device());
   Tensor stats = Tensor::empty(Shape{p.B * p.H * rows * 2}, DType::Float32, q.device());
+  Tensor counter = Tensor::empty(Shape{1}, DType::Int32, q.device());
   auto u16 = [](const Tensor& t) { return static_cast<const uint16_t*>(t.data_ptr()); };
   auto w16 = [](const Tensor& t) { return static_cast<uint16_t*>(t.data_ptr()); };
   const int64_t prep_threads = p.B * p.H * rows * (D / 8);
   wg::attention_backward_prepare<kBf16, D, BQ><<<unsigned((prep_threads + 255) / 256), 256, 0, stream>>>(
-      p, u16(gout), u16(out), lse.data<float>(), stats.data<float>(), acc.data<float>(), rows);
+      p, u16(gout), u16(out), lse.data<float>(), stats.data<float>(), acc.data<float>(), rows,
+      counter.data<int32_t>());
   TT_CUDA_KERNEL_CHECK();
   auto kernel = wg::attention_backward_fused_wgmma_kernel<kBf16, D, BQ, kStages>;
   mma::allow_smem(kernel, Tiles::kSmemBytes);
-  kernel<<<dim3(unsigned((p.Lk + Tiles::BK - 1) / Tiles::BK), unsigned(p.B * p.Hkv)), Tiles::kThreads,
-           Tiles::kSmemBytes, stream>>>(tq, tk, tv, tg, p, stats.data<float>(), w16(gk), w16(gv), acc.data<float>());
+  const int64_t tiles = (p.Lk + Tiles::BK - 1) / Tiles::BK * p.B * p.Hkv;
+  kernel<<<persistent_blocks(tiles, q.device().index), Tiles::kThreads, Tiles::kSmemBytes, stream>>>(
+      tq, tk, tv, tg, p, stats.data<float>(), w16(gk), w16(gv), acc.data<float>(), counter.data<int32_t>());
   TT_CUDA_KERNEL_CHECK();
   const int64_t store_threads = p.B * p.H * p.Lq * (D / 8);
   wg::attention_dq_store<kBf16, D, Tiles::DQN><<<unsigned((store_threads + 255) / 256), 256, 0, stream>>>(

@@ -81,45 +81,63 @@ struct ForwardTiles {
   static_assert(BC == 128, "key tiles of 128 = BR");
   static constexpr int BR = 128, kThreads = 384;
   static constexpr uint32_t kQBytes = BR * D * 2, kTileBytes = BC * D * 2;
-  static constexpr uint32_t kBarBytes = 8 * (1 + 4 * kStages);
-  // Q, kStages K tiles, kStages V tiles, the barriers; + 1024 to align the start
+  static constexpr uint32_t kBarBytes = 8 * (2 + 4 * kStages) + 8;
+  // Q, kStages K tiles, kStages V tiles, the barriers and the tile slot; + 1024 to align the start
   static constexpr size_t kSmemBytes = kQBytes + 2 * kStages * kTileBytes + kBarBytes + 1024;
 };
 
-// The mbarriers of the K/V ring: full (the TMA bytes landed) and empty (both consumers are done).
+// The mbarriers of the Q buffer and the K/V ring: full (the TMA bytes landed) and empty (both
+// consumers are done), and the slot where the producer publishes each tile's index.
 template <int kStages>
 struct Ring {
-  uint32_t base;  // q_full, then k_full[kStages], v_full[kStages], k_empty[kStages], v_empty[kStages]
+  uint32_t base;  // q_full, q_empty, k_full[kStages], v_full[kStages], k_empty[kStages], v_empty[kStages], slot
   __device__ uint32_t q_full() const { return base; }
-  __device__ uint32_t k_full(int s) const { return base + 8 + 8 * s; }
-  __device__ uint32_t v_full(int s) const { return base + 8 + 8 * (kStages + s); }
-  __device__ uint32_t k_empty(int s) const { return base + 8 + 8 * (2 * kStages + s); }
-  __device__ uint32_t v_empty(int s) const { return base + 8 + 8 * (3 * kStages + s); }
+  __device__ uint32_t q_empty() const { return base + 8; }
+  __device__ uint32_t k_full(int s) const { return base + 16 + 8 * s; }
+  __device__ uint32_t v_full(int s) const { return base + 16 + 8 * (kStages + s); }
+  __device__ uint32_t k_empty(int s) const { return base + 16 + 8 * (2 * kStages + s); }
+  __device__ uint32_t v_empty(int s) const { return base + 16 + 8 * (3 * kStages + s); }
+  __device__ uint32_t slot() const { return base + 16 + 8 * 4 * kStages; }
 };
 
-// grid (ceil(Lq / 128), B * H), 384 threads; tq, tk, tv: TMA maps of q (B, H, Lq, E), k, v
-// (B, Hkv, Lk, E) with boxes of (64 columns, 128 / BC / BC rows) -> out (B, H, Lq, E), lse (B, H, Lq)
+// The forward's tiles: tile i is 128 query rows of head bh = i / qblocks, the longest causal rows
+// first within a head (so that the blocks running together share one head's K/V in L2).
+struct ForwardTile {
+  int64_t bh, q0;
+  __device__ ForwardTile(int i, int qblocks) : bh(i / qblocks), q0(int64_t(qblocks - 1 - i % qblocks) * 128) {}
+};
+
+// grid (blocks), 384 threads; tq, tk, tv: TMA maps of q (B, H, Lq, E), k, v (B, Hkv, Lk, E) with
+// boxes of (64 columns, 128 / BC / BC rows) -> out (B, H, Lq, E), lse (B, H, Lq). Persistent: block
+// x takes tile x, then the next one not taken (tile_counter, zeroed by the caller, counts the
+// tiles taken after the first grid's); the producer loads a tile's Q and K/V while the consumers
+// still finish the previous tile, and the K/V ring runs on across tiles. tile_counter = nullptr:
+// one tile per block (a grid of every tile).
 template <bool kBf16, int D, int BC, int kStages>
 __global__ void __launch_bounds__(384, 1)
     attention_forward_wgmma_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                                    const __grid_constant__ CUtensorMap tv, AttentionParams p, uint16_t* out,
-                                   float* lse) {
+                                   float* lse, int* tile_counter) {
 #if TT_HAS_WGMMA
   using T = ForwardTiles<D, BC, kStages>;
   constexpr int BR = T::BR;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t Qs = smem_base(smem_raw), K0 = Qs + T::kQBytes, V0 = K0 + kStages * T::kTileBytes;
   const Ring<kStages> ring{V0 + kStages * T::kTileBytes};
+  volatile int* slot = reinterpret_cast<volatile int*>(smem_raw + (ring.slot() - smem_u32(smem_raw)));
   const int tid = threadIdx.x, wg = tid / 128;
-  const int64_t bh = blockIdx.y, b = bh / p.H, h = bh % p.H, hk = h / (p.H / p.Hkv);
-  const int64_t q0 = int64_t(gridDim.x - 1 - blockIdx.x) * BR;  // the longest causal rows first
-  const int64_t kend = p.causal ? (q0 + BR < p.Lk ? q0 + BR : p.Lk) : p.Lk;
-  const int ntiles = int((kend + BC - 1) / BC);
+  const int qblocks = int((p.Lq + BR - 1) / BR), tiles = int(p.B * p.H) * qblocks;
+  // key tiles of the block's rows: up to the last row's key under a causal mask
+  auto key_tiles = [&](int64_t q0) {
+    const int64_t kend = p.causal ? (q0 + BR < p.Lk ? q0 + BR : p.Lk) : p.Lk;
+    return int((kend + BC - 1) / BC);
+  };
   if (tid == 0) {
     mbar_init(ring.q_full(), 1);
+    mbar_init(ring.q_empty(), 256);  // every consumer thread arrives
     for (int s = 0; s < kStages; ++s) {
       mbar_init(ring.k_full(s), 1), mbar_init(ring.v_full(s), 1);
-      mbar_init(ring.k_empty(s), 256), mbar_init(ring.v_empty(s), 256);  // every consumer thread arrives
+      mbar_init(ring.k_empty(s), 256), mbar_init(ring.v_empty(s), 256);
     }
     mbar_init_fence();
   }
@@ -127,78 +145,98 @@ __global__ void __launch_bounds__(384, 1)
 
   if (wg == 0) {  // producer
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-    if (tid == 0) {
+    if (tid != 0) return;
+    int it = 0;  // K/V tiles loaded so far: ring stage it % kStages, its round it / kStages
+    for (int n = 0, i = blockIdx.x;; ++n) {
+      if (n > 0) mbar_wait(ring.q_empty(), (n - 1) & 1);
+      *slot = i < tiles ? i : -1;
+      if (i >= tiles) {  // release: the slot is visible to the consumers' acquire
+        mbar_arrive(ring.q_full());
+        return;
+      }
+      const ForwardTile tile(i, qblocks);
+      const int b = int(tile.bh / p.H), h = int(tile.bh % p.H), hk = h / int(p.H / p.Hkv);
       mbar_expect_tx(ring.q_full(), T::kQBytes);
       for (int half = 0; half < D / 64; ++half)
-        tma_load(Qs + half * BR * 128, &tq, ring.q_full(), 64 * half, int(q0), int(h), int(b));
-      for (int t = 0; t < ntiles; ++t) {
-        const int s = t % kStages, n = t / kStages;
-        if (n > 0) mbar_wait(ring.k_empty(s), (n - 1) & 1);
+        tma_load(Qs + half * BR * 128, &tq, ring.q_full(), 64 * half, int(tile.q0), h, b);
+      const int ntiles = key_tiles(tile.q0);
+      for (int t = 0; t < ntiles; ++t, ++it) {
+        const int s = it % kStages, round = it / kStages;
+        if (round > 0) mbar_wait(ring.k_empty(s), (round - 1) & 1);
         mbar_expect_tx(ring.k_full(s), T::kTileBytes);
         for (int half = 0; half < D / 64; ++half)
-          tma_load(K0 + s * T::kTileBytes + half * BC * 128, &tk, ring.k_full(s), 64 * half, t * BC, int(hk), int(b));
-        if (n > 0) mbar_wait(ring.v_empty(s), (n - 1) & 1);
+          tma_load(K0 + s * T::kTileBytes + half * BC * 128, &tk, ring.k_full(s), 64 * half, t * BC, hk, b);
+        if (round > 0) mbar_wait(ring.v_empty(s), (round - 1) & 1);
         mbar_expect_tx(ring.v_full(s), T::kTileBytes);
         for (int half = 0; half < D / 64; ++half)
-          tma_load(V0 + s * T::kTileBytes + half * BC * 128, &tv, ring.v_full(s), 64 * half, t * BC, int(hk), int(b));
+          tma_load(V0 + s * T::kTileBytes + half * BC * 128, &tv, ring.v_full(s), 64 * half, t * BC, hk, b);
       }
+      i = tile_counter ? int(gridDim.x) + atomicAdd(tile_counter, 1) : tiles;
     }
-    return;
   }
   asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
   const int cw = wg - 1, warp = (tid % 128) / 32, lane = tid % 32, g = lane / 4, t4 = lane % 4;
-  const int64_t wrow0 = q0 + 64 * cw, row_base = wrow0 + 16 * warp + g;  // row of fragment half r: row_base + 8 r
-  float o[D / 2] = {};
-  float m_r[2] = {-INFINITY, -INFINITY}, l_r[2] = {0.f, 0.f};
   const float sl2 = float(p.scale) * kLog2e;
-  mbar_wait(ring.q_full(), 0);
-  for (int t = 0; t < ntiles; ++t) {
-    const int s = t % kStages;
-    const uint32_t phase = (t / kStages) & 1, k_tile = K0 + s * T::kTileBytes, v_tile = V0 + s * T::kTileBytes;
-    uint32_t pa[BC / 16][4];
-    float corr[2];
-    {
-      float sc[BC / 2];
-      mbar_wait(ring.k_full(s), phase);
+  int it = 0;
+  for (int n = 0;; ++n) {
+    mbar_wait(ring.q_full(), n & 1);
+    const int i = *slot;
+    if (i < 0) return;
+    const ForwardTile tile(i, qblocks);
+    const int64_t b = tile.bh / p.H, h = tile.bh % p.H;
+    const int64_t wrow0 = tile.q0 + 64 * cw, row_base = wrow0 + 16 * warp + g;  // fragment half r: row_base + 8 r
+    const int ntiles = key_tiles(tile.q0);
+    float o[D / 2] = {};
+    float m_r[2] = {-INFINITY, -INFINITY}, l_r[2] = {0.f, 0.f};
+    for (int t = 0; t < ntiles; ++t, ++it) {
+      const int s = it % kStages;
+      const uint32_t phase = (it / kStages) & 1, k_tile = K0 + s * T::kTileBytes, v_tile = V0 + s * T::kTileBytes;
+      uint32_t pa[BC / 16][4];
+      float corr[2];
+      {
+        float sc[BC / 2];
+        mbar_wait(ring.k_full(s), phase);
+        wg_fence();
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk)
+          Wgmma<BC, kBf16>::template ss<0, 0>(sc, kmajor<BR>(Qs, 64 * cw, kk), kmajor<BC>(k_tile, 0, kk), kk > 0);
+        wg_commit();
+        wg_wait<0>();
+        pin(sc);
+        mbar_arrive(ring.k_empty(s));
+        if (t + 1 == ntiles) mbar_arrive(ring.q_empty());  // Q is read: the next tile's may load
+        online_softmax<BC>(sc, m_r, l_r, corr, p, int64_t(t) * BC, wrow0, row_base, t4, sl2);
+        to_a<kBf16, BC>(pa, sc);
+      }
+      mbar_wait(ring.v_full(s), phase);
+#pragma unroll
+      for (int j = 0; j < D / 2; ++j) o[j] *= corr[(j >> 1) & 1];
       wg_fence();
 #pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk)
-        Wgmma<BC, kBf16>::template ss<0, 0>(sc, kmajor<BR>(Qs, 64 * cw, kk), kmajor<BC>(k_tile, 0, kk), kk > 0);
+      for (int kk = 0; kk < BC / 16; ++kk) Wgmma<D, kBf16>::template rs<1>(o, pa[kk], mnmajor<BC>(v_tile, kk), 1);
       wg_commit();
       wg_wait<0>();
-      pin(sc);
-      mbar_arrive(ring.k_empty(s));
-      online_softmax<BC>(sc, m_r, l_r, corr, p, int64_t(t) * BC, wrow0, row_base, t4, sl2);
-      to_a<kBf16, BC>(pa, sc);
+      pin(o);
+      pin(pa);
+      mbar_arrive(ring.v_empty(s));
     }
-    mbar_wait(ring.v_full(s), phase);
 #pragma unroll
-    for (int i = 0; i < D / 2; ++i) o[i] *= corr[(i >> 1) & 1];
-    wg_fence();
+    for (int r = 0; r < 2; ++r) {
+      float l = l_r[r];
+      l += __shfl_xor_sync(0xffffffffu, l, 1);
+      l += __shfl_xor_sync(0xffffffffu, l, 2);
+      const int64_t row = row_base + 8 * r;
+      if (row >= p.Lq) continue;
+      const float inv = l > 0 ? 1.f / l : 0.f;
+      uint16_t* orow = out + p.st.out.row(b, h, row);
 #pragma unroll
-    for (int kk = 0; kk < BC / 16; ++kk) Wgmma<D, kBf16>::template rs<1>(o, pa[kk], mnmajor<BC>(v_tile, kk), 1);
-    wg_commit();
-    wg_wait<0>();
-    pin(o);
-    pin(pa);
-    mbar_arrive(ring.v_empty(s));
-  }
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    float l = l_r[r];
-    l += __shfl_xor_sync(0xffffffffu, l, 1);
-    l += __shfl_xor_sync(0xffffffffu, l, 2);
-    const int64_t row = row_base + 8 * r;
-    if (row >= p.Lq) continue;
-    const float inv = l > 0 ? 1.f / l : 0.f;
-    uint16_t* orow = out + p.st.out.row(b, h, row);
-#pragma unroll
-    for (int j = 0; j < D / 8; ++j) {
-      const int col = j * 8 + t4 * 2;
-      if (col < p.E)
-        *reinterpret_cast<uint32_t*>(orow + col) = pack2<kBf16>(o[4 * j + 2 * r] * inv, o[4 * j + 2 * r + 1] * inv);
+      for (int j = 0; j < D / 8; ++j) {
+        const int col = j * 8 + t4 * 2;
+        if (col < p.E)
+          *reinterpret_cast<uint32_t*>(orow + col) = pack2<kBf16>(o[4 * j + 2 * r] * inv, o[4 * j + 2 * r + 1] * inv);
+      }
+      if (t4 == 0) lse[tile.bh * p.Lq + row] = l > 0 ? m_r[r] * float(p.scale) + logf(l) : -INFINITY;
     }
-    if (t4 == 0) lse[bh * p.Lq + row] = l > 0 ? m_r[r] * float(p.scale) + logf(l) : -INFINITY;
   }
 #endif
 }
