@@ -15,6 +15,8 @@ from tinytorch import _C
 from tinytorch._autograd import sum_to_shape
 from tinytorch._dtype import BOOL, DTYPES
 
+from cpython.ref cimport Py_REFCNT
+
 from tinytorch._autograd cimport AccumulateGrad, Node, edge_of, set_grad_enabled_c
 from tinytorch._tensor cimport TensorBase as Tensor, requires_grad, wrap
 
@@ -77,13 +79,27 @@ cdef str _qualname(object r):
     return cls.__qualname__ if mod == "builtins" else f"{mod}.{cls.__qualname__}"
 
 
+cdef bint _stealable(Tensor leaf, Tensor gt):
+    """Whether gt can become leaf.grad as it is, as PyTorch's AccumulateGrad steals a gradient:
+    nothing else holds it (no Python name, no other pending gradient: e.g. an add passes one
+    gradient to both inputs), nothing shares its storage (no view, no saved tensor), and it has
+    the leaf's strides and owns its whole storage."""
+    impl = gt._impl
+    # the references the engine itself holds here: the caller's `grad`, _accumulate's `gt` and
+    # the call's argument; the TensorImpl: gt._impl and `impl`
+    if Py_REFCNT(gt) > 3 or Py_REFCNT(impl) > 2 or impl.storage_use_count != 1:
+        return False
+    return (impl.storage_offset == 0 and impl.storage_nbytes == impl.numel * impl.itemsize
+            and impl.stride() == leaf._impl.stride())
+
+
 cdef _accumulate(AccumulateGrad acc, object g, bint create_graph):
     """Adds g (already through the leaf's tensor hooks) into leaf.grad."""
     cdef Tensor leaf = acc.variable
     cdef Tensor gt = <Tensor>g
     if leaf._grad is None:
-        # a fresh tensor: the incoming gradient may be shared (e.g. both inputs of an add)
-        leaf._grad = gt if create_graph else wrap(gt._impl.clone())
+        # a fresh tensor: the incoming gradient itself where nothing else holds it, else a copy
+        leaf._grad = gt if create_graph or _stealable(leaf, gt) else wrap(gt._impl.clone())
     elif create_graph:
         leaf._grad = leaf._grad + gt
     else:
@@ -271,7 +287,10 @@ cdef tuple _run_backward(tuple roots, tuple root_grads, bint keep_graph, bint cr
                 buf = list(_run_node_hooks(node, node._pre_hooks, (tuple(buf),), len(buf), "pre-hook"))
             if isinstance(node, AccumulateGrad):
                 if run and accumulate and (targets is None or (node, 0) in targets):
-                    _accumulate(<AccumulateGrad>node, buf[0], create_graph)
+                    grad = buf[0]
+                    buf = g = None  # the engine's other references: _stealable counts who else holds it
+                    _accumulate(<AccumulateGrad>node, grad, create_graph)
+                    grad = None
                 continue
             in_grads = None
             edges = node.next_functions

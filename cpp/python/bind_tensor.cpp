@@ -115,6 +115,9 @@ TT_BIND(0, tensor) {
       .def_property_readonly("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()); })
       .def_property_readonly("storage_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.storage()->data()); })
       .def_property_readonly("storage_nbytes", [](const Tensor& t) { return t.storage()->nbytes(); })
+      // how many tensors (views, saved tensors, ...) share the storage: AccumulateGrad steals a
+      // gradient nothing else holds
+      .def_property_readonly("storage_use_count", [](const Tensor& t) { return t.storage().use_count(); })
       .def_property_readonly("is_wrapped_number", &Tensor::is_wrapped_number)
       .def("is_contiguous", &Tensor::is_contiguous)
       .def("bump_version", &Tensor::bump_version)
