@@ -36,11 +36,11 @@ CUtensorMap tma_map(const void* base, bool bf16, long B, long heads, long L, lon
 }
 
 // persistent: as many blocks as SMs take the tiles in turn (a zeroed counter); else one block per tile
-template <bool kBf16, int D, int kStages>
+template <bool kBf16, int D, int kStages, int kConsumers = 2>
 int forward(const AttentionParams& p, const void* q, const void* k, const void* v, void* out, float* lse,
             bool persistent) {
-  using T = ForwardTiles<D, 128, kStages>;
-  auto kernel = attention_forward_wgmma_kernel<kBf16, D, 128, kStages>;
+  using T = ForwardTiles<D, 128, kStages, kConsumers>;
+  auto kernel = attention_forward_wgmma_kernel<kBf16, D, 128, kStages, kConsumers>;
   static int* counter = nullptr;
   static int sms = 0;
   if (!counter) {
@@ -108,8 +108,9 @@ int backward_fused(const AttentionParams& p, const void* q, const void* k, const
 
 }  // namespace
 
-// cfg 0: as attention_wgmma.cu (key tiles of 128, 2 stages, persistent); cfg 1: 3 stages; cfg 2: 3
-// stages, one block per tile.
+// cfg 0: as attention_wgmma.cu (key tiles of 128, 2 stages, persistent; three consumer warpgroups,
+// 192-row tiles, at D = 64, else two); cfg 1: two consumers, 3 stages; cfg 2: two consumers, 3
+// stages, one block per tile; cfg 3: two consumers, 2 stages.
 extern "C" int wg_forward(int cfg, int bf16, int D, const void* q, const void* k, const void* v, void* out, float* lse,
                           long B, long H, long Hkv, long Lq, long Lk, long E, double scale, int causal,
                           const long* st /* q, k, v, out: (b, h, l) each */) {
@@ -126,6 +127,11 @@ extern "C" int wg_forward(int cfg, int bf16, int D, const void* q, const void* k
   if (cfg == 2) {
     TT_DEV_FORWARD(3, false)
   }
+  if (cfg == 3) {
+    TT_DEV_FORWARD(2, true)
+  }
+  if (D == 64)  // the library's: three consumer warpgroups at D = 64
+    return bf16 ? forward<true, 64, 2, 3>(p, q, k, v, out, lse, true) : forward<false, 64, 2, 3>(p, q, k, v, out, lse, true);
   TT_DEV_FORWARD(2, true)
 #undef TT_DEV_FORWARD
 }

@@ -11,7 +11,8 @@ bench/attention_wgmma_dev.py --once --lineinfo`, then `ncu -i /tmp/attn.ncu-rep 
 --print-source sass` (per-instruction stall reasons).
 
 Forward configurations (wg_forward in the .cu): 0 as the library (warp-specialized, TMA, 128-key
-tiles, 2 stages, persistent blocks), 1 the same with 3 stages, 2 with 3 stages and one block per tile. Backward: 0 the two-kernel backward the library runs
+tiles, 2 stages, persistent blocks, three consumer warpgroups at D = 64 and two at 128), 1 two consumers
+and 3 stages, 2 the same with one block per tile, 3 two consumers and 2 stages. Backward: 0 the two-kernel backward the library runs
 under deterministic mode (dQ key tiles of 128, dK/dV query steps of 64), 1 dQ key tiles of 64, 2
 the warp-specialized one-pass backward with query steps of 64 (dQ tiles bulk-added into a float32
 accumulator; its zeroing, the D = rowsum(dO O) in torch, and attention_dq_store are timed with it),

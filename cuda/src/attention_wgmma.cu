@@ -29,18 +29,19 @@ bool tensor_map(CUtensorMap* m, const AttentionParams& p, bool bf16, const Tenso
 // The blocks of a persistent kernel: one per SM, fewer for fewer tiles.
 unsigned persistent_blocks(int64_t tiles, int device) { return unsigned(std::min<int64_t>(tiles, sm_count(device))); }
 
-// 128 query rows x 128-key tiles, a ring of 2 K/V stages, persistent blocks (fastest on an H100 in
-// bench/attention_wgmma_dev.py's timings). False where the driver refuses a tensor map.
+// 128-key tiles, a ring of 2 K/V stages, persistent blocks, three consumer warpgroups (192 query
+// rows) at D = 64 and two (128 rows) at D = 128, where registers allow no more (fastest on an H100
+// in bench/attention_wgmma_dev.py's timings). False where the driver refuses a tensor map.
 template <bool kBf16, int D>
 bool launch_forward_wgmma(const AttentionParams& p, const Tensor& q, const Tensor& k, const Tensor& v,
                           const Tensor& out, const Tensor& lse, cudaStream_t stream) {
-  constexpr int BC = 128, kStages = 2;
-  using Tiles = wg::ForwardTiles<D, BC, kStages>;
+  constexpr int BC = 128, kStages = 2, kConsumers = D == 64 ? 3 : 2;
+  using Tiles = wg::ForwardTiles<D, BC, kStages, kConsumers>;
   CUtensorMap tq, tk, tv;
   if (!tensor_map(&tq, p, kBf16, q, p.H, p.Lq, p.st.q, Tiles::BR) ||
       !tensor_map(&tk, p, kBf16, k, p.Hkv, p.Lk, p.st.k, BC) || !tensor_map(&tv, p, kBf16, v, p.Hkv, p.Lk, p.st.v, BC))
     return false;
-  auto kernel = wg::attention_forward_wgmma_kernel<kBf16, D, BC, kStages>;
+  auto kernel = wg::attention_forward_wgmma_kernel<kBf16, D, BC, kStages, kConsumers>;
   mma::allow_smem(kernel, Tiles::kSmemBytes);
   Tensor counter = Tensor::empty(Shape{1}, DType::Int32, q.device());
   TT_CUDA_CHECK(cudaMemsetAsync(counter.data_ptr(), 0, sizeof(int32_t), stream));

@@ -73,13 +73,17 @@ __device__ __forceinline__ void online_softmax(float (&sc)[BC / 2], float (&m_r)
   }
 }
 
-template <int D, int BC, int kStages>
+template <int D, int BC, int kStages, int kConsumers = 2>
 struct ForwardTiles {
-  // BC = BR: under a causal mask every key tile has a key at or before the warpgroups' first rows,
-  // so no warpgroup skips a tile (a skip would put the products on a divergent path: ptxas then
-  // serializes every wgmma of the kernel, warning C7520)
-  static_assert(BC == 128, "key tiles of 128 = BR");
-  static constexpr int BR = 128, kThreads = 384;
+  // No warpgroup skips a key tile (a skip would put the products on a divergent path: ptxas then
+  // serializes every wgmma of the kernel, warning C7520): under a causal mask a warpgroup's last
+  // tiles may lie wholly after its rows (BR = 192) and are computed anyway, their P all 0.
+  static_assert(BC == 128, "key tiles of 128");
+  static_assert(kConsumers == 2 || (kConsumers == 3 && D == 64), "registers: 3 consumers only at D = 64");
+  static constexpr int BR = 64 * kConsumers, kThreads = 128 * (kConsumers + 1);
+  // setmaxnreg: the registers the block is launched with (65536 / kThreads, a multiple of 8), moved
+  // from the producer warpgroup to the consumers
+  static constexpr int kProducerRegs = kConsumers == 2 ? 40 : 32, kConsumerRegs = kConsumers == 2 ? 232 : 160;
   static constexpr uint32_t kQBytes = BR * D * 2, kTileBytes = BC * D * 2;
   static constexpr uint32_t kBarBytes = 8 * (2 + 4 * kStages) + 8;
   // Q, kStages K tiles, kStages V tiles, the barriers and the tile slot; + 1024 to align the start
@@ -104,7 +108,7 @@ struct Ring {
 // first within a head (so that the blocks running together share one head's K/V in L2).
 struct ForwardTile {
   int64_t bh, q0;
-  __device__ ForwardTile(int i, int qblocks) : bh(i / qblocks), q0(int64_t(qblocks - 1 - i % qblocks) * 128) {}
+  __device__ ForwardTile(int i, int qblocks, int BR) : bh(i / qblocks), q0(int64_t(qblocks - 1 - i % qblocks) * BR) {}
 };
 
 // grid (blocks), 384 threads; tq, tk, tv: TMA maps of q (B, H, Lq, E), k, v (B, Hkv, Lk, E) with
@@ -113,13 +117,13 @@ struct ForwardTile {
 // tiles taken after the first grid's); the producer loads a tile's Q and K/V while the consumers
 // still finish the previous tile, and the K/V ring runs on across tiles. tile_counter = nullptr:
 // one tile per block (a grid of every tile).
-template <bool kBf16, int D, int BC, int kStages>
-__global__ void __launch_bounds__(384, 1)
+template <bool kBf16, int D, int BC, int kStages, int kConsumers = 2>
+__global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     attention_forward_wgmma_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
                                    const __grid_constant__ CUtensorMap tv, AttentionParams p, uint16_t* out,
                                    float* lse, int* tile_counter) {
 #if TT_HAS_WGMMA
-  using T = ForwardTiles<D, BC, kStages>;
+  using T = ForwardTiles<D, BC, kStages, kConsumers>;
   constexpr int BR = T::BR;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t Qs = smem_base(smem_raw), K0 = Qs + T::kQBytes, V0 = K0 + kStages * T::kTileBytes;
@@ -134,17 +138,17 @@ __global__ void __launch_bounds__(384, 1)
   };
   if (tid == 0) {
     mbar_init(ring.q_full(), 1);
-    mbar_init(ring.q_empty(), 256);  // every consumer thread arrives
+    mbar_init(ring.q_empty(), 128 * kConsumers);  // every consumer thread arrives
     for (int s = 0; s < kStages; ++s) {
       mbar_init(ring.k_full(s), 1), mbar_init(ring.v_full(s), 1);
-      mbar_init(ring.k_empty(s), 256), mbar_init(ring.v_empty(s), 256);
+      mbar_init(ring.k_empty(s), 128 * kConsumers), mbar_init(ring.v_empty(s), 128 * kConsumers);
     }
     mbar_init_fence();
   }
   __syncthreads();
 
   if (wg == 0) {  // producer
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(T::kProducerRegs));
     if (tid != 0) return;
     int it = 0;  // K/V tiles loaded so far: ring stage it % kStages, its round it / kStages
     for (int n = 0, i = blockIdx.x;; ++n) {
@@ -154,7 +158,7 @@ __global__ void __launch_bounds__(384, 1)
         mbar_arrive(ring.q_full());
         return;
       }
-      const ForwardTile tile(i, qblocks);
+      const ForwardTile tile(i, qblocks, BR);
       const int b = int(tile.bh / p.H), h = int(tile.bh % p.H), hk = h / int(p.H / p.Hkv);
       mbar_expect_tx(ring.q_full(), T::kQBytes);
       for (int half = 0; half < D / 64; ++half)
@@ -174,7 +178,7 @@ __global__ void __launch_bounds__(384, 1)
       i = tile_counter ? int(gridDim.x) + atomicAdd(tile_counter, 1) : tiles;
     }
   }
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(T::kConsumerRegs));
   const int cw = wg - 1, warp = (tid % 128) / 32, lane = tid % 32, g = lane / 4, t4 = lane % 4;
   const float sl2 = float(p.scale) * kLog2e;
   int it = 0;
@@ -182,7 +186,7 @@ __global__ void __launch_bounds__(384, 1)
     mbar_wait(ring.q_full(), n & 1);
     const int i = *slot;
     if (i < 0) return;
-    const ForwardTile tile(i, qblocks);
+    const ForwardTile tile(i, qblocks, BR);
     const int64_t b = tile.bh / p.H, h = tile.bh % p.H;
     const int64_t wrow0 = tile.q0 + 64 * cw, row_base = wrow0 + 16 * warp + g;  // fragment half r: row_base + 8 r
     const int ntiles = key_tiles(tile.q0);
