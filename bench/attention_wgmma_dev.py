@@ -5,22 +5,29 @@ strided q/k/v), then times them against torch's scaled_dot_product_attention (it
 kernels), alternating, medians, on B=4 H=16 T=4096 causal bf16.
 
     timeout 300 python3 bench/attention_wgmma_dev.py [--fwd 0 1] [--bwd 0 1 2 3] [--no-check] [--no-time] [-D X=1]
+    python3 bench/attention_wgmma_dev.py --so A=a.so --so B=b.so ...   # variants built elsewhere
+
+`--so NAME=PATH` loads prebuilt builds of the .cu (e.g. compiled here with different -D macros
+and carried to the GPU machine) instead of building; each is checked, and all are timed in the
+same rounds, alternating with torch.
 
 Profile: `ncu --set full --import-source yes -k regex:wgmma -o /tmp/attn python3
 bench/attention_wgmma_dev.py --once --lineinfo`, then `ncu -i /tmp/attn.ncu-rep --page source --csv
 --print-source sass` (per-instruction stall reasons).
 
 Forward configurations (wg_forward in the .cu): 0 as the library (warp-specialized, TMA, 128-key
-tiles, 2 stages, persistent blocks, three consumer warpgroups at D = 64 and two at 128), 1 two consumers
-and 3 stages, 2 the same with one block per tile, 3 two consumers and 2 stages. Backward: 0 the two-kernel backward the library runs
-under deterministic mode (dQ key tiles of 128, dK/dV query steps of 64), 1 dQ key tiles of 64, 2
-the warp-specialized one-pass backward with query steps of 64 (dQ tiles bulk-added into a float32
-accumulator; its zeroing, the D = rowsum(dO O) in torch, and attention_dq_store are timed with it),
-3 the same with query steps of 128 at D = 64 (the library's choice: cfg 3 at D = 64, cfg 2 at D =
+tiles, 2 stages, persistent blocks, three consumer warpgroups at D = 64 and two at 128), 1 two
+consumers and 3 stages, 2 the same with one block per tile, 3 two consumers and 2 stages.
+Backward: 0 the two-kernel backward the library runs under deterministic mode (dQ key tiles of
+128, dK/dV query steps of 64; D = rowsum(dO O) computed in torch, timed with it), 1 dQ key tiles
+of 64, 2 the warp-specialized one-pass backward with query steps of 64 (dQ tiles bulk-added into
+a float32 accumulator; its preparation kernel and attention_dq_store are timed with it), 3 the
+same with query steps of 128 at D = 64 (the library's choice: cfg 3 at D = 64, cfg 2 at D =
 128); 4 and 5: 2 and 3 with one block per tile instead of persistent blocks; 12 and 13: 2 and 3
-without the main kernel (the preparations and the dQ store, timed alone). `-D NAME` passes a macro to nvcc, for experiments. Run under `timeout`: a barrier-phase
-mistake in an experiment hangs, and so does a setmaxnreg split that asks for more registers than
-the block was launched with (e.g. 32 / 240 at 384 threads; 24 / 240 and 40 / 232 fit).
+without the main kernel (the preparation and the dQ store, timed alone). `-D NAME` passes a
+macro to nvcc, for experiments. Run under `timeout`: a barrier-phase mistake in an experiment
+hangs, and so does a setmaxnreg split that asks for more registers than the block was launched
+with (e.g. 32 / 240 at 384 threads; 24 / 240 and 40 / 232 fit).
 
 Needs nvcc and torch with CUDA; tinytorch itself need not be built. The backward here launches dQ
 and dK/dV back to back on one stream (tinytorch runs dQ on a side stream beside dK/dV).
