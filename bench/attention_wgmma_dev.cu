@@ -23,6 +23,18 @@ void set_strides(std::initializer_list<HeadStrides*> operands, const long* st) {
   for (HeadStrides* s : operands) s->b = st[3 * i], s->h = st[3 * i + 1], s->l = st[3 * i + 2], ++i;
 }
 
+// The persistent kernels' tile counter and the blocks of their grid (one per SM, fewer for fewer tiles).
+int* tile_counter() {
+  static int* counter = nullptr;
+  if (!counter) cudaMalloc(&counter, sizeof(int));
+  return counter;
+}
+unsigned persistent_blocks(long tiles) {
+  static int sms = 0;
+  if (!sms) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  return unsigned(tiles < sms ? tiles : sms);
+}
+
 template <class Kernel>
 void allow(Kernel kernel, size_t bytes) {
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
@@ -41,20 +53,14 @@ int forward(const AttentionParams& p, const void* q, const void* k, const void* 
             bool persistent) {
   using T = ForwardTiles<D, 128, kStages, kConsumers>;
   auto kernel = attention_forward_wgmma_kernel<kBf16, D, 128, kStages, kConsumers>;
-  static int* counter = nullptr;
-  static int sms = 0;
-  if (!counter) {
-    cudaMalloc(&counter, sizeof(int));
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-  }
   const long tiles = (p.Lq + T::BR - 1) / T::BR * p.B * p.H;
-  if (persistent) cudaMemsetAsync(counter, 0, sizeof(int));
+  if (persistent) cudaMemsetAsync(tile_counter(), 0, sizeof(int));
   allow(kernel, T::kSmemBytes);
   const CUtensorMap tq = tma_map(q, kBf16, p.B, p.H, p.Lq, p.E, p.st.q, T::BR);
   const CUtensorMap tk = tma_map(k, kBf16, p.B, p.Hkv, p.Lk, p.E, p.st.k, 128);
   const CUtensorMap tv = tma_map(v, kBf16, p.B, p.Hkv, p.Lk, p.E, p.st.v, 128);
-  kernel<<<unsigned(persistent && tiles > sms ? sms : tiles), T::kThreads, T::kSmemBytes>>>(
-      tq, tk, tv, p, (uint16_t*)out, lse, persistent ? counter : nullptr);
+  kernel<<<persistent ? persistent_blocks(tiles) : unsigned(tiles), T::kThreads, T::kSmemBytes>>>(
+      tq, tk, tv, p, (uint16_t*)out, lse, persistent ? tile_counter() : nullptr);
   return int(cudaGetLastError());
 }
 
@@ -82,15 +88,9 @@ int backward_fused(const AttentionParams& p, const void* q, const void* k, const
                    const float* lse, const void* out, void* gq, void* gk, void* gv, float* dq_acc, float* stats,
                    bool kernel, bool persistent) {
   using T = BackwardFusedTiles<D, BQ, 2>;
-  static int* counter = nullptr;
-  static int sms = 0;
-  if (!counter) {
-    cudaMalloc(&counter, sizeof(int));
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
-  }
   const long rows = T::acc_rows(p.Lq), threads = p.B * p.H * rows * (D / 8);
   attention_backward_prepare<kBf16, D, BQ><<<unsigned((threads + 255) / 256), 256>>>(
-      p, (const uint16_t*)go, (const uint16_t*)out, lse, stats, dq_acc, rows, counter);
+      p, (const uint16_t*)go, (const uint16_t*)out, lse, stats, dq_acc, rows, tile_counter());
   const long tiles = (p.Lk + T::BK - 1) / T::BK * p.B * p.Hkv;
   auto fused = attention_backward_fused_wgmma_kernel<kBf16, D, BQ, 2>;
   allow(fused, T::kSmemBytes);
@@ -99,8 +99,8 @@ int backward_fused(const AttentionParams& p, const void* q, const void* k, const
   const CUtensorMap tk = tma_map(k, kBf16, p.B, p.Hkv, p.Lk, p.E, p.st.k, T::BK);
   const CUtensorMap tv = tma_map(v, kBf16, p.B, p.Hkv, p.Lk, p.E, p.st.v, T::BK);
   if (kernel)
-    fused<<<unsigned(persistent && tiles > sms ? sms : tiles), T::kThreads, T::kSmemBytes>>>(
-        tq, tk, tv, tg, p, stats, (uint16_t*)gk, (uint16_t*)gv, dq_acc, persistent ? counter : nullptr);
+    fused<<<persistent ? persistent_blocks(tiles) : unsigned(tiles), T::kThreads, T::kSmemBytes>>>(
+        tq, tk, tv, tg, p, stats, (uint16_t*)gk, (uint16_t*)gv, dq_acc, persistent ? tile_counter() : nullptr);
   const long stores = p.B * p.H * p.Lq * (D / 8);
   attention_dq_store<kBf16, D, T::DQN><<<unsigned((stores + 255) / 256), 256>>>(p, dq_acc, (uint16_t*)gq, rows);
   return int(cudaGetLastError());

@@ -54,8 +54,9 @@ bool launch_forward_wgmma(const AttentionParams& p, const Tensor& q, const Tenso
 
 // One pass (attention_wgmma_backward_fused.cuh): the preparations (D = rowsum(dO O) and lse in
 // log2 units per query step, the float32 dQ accumulator and the tile counter zeroed), the kernel
-// (persistent blocks) adding dQ tiles into the accumulator, then dQ scaled and stored. Query steps of 128 at D = 64 and of 64 at D = 128
-// (registers), as FlashAttention-3. False where the driver refuses a tensor map.
+// (persistent blocks) adding dQ tiles into the accumulator, then dQ scaled and stored. Query steps
+// of 128 at D = 64 and of 64 at D = 128 (registers), as FlashAttention-3. False where the driver
+// refuses a tensor map.
 template <bool kBf16, int D>
 bool launch_backward_fused(const AttentionParams& p, const Tensor& gout, const Tensor& q, const Tensor& k,
                            const Tensor& v, const Tensor& out, const Tensor& lse, const Tensor& gq, const Tensor& gk,

@@ -104,19 +104,24 @@ struct Ring {
   __device__ uint32_t slot() const { return base + 16 + 8 * 4 * kStages; }
 };
 
-// The forward's tiles: tile i is 128 query rows of head bh = i / qblocks, the longest causal rows
+// The persistent kernels' tiles: block x takes tile x, then the next one nobody has taken (counter,
+// zeroed before the launch, counts the tiles taken after the first grid's); counter = nullptr: one
+// tile per block. Returns tiles or more once every tile is taken.
+__device__ __forceinline__ int next_tile(int* counter, int tiles) {
+  return counter ? int(gridDim.x) + atomicAdd(counter, 1) : tiles;
+}
+
+// The forward's tiles: tile i is BR query rows of head bh = i / qblocks, the longest causal rows
 // first within a head (so that the blocks running together share one head's K/V in L2).
 struct ForwardTile {
   int64_t bh, q0;
   __device__ ForwardTile(int i, int qblocks, int BR) : bh(i / qblocks), q0(int64_t(qblocks - 1 - i % qblocks) * BR) {}
 };
 
-// grid (blocks), 384 threads; tq, tk, tv: TMA maps of q (B, H, Lq, E), k, v (B, Hkv, Lk, E) with
-// boxes of (64 columns, 128 / BC / BC rows) -> out (B, H, Lq, E), lse (B, H, Lq). Persistent: block
-// x takes tile x, then the next one not taken (tile_counter, zeroed by the caller, counts the
-// tiles taken after the first grid's); the producer loads a tile's Q and K/V while the consumers
-// still finish the previous tile, and the K/V ring runs on across tiles. tile_counter = nullptr:
-// one tile per block (a grid of every tile).
+// grid (blocks), 128 (kConsumers + 1) threads; tq, tk, tv: TMA maps of q (B, H, Lq, E), k, v
+// (B, Hkv, Lk, E) with boxes of (64 columns, BR / BC / BC rows) -> out (B, H, Lq, E), lse (B, H,
+// Lq). Persistent (next_tile, tile_counter): the producer loads a tile's Q and K/V while the
+// consumers still finish the previous tile, and the K/V ring runs on across tiles.
 template <bool kBf16, int D, int BC, int kStages, int kConsumers = 2>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     attention_forward_wgmma_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
@@ -175,7 +180,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         for (int half = 0; half < D / 64; ++half)
           tma_load(V0 + s * T::kTileBytes + half * BC * 128, &tv, ring.v_full(s), 64 * half, t * BC, hk, b);
       }
-      i = tile_counter ? int(gridDim.x) + atomicAdd(tile_counter, 1) : tiles;
+      i = next_tile(tile_counter, tiles);
     }
   }
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(T::kConsumerRegs));

@@ -6,13 +6,15 @@
 // into a zeroed float32 accumulator by bulk reduce-adds of whole tiles (the order of the additions
 // varies: not bitwise deterministic), then scaled and stored by attention_dq_store.
 //
-// A block owns BK = 128 keys of one kv head and walks the query steps of BQ over the group's heads.
-// Warpgroup 0: its warp 0 loads the block's K/V once and each step's Q and dO by TMA and copies the
-// step's lse and D rows, into a ring of kStages stages guarded by mbarriers (full: the TMA bytes
-// landed and the 32 lanes arrived; empty: the consumers' 8 warps are done); its warp 1 adds the
-// consumers' dQ tiles to the accumulator (cp.reduce.async.bulk). Warpgroups 1 and 2 own 64 keys
-// each, with no block barrier in the loop; per step (the products' order lets the tensor cores run
-// under the exponentials and stores):
+// A tile is BK = 128 keys of one kv head, walked in query steps of BQ over the group's heads; the
+// blocks are persistent (next_tile, as the forward's). Warpgroup 0: one lane of its warp 0 loads
+// a tile's K/V (once the consumers are done with the last tile's) and each step's Q and dO by TMA
+// and its lse and D (from attention_backward_prepare) by one bulk copy, into a ring of kStages
+// stages guarded by mbarriers (full: the bytes landed; empty: the consumers' 8 warps are done);
+// its warp 1 adds the consumers' dQ tiles to the accumulator (cp.reduce.async.bulk) at the
+// addresses they leave beside them. Warpgroups 1 and 2 own 64 keys each, with no block barrier in
+// the loop; per step (the products' order lets the tensor cores run under the exponentials and
+// stores):
 //   S^T = K Q^T, dP^T = V dO^T (from shared memory, K-major), issued together; P^T while dP^T runs;
 //   dS^T = P^T (dP^T - D) -> shared memory (keys x queries, 128-byte swizzle, two buffers);
 //   dV += P^T dO (register A, dO read MN-major); after a barrier of the two consumers (the dS^T
@@ -54,8 +56,8 @@ __device__ __forceinline__ float2 unpack2(uint32_t x) {
 // preprocess): stats (B H, rows / BQ, 2, BQ), per query step lse in log2 units (+inf past Lq and
 // for rows without keys, so that P = 0 there) then D = rowsum(dO O) (0 past Lq), which the producer
 // copies with one bulk copy per step; dq_acc (B H rows D floats) and the kernel's tile counter
-// zeroed. rows = acc_rows(Lq);
-// D / 8 threads per row, 8 columns each (16-byte loads: rows 16-byte aligned, E a multiple of 8).
+// zeroed. rows = acc_rows(Lq); D / 8 threads per row, 8 columns each (16-byte loads: rows 16-byte
+// aligned, E a multiple of 8).
 template <bool kBf16, int D, int BQ>
 __global__ void attention_backward_prepare(AttentionParams p, const uint16_t* gout, const uint16_t* out,
                                            const float* lse, float* stats, float* dq_acc, int64_t rows,
@@ -117,9 +119,9 @@ struct BackwardTile {
 
 // grid (blocks), 384 threads; tq, tg: maps of q, gout (boxes of 64 columns x BQ rows); tk, tv: of
 // k, v (64 x 128); stats, dq_acc (zeroed) and tile_counter (zeroed) from attention_backward_prepare
-// -> gk, gv; dq_acc (layout above) += dS K (unscaled). Persistent, as the forward: block x takes
-// tile x, then the next one not taken; the producer loads a tile's K/V as soon as the consumers
-// are done with the previous tile's, and the Q/dO ring runs on across tiles.
+// -> gk, gv; dq_acc (layout above) += dS K (unscaled). Persistent (next_tile): the producer loads a
+// tile's K/V as soon as the consumers are done with the previous tile's, and the Q/dO ring runs on
+// across tiles.
 template <bool kBf16, int D, int BQ, int kStages>
 __global__ void __launch_bounds__(384, 1)
     attention_backward_fused_wgmma_kernel(const __grid_constant__ CUtensorMap tq,
@@ -209,7 +211,7 @@ __global__ void __launch_bounds__(384, 1)
         i0 += BQ, row += BQ;
         if (i0 >= p.Lq) row += rows - (i0 - tile.i_first), i0 = int(tile.i_first), ++h;
       }
-      i = tile_counter ? int(gridDim.x) + atomicAdd(tile_counter, 1) : tiles;
+      i = next_tile(tile_counter, tiles);
     }
   }
   asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
