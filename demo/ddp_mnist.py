@@ -31,19 +31,23 @@ from mnist import HERE, Net, datasets, test  # noqa: E402
 def main(argv=None):
     p = argparse.ArgumentParser(description="tinytorch MNIST with DistributedDataParallel")
     p.add_argument("--batch-size", type=int, default=64, help="per rank")
-    p.add_argument("--test-batch-size", type=int, default=1000)
-    p.add_argument("--epochs", type=int, default=1)
-    p.add_argument("--lr", type=float, default=1.0)
-    p.add_argument("--gamma", type=float, default=0.7)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--log-interval", type=int, default=20)
-    p.add_argument("--data", default=os.path.join(HERE, "data", "mnist"))
-    p.add_argument("--train-limit", type=int, default=None)
-    p.add_argument("--test-limit", type=int, default=None)
+    p.add_argument("--test-batch-size", type=int, default=1000, help="batch size of the test pass (default: 1000)")
+    p.add_argument("--epochs", type=int, default=1, help="epochs to train (default: 1)")
+    p.add_argument("--lr", type=float, default=1.0, help="Adadelta learning rate (default: 1.0)")
+    p.add_argument("--gamma", type=float, default=0.7, help="learning rate step gamma per epoch (default: 0.7)")
+    p.add_argument("--seed", type=int, default=1, help="random seed (default: 1)")
+    p.add_argument("--log-interval", type=int, default=20, help="steps between loss lines (default: 20)")
+    p.add_argument("--data", default=os.path.join(HERE, "data", "mnist"),
+                   help="directory of the MNIST IDX files (default: demo/data/mnist)")
+    p.add_argument("--train-limit", type=int, default=None, help="train on the first N images only (a quick run)")
+    p.add_argument("--test-limit", type=int, default=None, help="test on the first N images only")
     p.add_argument("--max-steps", type=int, default=None, help="stop each epoch after this many steps")
-    p.add_argument("--save-model", action="store_true")
+    p.add_argument("--save-model", action="store_true", help="rank 0 saves the model to mnist_cnn_ddp.pt")
+    p.add_argument("--threads", type=int, default=None, help="CPU threads per rank (default: tinytorch's)")
     args = p.parse_args(argv)
 
+    if args.threads:
+        torch.set_num_threads(args.threads)
     use_cuda = torch.cuda.is_available() and os.environ.get("TINYTORCH_BACKEND", "nccl") == "nccl"
     if use_cuda:
         local_rank = int(os.environ.get("LOCAL_RANK", "0"))

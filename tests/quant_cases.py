@@ -14,7 +14,7 @@ import tinytorch as tt
 
 try:
     from gguf import quants as gguf_quants
-except ImportError:  # optional dependency (pip install 'tinytorch[llm]')
+except ImportError:  # optional dependency (pip install '.[llm]')
     gguf_quants = None
 
 

@@ -1,14 +1,18 @@
-"""torchrun's launcher options on tinytorch.distributed.run (issue 16): --standalone,
---nproc-per-node auto|gpu|cpu|N, --log-dir with --redirects/--tee; quick 2-process CPU runs."""
+"""torchrun's launcher options on tinytorch.distributed.run: --standalone, --nproc-per-node
+auto|gpu|cpu|N, --log-dir with --redirects/--tee (quick 2-process CPU runs), and the mistakes it
+refuses before starting any worker."""
 import glob
 import os
 
 import pytest
 
+import tinytorch.cuda
 from dist_helpers import HAVE_MPI, launch
-from tinytorch.distributed.run import parse_args
+from tinytorch.distributed.run import main, parse_args
 
-BACKENDS = ["nccl"] + (["mpi"] if HAVE_MPI else [])   # "nccl": the plain local path, no GPU needed
+HAVE_CUDA = tinytorch.cuda.is_available()
+
+BACKENDS = ["none"] + (["mpi"] if HAVE_MPI else [])   # "none": the local path, no process group
 
 
 def _logs(log_dir, local_rank, name):
@@ -42,7 +46,7 @@ def test_tee_per_rank_spec(tmp_path, backend):
 
 
 def test_without_log_options_output_is_unchanged():
-    rc, out, _ = launch("streams.py", nproc=2, backend="nccl")
+    rc, out, _ = launch("streams.py", nproc=2, backend="none")
     assert rc == 0 and out.count("OUT from rank") == 2 and out.count("ERR from rank") == 2, out
 
 
@@ -62,3 +66,24 @@ def test_parse_nproc_and_standalone(monkeypatch):
                 ["--standalone", "--nnodes", "2", "x.py"]):
         with pytest.raises(SystemExit):
             parse_args(bad)
+
+
+def _refused(capsys, argv) -> str:
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
+    return capsys.readouterr().err
+
+
+@pytest.mark.skipif(HAVE_CUDA, reason="checks the message on a machine without GPUs")
+def test_nccl_without_gpus_is_refused_before_any_worker_starts(capsys):
+    err = _refused(capsys, ["--nproc-per-node", "2", "--backend", "nccl", os.path.abspath(__file__)])
+    assert "--backend nccl needs CUDA GPUs" in err and "--backend mpi" in err, err
+
+
+def test_a_missing_script_is_refused_before_any_worker_starts(capsys, tmp_path):
+    missing = str(tmp_path / "no_such_script.py")
+    err = _refused(capsys, ["--nproc-per-node", "2", "--backend", "mpi", missing])
+    assert "can't open the script" in err and missing in err, err
+    assert "no module named 'no_such_module_xyz'" in _refused(capsys, ["-m", "no_such_module_xyz"])
+    assert "is not an executable" in _refused(capsys, ["--no-python", str(tmp_path / "nothing")])

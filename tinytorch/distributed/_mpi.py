@@ -27,8 +27,8 @@ def _mpi():
     try:
         from mpi4py import MPI
     except ImportError as e:
-        raise RuntimeError("the mpi backend needs mpi4py and an MPI library: pip install 'tinytorch[dist]' "
-                           "(mpi4py mpich)") from e
+        raise RuntimeError("the mpi backend needs mpi4py and an MPI library: pip install mpi4py mpich "
+                           "(the [dist] extra of tinytorch's checkout)") from e
     return MPI
 
 

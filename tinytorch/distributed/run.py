@@ -51,15 +51,19 @@ def _default_backend() -> str:
         return "mpi"
 
 
+def _cuda_devices() -> int:
+    try:
+        import tinytorch.cuda
+        return tinytorch.cuda.device_count() if tinytorch.cuda.is_available() else 0
+    except Exception:
+        return 0
+
+
 def _nproc(value: str) -> int:
     """torchrun's --nproc-per-node: a number, 'gpu' (the CUDA devices), 'cpu' (the CPU cores) or
     'auto' (the CUDA devices when there are any, else the CPU cores)."""
     if value in ("auto", "gpu"):
-        try:
-            import tinytorch.cuda
-            gpus = tinytorch.cuda.device_count() if tinytorch.cuda.is_available() else 0
-        except Exception:
-            gpus = 0
+        gpus = _cuda_devices()
         if gpus:
             return gpus
         if value == "gpu":
@@ -73,8 +77,37 @@ def _nproc(value: str) -> int:
         raise ValueError(f"--nproc-per-node: expected a number, 'auto', 'gpu' or 'cpu', got {value!r}") from None
 
 
-def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m tinytorch.distributed.run",
+def _first_problem(a) -> str | None:
+    """What would make every worker fail in its first second, checked before any starts: a script
+    that isn't there, or the nccl backend without CUDA GPUs."""
+    if a.no_python:
+        if shutil.which(a.script) is None:
+            return f"--no-python: {a.script!r} is not an executable file or a command on PATH"
+    elif a.module:
+        import importlib.util
+        try:
+            found = importlib.util.find_spec(a.script) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            return f"-m: no module named {a.script!r}"
+    elif not os.path.isfile(a.script):
+        return f"can't open the script {a.script!r} (from {os.getcwd()}): no such file"
+    if a.backend == "nccl":
+        gpus = _cuda_devices()
+        if gpus == 0:
+            return ("--backend nccl needs CUDA GPUs and this machine has none (or tinytorch was built without "
+                    "CUDA); --backend mpi runs the workers on CPUs (pip install mpi4py mpich)")
+        if a.nproc_per_node > gpus:
+            return (f"--backend nccl runs one worker per GPU: --nproc-per-node {a.nproc_per_node} but this "
+                    f"machine has {gpus} CUDA GPU(s); use --nproc-per-node {gpus} (or gpu), or --backend mpi on CPUs")
+    return None
+
+
+def parse_args(argv=None, check_launch: bool = False):
+    """The launcher's options; with ``check_launch``, also refuses (exit 2) what would make every
+    worker fail at once (see :func:`_first_problem`)."""
+    p = argparse.ArgumentParser(prog="tinytorch-run",
                                 description="Start distributed tinytorch workers (as torchrun).")
     p.add_argument("--nproc-per-node", "--nproc_per_node", default="1",
                    help="workers per node: a number, 'gpu', 'cpu' or 'auto' (GPUs if any, else CPU cores)")
@@ -87,8 +120,10 @@ def parse_args(argv=None):
                    help="a single-node job on a free local port (sets --nnodes 1, --master-addr 127.0.0.1)")
     p.add_argument("--max-restarts", "--max_restarts", type=int, default=0,
                    help="restart all of this node's workers up to this many times when one fails")
-    p.add_argument("--backend", choices=["nccl", "mpi"], default=None,
-                   help="default: nccl when a CUDA GPU is available, else mpi")
+    p.add_argument("--backend", choices=["nccl", "mpi", "none"], default=None,
+                   help="nccl (one worker per CUDA GPU) or mpi (CPUs, through mpiexec); none starts the workers "
+                        "with the env:// variables but no TINYTORCH_BACKEND, for scripts that pick their own or "
+                        "start no process group. Default: nccl when a CUDA GPU is available, else mpi")
     p.add_argument("--log-dir", "--log_dir", default=None,
                    help="directory for the workers' log files: <log-dir>/<run id>/attempt_<n>/<local rank>/"
                         "{stdout,stderr}.log (default with --redirects/--tee: a new temporary directory)")
@@ -118,6 +153,9 @@ def parse_args(argv=None):
         a.master_port = _free_port() if a.nnodes == 1 else 29500
     if a.backend is None:
         a.backend = _default_backend()
+    problem = _first_problem(a) if check_launch else None
+    if problem:
+        p.error(problem)
     if a.log_dir is None and any(v for d in (a.redirects, a.tee) for v in d.values()):
         a.log_dir = tempfile.mkdtemp(prefix="tinytorch-run-logs-")
     if a.log_dir is not None:
@@ -234,6 +272,8 @@ def _env(a, rank: int, local_rank: int, restart: int, run_id: str) -> dict:
                LOCAL_WORLD_SIZE=str(a.nproc_per_node), GROUP_RANK=str(a.node_rank), NODE_RANK=str(a.node_rank),
                MASTER_ADDR=a.master_addr, MASTER_PORT=str(a.master_port), TINYTORCH_BACKEND=a.backend,
                TINYTORCH_RESTART_COUNT=str(restart), TINYTORCH_RUN_ID=run_id, PYTHONUNBUFFERED="1")
+    if a.backend == "none":
+        env.pop("TINYTORCH_BACKEND")
     return env
 
 
@@ -339,7 +379,7 @@ def _run_mpi(a, sigs: _Signals, restart: int, run_id: str) -> int:
 
 
 def main(argv=None) -> int:
-    a = parse_args(argv)
+    a = parse_args(argv, check_launch=True)
     run_id = uuid.uuid4().hex[:12]
     if a.log_dir is not None:
         sys.stderr.write(f"tinytorch.distributed.run: worker logs in {os.path.join(a.log_dir, run_id)}\n")

@@ -3,7 +3,7 @@ gemma2) loadable from Hugging Face safetensors checkpoints and llama.cpp GGUF fi
 generation.
 
 The GGUF reader (``gguf``), the tokenizer (``tokenizers``) and chat templates (``jinja2``) are optional
-dependencies (``pip install 'tinytorch[llm]'``), imported only where they are used."""
+dependencies (``pip install '.[llm]'``), imported only where they are used."""
 from tinytorch.models.config import LlamaConfig
 from tinytorch.models.kv_cache import KVCache
 from tinytorch.models.layers import LlamaAttention, LlamaDecoderLayer, LlamaMLP, swiglu

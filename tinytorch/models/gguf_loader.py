@@ -1,5 +1,6 @@
-"""Loading llama.cpp GGUF files (architectures llama, mistral, qwen2, qwen3, gemma, gemma2) through the
-``gguf`` package: the metadata becomes a :class:`LlamaConfig`, the tensors get Hugging Face names.
+"""Loading llama.cpp GGUF files (architectures llama, mistral, qwen2, qwen3, gemma, gemma2), parsed and
+checked by :mod:`tinytorch.models.gguf_file`: the metadata becomes a :class:`LlamaConfig`, the tensors
+get Hugging Face names, and the tensor table is checked against the config before the model is built.
 
 * llama.cpp's converter permutes the rows of llama's q/k weights so that its rotary pairs
   neighbouring dims (GPT-J); we undo that permutation (as transformers' GGUF loader), so the model
@@ -10,8 +11,11 @@
 * gemma2's GGUF has no ``query_pre_attn_scalar``: llama.cpp scales the scores by 1/sqrt(head_dim),
   or 1/sqrt(hidden / heads) for the 46-layer (27B) model; we do the same.
 * F32/F16/BF16 tensors are read as they are stored and cast once to the model dtype (default
-  float32); quantized tensors are dequantized once with ``gguf.quants.dequantize``. Linear layers
-  are built by :func:`_make_linear`, where a packed quantized layer will plug in.
+  float32); quantized tensors that stay dense (the embedding rows, a float64 model) are dequantized
+  once, by tinytorch's kernels for the types it packs (bit-identical to ``gguf.quants.dequantize``)
+  and by the ``gguf`` package for the others. Linear layers are built by :func:`_make_linear`;
+  q/k/v and gate/up of a layer are copied once, out of the memory map, into one packed buffer that
+  the fused projections (``qkv_proj``, ``gate_up_proj``) and the three or two layers share.
 """
 from __future__ import annotations
 
@@ -22,9 +26,12 @@ from typing import Any, Dict, Optional
 
 import numpy as np
 
+from tinytorch import _C
 from tinytorch._creation import from_numpy
 from tinytorch._dtype import bfloat16, float32, float64
+from tinytorch._tensor import _wrap
 from tinytorch.models.config import LlamaConfig
+from tinytorch.models.gguf_file import GGML_TYPES, GGUFFile, read_gguf
 from tinytorch.models.init_control import Linear, no_init_weights
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.modules.quantized import SUPPORTED_QTYPES, QuantizedLinear
@@ -32,7 +39,7 @@ from tinytorch.nn.parameter import Parameter
 from tinytorch._safetensors_format import _from_raw
 from tinytorch.tensor import Tensor
 
-LLM_EXTRA = "pip install 'tinytorch[llm]'"
+LLM_EXTRA = "pip install gguf tokenizers jinja2 (the [llm] extra: pip install '.[llm]' in tinytorch's checkout)"
 SUPPORTED_ARCHITECTURES = ("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2")
 _PERMUTED_QK = ("llama", "mistral")  # convert_hf_to_gguf.py permutes q/k rows for these
 _GLOBAL_TENSORS = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
@@ -47,10 +54,13 @@ _ARCH_BLOCK_TENSORS = {   # per architecture, on top of _BLOCK_TENSORS
                "post_ffw_norm": "post_feedforward_layernorm"},
 }
 _LINEARS = {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"}
+_FUSED = (("attn_q", "attn_k", "attn_v"), ("ffn_gate", "ffn_up"))   # LlamaAttention/LlamaMLP.fuse_projections
+_F32, _F16, _BF16 = 0, 1, 30   # ggml type codes
 _BLOCK_NAME = re.compile(r"^blk\.(\d+)\.(\w+)\.(weight|bias)$")
 
 
 def import_gguf():
+    """The ``gguf`` package (needed only to dequantize types tinytorch has no kernel for)."""
     try:
         import gguf
     except ImportError:
@@ -58,34 +68,15 @@ def import_gguf():
     return gguf
 
 
-def open_gguf(path) -> Any:
-    """A ``gguf.GGUFReader`` of path, with a clear error for a missing, truncated or corrupt file."""
-    gguf = import_gguf()
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"load_gguf: no such file: {path}")
-    with open(path, "rb") as f:
-        magic = f.read(4)
-    if magic != b"GGUF":
-        raise ValueError(f"load_gguf: {path} is not a GGUF file (magic {magic!r}, expected b'GGUF')")
-    try:
-        return gguf.GGUFReader(path)
-    except Exception as e:  # the reader raises whatever numpy/struct raise on a short or bad file
-        raise ValueError(f"load_gguf: {path} is truncated or corrupt ({type(e).__name__}: {e})") from None
+def open_gguf(path) -> GGUFFile:
+    """The parsed and checked :class:`~tinytorch.models.gguf_file.GGUFFile` at path; a missing file
+    raises FileNotFoundError, a file that is not GGUF, truncated or corrupt a ValueError naming it."""
+    return read_gguf(path)
 
 
-def field_value(reader, key: str, default=None):
+def field_value(reader: GGUFFile, key: str, default=None):
     """The metadata value under key (str, number, bool, or a list of them), or default."""
-    gguf = import_gguf()
-    field = reader.fields.get(key)
-    if field is None:
-        return default
-    types = field.types
-    def scalar(part, t):
-        return bytes(part).decode("utf-8") if t == gguf.GGUFValueType.STRING else part.tolist()[0]
-    if types[0] == gguf.GGUFValueType.ARRAY:
-        return [scalar(field.parts[i], types[-1]) for i in field.data]
-    return scalar(field.parts[field.data[0]], types[0])
+    return reader.value(key, default)
 
 
 def config_from_gguf(reader, path: str) -> LlamaConfig:
@@ -99,9 +90,18 @@ def config_from_gguf(reader, path: str) -> LlamaConfig:
         if v is None and required:
             raise ValueError(f"load_gguf: {path} lacks the metadata key {arch}.{name}")
         return v
-    heads = key("attention.head_count", required=True)
-    hidden = key("embedding_length", required=True)
-    head_dim = key("attention.key_length", hidden // heads)
+    def size(name, default=None, required=False):   # a count or width: a positive int
+        v = key(name, default, required)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v <= 0):
+            raise ValueError(f"load_gguf: {path}: metadata key {arch}.{name} must be a positive integer, got {v!r}")
+        return v
+    heads = size("attention.head_count", required=True)
+    hidden = size("embedding_length", required=True)
+    head_dim = size("attention.key_length", hidden // heads)
+    layers = size("block_count", required=True)
+    if layers > len(reader.tensors):
+        raise ValueError(f"load_gguf: {path}: block_count {layers}, but the file holds {len(reader.tensors)} "
+                         "tensors in all (each block has several)")
     rot = key("rope.dimension_count", head_dim)
     if rot != head_dim:
         raise NotImplementedError(f"load_gguf: {path}: partial rotary (rope.dimension_count={rot} < head_dim="
@@ -112,17 +112,18 @@ def config_from_gguf(reader, path: str) -> LlamaConfig:
         scaling = {"rope_type": "linear", "factor": float(key("rope.scaling.factor", 1.0))}
     elif kind not in ("none", None):
         raise NotImplementedError(f"load_gguf: {path}: rope scaling {kind!r} is not supported (none, linear)")
-    names = {t.name for t in reader.tensors}
+    names = reader.tensors
     if "rope_freqs.weight" in names:
-        factors = next(t for t in reader.tensors if t.name == "rope_freqs.weight").data
+        factors = names["rope_freqs.weight"].data
         scaling = {"rope_type": "freq_factors", "factors": [float(x) for x in np.asarray(factors).ravel()]}
-    tokens = reader.fields.get("tokenizer.ggml.tokens")
-    vocab = key("vocab_size", len(tokens.data) if tokens is not None else None)
+    tokens = reader.metadata.get("tokenizer.ggml.tokens")
+    vocab = size("vocab_size", len(tokens) if isinstance(tokens, list) else None)
     if vocab is None:
-        vocab = next(t.shape[-1] for t in reader.tensors if t.name == "token_embd.weight")
+        if "token_embd.weight" not in names:
+            raise ValueError(f"load_gguf: {path} has no vocab_size, tokenizer.ggml.tokens or token_embd.weight")
+        vocab = names["token_embd.weight"].dims[-1]
     gemma2 = {}
     if arch == "gemma2":
-        layers = key("block_count", required=True)
         gemma2 = dict(attn_logit_softcapping=key("attn_logit_softcapping"),
                       final_logit_softcapping=key("final_logit_softcapping"),
                       sliding_window=key("attention.sliding_window"),
@@ -135,9 +136,9 @@ def config_from_gguf(reader, path: str) -> LlamaConfig:
         model_type = "mistral"
     return LlamaConfig(
         model_type=model_type, vocab_size=int(vocab), hidden_size=hidden,
-        intermediate_size=key("feed_forward_length", required=True),
-        num_hidden_layers=key("block_count", required=True), num_attention_heads=heads,
-        num_key_value_heads=key("attention.head_count_kv", heads), head_dim=head_dim,
+        intermediate_size=size("feed_forward_length", required=True),
+        num_hidden_layers=layers, num_attention_heads=heads,
+        num_key_value_heads=size("attention.head_count_kv", heads), head_dim=head_dim,
         max_position_embeddings=key("context_length", 2048),
         rms_norm_eps=float(key("attention.layer_norm_rms_epsilon", 1e-5)),
         rope_theta=float(key("rope.freq_base", 10000.0)), rope_scaling=scaling,
@@ -156,29 +157,44 @@ def unpermute_rows(rows: np.ndarray, n_head: int) -> np.ndarray:
 
 @dataclass
 class WeightInfo:
-    """One GGUF tensor: its names, ggml type, logical shape (numpy order: rows first) and raw data
-    (rows already un-permuted; quantized types as uint8 blocks, one row of blocks per row)."""
+    """One GGUF tensor: its names, ggml type code, logical shape (numpy order: rows first) and raw data
+    (rows already un-permuted; quantized types as uint8 blocks, one row of blocks per row; a read-only
+    view of the file unless un-permuted)."""
     gguf_name: str
     hf_name: str
-    qtype: Any
+    qtype: int
     shape: tuple
     raw: np.ndarray
 
+    @property
+    def type_name(self) -> str:
+        return GGML_TYPES[self.qtype][0]
+
+
+def _writable(a: np.ndarray) -> np.ndarray:
+    """a, or a contiguous copy when it is read-only (the file's map) or strided (a tensor borrows it)."""
+    return a if a.flags.writeable and a.flags.c_contiguous else np.array(a, order="C")
+
 
 def dense(info: WeightInfo, dtype, device) -> Tensor:
-    """The tensor as a dense ``dtype`` tensor: F32/F16 read as stored, BF16 from its bits, other
-    types dequantized once with ``gguf.quants.dequantize``."""
-    gguf = import_gguf()
-    T = gguf.GGMLQuantizationType
-    if info.qtype in (T.F32, T.F16):
-        t = from_numpy(np.ascontiguousarray(info.raw).copy())
-    elif info.qtype == T.BF16:
-        t = _from_raw(np.ascontiguousarray(info.raw).view(np.uint16).reshape(info.shape).copy(), bfloat16)
+    """The tensor as a dense ``dtype`` tensor: F32/F16 read as stored, BF16 from its bits, the packed
+    types tinytorch runs dequantized to float32 by its kernel, other types by ``gguf.quants.dequantize``."""
+    q = info.qtype
+    if q in (_F32, _F16):
+        t = from_numpy(_writable(info.raw))
+    elif q == _BF16:
+        t = _from_raw(_writable(info.raw.view(np.uint16).reshape(info.shape)), bfloat16)
+    elif q in SUPPORTED_QTYPES:
+        k = info.shape[-1]
+        rows = info.raw.size // _C.quant_row_bytes(q, k)
+        t = _wrap(_C.quant_dequantize(from_numpy(_writable(info.raw))._impl, q, rows, k, float32.code))
+        t = t.reshape(info.shape)
     else:
+        gguf = import_gguf()
         try:
-            arr = gguf.quants.dequantize(info.raw, info.qtype)
+            arr = gguf.quants.dequantize(info.raw, gguf.GGMLQuantizationType(q))
         except NotImplementedError:
-            raise NotImplementedError(f"load_gguf: tensor {info.gguf_name} has ggml type {info.qtype.name}, which "
+            raise NotImplementedError(f"load_gguf: tensor {info.gguf_name} has ggml type {info.type_name}, which "
                                       "gguf cannot dequantize") from None
         t = from_numpy(np.ascontiguousarray(arr, dtype=np.float32).reshape(info.shape))
     return t.to(device=device, dtype=dtype)
@@ -192,17 +208,20 @@ def norm_weight_minus_one(info: WeightInfo, dtype, device) -> Tensor:
 
 
 # ---------------------------------------------------------------------------------------------------
-# The one place a GGUF linear layer is built. Today: dequantize once into a dense nn.Linear.
-# Packed quantized layers (tinytorch.nn.QuantizedLinear) will plug in here, keyed on info.qtype.
+# The one place a GGUF linear layer is built: packed (QuantizedLinear) for the block types it runs,
+# else dequantized once into a dense nn.Linear.
 # ---------------------------------------------------------------------------------------------------
-def _make_linear(weight_info: WeightInfo, bias: Optional[Tensor] = None, dtype=float32, device=None) -> Module:
+def _make_linear(weight_info: WeightInfo, bias: Optional[Tensor] = None, dtype=float32, device=None,
+                 packed: Optional[Tensor] = None) -> Module:
     """The Linear layer for one GGUF weight (out_features, in_features): a packed
     :class:`~tinytorch.nn.QuantizedLinear` for the block types it runs (weights stay 4-8 bits,
-    dequantized inside the matvec), else a dense Linear in ``dtype`` (dequantized once)."""
+    dequantized inside the matvec; ``packed``, when given, holds the blocks already out of the file),
+    else a dense Linear in ``dtype`` (dequantized once)."""
     out_f, in_f = weight_info.shape
     if int(weight_info.qtype) in SUPPORTED_QTYPES and dtype != float64:
         try:
-            return QuantizedLinear(in_f, out_f, int(weight_info.qtype), weight_info.raw, bias, device)
+            return QuantizedLinear(in_f, out_f, int(weight_info.qtype),
+                                   weight_info.raw if packed is None else packed, bias, device)
         except ValueError:
             pass            # e.g. a K-quant row not a multiple of 256 weights: dense below
     with no_init_weights():
@@ -213,11 +232,10 @@ def _make_linear(weight_info: WeightInfo, bias: Optional[Tensor] = None, dtype=f
     return layer
 
 
-def _weight_infos(reader, config: LlamaConfig, arch: str, path: str) -> Dict[str, WeightInfo]:
-    gguf = import_gguf()
+def _weight_infos(reader: GGUFFile, config: LlamaConfig, arch: str, path: str) -> Dict[str, WeightInfo]:
     infos = {}
     block_tensors = {**_BLOCK_TENSORS, **_ARCH_BLOCK_TENSORS.get(arch, {})}
-    for t in reader.tensors:
+    for t in reader.tensors.values():
         if t.name == "rope_freqs.weight":
             continue
         m = _BLOCK_NAME.match(t.name)
@@ -228,25 +246,80 @@ def _weight_infos(reader, config: LlamaConfig, arch: str, path: str) -> Dict[str
         else:
             raise NotImplementedError(f"load_gguf: {path}: tensor {t.name!r} has no place in a {arch} model "
                                       "(unsupported variant)")
-        shape = tuple(int(x) for x in reversed(t.shape.tolist()))   # ggml ne order -> numpy order
         raw = t.data
         if m and arch in _PERMUTED_QK and m.group(2) in ("attn_q", "attn_k"):
             heads = config.num_attention_heads if m.group(2) == "attn_q" else config.num_key_value_heads
-            raw = unpermute_rows(np.asarray(raw), heads)
-        qtype = gguf.GGMLQuantizationType(int(t.tensor_type))
-        infos[hf] = WeightInfo(t.name, hf, qtype, shape, raw)
+            if t.shape[0] % (2 * heads):
+                raise ValueError(f"load_gguf: {path}: tensor {t.name} has {t.shape[0]} rows, not a multiple of "
+                                 f"2 x {heads} heads")
+            raw = unpermute_rows(raw, heads)
+        infos[hf] = WeightInfo(t.name, hf, t.ggml_type, t.shape, raw)
     return infos
 
 
+def _check_table(infos: Dict[str, WeightInfo], config: LlamaConfig, arch: str, path: str) -> None:
+    """Every block's weights present and the big ones (embedding, projections) of the config's shapes,
+    checked before the model is built, so a file whose metadata claims more than its tensors hold
+    (a huge block_count or width) fails here instead of allocating that model."""
+    h, hd, inter = config.hidden_size, config.head_dim, config.intermediate_size
+    q, kv = config.num_attention_heads * hd, config.num_key_value_heads * hd
+    want = {"attn_q": (q, h), "attn_k": (kv, h), "attn_v": (kv, h), "attn_output": (h, q),
+            "ffn_gate": (inter, h), "ffn_up": (inter, h), "ffn_down": (h, inter)}
+    block_tensors = {**_BLOCK_TENSORS, **_ARCH_BLOCK_TENSORS.get(arch, {})}
+    problems = []
+    embed = infos.get("model.embed_tokens.weight")
+    if embed is None:
+        problems.append("token_embd.weight is missing")
+    elif embed.shape != (config.vocab_size, h):
+        problems.append(f"token_embd.weight: file {list(embed.shape)}, config {[config.vocab_size, h]}")
+    for i in range(config.num_hidden_layers):
+        for short, name in block_tensors.items():
+            info = infos.get(f"model.layers.{i}.{name}.weight")
+            if info is None:
+                problems.append(f"blk.{i}.{short}.weight is missing")
+            elif short in want and info.shape != want[short]:
+                problems.append(f"blk.{i}.{short}.weight: file {list(info.shape)}, config {list(want[short])}")
+            if len(problems) >= 8:
+                break
+        if len(problems) >= 8:
+            break
+    if problems:
+        raise ValueError(f"load_gguf: {path}: the tensors do not match the metadata ({config.num_hidden_layers} "
+                         f"blocks, hidden {h}, intermediate {inter}, vocab {config.vocab_size}): "
+                         f"{'; '.join(problems)}")
+
+
+def _packed_groups(infos: Dict[str, WeightInfo], config: LlamaConfig, dtype) -> Dict[str, Tensor]:
+    """hf name -> the packed rows of q/k/v (gate/up) of each layer as row views of one buffer per group
+    (copied once out of the file), so that ``fuse_projections`` stacks them without another copy."""
+    views: Dict[str, Tensor] = {}
+    if dtype == float64:
+        return views
+    for i in range(config.num_hidden_layers):
+        for group in _FUSED:
+            members = [infos.get(f"model.layers.{i}.{_BLOCK_TENSORS[g]}.weight") for g in group]
+            if any(m is None for m in members) or len({(m.qtype, m.shape[1]) for m in members}) != 1 \
+                    or members[0].qtype not in SUPPORTED_QTYPES:
+                continue
+            rows = from_numpy(np.concatenate([m.raw.reshape(m.shape[0], -1) for m in members]))
+            start = 0
+            for m in members:
+                views[m.hf_name] = rows.narrow(0, start, m.shape[0])
+                start += m.shape[0]
+    return views
+
+
 def load_gguf(cls, path, dtype=None, device=None):
-    """Builds ``cls`` (a :class:`LlamaForCausalLM`) from a GGUF file. Everything is checked against
-    the config before the model is returned; a mismatch names the tensor and both shapes."""
+    """Builds ``cls`` (a :class:`LlamaForCausalLM`) from a GGUF file. The tensor table is checked
+    against the config before the model is built, and every tensor before the model is returned; a
+    mismatch names the tensor and both shapes."""
     path = os.fspath(path)
     reader = open_gguf(path)
     arch = field_value(reader, "general.architecture")
     config = config_from_gguf(reader, path)
     dtype = dtype or float32
     infos = _weight_infos(reader, config, arch, path)
+    _check_table(infos, config, arch, path)
     with no_init_weights():
         model = cls(config, device=device, dtype=dtype)
     own = model.state_dict(keep_vars=True)
@@ -257,6 +330,7 @@ def load_gguf(cls, path, dtype=None, device=None):
     if missing or unexpected or bad:
         raise ValueError(f"load_gguf: {path} does not match its own metadata: missing {missing[:8]}, unexpected "
                          f"{unexpected[:8]}, shape mismatches {bad[:8]}")
+    packed = _packed_groups(infos, config, dtype)
     for hf, info in infos.items():
         module_path, _, kind = hf.rpartition(".")
         if info.gguf_name.split(".")[-2] in _LINEARS or hf == "lm_head.weight":
@@ -266,7 +340,7 @@ def load_gguf(cls, path, dtype=None, device=None):
             bias = dense(bias_info, dtype, device) if bias_info is not None else None
             parent_path, _, child = module_path.rpartition(".")
             setattr(model.get_submodule(parent_path) if parent_path else model, child,
-                    _make_linear(info, bias, dtype, device))
+                    _make_linear(info, bias, dtype, device, packed.get(hf)))
         else:
             module = model.get_submodule(module_path)
             if config.gemma_norm and info.gguf_name.endswith("norm.weight"):

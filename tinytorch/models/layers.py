@@ -28,7 +28,9 @@ def stack_rows(layers) -> Optional[QuantizedLinear]:
     if not all(isinstance(m, QuantizedLinear) and m.qtype == first.qtype and m.in_features == first.in_features
                and (m.bias is None) == (first.bias is None) for m in layers):
         return None
-    data = cat([m.qweight for m in layers], 0)
+    data = _adjacent_rows([m.qweight for m in layers])
+    if data is None:
+        data = cat([m.qweight for m in layers], 0)
     bias = cat([m.bias for m in layers], 0) if first.bias is not None else None
     fused = QuantizedLinear(first.in_features, sum(m.out_features for m in layers), first.qtype, data, bias)
     start = 0
@@ -38,6 +40,22 @@ def stack_rows(layers) -> Optional[QuantizedLinear]:
             m.bias = fused.bias.narrow(0, start, m.out_features)
         start += m.out_features
     return fused
+
+
+def _adjacent_rows(parts) -> Optional[Tensor]:
+    """The rows of ``parts`` (contiguous (rows_i, row_bytes) views) as one view, when they lie back to back
+    in one storage (the GGUF loader packs q/k/v so); else None. One storage: the same base address."""
+    first = parts[0]
+    base = first.data_ptr() - first.storage_offset() * first.element_size()
+    end = first.data_ptr()
+    for p in parts:
+        if (p.device != first.device or p.dtype != first.dtype or not p.is_contiguous() or p.dim() != 2
+                or p.shape[1] != first.shape[1] or p.data_ptr() != end
+                or p.data_ptr() - p.storage_offset() * p.element_size() != base):
+            return None
+        end += p.numel() * p.element_size()
+    rows = sum(p.shape[0] for p in parts)
+    return first.as_strided((rows, first.shape[1]), (first.shape[1], 1), first.storage_offset())
 
 
 _ACTIVATIONS = ("silu", "gelu_tanh", "gelu")

@@ -18,7 +18,15 @@ from tinytorch.nn.modules.container import ModuleList
 from tinytorch.models.init_control import Linear
 from tinytorch.models.init_control import Embedding
 from tinytorch.nn.modules.module import Module
+from tinytorch.nn.modules.quantized import QuantizedLinear
 from tinytorch.tensor import Tensor
+
+
+def _inside_another(t: Tensor, others) -> bool:
+    """Whether t's bytes lie within a larger tensor's among others (a row view of a fused weight)."""
+    lo, hi = t.data_ptr(), t.data_ptr() + t.numel() * t.element_size()
+    return any(o is not t and o.numel() > t.numel() and o.device == t.device and o.data_ptr() <= lo
+               and hi <= o.data_ptr() + o.numel() * o.element_size() for o in others)
 
 
 def positions_from_mask(attention_mask: Tensor) -> Tensor:
@@ -141,6 +149,40 @@ class LlamaForCausalLM(Module):
         # a packed head (QuantizedLinear from a GGUF's embedding blocks) is already tied by content
         if self.config.tie_word_embeddings and isinstance(self.lm_head, Linear):
             self.lm_head.weight = self.model.embed_tokens.weight
+
+    def num_parameters(self, only_trainable: bool = False, exclude_embeddings: bool = False) -> int:
+        """The number of weights, as transformers' ``num_parameters``: each counted once, whatever
+        its layer type (a tied head is the embedding; a packed :class:`~tinytorch.nn.QuantizedLinear`
+        counts its in x out weights, and layers whose packed rows are views of a fused layer's, such
+        as q/k/v beside ``qkv_proj``, count within it)."""
+        skip = {id(m) for m in (self.model.embed_tokens, self.lm_head)} if exclude_embeddings else set()
+        if self.config.tie_word_embeddings:
+            skip.add(id(self.lm_head))
+        packed, dense = [], {}
+        for module in self.modules():
+            if id(module) in skip:
+                continue
+            if isinstance(module, QuantizedLinear):
+                if not only_trainable:
+                    bias = module.bias.numel() if module.bias is not None else 0
+                    packed.append((module.qweight, module.in_features * module.out_features + bias))
+                continue
+            for p in module.parameters(recurse=False):
+                if p.requires_grad or not only_trainable:
+                    dense[id(p)] = p
+        return (sum(p.numel() for p in dense.values())
+                + sum(n for t, n in packed if not _inside_another(t, [q for q, _ in packed])))
+
+    def get_memory_footprint(self) -> int:
+        """Bytes held by the parameters and buffers, each storage counted once (as transformers'
+        ``get_memory_footprint``; packed weights count as stored)."""
+        spans = sorted({(t.data_ptr(), t.data_ptr() + t.numel() * t.element_size())
+                        for t in list(self.parameters()) + list(self.buffers()) if t.numel()})
+        total, end = 0, 0
+        for lo, hi in spans:   # union of the byte ranges: views of one storage count once
+            total += max(0, hi - max(lo, end))
+            end = max(end, hi)
+        return total
 
     def forward(self, input_ids: Tensor, attention_mask: Optional[Tensor] = None,
                 position_ids: Optional[Tensor] = None, past_key_values: Optional[KVCache] = None,

@@ -39,9 +39,12 @@ def byte_level_backend(tokens: Sequence[str], merges: Sequence[str], token_types
     from tokenizers import AddedToken, Regex, decoders, models, pre_tokenizers
     alphabet = set(pre_tokenizers.ByteLevel.alphabet())
     spell = {b: c for b, c in enumerate(_bytes_to_unicode())}
-    vocab = {}
-    for i, tok in enumerate(tokens):   # a token outside the byte alphabet is respelled byte by byte
-        vocab[tok if set(tok) <= alphabet else "".join(spell[b] for b in tok.encode("utf-8"))] = i
+    if set("".join(tokens)) <= alphabet:   # the usual case, checked in one pass
+        vocab = dict(zip(tokens, range(len(tokens))))
+    else:
+        vocab = {}
+        for i, tok in enumerate(tokens):   # a token outside the byte alphabet is respelled byte by byte
+            vocab[tok if set(tok) <= alphabet else "".join(spell[b] for b in tok.encode("utf-8"))] = i
     pairs = [tuple(m.split(" ")) for m in merges]
     backend = tk.Tokenizer(models.BPE(vocab, pairs, dropout=None, continuing_subword_prefix="",
                                       end_of_word_suffix="", fuse_unk=False))

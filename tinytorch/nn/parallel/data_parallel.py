@@ -1,7 +1,7 @@
 """``nn.DataParallel``: without a GPU it runs the module; with one device it moves the module and
 the inputs there and runs it. Splitting a batch over several GPUs in one process (PyTorch's
 replicate / scatter / gather) is not implemented: use ``DistributedDataParallel``, one process per
-GPU (``python -m tinytorch.distributed.run``), which PyTorch recommends over DataParallel too."""
+GPU (``tinytorch-run``), which PyTorch recommends over DataParallel too."""
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence
@@ -63,7 +63,7 @@ class DataParallel(Module):
             raise NotImplementedError(
                 f"DataParallel over {len(self.device_ids)} devices is not implemented in tinytorch (no single-process "
                 f"replicate/scatter/gather): use torch.nn.parallel.DistributedDataParallel with one process per GPU "
-                f"(python -m tinytorch.distributed.run --nproc-per-node {len(self.device_ids)} script.py), or "
+                f"(tinytorch-run --nproc-per-node {len(self.device_ids)} script.py), or "
                 f"DataParallel with device_ids=[{self.device_ids[0]}]")
         self.dim = dim
         self.output_device = self.device_ids[0] if output_device is None else _device_index(output_device)
