@@ -1,9 +1,56 @@
 """Shared benchmark harness: alternate tinytorch and the reference in one process, report
-medians and the ratio (tinytorch time / reference time; < 1 means tinytorch is faster)."""
+medians and the ratio (tinytorch time / reference time; < 1 means tinytorch is faster).
+
+Every bench imports this module before tinytorch. It keeps the repository root off ``sys.path``
+(unless PYTHONPATH names it), so ``python bench/X.py`` run from the root measures the installed
+tinytorch, not the source tree beside it, which has no compiled extensions unless built and linked
+(scripts/dev_link.sh; then ``PYTHONPATH=$PWD python bench/X.py`` measures it). Files outside bench/
+that a bench needs (demo/gpt.py, demo/mnist.py) are loaded by path with ``load_script``.
+"""
 from __future__ import annotations
 
+import os
 import statistics
+import sys
 import time
+import types
+
+ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+# The environment the bench was started with, taken before tinytorch's import sets defaults in
+# os.environ (OMP_WAIT_POLICY=PASSIVE): for other programs a bench runs (llama.cpp), so that
+# they run as they would on their own.
+USER_ENV = dict(os.environ)
+
+
+def _drop_source_tree_from_path() -> None:
+    """Removes the repository root from sys.path (``python -m``/``-c`` put the working directory
+    there) unless PYTHONPATH names it."""
+    wanted = {os.path.realpath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p}
+    if ROOT in wanted:
+        return
+    sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != ROOT]
+
+
+_drop_source_tree_from_path()
+
+
+def load_script(relative_path: str, name: str, replace: dict | None = None) -> types.ModuleType:
+    """Executes ``relative_path`` (from the repository root) as module ``name`` and returns it,
+    registered in sys.modules (dataclasses look their module up). ``replace`` maps source text to
+    the text it becomes first (e.g. a demo's ``import tinytorch as torch`` to ``import torch``);
+    each key must occur in the file."""
+    path = os.path.join(ROOT, relative_path)
+    with open(path, encoding="utf-8") as f:
+        src = f.read()
+    for old, new in (replace or {}).items():
+        if old not in src:
+            raise ValueError(f"load_script: {relative_path} has no {old!r} to replace")
+        src = src.replace(old, new)
+    mod = types.ModuleType(name)
+    mod.__file__ = path
+    sys.modules[name] = mod
+    exec(compile(src, path, "exec"), mod.__dict__)
+    return mod
 
 
 def timed(fn, inner: int = 1) -> float:

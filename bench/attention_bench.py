@@ -15,11 +15,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np  # noqa: E402
 
-import tinytorch as tt  # noqa: E402
 from _harness import try_import_torch  # noqa: E402
+import tinytorch as tt  # noqa: E402
 from tinytorch.nn.functional.attention import _composed_scaled_dot_product_attention  # noqa: E402
 
 

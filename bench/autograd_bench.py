@@ -8,8 +8,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tinytorch as tt  # noqa: E402
 from _harness import compare, try_import_torch  # noqa: E402
+import tinytorch as tt  # noqa: E402
 
 
 def main() -> None:

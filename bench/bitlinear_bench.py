@@ -18,9 +18,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from _harness import compare  # noqa: E402
 import tinytorch as tt  # noqa: E402
 import tinytorch.nn as nn  # noqa: E402
-from _harness import compare  # noqa: E402
 
 SHAPES = [(768, 768), (768, 3072), (2048, 2048)]   # (in, out)
 BATCHES = [1, 64]                                   # tokens per call: decode (matvec) and a prompt

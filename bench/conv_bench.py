@@ -22,8 +22,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
-import tinytorch as tt  # noqa: E402
 from _harness import compare, try_import_torch  # noqa: E402
+import tinytorch as tt  # noqa: E402
 
 C = tt._C
 

@@ -21,8 +21,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
+from gpt_bench import VOCAB, load_demo  # noqa: E402
 import tinytorch as tt  # noqa: E402
-from gpt_bench import load_demo  # noqa: E402
 
 # Kernel name -> category, first match wins (cuBLAS/cuDNN/flash names and tinytorch's own).
 CATEGORIES = [
@@ -104,16 +104,18 @@ def main(argv=None) -> None:
     p.add_argument("--out", default=os.environ.get("OUT", "."))
     p.add_argument("--graphs", action="store_true", help="profile the graph-replayed steps too")
     p.add_argument("--top", type=int, default=25, help="rows of each table printed")
+    p.add_argument("--vocab-size", type=int, default=None, help="vocabulary (default: the preset's in gpt_bench.VOCAB)")
     args = p.parse_args(argv)
     import torch
     os.makedirs(args.out, exist_ok=True)
     ours_demo = load_demo("tinytorch")
     preset = ours_demo.PRESETS[args.preset]
-    cfg_kw = dict(vocab_size=65, block_size=preset["block_size"], n_layer=preset["n_layer"], n_head=preset["n_head"],
+    V = args.vocab_size or VOCAB[args.preset]
+    cfg_kw = dict(vocab_size=V, block_size=preset["block_size"], n_layer=preset["n_layer"], n_head=preset["n_head"],
                   n_embd=preset["n_embd"], dropout=0.0)
     rng = np.random.default_rng(0)
     B, T = preset["batch_size"], preset["block_size"]
-    batch = (rng.integers(0, 65, (B, T)), rng.integers(0, 65, (B, T)))
+    batch = (rng.integers(0, V, (B, T)), rng.integers(0, V, (B, T)))
     cases = [("tinytorch", tt, ours_demo, False), ("torch", torch, load_demo("torch"), False)]
     if args.graphs:
         cases += [("tinytorch_graphed", tt, ours_demo, True), ("torch_graphed", torch, cases[1][2], True)]

@@ -17,8 +17,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tinytorch as tt  # noqa: E402
 from _harness import alternate_medians, try_import_torch  # noqa: E402
+import tinytorch as tt  # noqa: E402
 
 
 def gpu_time(lib, fn, reps: int) -> float:

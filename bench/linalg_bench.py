@@ -12,8 +12,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
-import tinytorch as tt  # noqa: E402
 from _harness import compare  # noqa: E402
+import tinytorch as tt  # noqa: E402
 
 
 def main() -> None:

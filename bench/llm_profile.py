@@ -16,14 +16,11 @@ import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from llm_bench import default_gguf  # noqa: E402
 import tinytorch as tt  # noqa: E402
 from tinytorch.models import LlamaForCausalLM, layers  # noqa: E402
 from tinytorch.models import kv_cache as kv_module  # noqa: E402
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from llm_bench import default_gguf  # noqa: E402
 
 TOTALS: dict = collections.defaultdict(float)
 COUNTS: dict = collections.defaultdict(int)

@@ -18,12 +18,12 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(1, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "demo"))
 import numpy as np  # noqa: E402
 
+from _harness import alternate_medians, load_script, try_import_torch  # noqa: E402
 import tinytorch as tt  # noqa: E402
-from _harness import alternate_medians, try_import_torch  # noqa: E402
-from mnist import net_class  # noqa: E402
+
+net_class = load_script("demo/mnist.py", "mnist_demo").net_class
 
 
 def cnn(nn, F, flatten):

@@ -12,11 +12,10 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(1, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "demo"))
 import numpy as np  # noqa: E402
 
-import tinytorch as tt  # noqa: E402
 from mnist_bench import make_run  # noqa: E402
+import tinytorch as tt  # noqa: E402
 from tinytorch._cuda_loader import cuda_backend  # noqa: E402
 
 

@@ -22,11 +22,10 @@ import time
 # Two OpenMP pools in one process spin against each other unless they wait passively.
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np  # noqa: E402
 
-import tinytorch  # noqa: E402
 from _harness import alternate_medians, try_import_torch  # noqa: E402
+import tinytorch  # noqa: E402
 
 # GPT / LSTM shapes per --size: (n_layer, n_head, n_embd, block, batch) and (embed, hidden, seq, batch)
 GPT_SIZES = {"cpu": (4, 4, 128, 64, 32), "big": (6, 6, 384, 256, 16)}

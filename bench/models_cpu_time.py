@@ -14,7 +14,6 @@ import types
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import models_bench  # noqa: E402
 import tinytorch  # noqa: E402
 from _harness import alternate_medians, try_import_torch  # noqa: E402

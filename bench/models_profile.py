@@ -13,8 +13,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tinytorch as tt  # noqa: E402
 from gpt_profile import profile_steps  # noqa: E402
+import tinytorch as tt  # noqa: E402
 from models_bench import GPT_SIZES, build_step  # noqa: E402
 
 

@@ -21,8 +21,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tinytorch as tt  # noqa: E402
 from _harness import timed  # noqa: E402
+import tinytorch as tt  # noqa: E402
 
 QTYPES = {"Q4_0": (2, 32, 18, (0,)), "Q4_1": (3, 32, 20, (0, 2)), "Q8_0": (8, 32, 34, (0,)),
           "Q4_K": (12, 256, 144, (0, 2)), "Q6_K": (14, 256, 210, (208,))}

@@ -13,9 +13,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _harness import compare, try_import_torch  # noqa: E402
 import tinytorch as tt  # noqa: E402
 from tinytorch.nn.modules import rnn as rnn_module  # noqa: E402
-from _harness import compare, try_import_torch  # noqa: E402
 
 VOCAB, EMB, HIDDEN, SEQ, BATCH = 10_000, 256, 512, 35, 20
 

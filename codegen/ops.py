@@ -202,7 +202,7 @@ OPS = [
         "inverse", "det", "logdet", "slogdet", "cholesky", "qr", "svd", "pinverse", "matrix_power")]
 
 # ---------------------------------------------------------------------------------------------
-# issue 16: PyTorch names real programs use (composites in tinytorch/_compat_ops.py unless noted)
+# PyTorch names real programs use, composed from existing ops (module per group below)
 PW, IX = "tinytorch._pointwise", "tinytorch._indexing"
 RS, ST = "tinytorch._reshaping", "tinytorch._statistics"
 OPS += [
@@ -267,16 +267,16 @@ FUNCTIONAL = [Functional(n, "lower") for n in (
         "soft_margin_loss", "triplet_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
         "multilabel_soft_margin_loss", "multi_margin_loss", "softplus", "normalize", "pairwise_distance")]
 
-# issue 16: linalg.lu's unpacking at the top level (tinytorch/linalg/_lu.py), as torch.lu_unpack
+# linalg.lu's unpacking at the top level (tinytorch/linalg/_lu.py), as torch.lu_unpack
 OPS += [O("lu_unpack", "tinytorch.linalg._lu", grad="composite", method=False)]
 
-# issue 16: 3-D convolutions composed from the 2-D kernels (tinytorch/_conv3d.py)
+# 3-D convolutions composed from the 2-D kernels (tinytorch/_conv3d.py)
 OPS += [O(n, "tinytorch._conv3d", grad="composite", method=False, autocast="lower")
         for n in ("conv3d", "conv_transpose3d")]
 FUNCTIONAL += [Functional(n, "lower") for n in ("conv3d", "conv_transpose3d")]
 OPS += [O("embedding_bag", "tinytorch._embedding_bag", grad="composite", method=False)]
 
-# issue 16 item 7: integer gcd/lcm and ldexp (tinytorch/_pointwise.py), nanmedian (_indexing.py),
+# integer gcd/lcm and ldexp (tinytorch/_pointwise.py), nanmedian (_indexing.py),
 # unique_consecutive (_numerics.py), matrix_exp (tinytorch/linalg/_composites.py, as torch.matrix_exp)
 OPS += [
     O("gcd", PW, grad="none", inplace="gcd_", inplace_function=True),

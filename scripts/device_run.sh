@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds tinytorch with CUDA on the GPU machine and runs the GPU test suites and benchmarks,
 # writing logs under $OUT. Usage (from the repo root there): bash scripts/device_run.sh [stages]
-# stages: build ctest pytest pytestcpu demo bench dist ddpbench attn (default: build ctest pytest)
+# stages: build ctest pytest pytestcpu demo bench gpt2 dist ddpbench attn (default: build ctest pytest)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 stages=${*:-build ctest pytest}
@@ -62,6 +62,12 @@ if [[ " $stages " == *" bench "* ]]; then
     timeout 600 python3 bench/mnist_bench.py --device cuda --only cnn --batch $b --steps 100 >> "$OUT/gpu_bench.log" 2>&1
   done
   cat "$OUT/gpu_bench.log" | tee -a "$OUT/summary.log"
+fi
+if [[ " $stages " == *" gpt2 "* ]]; then
+  log "bench/gpt_bench.py --preset gpt2 (GPT-2 small, vocabulary 50304, 8 x 1024, bf16): tinytorch, torch, torch.compile"
+  timeout ${GPT2_BENCH_TIMEOUT:-420} python3 bench/gpt_bench.py --device cuda --preset gpt2 --graphs \
+    ${GPT2_BENCH_ARGS:---rounds 3 --steps 10} > "$OUT/gpt2_bench.log" 2>&1
+  tail -20 "$OUT/gpt2_bench.log" | tee -a "$OUT/summary.log"
 fi
 if [[ " $stages " == *" dist "* ]]; then
   log "pytest -m 'cuda and dist' tests/distributed"

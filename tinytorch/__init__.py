@@ -77,18 +77,18 @@ _tf.on_first_subclass(_dispatch_op_functions)
 
 from tinytorch._inplace_functions import *  # noqa: E402,F401,F403  (abs_, clamp_min, logspace, range, ...)
 from tinytorch._tensor_attributes import ATTRIBUTES as _ATTRIBUTES, layout, strided  # noqa: E402
-for _name, _attr in _ATTRIBUTES.items():   # nbytes, layout, H, tril_, put_, exponential_, ... (issue 16)
+for _name, _attr in _ATTRIBUTES.items():   # nbytes, layout, H, tril_, put_, exponential_, ...
     setattr(Tensor, _name, _attr)
 del _name, _attr, _ATTRIBUTES
 from tinytorch._inplace_shape import METHODS as _SHAPE_INPLACE, as_strided_  # noqa: E402
-for _name, _attr in _SHAPE_INPLACE.items():   # Tensor.squeeze_, .t_, .transpose_, .as_strided_, ... (issue 16)
+for _name, _attr in _SHAPE_INPLACE.items():   # Tensor.squeeze_, .t_, .transpose_, .as_strided_, ...
     setattr(Tensor, _name, _attr)
 del _name, _attr, _SHAPE_INPLACE
 from tinytorch._method_forms import *  # noqa: E402,F401,F403  (cholesky_solve, put, renorm, xlogy_, ...)
 from tinytorch._method_forms import METHODS as _FORMS  # noqa: E402
 from tinytorch._nn_aliases import TENSOR_METHODS as _NN_METHODS  # noqa: E402  (loads nn on first call only)
 _FORMS.update(_NN_METHODS)
-for _name, _attr in _FORMS.items():   # Tensor.cov, .cross, .addmm_, .split_with_sizes, ... (issue 16)
+for _name, _attr in _FORMS.items():   # Tensor.cov, .cross, .addmm_, .split_with_sizes, ...
     setattr(Tensor, _name, _attr)
 del _name, _attr, _FORMS, _NN_METHODS
 
@@ -100,7 +100,7 @@ __version__ = "0.1.0"
 
 
 _LAZY_SUBMODULES = {"nn", "optim", "utils", "datasets", "transforms", "cuda", "distributed", "amp", "backends"}
-_LAZY_SUBMODULES |= {"accelerator", "onnx", "jit", "compiler"}   # PyTorch's module paths (issue 16)
+_LAZY_SUBMODULES |= {"accelerator", "onnx", "jit", "compiler"}   # PyTorch's module paths
 _LAZY_SUBMODULES |= {"distributions"}
 _LAZY_SUBMODULES |= {"models"}
 

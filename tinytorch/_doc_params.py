@@ -258,7 +258,7 @@ PARAMS: Dict[str, Entry] = {
     "stream": ("Stream", "the stream the tensor's memory is used on."),
     "cls": ("type", "the Tensor subclass to view the tensor as."),
     "dimension": ("int", "dimension in which unfolding happens."),
-    # issue 16 item 7: matrix_exp, Tensor.swapaxes_
+    # matrix_exp, Tensor.swapaxes_
     "A": ("Tensor", "tensor of shape `(*, n, n)` where `*` is zero or more batch dimensions."),
     "axis0": ("int", "the first dimension to be swapped."),
     "axis1": ("int", "the second dimension to be swapped."),

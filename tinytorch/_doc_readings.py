@@ -271,7 +271,7 @@ _reading("args", "randint", "int...", "positional ``(high, size)`` or ``(low, hi
 _reading("args", "Tensor.to", "dtype, device or Tensor...", "``to(dtype)``, ``to(device)``, ``to(device, dtype)`` "
          "or ``to(other)`` (the dtype and device of the tensor :attr:`other`).")
 _reading("requires_grad", "Tensor.requires_grad_", "bool", "if autograd should record operations on this tensor.")
-# issue 16: 3-D convolutions and embedding_bag at the top level (tinytorch layers3d)
+# 3-D convolutions and embedding_bag at the top level (tinytorch layers3d)
 _reading("input", "conv3d conv_transpose3d", "Tensor", "input tensor of shape :math:`(\\text{minibatch} , "
          "\\text{in\\_channels} , iT , iH , iW)`.")
 _reading("weight", "conv3d", "Tensor", "filters of shape :math:`(\\text{out\\_channels} , "

@@ -1,7 +1,7 @@
 """Top-level functions PyTorch exposes that tinytorch already has as Tensor methods or composites:
 clamp_min/clamp_max, fill, detach, logspace, range,
 split_with_sizes/unsafe_*, row_stack, combinations, chain_matmul, addbmm and the default-device,
-autocast-state and warn-always switches (issue 16 item 7)."""
+autocast-state and warn-always switches."""
 from __future__ import annotations
 
 import itertools

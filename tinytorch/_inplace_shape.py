@@ -3,7 +3,7 @@
 returns, in place. It keeps its identity and storage and takes the view's sizes, strides and
 offset; while grad mode records, it also takes the view's autograd node, so gradients flow back
 exactly as through the out-of-place view (PyTorch's semantics). Like every in-place op, it is
-refused on a leaf that requires grad while grad mode is on (issue 16 item 7). Installed on Tensor
+refused on a leaf that requires grad while grad mode is on. Installed on Tensor
 by the package root (METHODS; ``tinytorch.as_strided_``, PyTorch's one top-level form, from here)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The other form of names tinytorch has in one form only (issue 16 item 7): Tensor methods of
+"""The second form of names tinytorch has in one form only: Tensor methods of
 top-level functions (cov, corrcoef, cross, split_with_sizes, ...; hardshrink and prelu are in _nn_aliases), the in-place
 matrix updates (addmm_, addbmm_, baddbmm_, addmv_, addr_) written through ``copy_`` so autograd
 records them, top-level forms of Tensor-only methods (xlogy_, index_put_, put, renorm, ...) and a

@@ -2,7 +2,7 @@
 ``torch.max_pool2d``, ``torch.batch_norm``, ...), with torch's top-level signatures: they differ from
 F's in places (losses take an int ``reduction`` whose top-level default is 0, no reduction, batch_norm orders its arguments differently,
 adaptive_max_pool1d always returns indices). The package root resolves them lazily so that
-``import tinytorch`` does not load nn (issue 16 item 7)."""
+``import tinytorch`` does not load nn."""
 from __future__ import annotations
 
 import functools

@@ -2,8 +2,8 @@
 size queries (nbytes, itemsize, layout, is_signed, get_device, ...), the honest-False backend flags,
 conjugate-transpose views (H, mH, adjoint), and in-place forms written through ``copy_`` so autograd
 sees them (tril_, cumsum_, index_fill_, masked_scatter_, put_, renorm_, ...), plus the in-place
-random fills (exponential_, log_normal_, cauchy_, geometric_) drawn from tinytorch's generator
-(issue 16 item 7). Installed on Tensor by the package root (ATTRIBUTES)."""
+random fills (exponential_, log_normal_, cauchy_, geometric_) drawn from tinytorch's generator.
+Installed on Tensor by the package root (ATTRIBUTES)."""
 from __future__ import annotations
 
 import math

@@ -1,6 +1,6 @@
 // DLPack export and import (tinytorch._C.to_dlpack / from_dlpack): zero-copy exchange of CPU and
 // CUDA tensors with numpy, PyTorch, CuPy, JAX. Stream synchronisation is the Python side's
-// (tinytorch/_dlpack.py); this file only moves the capsule.
+// (tinytorch/_interop.py); this file only moves the capsule.
 #include <algorithm>
 #include <cstring>
 #include <vector>

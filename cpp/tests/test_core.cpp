@@ -157,7 +157,7 @@ TEST(Elementwise, MismatchedShapesThrow) {
   EXPECT_THROW(binary(BinaryOp::Add, arange_f32(3), arange_f32(4)), std::runtime_error);
 }
 
-// Issue 13: shape -> numel -> bytes is checked once, in Tensor::empty (every allocation).
+// Size overflow: shape -> numel -> bytes is checked once, in Tensor::empty (every allocation).
 TEST(Tensor, EmptyRejectsOverflowingSizes) {
   EXPECT_THROW(Tensor::empty({int64_t(1) << 31, int64_t(1) << 31}, DType::Float32), std::runtime_error);
   EXPECT_THROW(Tensor::empty({int64_t(1) << 62}, DType::Int32), std::runtime_error);

@@ -54,7 +54,7 @@ struct DeviceState {
   MemoryStats stats;
 };
 
-// The memory of CUDA graphs (graph.cpp): every allocation made on a capturing stream comes from
+// The memory of CUDA graphs (graph.cu): every allocation made on a capturing stream comes from
 // its capture's pool, and its blocks (freed or not) only ever serve that pool, so a replay finds
 // its addresses untouched by other tensors. Blocks of the general cache freed during a capture
 // (the graph may read them) are held until the pool dies. A pool lives while graphs or handles
@@ -201,7 +201,7 @@ class CachingAllocator final : public Allocator {
     for (auto& [dev, st] : states_) release_free_segments(dev, *st);
   }
 
-  // ---- private pools of CUDA graphs (graph.cpp)
+  // ---- private pools of CUDA graphs (graph.cu)
   uint64_t create_pool() {
     std::lock_guard<std::mutex> lock(mutex_);
     uint64_t id = next_pool_id_++;

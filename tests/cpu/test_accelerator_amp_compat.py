@@ -1,5 +1,5 @@
 """tinytorch.accelerator, tinytorch.cuda.amp, GradScaler without CUDA, cuda.is_bf16_supported and
-backends.mps on a machine without a GPU, as PyTorch's CPU build behaves (issue 16 item 2)."""
+backends.mps on a machine without a GPU, as PyTorch's CPU build behaves."""
 import warnings
 
 import pytest

@@ -1,4 +1,4 @@
-"""scripts/api_coverage.py (issue 16 item 9): runs only where torch is installed."""
+"""scripts/api_coverage.py (tinytorch's names against torch's): runs only where torch is installed."""
 import importlib.util
 from pathlib import Path
 

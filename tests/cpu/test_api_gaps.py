@@ -1,4 +1,4 @@
-"""Issue 16 item 7: top-level functions and Tensor methods/attributes composed from existing ops
+"""Top-level functions and Tensor methods/attributes composed from existing ops
 (tinytorch/_inplace_functions.py, _tensor_attributes.py, _nn_aliases.py). Table-driven: one row per
 name, a float64 numpy reference, every float dtype on non-contiguous inputs."""
 from __future__ import annotations

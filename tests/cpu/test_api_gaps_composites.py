@@ -1,7 +1,7 @@
-"""Issue 16 item 7, the names taken over from the missing16b/names16 branches: the in-place shape
-methods (tinytorch/_inplace_shape.py), gcd/lcm/ldexp (_pointwise.py), nanmedian (_indexing.py),
-unique_consecutive (_numerics.py) and matrix_exp (linalg/_composites.py). float64 numpy references,
-every float dtype, non-contiguous inputs, gradients against the out-of-place path or gradcheck."""
+"""Composed PyTorch names: the in-place shape methods (tinytorch/_inplace_shape.py), gcd/lcm/ldexp
+(_pointwise.py), nanmedian (_indexing.py), unique_consecutive (_numerics.py) and matrix_exp
+(linalg/_composites.py). float64 numpy references, every float dtype, non-contiguous inputs,
+gradients against the out-of-place path or gradcheck."""
 from __future__ import annotations
 
 import itertools

@@ -119,7 +119,7 @@ def _through_norm(dh, xr, input_norm):
 @pytest.mark.parametrize("input_norm", [False, True])
 @pytest.mark.parametrize("layout", ["contiguous", "transposed"])
 def test_latent_straight_through_gradients(dtype, input_norm, layout):
-    # ste="latent" (issue 15's wording): the forward is the quantized one, the backward that of a
+    # ste="latent" (gradients from the full-precision weights): the forward is the quantized one, the backward that of a
     # plain Linear on the full-precision weight and the unquantized (normalized) input
     tt.manual_seed(1)
     layer = nn.BitLinear(9, 6, dtype=getattr(tt, dtype), input_norm=input_norm, ste="latent")

@@ -1,5 +1,5 @@
-"""More PyTorch functions (issue 16 item 7, the cheap ones from dir(torch) - dir(tinytorch)):
-tinytorch/_reshaping.py and tinytorch/_statistics.py against numpy, with gradcheck."""
+"""PyTorch's shape helpers and statistics composed from existing ops (tinytorch/_reshaping.py and
+tinytorch/_statistics.py) against numpy, with gradcheck."""
 import math
 
 import numpy as np

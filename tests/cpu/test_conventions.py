@@ -1,4 +1,4 @@
-"""PyTorch's conventions (issue 16 item 8): shape errors of Linear/Conv/pooling are RuntimeError
+"""PyTorch's conventions: shape errors of Linear/Conv/pooling are RuntimeError
 (BatchNorm/InstanceNorm rank errors stay ValueError, as PyTorch); PyTorch's parameter names."""
 import inspect
 

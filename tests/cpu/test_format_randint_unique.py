@@ -1,4 +1,4 @@
-"""Tensor.__format__, randint's overloads and the Tensor.unique method, as PyTorch (issue 16 item 3)."""
+"""Tensor.__format__, randint's overloads and the Tensor.unique method, as PyTorch."""
 import numpy as np
 import pytest
 

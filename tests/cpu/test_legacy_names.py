@@ -1,5 +1,5 @@
 """Legacy PyTorch names: autograd.Variable, FloatTensor & co., cuda.FloatTensor, Tensor.type(str),
-finfo, iinfo (issue 16 item 6)."""
+finfo, iinfo."""
 import numpy as np
 import pytest
 

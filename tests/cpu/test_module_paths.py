@@ -1,4 +1,4 @@
-"""PyTorch module paths that programs import (issue 16 item 4)."""
+"""PyTorch module paths that programs import."""
 import importlib
 
 import numpy as np

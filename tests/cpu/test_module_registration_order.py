@@ -1,4 +1,4 @@
-"""Registration order of submodules, parameters and buffers, as PyTorch's (issue 16 item 1).
+"""Registration order of submodules, parameters and buffers, as PyTorch's.
 
 Each scenario runs on an `nn`-like namespace and returns the names of `_modules`,
 `_parameters`, `_buffers` (in order) and `state_dict()`'s keys. The expected results were

@@ -1,4 +1,4 @@
-"""The nn layers and functions added for issue 16's coverage (ctc_loss,
+"""Less common nn layers and functions (ctc_loss,
 lp_pool, max_unpool, channel_shuffle, local_response_norm, pdist, bilinear, multilabel_margin_loss,
 triplet_margin_with_distance_loss, alpha dropout, rrelu, gumbel_softmax, the in-place and
 deprecated spellings) against float64 numpy references, with gradients by gradcheck. grid_sample /

@@ -1,4 +1,4 @@
-"""The 3-D layers added for issue 16's coverage (avg/max pool3d, adaptive pool3d, BatchNorm3d /
+"""The 3-D nn layers (avg/max pool3d, adaptive pool3d, BatchNorm3d /
 InstanceNorm3d, Dropout3d) against float64 numpy references, with gradients by gradcheck (split from
 test_nn_added_layers.py)."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Regression tests for issue 13 (API side): each case behaves as PyTorch 2.x does — the same
+"""Regression tests for API edge cases (bad arguments, empty and huge inputs): each case behaves as PyTorch 2.x does — the same
 result, or an error of the same type. Anything that crashed the interpreter runs in a subprocess."""
 import os
 import subprocess

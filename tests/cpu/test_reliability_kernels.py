@@ -1,4 +1,4 @@
-"""Issue 13, kernel side: size overflow, strided argmax/argmin, silent wrong results in kernels.
+"""Kernel edge cases: size overflow, strided argmax/argmin, silent wrong results in kernels.
 
 Every expected behaviour and error type is PyTorch 2.13's. Cases that crashed (segfault, heap
 overrun, hang) run in a subprocess, so a crash fails the test instead of killing pytest.

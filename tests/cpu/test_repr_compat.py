@@ -1,4 +1,4 @@
-"""Tensor repr as PyTorch's (issue 16 item 8): columns padded to a common width, one notation per
+"""Tensor repr as PyTorch's: columns padded to a common width, one notation per
 tensor, wrapping at 80 columns, summarization, size=(0, 3) for empty tensors. EXPECTED holds
 torch 2.13's reprs of the same tensors (with 'torch.' spelled 'tinytorch.');
 test_matches_torch recomputes them when torch is installed."""

@@ -1,4 +1,4 @@
-"""The issue-16 layers on the GPU against the CPU result on the same inputs: embedding_bag,
+"""Less common nn layers on the GPU against the CPU result on the same inputs: embedding_bag,
 3-D max pooling with indices and unpooling, fractional max pooling, lazy modules materialized on
 the device, SyncBatchNorm without a process group, multi_head_attention_forward, grouped_mm,
 linear_cross_entropy (chunked). Forward values and gradients."""

@@ -1,5 +1,5 @@
 """``linalg.vander``, ``linalg.tensorinv`` and ``linalg.tensorsolve``: reshapes around ``inv``/``solve``
-and powers, so they run (and differentiate) wherever those do (issue 16 item 7)."""
+and powers, so they run (and differentiate) wherever those do."""
 from __future__ import annotations
 
 import math

@@ -329,7 +329,7 @@ def lookup(owner: str, name: str, is_module: bool):
     return PARAMS.get(name)
 
 
-# issue 16: 3-D convolutions, EmbeddingBag, lazy modules, SyncBatchNorm (tinytorch layers3d)
+# 3-D convolutions, EmbeddingBag, lazy modules, SyncBatchNorm (tinytorch layers3d)
 CONTEXT["input"] += [({"F.conv3d", "F.conv_transpose3d"}, ("Tensor", "input tensor of shape "
                                                            ":math:`(\\text{minibatch} , \\text{in\\_channels} , iT , "
                                                            "iH , iW)`.")),

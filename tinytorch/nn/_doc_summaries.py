@@ -237,7 +237,7 @@ FUNCTIONS = {
     "unfold": "Extract sliding local blocks from a batched input tensor.",
 }
 
-# issue 16: 3-D convolutions, EmbeddingBag, lazy modules, SyncBatchNorm (tinytorch layers3d)
+# 3-D convolutions, EmbeddingBag, lazy modules, SyncBatchNorm (tinytorch layers3d)
 MODULES.update({
     "Conv3d": "Applies a 3D convolution over an input signal composed of several input planes.",
     "ConvTranspose3d": "Applies a 3D transposed convolution operator over an input image composed of several input "

@@ -16,13 +16,12 @@ Straight-through estimator, two variants (``BitLinear(..., ste=)``):
   backward, the product's own gradient uses the quantized operands: ``dW = gᵀ·x̃/s`` and
   ``dx = g·γW̃`` (then through the input norm).
 * ``"latent"``: the backward of a plain ``nn.Linear`` on the full-precision latent weight and the
-  unquantized input, ``dW = gᵀ·x`` and ``dx = g·W``: the wording of issue 15 ("dW and dx computed
-  with the full-precision weights").
+  unquantized input, ``dW = gᵀ·x`` and ``dx = g·W``: gradients computed with the full-precision
+  weights, as the straight-through estimator is often described.
 
 Both send the gradient to the latent full-precision weight; they differ in which operand values
 the two products read. The default stays the authors' code because that is what the cited paper's
-authors ran (the issue's parenthetical and its citation disagree) and what docs/training.md's
-BitLinear GPT numbers were measured with.
+authors ran and what docs/training.md's BitLinear GPT numbers were measured with.
 """
 from __future__ import annotations
 

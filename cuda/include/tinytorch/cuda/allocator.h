@@ -28,7 +28,7 @@ void record_stream(void* ptr, cudaStream_t stream);  // ptr is also used on `str
 void destroy_stream(cudaStream_t stream, bool wait = true);
 void install_caching_allocator();                    // registers it for DeviceType::CUDA
 
-// Private memory pools of CUDA graphs (graph.cpp). A pool is created with one use; graphs and
+// Private memory pools of CUDA graphs (graph.cu). A pool is created with one use; graphs and
 // pool handles sharing it retain/release it. While (device, stream) captures into a pool, every
 // allocation on that stream comes from the pool and its blocks never serve other tensors; blocks
 // of the general cache freed meanwhile are held until the pool dies. A dead pool's free segments
