@@ -4,7 +4,7 @@ process, alternating; medians, ratios (tinytorch / torch: < 1 means tinytorch is
 peak memory on the GPU.
 
     python bench/attention_bench.py --device cuda            # bf16, B=4, H=16, T=4096, D=64 and 128, causal
-    /tmp/tv/bin/python bench/attention_bench.py --device cpu # float32, B=1, H=8, T=1024, D=64
+    .venv-ref/bin/python bench/attention_bench.py --device cpu # float32, B=1, H=8, T=1024, D=64
 """
 from __future__ import annotations
 

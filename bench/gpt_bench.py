@@ -12,8 +12,8 @@ The vocabulary is part of the shape: the cpu and gpu presets train demo/gpt.py's
 (65 symbols), gpt2 is GPT-2 small with GPT-2's BPE vocabulary, 50257 tokens padded to 50304 as in
 nanoGPT (the lm_head and the cross entropy over it are a large share of that step).
 
-    /tmp/tv/bin/python bench/gpt_bench.py [--steps 10] [--rounds 5] [--threads 2] [--preset cpu]
-    /tmp/tv/bin/python bench/gpt_bench.py --preset cpu --vocab-size 50304 --compile   # CPU inductor (g++)
+    .venv-ref/bin/python bench/gpt_bench.py [--steps 10] [--rounds 5] [--threads 2] [--preset cpu]
+    .venv-ref/bin/python bench/gpt_bench.py --preset cpu --vocab-size 50304 --compile   # CPU inductor (g++)
     python3 bench/gpt_bench.py --device cuda --preset gpu      # bf16 autocast, as the demo on a GPU
     python3 bench/gpt_bench.py --device cuda --preset gpt2 --graphs   # torch.compile on; + CUDA graphs
 

@@ -17,8 +17,8 @@ attention, float32: the same weights dequantized) and, with --llama-bench, llama
 Each round runs every variant once, in turn (round 0 warms up); medians and the ratios (tinytorch
 tokens/s over the other's; > 1 means tinytorch is faster) are printed.
 
-    PYTHONPATH=$PWD /tmp/tv/bin/python bench/llm_bench.py [--threads 2] [--rounds 5]
-    PYTHONPATH=$PWD /tmp/tv/bin/python bench/llm_bench.py --decode 64 \
+    .venv-ref/bin/python bench/llm_bench.py [--threads 2] [--rounds 5]
+    .venv-ref/bin/python bench/llm_bench.py --decode 64 \
         --llama-bench /tmp/llama.cpp-build/bin/llama-bench [--no-transformers]
     python3 bench/llm_bench.py --device cuda
 

@@ -4,8 +4,8 @@ Each model is written once against a module ``m`` (``tinytorch`` or ``torch``) a
 rounds alternate between the libraries on the same batches; prints the median step time and the
 ratio (tinytorch / PyTorch; < 1 means tinytorch is faster).
 
-    /tmp/tv/bin/python bench/models_bench.py [--threads 2] [--rounds 5] [--steps 3] [--only gpt,lstm]
-    /tmp/tv/bin/python bench/models_bench.py --size big          # bigger GPT / LSTM shapes
+    .venv-ref/bin/python bench/models_bench.py [--threads 2] [--rounds 5] [--steps 3] [--only gpt,lstm]
+    .venv-ref/bin/python bench/models_bench.py --size big          # bigger GPT / LSTM shapes
     python3 bench/models_bench.py --device cuda                   # synchronizes around every timing
 
 Models: ResNet-18 (torchvision's BasicBlock layout, CIFAR-sized 3x32x32 input, batch 16), a

@@ -2,7 +2,7 @@
 tinytorch and PyTorch alternating: on a shared machine, other processes disturb CPU time far less than
 wall time. Prints medians and the ratio (tinytorch / torch; < 1 means tinytorch is faster).
 
-    /tmp/tv/bin/python bench/models_cpu_time.py [--rounds 7] [--steps 3] [--only resnet18]
+    .venv-ref/bin/python bench/models_cpu_time.py [--rounds 7] [--steps 3] [--only resnet18]
 """
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""Fused CPU LSTM (issue 17): a 2-layer LSTM language-model training step (Embedding 10k x 256 ->
+"""Fused CPU LSTM: a 2-layer LSTM language-model training step (Embedding 10k x 256 ->
 LSTM(256, 512, 2 layers) -> Linear -> cross_entropy, backward, AdamW; seq 35 x batch 20) and
 composed_bench's LSTM(64, 128, 2 layers) forward + backward, tinytorch vs PyTorch alternating in
 one process (medians, ratio = tinytorch / torch). --composed also times tinytorch's composed
 per-step path (nn.modules.rnn._FUSED = False), the reference the fused kernels replace.
 
-    PYTHONPATH=$PWD /tmp/tv/bin/python bench/rnn_bench.py [--threads 2] [--rounds 9] [--composed]
+    .venv-ref/bin/python bench/rnn_bench.py [--threads 2] [--rounds 9] [--composed]
 """
 from __future__ import annotations
 

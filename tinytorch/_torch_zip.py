@@ -88,6 +88,7 @@ def load_zip(f: Any, fname: str, map_location: Any) -> Any:
         raise RuntimeError(f"tinytorch.load: {fname}: not a complete zip archive ({e}); the PyTorch checkpoint is "
                            "truncated or corrupted") from None
     with zf:
+        size = _archive_size(zf, fname)
         prefix = _zip_prefix(zf, fname)
         order = "little"
         if prefix + "byteorder" in zf.NameToInfo:
@@ -105,8 +106,9 @@ def load_zip(f: Any, fname: str, map_location: Any) -> Any:
             if info.file_size != nbytes:
                 raise RuntimeError(f"tinytorch.load: {fname}: storage record {name!r} holds {info.file_size} bytes; "
                                    f"its tensor needs {numel} x {dtype.name} = {nbytes} bytes")
+            start = _checked_member(zf, info, fname, size)  # before allocating: the claim must fit the file
             flat = empty(numel, dtype=dtype)
-            _read_into(zf, info, _buffer(flat), fname)
+            _read_into(zf, info, start, _buffer(flat), fname)
             if order == "big":
                 _byteswap(flat)
             return flat
@@ -117,29 +119,117 @@ def load_zip(f: Any, fname: str, map_location: Any) -> Any:
     return _place(obj, unpickler, map_location, fname)
 
 
+# Deflate's ceiling is 1032:1 (a 258-byte match in about 2 bits); a member claiming more than that
+# from its compressed size is lying, and is refused before its buffer is allocated.
+_DEFLATE_MAX_RATIO = 1032
+_CHUNK = 1 << 20  # compressed bytes read, and decompressed bytes produced, per step
+_LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, ..., file name length, extra field length
+
+
+def _archive_size(zf: zipfile.ZipFile, fname: str) -> int:
+    try:
+        fp = zf.fp
+        pos = fp.tell()
+        end = fp.seek(0, os.SEEK_END)
+        fp.seek(pos)
+        return end
+    except (OSError, ValueError, AttributeError) as e:
+        raise RuntimeError(f"tinytorch.load: {fname}: can't measure the archive ({e})") from None
+
+
+def _checked_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, fname: str, size: int) -> int:
+    """The offset of ``info``'s data, after checking its claimed sizes against the archive's real
+    ``size``: nothing is allocated for a member whose claims the file can't back."""
+    name = info.filename
+
+    def bad(msg: str):
+        raise RuntimeError(f"tinytorch.load: {fname}: record {name!r} {msg}; the checkpoint is corrupted or "
+                           "crafted")
+
+    if info.flag_bits & 0x1:
+        bad("is encrypted")
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        bad(f"uses zip compression method {info.compress_type} (only stored and deflated are read)")
+    if not 0 <= info.header_offset <= size - _LOCAL_HEADER.size:
+        bad(f"has its local header at offset {info.header_offset}, outside the {size}-byte archive")
+    try:
+        zf.fp.seek(info.header_offset)
+        head = zf.fp.read(_LOCAL_HEADER.size)
+    except (OSError, ValueError) as e:
+        bad(f"can't be read ({e})")
+    if len(head) != _LOCAL_HEADER.size or head[:4] != ZIP_MAGIC:
+        bad(f"has no local file header at offset {info.header_offset}")
+    _, name_len, extra_len = _LOCAL_HEADER.unpack(head)
+    start = info.header_offset + _LOCAL_HEADER.size + name_len + extra_len
+    if start + info.compress_size > size:
+        bad(f"claims {info.compress_size} stored bytes at offset {start}, past the end of the {size}-byte archive")
+    if info.compress_type == zipfile.ZIP_STORED and info.compress_size != info.file_size:
+        bad(f"is stored uncompressed but claims {info.compress_size} bytes in the archive and {info.file_size} "
+            "bytes of content")
+    if info.compress_type == zipfile.ZIP_DEFLATED and info.file_size > info.compress_size * _DEFLATE_MAX_RATIO:
+        bad(f"claims {info.file_size} bytes decompressed from {info.compress_size} deflated bytes, more than "
+            f"deflate can produce ({_DEFLATE_MAX_RATIO}:1)")
+    return start
+
+
 def _read_member(zf: zipfile.ZipFile, name: str, fname: str, limit: int = 1 << 31) -> bytes:
     info = zf.NameToInfo[name]
     if info.file_size > limit:
         raise RuntimeError(f"tinytorch.load: {fname}: record {name!r} is implausibly large ({info.file_size} bytes)")
+    start = _checked_member(zf, info, fname, _archive_size(zf, fname))
     buf = bytearray(info.file_size)
-    _read_into(zf, info, memoryview(buf), fname)
+    _read_into(zf, info, start, memoryview(buf), fname)
     return bytes(buf)
 
 
-def _read_into(zf: zipfile.ZipFile, info: zipfile.ZipInfo, out: memoryview, fname: str) -> None:
+def _read_into(zf: zipfile.ZipFile, info: zipfile.ZipInfo, start: int, out: memoryview, fname: str) -> None:
+    """Fills ``out`` (exactly the member's claimed size) with the member's content, straight from
+    the archive: stored bytes are read into it, deflated ones decompressed into it in chunks of at
+    most ``_CHUNK`` bytes, so the peak is ``out`` plus a few MiB. A stream that yields more or less
+    than ``len(out)``, or whose CRC-32 differs from the directory's, is refused."""
+    name, n = info.filename, len(out)
+
+    def bad(msg: str):
+        raise RuntimeError(f"tinytorch.load: {fname}: record {name!r} {msg}; the checkpoint is truncated or "
+                           "corrupted")
+
+    fp, crc, pos = zf.fp, 0, 0
     try:
-        with zf.open(info) as src:
-            pos = 0
-            while pos < len(out):
-                n = src.readinto(out[pos:])
-                if not n:
-                    break
-                pos += n
-            if pos != len(out) or src.read(1):
-                raise RuntimeError(f"tinytorch.load: {fname}: record {info.filename!r} is not {len(out)} bytes long")
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError) as e:
-        raise RuntimeError(f"tinytorch.load: {fname}: record {info.filename!r} can't be read ({e}); the checkpoint "
-                           "is truncated or corrupted") from None
+        fp.seek(start)
+        if info.compress_type == zipfile.ZIP_STORED:
+            while pos < n:
+                got = fp.readinto(out[pos:min(n, pos + _CHUNK)])
+                if not got:
+                    bad(f"ends after {pos} of its {n} bytes")
+                crc = zlib.crc32(out[pos:pos + got], crc)
+                pos += got
+        else:
+            d, left = zlib.decompressobj(-zlib.MAX_WBITS), info.compress_size
+            while not d.eof:
+                if d.unconsumed_tail:
+                    chunk = d.unconsumed_tail
+                elif left:
+                    chunk = fp.read(min(_CHUNK, left))
+                    if not chunk:
+                        bad(f"ends after {info.compress_size - left} of its {info.compress_size} deflated bytes")
+                    left -= len(chunk)
+                else:
+                    bad(f"has a deflate stream that stops before its end marker ({pos} of {n} bytes decompressed)")
+                room = min(n - pos, _CHUNK)
+                piece = d.decompress(chunk, room or 1)  # max_length 0 would mean unlimited: ask for 1 past the end
+                if len(piece) > room:
+                    bad(f"decompresses to more than the {n} bytes it claims")
+                out[pos:pos + len(piece)] = piece
+                crc = zlib.crc32(piece, crc)
+                pos += len(piece)
+            if pos != n:
+                bad(f"decompresses to {pos} bytes; it claims {n}")
+    except zlib.error as e:
+        bad(f"has a broken deflate stream ({e})")
+    except (OSError, ValueError) as e:
+        bad(f"can't be read ({e})")
+    if crc != info.CRC:
+        bad(f"fails its CRC-32 check (0x{crc:08x}, the archive says 0x{info.CRC:08x})")
 
 
 def _unpickle(unpickler: RestrictedUnpickler, what: str) -> Any:

@@ -55,7 +55,8 @@ def get_unsafe_globals_in_checkpoint(f: "FILE_LIKE") -> list:
     return _torch_zip.unsafe_globals(f)
 from tinytorch._creation import from_numpy
 from tinytorch._dtype import device as _device
-from tinytorch._safetensors_format import _TT_TO_ST, _check_depth, _little_endian, _parse_tensors, _to_raw
+from tinytorch._safetensors_format import _TT_TO_ST, _check_depth, _little_endian, _parse_header, _parse_tensors, \
+    _to_raw
 from tinytorch._safetensors_format import _from_raw  # noqa: F401  (re-exported: tests import it from here)
 from tinytorch.tensor import Tensor
 
@@ -63,7 +64,27 @@ FILE_LIKE = Union[str, os.PathLike, BinaryIO, IO[bytes]]
 MAP_LOCATION = Optional[Union[Callable[[Tensor, str], Tensor], str, "tinytorch.device", Dict[str, str]]]
 
 _STRUCTURE_KEY = "tinytorch.structure"
-_DIGEST_KEY = "tinytorch.sha256"     # save(..., digest=True): SHA-256 of the data section
+# save(..., digest=True): SHA-256 of everything that defines the values (_file_digest). Files from
+# older tinytorch carry _DATA_DIGEST_KEY instead, a SHA-256 of the data section alone.
+_DIGEST_KEY = "tinytorch.sha256.header+data"
+_DATA_DIGEST_KEY = "tinytorch.sha256"
+_DIGEST_DOMAIN = b"tinytorch checkpoint digest v2\n"
+
+
+def _file_digest(header: Dict[str, Any], data: Any) -> "hashlib._Hash":
+    """SHA-256 over the parsed header (tensor names in file order, dtypes, shapes, data offsets and
+    every ``__metadata__`` entry, the structure included; the digest entry itself left out) and the
+    whole data section. Hashing the parsed header, not its bytes, covers exactly what the loader
+    interprets; the JSON is length-prefixed so header and data can't trade bytes."""
+    canon = dict(header)
+    if isinstance(canon.get("__metadata__"), dict):
+        canon["__metadata__"] = {k: v for k, v in canon["__metadata__"].items() if k != _DIGEST_KEY}
+    text = json.dumps(canon, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+    h = hashlib.sha256(_DIGEST_DOMAIN)
+    h.update(struct.pack("<Q", len(text)))
+    h.update(text)
+    h.update(data)
+    return h
 
 
 # ----------------------------------------------------------------------------- save
@@ -141,11 +162,16 @@ def save(obj: Any, f: FILE_LIKE, format: str = "safetensors", digest: bool = Fal
         format: ``"safetensors"`` (default: tinytorch's layout, readable by any safetensors reader)
             or ``"torch"`` (PyTorch's zip checkpoint, which ``torch.load(f, weights_only=True)`` reads;
             shared storages stay shared)
-        digest: store a SHA-256 of the tensor data in the file's metadata (safetensors format);
-            :func:`tinytorch.load` then verifies it and refuses a file whose data has changed
+        digest: store a SHA-256 in the file's metadata (safetensors format only) covering the
+            header (tensor names, dtypes, shapes, data offsets, the structure and all other
+            metadata) and the tensor data; :func:`tinytorch.load` then verifies it and refuses a
+            file in which any of these changed
 
     Numpy arrays are saved as tensors (and load as tensors)."""
     if format == "torch":
+        if digest:
+            raise ValueError("tinytorch.save: digest=True needs format='safetensors'; PyTorch's zip format has "
+                             "no place for it (its members carry only CRC-32s)")
         _torch_save.save_torch(obj, f, _to_raw)
         return
     if format != "safetensors":
@@ -163,10 +189,9 @@ def save(obj: Any, f: FILE_LIKE, format: str = "safetensors", digest: bool = Fal
                         "data_offsets": [offset, offset + a.nbytes]}
         offset += a.nbytes
     if digest:
-        h = hashlib.sha256()
+        h = _file_digest(header, b"")
         for name in order:
-            a = raws[name]
-            h.update(_little_endian(a))
+            h.update(_little_endian(raws[name]))
         header["__metadata__"][_DIGEST_KEY] = h.hexdigest()
     hbytes = json.dumps(header, separators=(",", ":")).encode("utf-8")
     hbytes += b" " * (-len(hbytes) % 8)  # pad so the data starts 8-byte aligned, as safetensors does
@@ -285,7 +310,8 @@ def _read_all(f: FILE_LIKE) -> bytes:
 _MAX_STRUCTURE_DEPTH = 400  # the saved object's nesting (2 JSON levels per container), below the recursion limit
 
 
-def load(f: FILE_LIKE, map_location: MAP_LOCATION = None, weights_only: bool = True, **kwargs: Any) -> Any:
+def load(f: FILE_LIKE, map_location: MAP_LOCATION = None, weights_only: bool = True, *,
+         digest: Optional[str] = None, **kwargs: Any) -> Any:
     """Loads an object saved with :func:`tinytorch.save` or ``torch.save`` from a file.
 
     Reads tinytorch's safetensors layout, any safetensors file, and PyTorch checkpoints (the zip
@@ -307,26 +333,68 @@ def load(f: FILE_LIKE, map_location: MAP_LOCATION = None, weights_only: bool = T
         map_location: where to put the tensors (a device, a string, a ``{saved: new}`` dict or a
             callable ``fn(storage_tensor, location)``).
         weights_only (bool): accepted for PyTorch compatibility; loading is always weights-only.
+        digest: ``None`` (default): a digest stored by ``save(..., digest=True)`` is verified when
+            the file has one, and a file without one loads unchecked; ``"require"``: a file
+            without a digest over its header and data is refused too (PyTorch checkpoints,
+            safetensors files from other writers, and older tinytorch files whose digest covers
+            the data only).
 
     Returns:
         the saved object."""
     if kwargs:
         raise TypeError(f"load() got unexpected keyword arguments {sorted(kwargs)}")
+    if digest not in (None, "require"):
+        raise ValueError(f"tinytorch.load: digest must be None or 'require', got {digest!r}")
     fname = _file_name(f)
+    require = digest == "require"
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
-            return _load_stream(fh, fname, map_location)
+            return _load_stream(fh, fname, map_location, require)
     if not (hasattr(f, "seekable") and f.seekable()):
-        return _load_stream(io.BytesIO(_read_all(f)), fname, map_location)
-    return _load_stream(f, fname, map_location)
+        return _load_stream(io.BytesIO(_read_all(f)), fname, map_location, require)
+    return _load_stream(f, fname, map_location, require)
 
 
-def _load_stream(fh: BinaryIO, fname: str, map_location: MAP_LOCATION) -> Any:
+def _no_digest(fname: str, what: str):
+    raise RuntimeError(f"tinytorch.load: {fname}: digest='require' but {what}; save it with "
+                       "tinytorch.save(..., digest=True) or load it without digest='require'")
+
+
+def _verify_digest(data: bytes, metadata: Dict[str, str], fname: str, require: bool) -> None:
+    """Checks the stored digest(s) against the file; ``require``: refuses a file without a full one."""
+    def stored(key: str) -> str:
+        value = metadata[key]
+        if len(value) != 64 or any(c not in "0123456789abcdefABCDEF" for c in value):
+            raise RuntimeError(f"tinytorch.load: {fname}: metadata {key!r} is not a SHA-256 digest (64 hex digits): "
+                               f"{value[:80]!r}; the file is corrupted or was modified")
+        return value.lower()
+
+    begin = 8 + struct.unpack("<Q", data[:8])[0]
+    body = memoryview(data)[begin:]
+    if _DIGEST_KEY in metadata:
+        expect = stored(_DIGEST_KEY)
+        header = _parse_header(data[8:begin], lambda msg: None)  # _parse_tensors has already accepted it
+        if _file_digest(header, body).hexdigest() != expect:
+            raise RuntimeError(f"tinytorch.load: {fname}: the file does not match the SHA-256 digest stored in its "
+                               "metadata (it covers the tensor names, dtypes, shapes, data offsets, the metadata "
+                               "and the data): the file is corrupted or was modified")
+    elif require:
+        _no_digest(fname, "the file has no digest over its header and data" +
+                   (" (only an older data-only digest)" if _DATA_DIGEST_KEY in metadata else ""))
+    if _DATA_DIGEST_KEY in metadata:
+        if hashlib.sha256(body).hexdigest() != stored(_DATA_DIGEST_KEY):
+            raise RuntimeError(f"tinytorch.load: {fname}: the tensor data does not match the SHA-256 digest stored "
+                               "in the file's metadata: the file is corrupted or was modified")
+
+
+def _load_stream(fh: BinaryIO, fname: str, map_location: MAP_LOCATION, require_digest: bool = False) -> Any:
     start = fh.tell()
     head = fh.read(512)
     if not isinstance(head, (bytes, bytearray)):
         raise TypeError(f"tinytorch.load: {fname}: file object must be opened in binary mode")
     fh.seek(start)
+    if require_digest and (_torch_zip.is_zip(head) or _torch_zip.is_legacy(head)):
+        _no_digest(fname, "it is a PyTorch checkpoint, which carries no digest")
     if _torch_zip.is_zip(head):
         return _torch_zip.load_zip(fh, fname, map_location)
     if _torch_zip.is_legacy(head):
@@ -339,11 +407,7 @@ def _load_stream(fh: BinaryIO, fname: str, map_location: MAP_LOCATION) -> Any:
                            "zip or legacy format) or a safetensors file; tinytorch never unpickles arbitrary files")
     data = fh.read()
     tensors, metadata = _parse_tensors(data, fname)
-    if _DIGEST_KEY in metadata:
-        begin = 8 + struct.unpack("<Q", data[:8])[0]
-        if hashlib.sha256(memoryview(data)[begin:]).hexdigest() != metadata[_DIGEST_KEY]:
-            raise RuntimeError(f"tinytorch.load: {fname}: the tensor data does not match the SHA-256 digest stored "
-                               "in the file's metadata: the file is corrupted or was modified")
+    _verify_digest(data, metadata, fname, require_digest)
     if _STRUCTURE_KEY not in metadata:
         dec = _Decoder(fname, tensors, map_location)
         return {name: dec._place(t, "cpu") for name, t in tensors.items()}
