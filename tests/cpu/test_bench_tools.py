@@ -75,7 +75,7 @@ def test_gpt_bench_shapes(bench):
 
 
 def test_gpt_bench_prints_the_gpt2_shape():
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ)   # the tinytorch the tests run against (installed, or PYTHONPATH for a dev build)
     out = subprocess.run([sys.executable, "bench/gpt_bench.py", "--preset", "gpt2", "--batch-size", "1",
                           "--block-size", "8", "--steps", "1", "--rounds", "1", "--no-compile"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+#include <type_traits>
+
 #include "sgemm_avx512.h"
 #include "tinytorch/kernels/linalg.h"
 #include "tinytorch/parallel.h"
@@ -54,17 +56,25 @@ void blas_call(bool ta_, bool tb_, int64_t m, int64_t n, int64_t k, double alpha
 // One product, threaded through OUR pool (parallel_for), never OpenBLAS's: each thread runs a
 // single-threaded BLAS call on a block of C's rows or columns. Two busy-waiting pools (OpenMP
 // and OpenBLAS pthreads) on the same cores starve each other, badly on a loaded machine.
+//
+// OpenBLAS's result for an entry of C can depend on the block's size (seen on Zen 5: C[:160] of one
+// call differs in the last bit from rows 0..159 of the whole product), so where it computes, the
+// blocks depend on the shape alone, never on the thread count: 1 or N threads give the same bits.
+// Our AVX-512 kernel sums each entry in one order whatever the block, so it keeps one block a thread.
+constexpr int64_t kShapeBlocks = 8;
 template <class T>
 void blas_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const T* a, int64_t lda,
               const T* b, int64_t ldb, double beta, T* c, int64_t ldc) {
   int64_t work = m * n * k;
   int64_t nt = get_num_threads();
-  if (work <= kSmallGemm || nt <= 1) {
+  bool own_kernel = std::is_same_v<T, float> && sgemm_avx512_enabled();
+  if (work <= kSmallGemm || (nt <= 1 && own_kernel)) {
     return blas_call(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
   bool split_cols = n >= m;
   int64_t extent = split_cols ? n : m;
-  int64_t block = std::max<int64_t>(32, ((extent + nt - 1) / nt + 31) / 32 * 32);  // whole 32-col panels
+  int64_t parts = own_kernel ? nt : kShapeBlocks;
+  int64_t block = std::max<int64_t>(32, ((extent + parts - 1) / parts + 31) / 32 * 32);  // whole 32-col panels
   int64_t nblocks = (extent + block - 1) / block;
   parallel_for(0, nblocks, 1, [&](int64_t b0, int64_t b1) {
     for (int64_t bi = b0; bi < b1; ++bi) {
