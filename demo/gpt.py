@@ -24,6 +24,7 @@ import argparse
 import math
 import os
 import time
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -447,7 +448,7 @@ def main(argv=None) -> dict:
             for micro in range(args.grad_accum):
                 x, y = data.batch("train", args.batch_size, args.block_size, rng, device)
                 sync = ddp.world == 1 or micro == args.grad_accum - 1
-                ctx = train_model.no_sync() if not sync else _nullcontext()
+                ctx = train_model.no_sync() if not sync else nullcontext()
                 with ctx:
                     with autocast():
                         _, loss = train_model(x, y)
@@ -498,14 +499,6 @@ def main(argv=None) -> dict:
             plot(history, args.plot)
     ddp.close()
     return result
-
-
-class _nullcontext:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 if __name__ == "__main__":
