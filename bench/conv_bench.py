@@ -79,13 +79,13 @@ def conv_case(torch, rng, kw, batch, name, cin, cout, hw, k, s, p, dtype, mnist_
     tg, rg = tt.tensor(go).to(tdt)._impl, torch.from_numpy(go).to(rdt)
     # correctness guard: forward and all grads agree with torch
     tol = 1e-3 if dtype == "float32" else 5e-2
-    out = tt._tensor._wrap(C.conv2d(tx, tw, tb, st, pd, one, 1)).float().numpy()
+    out = tt._core.tensor_base._wrap(C.conv2d(tx, tw, tb, st, pd, one, 1)).float().numpy()
     np.testing.assert_allclose(out, ro.float().numpy(), rtol=tol, atol=tol * 10)
     rgrads = torch.ops.aten.convolution_backward(rg, rx, rw, [cout], [s, s], [p, p], [1, 1], False, [0, 0], 1,
                                                  [True, True, True])
     tgrads = C.conv2d_backward(tg, tx, tw, st, pd, one, 1, (True, True, True))
     for t_, r_ in zip(tgrads, rgrads):
-        np.testing.assert_allclose(tt._tensor._wrap(t_).float().numpy(), r_.float().numpy(), rtol=tol,
+        np.testing.assert_allclose(tt._core.tensor_base._wrap(t_).float().numpy(), r_.float().numpy(), rtol=tol,
                                    atol=tol * 20 * max(1.0, float(r_.float().abs().max()) / 100))
     label = f"{name} b{batch} {dtype}"
     res = [compare(f"{label} forward", lambda: C.conv2d(tx, tw, tb, st, pd, one, 1),

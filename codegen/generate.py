@@ -148,9 +148,9 @@ _E = "tinytorch._ops.elementwise"
 _ALIAS = {"tinytorch._ops.elementwise": "_E", "tinytorch._ops.shape": "_S", "tinytorch._ops.reduce": "_R",
           "tinytorch._ops.norm": "_NORM", "tinytorch._ops.index": "_I", "tinytorch._ops.linalg": "_LA",
           "tinytorch._ops.conv": "_CONV", "tinytorch._ops.pool": "_POOL", "tinytorch._ops.embedding": "_EMB",
-          "tinytorch._ops.dropout": "_DROP", "tinytorch._ops.loss": "_LOSS", "tinytorch.random": "_random",
-          "tinytorch._contractions": "_contractions", "tinytorch._numerics": "_numerics",
-          "tinytorch._sampling": "_sampling",
+          "tinytorch._ops.dropout": "_DROP", "tinytorch._ops.loss": "_LOSS", "tinytorch._tensor.random": "_random",
+          "tinytorch._composites.contractions": "_contractions", "tinytorch._composites.numerics": "_numerics",
+          "tinytorch._composites.sampling": "_sampling",
           "tinytorch.linalg._legacy": "_linalg_legacy"}
 
 
@@ -185,70 +185,37 @@ def _ref(e, attr, policy=None):
     return f"_autocast.wrap({ref}, \"{policy}\")" if policy else ref
 
 
-PW_MODULE = "tinytorch._pointwise"   # holds inplace_function
-
-
-# tinytorch/_functional.py re-exports one generated file per op family, each under ~500 lines; a
-# row's module belongs to exactly one family (a module missing here stops the generator)
-FUNCTIONAL_FAMILIES = {
-    "pointwise": (_E, "tinytorch._pointwise"),
-    "shape": ("tinytorch._ops.shape", "tinytorch._ops.index", "tinytorch._indexing", "tinytorch._reshaping"),
-    "reductions": ("tinytorch._ops.reduce", "tinytorch._ops.norm", "tinytorch._statistics", "tinytorch._numerics"),
-    "linalg": ("tinytorch._ops.linalg", "tinytorch._contractions", "tinytorch.linalg._legacy",
-               "tinytorch.linalg._lu"),
-    "nn": ("tinytorch._ops.conv", "tinytorch._conv3d", "tinytorch._ops.dropout", "tinytorch._ops.embedding",
-           "tinytorch._embedding_bag"),
-    "random": ("tinytorch.random", "tinytorch._sampling"),
-}
-
-
-def _family(module: str) -> str:
-    for family, modules in FUNCTIONAL_FAMILIES.items():
-        if module in modules:
-            return family
-    raise SystemExit(f"codegen/generate.py: {module} exports functions but is in no FUNCTIONAL_FAMILIES group")
-
-
-def functional_family_py(family: str):
-    """The writer of tinytorch/_functional_<family>.py: the functions of that family's rows."""
-    def make() -> str:
-        entries = [e for e in _entries() if (e["function"] or e["inplace_function"]) and _family(e["module"]) == family]
-        mods = {e["module"] for e in entries} | ({PW_MODULE} if any(e["inplace_function"] for e in entries) else set())
-        L = [f'"""The {family} op functions exported as tinytorch.<name> (via tinytorch._functional). {BANNER}"""']
-        if any(e["autocast"] for e in entries if e["function"]):
-            L.append("from tinytorch import _autocast")
-        L += _imports(sorted(mods))
-        L.append("")
-        names = []
-        for e in entries:
-            for n in (e["name"],) + tuple(e["aliases"]):
-                if e["function"]:
-                    L.append(f"{n} = {_ref(e, e['impl'], e['autocast'])}")
-                    names.append(n)
-                if e["inplace_function"]:   # tinytorch.relu_(x) is x.relu_(), as PyTorch's in-place functions
-                    own = e["inplace"] is None   # a row that is itself in-place: zero_, fill_
-                    fn_name = n if own else n + "_"
-                    L.append(f"{fn_name} = _pointwise.inplace_function({_ref(e, e['impl'] if own else e['inplace'])})")
-                    names.append(fn_name)
-        L += ["", "__all__ = ["] + [f"    \"{n}\"," for n in names] + ["]"]
-        return "\n".join(L) + "\n"
-    return make
+PW_MODULE = "tinytorch._composites.pointwise"   # holds inplace_function
 
 
 def functional_py() -> str:
-    L = [f'"""Every op function exported as tinytorch.<name>, one file per op family. {BANNER}"""']
-    L += [f"from tinytorch import _functional_{f}" for f in FUNCTIONAL_FAMILIES]
-    L += [f"from tinytorch._functional_{f} import *  # noqa: F401,F403" for f in FUNCTIONAL_FAMILIES]
-    L += ["", "__all__ = ("] + [f"    _functional_{f}.__all__ +" for f in FUNCTIONAL_FAMILIES]
-    L[-1] = L[-1][:-2]
-    L.append(")")
+    """tinytorch/_generated/functional.py: every op function, exported as tinytorch.<name>."""
+    entries = [e for e in _entries() if e["function"] or e["inplace_function"]]
+    mods = {e["module"] for e in entries} | ({PW_MODULE} if any(e["inplace_function"] for e in entries) else set())
+    L = [f'"""Every op function exported as tinytorch.<name>. {BANNER}"""']
+    if any(e["autocast"] for e in entries if e["function"]):
+        L.append("from tinytorch._tensor import autocast as _autocast")
+    L += _imports(sorted(mods))
+    L.append("")
+    names = []
+    for e in entries:
+        for n in (e["name"],) + tuple(e["aliases"]):
+            if e["function"]:
+                L.append(f"{n} = {_ref(e, e['impl'], e['autocast'])}")
+                names.append(n)
+            if e["inplace_function"]:   # tinytorch.relu_(x) is x.relu_(), as PyTorch's in-place functions
+                own = e["inplace"] is None   # a row that is itself in-place: zero_, fill_
+                fn_name = n if own else n + "_"
+                L.append(f"{fn_name} = _pointwise.inplace_function({_ref(e, e['impl'] if own else e['inplace'])})")
+                names.append(fn_name)
+    L += ["", "__all__ = ["] + [f"    \"{n}\"," for n in names] + ["]"]
     return "\n".join(L) + "\n"
 
 
 def methods_py() -> str:
     mods = sorted({e["module"] for e in _entries() if e["method"] or e["inplace"] or e["dunders"]})
     L = [f'"""Every Tensor method that is an op, installed on tinytorch.Tensor. {BANNER}"""',
-         "from tinytorch import _autocast"]
+         "from tinytorch._tensor import autocast as _autocast"]
     L += _imports(mods)
     L += ["", "", "def _reflected(fn):", '    """other <op> self."""', "    def op(self, other):",
           "        return fn(other, self)", "    op.__name__ = fn.__name__", "    return op", "", "", "METHODS = {"]
@@ -283,9 +250,8 @@ OUTPUTS = {
     "tinytorch/_ops/elementwise_grads.pxi": grads_pxi,
     "tinytorch/_ops/elementwise_unary.pxi": functions_pxi("unary"),
     "tinytorch/_ops/elementwise_binary.pxi": functions_pxi("binary"),
-    "tinytorch/_functional.py": functional_py,
-    **{f"tinytorch/_functional_{f}.py": functional_family_py(f) for f in FUNCTIONAL_FAMILIES},
-    "tinytorch/_methods.py": methods_py,
+    "tinytorch/_generated/functional.py": functional_py,
+    "tinytorch/_generated/methods.py": methods_py,
     "tinytorch/nn/functional/_autocast_policy.py": functional_policy_py,
 }
 

@@ -140,7 +140,7 @@ BINARY = [
 E, S, R, NORM, I = ("tinytorch._ops.elementwise", "tinytorch._ops.shape", "tinytorch._ops.reduce",
                     "tinytorch._ops.norm", "tinytorch._ops.index")
 LA, CONV, EMB, DROP = "tinytorch._ops.linalg", "tinytorch._ops.conv", "tinytorch._ops.embedding", "tinytorch._ops.dropout"
-C, NUM, RND = "tinytorch._contractions", "tinytorch._numerics", "tinytorch.random"
+C, NUM, RND = "tinytorch._composites.contractions", "tinytorch._composites.numerics", "tinytorch._tensor.random"
 O = Op
 OPS = [
     # elementwise, hand-written because of their argument handling
@@ -185,7 +185,7 @@ OPS = [
     # random (in-place samplers)
     O("uniform_", RND, function=False), O("normal_", RND, function=False), O("bernoulli_", RND, function=False),
     O("bernoulli", RND, function=False, method_impl="_bernoulli_method"),
-    O("multinomial", "tinytorch._sampling", grad="none"),
+    O("multinomial", "tinytorch._composites.sampling", grad="none"),
     # composites: autograd records their parts
     O("dot", C, grad="composite"), O("vdot", C, grad="composite", method_impl="dot"),
     O("inner", C, grad="composite"), O("outer", C, grad="composite", aliases=("ger",)),
@@ -203,12 +203,12 @@ OPS = [
 
 # ---------------------------------------------------------------------------------------------
 # PyTorch names real programs use, composed from existing ops (module per group below)
-PW, IX = "tinytorch._pointwise", "tinytorch._indexing"
-RS, ST = "tinytorch._reshaping", "tinytorch._statistics"
+PW, IX = "tinytorch._composites.pointwise", "tinytorch._composites.indexing"
+RS, ST = "tinytorch._composites.reshaping", "tinytorch._composites.statistics"
 OPS += [
     O("unique", NUM, grad="composite"), O("diff", NUM, grad="composite"), O("histc", NUM, grad="composite"),
     O("bincount", NUM, grad="composite"),
-    # elementwise composites (tinytorch/_pointwise.py)
+    # elementwise composites (tinytorch/_composites/pointwise.py)
     O("lerp", PW, grad="composite", inplace="lerp_"),
     O("addcmul", PW, grad="composite", inplace="addcmul_"), O("addcdiv", PW, grad="composite", inplace="addcdiv_"),
     O("hypot", PW, grad="composite", inplace="hypot_", ref="np.hypot(x, y)"),
@@ -226,7 +226,7 @@ OPS += [
     O("signbit", PW, grad="none"), O("isposinf", PW, grad="none"), O("isneginf", PW, grad="none"),
     O("isclose", PW, grad="none"), O("allclose", PW, grad="none"), O("equal", PW, grad="none"),
     O("isin", PW, grad="none", method=False),
-    # indexing, scans, matrix products (tinytorch/_indexing.py)
+    # indexing, scans, matrix products (tinytorch/_composites/indexing.py)
     O("index_add", IX, grad="composite", inplace="index_add_"),
     O("scatter_reduce", IX, grad="composite", inplace="scatter_reduce_"),
     O("take_along_dim", IX, grad="composite"), O("repeat_interleave", IX, grad="composite"),
@@ -239,7 +239,7 @@ OPS += [
     O("addmm", IX, grad="composite", autocast="lower"), O("baddbmm", IX, grad="composite", autocast="lower"),
     O("addmv", IX, grad="composite"), O("addr", IX, grad="composite"), O("mv", IX, grad="composite"),
     O("random_", IX, grad="none", function=False),
-    # shapes and index helpers (tinytorch/_reshaping.py), statistics (tinytorch/_statistics.py)
+    # shapes and index helpers (tinytorch/_composites/reshaping.py), statistics (tinytorch/_composites/statistics.py)
     O("tile", RS, grad="composite"), O("ravel", RS, grad="composite"), O("fliplr", RS, grad="composite"),
     O("flipud", RS, grad="composite"), O("rot90", RS, grad="composite"),
     O("column_stack", RS, grad="composite", method=False), O("dstack", RS, grad="composite", method=False),
@@ -270,14 +270,14 @@ FUNCTIONAL = [Functional(n, "lower") for n in (
 # linalg.lu's unpacking at the top level (tinytorch/linalg/_lu.py), as torch.lu_unpack
 OPS += [O("lu_unpack", "tinytorch.linalg._lu", grad="composite", method=False)]
 
-# 3-D convolutions composed from the 2-D kernels (tinytorch/_conv3d.py)
-OPS += [O(n, "tinytorch._conv3d", grad="composite", method=False, autocast="lower")
+# 3-D convolutions composed from the 2-D kernels (tinytorch/_composites/conv3d.py)
+OPS += [O(n, "tinytorch._composites.conv3d", grad="composite", method=False, autocast="lower")
         for n in ("conv3d", "conv_transpose3d")]
 FUNCTIONAL += [Functional(n, "lower") for n in ("conv3d", "conv_transpose3d")]
-OPS += [O("embedding_bag", "tinytorch._embedding_bag", grad="composite", method=False)]
+OPS += [O("embedding_bag", "tinytorch._composites.embedding_bag", grad="composite", method=False)]
 
-# integer gcd/lcm and ldexp (tinytorch/_pointwise.py), nanmedian (_indexing.py),
-# unique_consecutive (_numerics.py), matrix_exp (tinytorch/linalg/_composites.py, as torch.matrix_exp)
+# integer gcd/lcm and ldexp (tinytorch/_composites/pointwise.py), nanmedian (_composites/indexing.py),
+# unique_consecutive (_composites/numerics.py), matrix_exp (tinytorch/linalg/_composites.py, as torch.matrix_exp)
 OPS += [
     O("gcd", PW, grad="none", inplace="gcd_", inplace_function=True),
     O("lcm", PW, grad="none", inplace="lcm_", inplace_function=True),

@@ -74,7 +74,7 @@ class Op:
     (`grad="family"`), or composed of other ops (`grad="composite"`: autograd records the parts).
     The schema still owns its exports, methods, aliases and autocast policy."""
     name: str
-    module: str                         # tinytorch._ops.reduce, tinytorch._contractions, ...
+    module: str                         # tinytorch._ops.reduce, tinytorch._composites.contractions, ...
     grad: str = "family"                # "family" | "composite" | "none"
     function: bool = True               # tinytorch.<name>
     method: bool = True                 # Tensor.<name>

@@ -3,7 +3,7 @@ functions, nn.functional functions, nn.Module's methods, the nn module classes (
 forward) and the optimizers (constructor and step), the share whose parameters and return are
 all annotated, and the share annotated with types more precise than ``Any``.
 
-Where a stub exists (``tinytorch/tensor.pyi``, ``tinytorch/__init__.pyi``,
+Where a stub exists (``tinytorch/_tensor/tensor.pyi``, ``tinytorch/__init__.pyi``,
 ``tinytorch/nn/functional/__init__.pyi``, written by
 ``scripts/gen_stubs.py``) it is what type checkers read, so it is what is counted; elsewhere the
 runtime signatures (the source's annotations) are.

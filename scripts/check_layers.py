@@ -1,5 +1,6 @@
 """Checks tinytorch's import contract: each module imports only modules of its own layer or the
-layers below it, never the package root, at module level or inside functions.
+layers below it, never the package root, at module level or inside functions; and no modules
+import each other in a circle (a circle inside one layer is as tangled as one across layers).
 
 The layers are `[tool.tinytorch.layers]` in pyproject.toml, lowest first. The check reads .py,
 .pyx and .pxd files (import-linter's grimp parses only .py files, and half of the core is
@@ -52,10 +53,12 @@ def imports(path: str):
         if m.group(1):
             base = m.group(1)
             names = m.group(2).strip().strip("(").split("#")[0]
-            for n in names.split(","):       # a submodule (from tinytorch._ops import shape) or a name
-                n = n.strip().split(" as ")[0].strip().rstrip("\\").strip()
-                if n:
-                    yield no, f"{base}.{n}" if submodule_exists(f"{base}.{n}") or base == PACKAGE else base
+            names = [n.strip().split(" as ")[0].strip().rstrip("\\").strip() for n in names.split(",")]
+            names = [n for n in names if n]
+            if not names:                    # from x import (   -- the names follow on the next lines
+                yield no, base
+            for n in names:                  # a submodule (from tinytorch._ops import shape) or a name
+                yield no, f"{base}.{n}" if submodule_exists(f"{base}.{n}") or base == PACKAGE else base
         else:
             for n in m.group(3).split(","):
                 yield no, n.strip()
@@ -95,8 +98,56 @@ def check() -> list:
     return errors
 
 
+def circles() -> list:
+    """The import graph's strongly connected components of more than one module (Tarjan's
+    algorithm), each as a sorted list of module names."""
+    graph: dict = {}
+    for dirpath, _, files in os.walk(os.path.join(ROOT, PACKAGE)):
+        for fname in sorted(files):
+            if fname.endswith((".py", ".pyx", ".pxd", ".pxi")) and not fname.endswith(".pyi"):
+                path = os.path.join(dirpath, fname)
+                src = module_name(path)
+                edges = graph.setdefault(src, set())
+                for _, target in imports(path):
+                    if target.startswith(PACKAGE + ".") and submodule_exists(target) and target != src:
+                        edges.add(target)
+    index: dict = {}
+    low: dict = {}
+    stack: list = []
+    on_stack: set = set()
+    found: list = []
+
+    def visit(v):  # recursive Tarjan; the graph is a few hundred modules deep at most
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
 def main() -> int:
     errors = check()
+    for c in circles():
+        errors.append("import circle: " + " <-> ".join(c))
     for e in errors:
         print(e)
     print(f"import contract: {len(errors)} violation(s)")

@@ -3,9 +3,9 @@ import builtins
 import numpy as np
 from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
-from tinytorch._dtype import device as _device, dtype as _dtype
-from tinytorch._size import Size as Size
-from tinytorch.tensor import Tensor as Tensor
+from tinytorch._core.dtype import device as _device, dtype as _dtype
+from tinytorch._core.size import Size as Size
+from tinytorch._tensor.tensor import Tensor as Tensor
 
 # the package defines dtypes named int, float, bool: annotations name the builtins by alias
 _int = builtins.int
@@ -40,7 +40,7 @@ ByteTensor: Any
 CharTensor: Any
 DoubleTensor: Any
 FloatTensor: Any
-from tinytorch.random import Generator as Generator
+from tinytorch._tensor.random import Generator as Generator
 HalfTensor: Any
 IntTensor: Any
 LongTensor: Any
@@ -48,22 +48,22 @@ ShortTensor: Any
 bfloat16: _dtype
 bool: _dtype
 default_generator: Any
-from tinytorch._dtype import device as device
+from tinytorch._core.dtype import device as device
 double: _dtype
-from tinytorch._dtype import dtype as dtype
+from tinytorch._core.dtype import dtype as dtype
 from tinytorch.autograd.grad_mode import enable_grad as enable_grad
-from tinytorch._legacy import finfo as finfo
+from tinytorch._tensor.legacy import finfo as finfo
 float: _dtype
 float16: _dtype
 float32: _dtype
 float64: _dtype
 half: _dtype
-from tinytorch._legacy import iinfo as iinfo
+from tinytorch._tensor.legacy import iinfo as iinfo
 from tinytorch.autograd.grad_mode import inference_mode as inference_mode
 int: _dtype
 int32: _dtype
 int64: _dtype
-from tinytorch._tensor_attributes import layout as layout
+from tinytorch._surface.tensor_attributes import layout as layout
 long: _dtype
 from tinytorch.autograd.grad_mode import no_grad as no_grad
 from tinytorch.autograd.grad_mode import set_grad_enabled as set_grad_enabled

@@ -8,7 +8,7 @@ import contextlib
 from typing import Any, Iterator, Optional, Union
 
 from tinytorch import cuda as _cuda
-from tinytorch._dtype import device as _device
+from tinytorch._core.dtype import device as _device
 
 _DeviceLike = Union[_device, str, int, None]
 _NONE_AVAILABLE = "Cannot access accelerator device when none is available."

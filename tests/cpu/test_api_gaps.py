@@ -1,5 +1,5 @@
 """Top-level functions and Tensor methods/attributes composed from existing ops
-(tinytorch/_inplace_functions.py, _tensor_attributes.py, _nn_aliases.py). Table-driven: one row per
+(tinytorch/_surface/inplace_functions.py, _surface/tensor_attributes.py, _surface/nn_aliases.py). Table-driven: one row per
 name, a float64 numpy reference, every float dtype on non-contiguous inputs."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Composed PyTorch names: the in-place shape methods (tinytorch/_inplace_shape.py), gcd/lcm/ldexp
-(_pointwise.py), nanmedian (_indexing.py), unique_consecutive (_numerics.py) and matrix_exp
+"""Composed PyTorch names: the in-place shape methods (tinytorch/_surface/inplace_shape.py), gcd/lcm/ldexp
+(_composites/pointwise.py), nanmedian (_composites/indexing.py), unique_consecutive (_composites/numerics.py) and matrix_exp
 (linalg/_composites.py). float64 numpy references, every float dtype, non-contiguous inputs,
 gradients against the out-of-place path or gradcheck."""
 from __future__ import annotations

@@ -20,7 +20,7 @@ def test_mixed_dtypes_and_a_noncontiguous_gradient():
 
 def test_kernels_directly():
     xs = [tt.arange(10, dtype=tt.bfloat16), tt.full((3, 3), -2.0, dtype=tt.bfloat16)]
-    sums = tt._tensor._wrap(_C.multi_sum_squares([x._impl for x in xs]))
+    sums = tt._core.tensor_base._wrap(_C.multi_sum_squares([x._impl for x in xs]))
     assert sums.dtype == tt.float32
     assert_close(sums, [285.0, 36.0], tol=(0, 0))
     _C.multi_scale_([x._impl for x in xs], tt.tensor(0.5)._impl)

@@ -1,5 +1,5 @@
-"""PyTorch functions real programs use, composed from existing ops (tinytorch/_pointwise.py,
-tinytorch/_indexing.py, erfinv): forward against float64 numpy on every float dtype with
+"""PyTorch functions real programs use, composed from existing ops (tinytorch/_composites/pointwise.py,
+tinytorch/_composites/indexing.py, erfinv): forward against float64 numpy on every float dtype with
 non-contiguous and broadcast inputs, gradients by gradcheck, PyTorch's errors. The unary and
 binary ones with a numpy `ref` also run in the op table (tests/cpu/test_op_table.py)."""
 import math

@@ -1,5 +1,5 @@
-"""PyTorch's shape helpers and statistics composed from existing ops (tinytorch/_reshaping.py and
-tinytorch/_statistics.py) against numpy, with gradcheck."""
+"""PyTorch's shape helpers and statistics composed from existing ops (tinytorch/_composites/reshaping.py and
+tinytorch/_composites/statistics.py) against numpy, with gradcheck."""
 import math
 
 import numpy as np

@@ -1,6 +1,6 @@
 """Every public nn module, nn.functional function, top-level function and Tensor method has a
 docstring with a summary and an Args section that names its parameters (in PyTorch's words, from
-the glossaries nn/_doc_params.py and tinytorch/_doc_params.py), so help(nn.Conv2d),
+the glossaries nn/_doc_params.py and tinytorch/_docs/params.py), so help(nn.Conv2d),
 help(tinytorch.add) and help(tinytorch.Tensor.view) are useful."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 import tinytorch
 import tinytorch.nn as nn
 import tinytorch.nn.functional as F
-from tinytorch import _docstrings as _api_docstrings
+from tinytorch._docs import docstrings as _api_docstrings
 from tinytorch.nn import _docstrings
 
 # no constructor arguments to document (PyTorch documents these without Args), or the base class
@@ -79,7 +79,7 @@ def test_defaults_come_from_the_signature():
     assert "Default: ``0.5``" in F.dropout.__doc__
 
 
-# ---- the top level and the Tensor methods (tinytorch/_docstrings.py, tinytorch/_doc_params.py)
+# ---- the top level and the Tensor methods (tinytorch/_docs/docstrings.py, tinytorch/_docs/params.py)
 TOP_LEVEL = sorted(n for n, v in vars(tinytorch).items() if not n.startswith("_") and callable(v)
                    and not inspect.isclass(v) and not isinstance(v, tinytorch.dtype))
 METHODS = sorted(n for n in dir(tinytorch.Tensor) if not n.startswith("_") and callable(getattr(tinytorch.Tensor, n))
@@ -104,7 +104,7 @@ def _check_documented(qualname: str, fn, params: list) -> None:
 
 
 def test_top_level_glossary_describes_every_parameter():
-    # a new function whose parameter name the glossary lacks lands here: add a row to tinytorch/_doc_params.py
+    # a new function whose parameter name the glossary lacks lands here: add a row to tinytorch/_docs/params.py
     assert _api_docstrings.MISSING == []
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tinytorch as tt
-from tinytorch import _functional
+from tinytorch._generated import functional as _functional
 
 from conftest import make, to_numpy
 

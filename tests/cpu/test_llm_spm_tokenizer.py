@@ -9,8 +9,7 @@ import pytest
 
 gguf = pytest.importorskip("gguf")
 pytest.importorskip("tokenizers")
-from tinytorch.models.spm_vocab import derived_merges, sentencepiece_backend  # noqa: E402
-from tinytorch.models.tokenizer import Tokenizer  # noqa: E402
+from tinytorch.models.tokenizer import Tokenizer, derived_merges, sentencepiece_backend  # noqa: E402
 
 # ids: 0 <unk>, 1 <s>, 2 </s>, 3-5 bytes \n and é's two, 6 ▁, 7 a, 8 b, 9 ▁a, 10 ab, 11 c, 12 two spaces
 HAND_TOKENS = ["<unk>", "<s>", "</s>", "<0x0A>", "<0xC3>", "<0xA9>", "\u2581", "a", "b", "\u2581a", "ab", "c", "  "]

@@ -18,7 +18,7 @@ import pytest
 
 import tinytorch as tt
 import tinytorch.nn as nn
-from tinytorch import _torch_unpickler
+from tinytorch.serialization import _torch_unpickler
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data", "torch_checkpoints")

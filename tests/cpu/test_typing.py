@@ -1,5 +1,5 @@
 """Typing: the package ships py.typed and stubs for what carries no annotations of its own
-(tinytorch/tensor.pyi, __init__.pyi, nn/functional/__init__.pyi, written by scripts/gen_stubs.py);
+(tinytorch/_tensor/tensor.pyi, __init__.pyi, nn/functional/__init__.pyi, written by scripts/gen_stubs.py);
 the stubs are current, cover every public Tensor method and top-level function, and a type
 checker accepts them together with ordinary PyTorch-style code."""
 from __future__ import annotations
@@ -36,7 +36,7 @@ def test_stubs_are_current():
 
 
 def test_stubs_cover_the_public_api():
-    methods = _stub_names(os.path.join(PKG, "tensor.pyi"), "Tensor")
+    methods = _stub_names(os.path.join(PKG, "_tensor", "tensor.pyi"), "Tensor")
     missing = [n for n in dir(tinytorch.Tensor) if not n.startswith("_") and n not in methods]
     assert not missing, f"tensor.pyi lacks {missing}"
     top = _stub_names(os.path.join(PKG, "__init__.pyi"))
@@ -57,7 +57,7 @@ def test_py_typed_and_stubs_are_packaged():
             build_dir="build/{wheel_tag}", mode="default")}
     except (AttributeError, TypeError) as e:
         pytest.skip(f"scikit-build-core's iter_package_files changed: {e}")
-    for f in ("tinytorch/py.typed", "tinytorch/tensor.pyi", "tinytorch/__init__.pyi",
+    for f in ("tinytorch/py.typed", "tinytorch/_tensor/tensor.pyi", "tinytorch/__init__.pyi",
               "tinytorch/nn/functional/__init__.pyi"):
         assert f in files, f"{f} would not be in the wheel"
 
@@ -87,7 +87,7 @@ def test_mypy_accepts_pytorch_style_code(tmp_path, monkeypatch):
     monkeypatch.setenv("MYPYPATH", ROOT)
     out, err, rc = api.run(["--no-incremental", "--follow-imports=silent", "--ignore-missing-imports",
                             "--cache-dir", str(tmp_path / "cache"), str(src)])
-    assert 'Revealed type is "tinytorch.tensor.Tensor"' in out, out
+    assert 'Revealed type is "tinytorch._tensor.tensor.Tensor"' in out, out
     # the one deliberate error (a Tensor is not an int) and nothing else
     errors = [line for line in out.splitlines() if ": error:" in line]
     assert len(errors) == 1 and "user.py:18" in errors[0] and "Tensor" in errors[0], out

@@ -35,9 +35,9 @@ def test_kernel_equals_cpu_kernel(m, k, n):
     packed = pack_ternary(tt.tensor(ternary))
     cpu = _C.bitnet_matmul(tt.tensor(q)._impl, packed._impl, tt.tensor(mult)._impl)
     gpu = _C.bitnet_matmul(tt.tensor(q).cuda()._impl, packed.cuda()._impl, tt.tensor(mult).cuda()._impl)
-    gpu = tt._tensor._wrap(gpu)
+    gpu = tt._core.tensor_base._wrap(gpu)
     assert gpu.device.type == "cuda" and tuple(gpu.shape) == (m, n)
-    np.testing.assert_array_equal(_np(gpu), _np(tt._tensor._wrap(cpu)))
+    np.testing.assert_array_equal(_np(gpu), _np(tt._core.tensor_base._wrap(cpu)))
     # and the exact integer sums against numpy
     expect = (q.astype(np.int64) @ ternary.astype(np.int64).T).astype(np.float32) * mult[:, None]
     np.testing.assert_array_equal(_np(gpu), expect)
@@ -49,7 +49,7 @@ def test_misaligned_packed_buffer_takes_the_byte_path():
     buf = tt.zeros(11 * 16 + 1, dtype=tt.uint8, device="cuda")
     buf[1:].copy_(packed.reshape(-1))
     shifted = buf[1:].reshape(11, 16)  # one byte past the allocation's alignment
-    out = tt._tensor._wrap(_C.bitnet_matmul(tt.tensor(q).cuda()._impl, shifted._impl, tt.tensor(mult).cuda()._impl))
+    out = tt._core.tensor_base._wrap(_C.bitnet_matmul(tt.tensor(q).cuda()._impl, shifted._impl, tt.tensor(mult).cuda()._impl))
     expect = (q.astype(np.int64) @ ternary.astype(np.int64).T).astype(np.float32) * mult[:, None]
     np.testing.assert_array_equal(_np(out), expect)
 

@@ -16,7 +16,7 @@ import tinytorch as tt
 import tinytorch.nn.functional as F
 
 from conftest import GRAD_TOL, assert_close, assert_close_dot, to_numpy
-from tinytorch._cuda_loader import cuda_backend
+from tinytorch._core.cuda_loader import cuda_backend
 
 pytestmark = pytest.mark.cuda
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tinytorch as tt
-from tinytorch._tensor import _wrap
+from tinytorch._core.tensor_base import _wrap
 from conftest import FLOAT_DTYPES, TOL
 from cuda_helpers import check, layout_view
 

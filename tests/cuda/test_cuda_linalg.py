@@ -15,7 +15,7 @@ import pytest
 import tinytorch as tt
 import tinytorch.nn.functional as F
 from tinytorch import _C
-from tinytorch._tensor import _wrap
+from tinytorch._core.tensor_base import _wrap
 
 import cuda_helpers
 from conftest import to_numpy

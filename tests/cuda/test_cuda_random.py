@@ -11,7 +11,7 @@ import pytest
 
 import tinytorch as tt
 from tinytorch import _C, _ops
-from tinytorch._tensor import _wrap
+from tinytorch._core.tensor_base import _wrap
 
 from conftest import to_numpy
 

@@ -1,4 +1,4 @@
-from tinytorch._tensor cimport TensorBase as Tensor
+from tinytorch._core.tensor_base cimport TensorBase as Tensor
 
 cdef object operand(object x)
 cdef Tensor as_tensor_like(object x, Tensor like)

@@ -6,9 +6,9 @@ from libc.stdint cimport int64_t
 import numpy as np
 
 from tinytorch import _C
-from tinytorch._dtype import BOOL, FLOAT64, INT64
-from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
-from tinytorch._autograd cimport Node, make_node, set_history, save_tensors, is_grad_enabled_c
+from tinytorch._core.dtype import BOOL, FLOAT64, INT64
+from tinytorch._core.tensor_base cimport TensorBase as Tensor, wrap, requires_grad
+from tinytorch._core.graph cimport Node, make_node, set_history, save_tensors, is_grad_enabled_c
 
 cdef dict _scalar_cache = {}
 

@@ -4,9 +4,9 @@ derivative: the fused backward kernel, which recomputes the scores per tile from
 output and logsumexp; under create_graph, the composite formula below (matmul and softmax ops,
 which materialize the scores) so that higher derivatives work."""
 from tinytorch import _C
-from tinytorch._dtype import BOOL
-from tinytorch._tensor cimport TensorBase as Tensor, wrap
-from tinytorch._autograd cimport Node, make_node, set_history, save_tensors, is_grad_enabled_c
+from tinytorch._core.dtype import BOOL
+from tinytorch._core.tensor_base cimport TensorBase as Tensor, wrap
+from tinytorch._core.graph cimport Node, make_node, set_history, save_tensors, is_grad_enabled_c
 from tinytorch._ops._common cimport fused_result
 from tinytorch._ops.elementwise import logical_not
 from tinytorch._ops.index import masked_fill

@@ -2,8 +2,8 @@
 """Convolutions (conv1d/conv2d and their transposes), with their derivatives: conv2d's backward is
 its two kernels, each recording its adjoint, so double backward works."""
 from tinytorch import _C
-from tinytorch._tensor cimport TensorBase as Tensor
-from tinytorch._autograd cimport Node
+from tinytorch._core.tensor_base cimport TensorBase as Tensor
+from tinytorch._core.graph cimport Node
 from tinytorch._ops._common cimport record as _record, fused_result, adjoint_result, impl_or_none as _impl, \
     pair as _pair
 from tinytorch._ops import shape as S

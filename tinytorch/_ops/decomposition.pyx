@@ -5,9 +5,9 @@ eigh, svd and solve_triangular. The formulas are written with differentiable ops
 solve_triangular, solve, inv), so double backward works. Each forward also returns LAPACK's info
 per matrix; ``check_info`` turns a nonzero one into PyTorch's LinAlgError message."""
 from tinytorch import _C
-from tinytorch._tensor cimport TensorBase as Tensor, wrap
-from tinytorch._autograd cimport Node, make_node, set_history, save_tensors, is_grad_enabled_c
-from tinytorch._dtype import FLOAT16, BFLOAT16, FLOAT32, FLOAT64, is_floating_code
+from tinytorch._core.tensor_base cimport TensorBase as Tensor, wrap
+from tinytorch._core.graph cimport Node, make_node, set_history, save_tensors, is_grad_enabled_c
+from tinytorch._core.dtype import FLOAT16, BFLOAT16, FLOAT32, FLOAT64, is_floating_code
 from tinytorch._ops.shape import cat
 
 

@@ -1,8 +1,8 @@
 # cython: language_level=3
 """Dropout, with its derivative (linear in the gradient: its adjoint is itself)."""
 from tinytorch import _C
-from tinytorch._tensor cimport TensorBase as Tensor, wrap
-from tinytorch._autograd cimport Node
+from tinytorch._core.tensor_base cimport TensorBase as Tensor, wrap
+from tinytorch._core.graph cimport Node
 from tinytorch._ops._common cimport record as _record, adjoint_result
 
 

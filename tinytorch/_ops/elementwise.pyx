@@ -5,9 +5,9 @@ Gradients of broadcast inputs are reduced to the input's shape by the engine."""
 import math
 
 from tinytorch import _C
-from tinytorch._dtype import DTYPES, is_floating_code
-from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
-from tinytorch._autograd cimport Node, make_node, init_node, should_record, set_history, save_tensors, \
+from tinytorch._core.dtype import DTYPES, is_floating_code
+from tinytorch._core.tensor_base cimport TensorBase as Tensor, wrap, requires_grad
+from tinytorch._core.graph cimport Node, make_node, init_node, should_record, set_history, save_tensors, \
     is_grad_enabled_c
 from tinytorch._ops._common cimport operand, as_tensor_like, fused_result, check_inplace, rebase_inplace
 

@@ -3,9 +3,9 @@
 import numpy as np
 
 from tinytorch import _C
-from tinytorch._dtype import BOOL, INT64, is_floating_code
-from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
-from tinytorch._autograd cimport Node, make_node, set_history, is_grad_enabled_c
+from tinytorch._core.dtype import BOOL, INT64, is_floating_code
+from tinytorch._core.tensor_base cimport TensorBase as Tensor, wrap, requires_grad
+from tinytorch._core.graph cimport Node, make_node, set_history, is_grad_enabled_c
 from tinytorch._ops._common cimport record as _record, operand, check_inplace, rebase_inplace, wrap_dim
 from tinytorch._ops import shape as S
 from tinytorch._ops.elementwise import where

@@ -2,8 +2,8 @@
 """Matrix products (matmul, mm, bmm) and linear, with their derivatives: composite formulas, so
 double backward works; linear's first backward is one fused kernel when not recording."""
 from tinytorch import _C
-from tinytorch._tensor cimport TensorBase as Tensor, wrap
-from tinytorch._autograd cimport Node, is_grad_enabled_c
+from tinytorch._core.tensor_base cimport TensorBase as Tensor, wrap
+from tinytorch._core.graph cimport Node, is_grad_enabled_c
 from tinytorch._ops._common cimport record as _record, impl_or_none as _impl
 from tinytorch._ops import shape as S
 

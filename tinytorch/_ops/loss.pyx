@@ -3,8 +3,8 @@
 switches to a composite formula under create_graph, and class-probability targets are composed
 from ops."""
 from tinytorch import _C
-from tinytorch._tensor cimport TensorBase as Tensor
-from tinytorch._autograd cimport Node, is_grad_enabled_c
+from tinytorch._core.tensor_base cimport TensorBase as Tensor
+from tinytorch._core.graph cimport Node, is_grad_enabled_c
 from tinytorch._ops._common cimport record as _record, fused_result, adjoint_result, impl_or_none as _impl
 from tinytorch._ops import shape as S
 from tinytorch._ops.elementwise import where

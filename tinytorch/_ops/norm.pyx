@@ -2,9 +2,9 @@
 """Softmax, log_softmax and normalization (layer_norm, rms_norm), with their derivatives: fused
 backward kernels, composite formulas under create_graph. Softmax records a reduction's node."""
 from tinytorch import _C
-from tinytorch._dtype import BFLOAT16, FLOAT16, FLOAT32, FLOAT64
-from tinytorch._tensor cimport TensorBase as Tensor, wrap
-from tinytorch._autograd cimport Node, make_node, set_history, save_tensors, is_grad_enabled_c
+from tinytorch._core.dtype import BFLOAT16, FLOAT16, FLOAT32, FLOAT64
+from tinytorch._core.tensor_base cimport TensorBase as Tensor, wrap
+from tinytorch._core.graph cimport Node, make_node, set_history, save_tensors, is_grad_enabled_c
 from tinytorch._ops._common cimport fused_result
 from tinytorch._ops.reduce cimport _record, _dims, _code
 from tinytorch._ops.reduce import mean, sum

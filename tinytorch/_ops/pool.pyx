@@ -2,8 +2,8 @@
 """2-D pooling (max, average, adaptive average), with their derivatives: each backward kernel is
 linear in the gradient and records its adjoint, so double backward works."""
 from tinytorch import _C
-from tinytorch._tensor cimport TensorBase as Tensor, wrap
-from tinytorch._autograd cimport Node
+from tinytorch._core.tensor_base cimport TensorBase as Tensor, wrap
+from tinytorch._core.graph cimport Node
 from tinytorch._ops._common cimport record as _record, adjoint_result, pair as _pair
 from tinytorch._ops import shape as S
 from tinytorch._ops.index import gather

@@ -1,5 +1,5 @@
-from tinytorch._tensor cimport TensorBase as Tensor
-from tinytorch._autograd cimport Node
+from tinytorch._core.tensor_base cimport TensorBase as Tensor
+from tinytorch._core.graph cimport Node
 
 
 cdef class ReduceNode(Node):

@@ -4,13 +4,13 @@ shared through reduce.pxd (softmax and log_softmax, in norm.pyx, record one)."""
 from collections import namedtuple
 
 from tinytorch import _C
-from tinytorch._dtype import INT64, to_dtype
+from tinytorch._core.dtype import INT64, to_dtype
 from tinytorch._ops import elementwise as E
 from tinytorch._ops import shape as S
 from tinytorch._ops.elementwise import where
 from tinytorch._ops.shape import cat, flip
-from tinytorch._tensor cimport TensorBase as Tensor, wrap
-from tinytorch._autograd cimport Node, make_node, init_node, should_record, set_history, save_tensors, \
+from tinytorch._core.tensor_base cimport TensorBase as Tensor, wrap
+from tinytorch._core.graph cimport Node, make_node, init_node, should_record, set_history, save_tensors, \
     is_grad_enabled_c
 from tinytorch._ops._common cimport wrap_dim
 

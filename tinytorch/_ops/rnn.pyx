@@ -4,8 +4,8 @@ returns the outputs and the gate activations it saved; the backward kernel runs
 backpropagation through time in C++ (CPU) or CUDA. A second derivative raises (nn.LSTM's composed path,
 ``tinytorch.nn.modules.rnn._FUSED = False``, differentiates twice)."""
 from tinytorch import _C
-from tinytorch._tensor cimport TensorBase as Tensor, wrap
-from tinytorch._autograd cimport Node, make_node, set_history, save_tensors
+from tinytorch._core.tensor_base cimport TensorBase as Tensor, wrap
+from tinytorch._core.graph cimport Node, make_node, set_history, save_tensors
 from tinytorch._ops._common cimport fused_result
 
 _NAMES = {"LSTM": "LstmFusedBackward0", "GRU": "GruFusedBackward0", "RNN_TANH": "RnnTanhFusedBackward0",

@@ -7,12 +7,12 @@ import builtins
 import weakref
 
 from tinytorch import _C
-from tinytorch._dtype import INT64, is_floating_code
-from tinytorch._tensor cimport TensorBase as Tensor, wrap, requires_grad
-from tinytorch._autograd cimport Node, make_node, init_node, should_record, set_history, is_grad_enabled_c
+from tinytorch._core.dtype import INT64, is_floating_code
+from tinytorch._core.tensor_base cimport TensorBase as Tensor, wrap, requires_grad
+from tinytorch._core.graph cimport Node, make_node, init_node, should_record, set_history, is_grad_enabled_c
 from tinytorch._ops._common cimport view_positions, record as _record, wrap_dim
 from tinytorch._ops._common import positions_back
-from tinytorch._autograd import sum_to_shape  # noqa: F401  (expand's backward; the engine's reduction too)
+from tinytorch._core.graph import sum_to_shape  # noqa: F401  (expand's backward; the engine's reduction too)
 
 
 cdef class ViewRefs:

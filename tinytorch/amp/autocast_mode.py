@@ -3,15 +3,15 @@ lower precision (matmul, linear, convolutions) run in float16/bfloat16 and the o
 (softmax, norms, losses) in float32; their float arguments on the autocast device are cast on entry
 (differentiably: gradients come back in the arguments' own dtype). Other ops run in whatever dtype
 their inputs have. Which op does what is the autocast column of the op schema (codegen/ops.py);
-the casting wrappers are in tinytorch/_autocast.py."""
+the casting wrappers are in tinytorch/_tensor/autocast.py."""
 from __future__ import annotations
 
 import functools
 from typing import Optional
 
-from tinytorch import _autocast
-from tinytorch._autocast import DEFAULT_DTYPE
-from tinytorch._dtype import bfloat16, float16
+from tinytorch._tensor import autocast as _autocast
+from tinytorch._tensor.autocast import DEFAULT_DTYPE
+from tinytorch._core.dtype import bfloat16, float16
 
 
 def is_autocast_enabled(device_type: Optional[str] = None) -> bool:

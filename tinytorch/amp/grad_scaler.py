@@ -8,11 +8,11 @@ from __future__ import annotations
 import warnings
 from typing import Any, Dict, Optional
 
-from tinytorch._cuda_loader import cuda_backend
+from tinytorch._core.cuda_loader import cuda_backend
 
-from tinytorch._functional import stack
+from tinytorch._generated.functional import stack
 from tinytorch.autograd.grad_mode import no_grad
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 _READY, _UNSCALED, _STEPPED = 0, 1, 2
 

@@ -1,10 +1,10 @@
 """``tinytorch.autograd``: backward, grad, Function, gradcheck and grad-mode switches."""
 from __future__ import annotations
 
-from tinytorch import _engine
-from tinytorch._autograd import Node, is_grad_enabled  # noqa: F401
-from tinytorch._creation import zeros_like
-from tinytorch._engine import run_backward  # noqa: F401
+from tinytorch._core import engine as _engine
+from tinytorch._core.graph import Node, is_grad_enabled  # noqa: F401
+from tinytorch._tensor.creation import zeros_like
+from tinytorch._core.engine import run_backward  # noqa: F401
 from tinytorch.autograd.function import Function, FunctionCtx
 from tinytorch.autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from tinytorch.autograd.gradcheck import gradcheck

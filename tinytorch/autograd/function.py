@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import weakref
 
-from tinytorch._autograd import _make_node, _set_history
+from tinytorch._core.graph import _make_node, _set_history
 from tinytorch.autograd.grad_mode import no_grad
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 
 class FunctionCtx:

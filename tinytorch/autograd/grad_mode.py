@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import functools
 
-from tinytorch._autograd import _set_grad_enabled, _set_inference_mode, is_grad_enabled, \
+from tinytorch._core.graph import _set_grad_enabled, _set_inference_mode, is_grad_enabled, \
     is_inference_mode_enabled
 
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tinytorch._creation import tensor
-from tinytorch._engine import grad
+from tinytorch._tensor.creation import tensor
+from tinytorch._core.engine import grad
 from tinytorch.autograd.grad_mode import no_grad
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 
 def _as_tuple(x):

@@ -2,7 +2,7 @@
 (faster, ~10 mantissa bits). Off by default, as in PyTorch."""
 from __future__ import annotations
 
-from tinytorch._cuda_loader import cuda_backend as _cuda_backend
+from tinytorch._core.cuda_loader import cuda_backend as _cuda_backend
 
 
 class _Matmul:

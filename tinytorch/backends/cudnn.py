@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 import types
 
-from tinytorch._cuda_loader import cuda_backend as _cuda_backend
+from tinytorch._core.cuda_loader import cuda_backend as _cuda_backend
 
 
 def _switch(name: str, default: bool, setter: str) -> property:

@@ -8,8 +8,8 @@ import functools
 import warnings
 
 from tinytorch import amp as _amp
-from tinytorch._cuda_loader import cuda_backend as _backend
-from tinytorch._dtype import float16
+from tinytorch._core.cuda_loader import cuda_backend as _backend
+from tinytorch._core.dtype import float16
 
 
 def _cuda_available() -> bool:

@@ -11,34 +11,31 @@ from __future__ import annotations
 import gc
 from typing import Callable
 
+from tinytorch._core.cuda_loader import cuda_backend as _backend
 from tinytorch.autograd import grad as _autograd_grad
 from tinytorch.autograd.function import Function
-from tinytorch.tensor import Tensor
+from tinytorch.cuda._device import _require, current_device, is_available, synchronize
+from tinytorch.cuda.memory import empty_cache
+from tinytorch.cuda.streams import Stream, current_stream, stream as _use_stream
+from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["CUDAGraph", "graph", "graph_pool_handle", "make_graphed_callables", "is_current_stream_capturing"]
 
 _ERROR_MODES = ("global", "thread_local", "relaxed")
 
 
-def _cuda():
-    # tinytorch.cuda's helpers, imported here (this module is imported by tinytorch.cuda itself)
-    import tinytorch.cuda as cuda
-    return cuda
-
-
 def is_current_stream_capturing() -> bool:
     """True when the current CUDA stream is being captured into a graph (False without CUDA)."""
-    cuda = _cuda()
-    if not cuda.is_available():
+    if not is_available():
         return False
-    return bool(cuda._backend().is_current_stream_capturing(cuda.current_device()))
+    return bool(_backend().is_current_stream_capturing(current_device()))
 
 
 def graph_pool_handle():
     """An opaque handle to a new graph memory pool, to share between captures
     (``graph(g, pool=handle)``): graphs sharing a pool must be replayed in the order they were
     captured, as in PyTorch."""
-    return _cuda()._require("graph_pool_handle").GraphPoolHandle()
+    return _require("graph_pool_handle").GraphPoolHandle()
 
 
 class CUDAGraph:
@@ -46,7 +43,7 @@ class CUDAGraph:
     ``capture_begin``/``capture_end`` on a side stream), then ``replay()``."""
 
     def __init__(self, keep_graph: bool = False) -> None:
-        self._impl = _cuda()._require("CUDAGraph").CUDAGraph()
+        self._impl = _require("CUDAGraph").CUDAGraph()
 
     def capture_begin(self, pool=None, capture_error_mode: str = "global") -> None:
         """Begins capturing the current stream's work (not the default stream). ``pool``: a handle
@@ -98,23 +95,21 @@ class graph:
     _default_capture_streams: dict = {}
 
     def __init__(self, cuda_graph: CUDAGraph, pool=None, stream=None, capture_error_mode: str = "global") -> None:
-        cuda = _cuda()
         if not isinstance(cuda_graph, CUDAGraph):
             raise TypeError(f"graph: expected a tinytorch.cuda.CUDAGraph, got {type(cuda_graph).__name__}")
-        dev = cuda.current_device()
+        dev = current_device()
         if stream is None:
             stream = graph._default_capture_streams.get(dev)
             if stream is None:
-                stream = graph._default_capture_streams[dev] = cuda.Stream(dev)
+                stream = graph._default_capture_streams[dev] = Stream(dev)
         self.cuda_graph, self.pool, self.capture_stream = cuda_graph, pool, stream
         self.capture_error_mode = capture_error_mode
-        self._stream_ctx = cuda.stream(stream)
+        self._stream_ctx = _use_stream(stream)
 
     def __enter__(self) -> None:
-        cuda = _cuda()
-        cuda.synchronize()
+        synchronize()
         gc.collect()
-        cuda.empty_cache()
+        empty_cache()
         self._stream_ctx.__enter__()
         try:
             self.cuda_graph.capture_begin(self.pool, capture_error_mode=self.capture_error_mode)
@@ -153,20 +148,19 @@ def _unflatten(flat: list, like):
 def _graph_one(func: Callable, args: tuple, params: tuple, pool, warmup: int):
     """Captures func's forward and its backward (gradients of args and params requiring grad)
     into two graphs sharing ``pool``; returns the autograd Function that replays them."""
-    cuda = _cuda()
     inputs = args + params
     needs = [isinstance(t, Tensor) and t.requires_grad for t in inputs]
     diff_inputs = [t for t, n in zip(inputs, needs) if n]
-    side = cuda.Stream()
-    side.wait_stream(cuda.current_stream())
-    with cuda.stream(side):          # warm-up: lazy initialization stays out of the capture
+    side = Stream()
+    side.wait_stream(current_stream())
+    with _use_stream(side):          # warm-up: lazy initialization stays out of the capture
         for _ in range(warmup):
             outs = [o for o in _flatten(func(*args)) if o.requires_grad]
             if outs and diff_inputs:
                 _autograd_grad(outs, diff_inputs, grad_outputs=[o.detach() * 0 + 1 for o in outs],
                                allow_unused=True)
             del outs
-    cuda.current_stream().wait_stream(side)
+    current_stream().wait_stream(side)
     fwd, bwd = CUDAGraph(), CUDAGraph()
     with graph(fwd, pool=pool):
         out_struct = func(*args)
@@ -226,8 +220,7 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters: int = 3,
     forward runs only in the training mode it was captured in (the other mode runs eagerly).
     Callables sharing a pool must run in the order given, their backwards in reverse order."""
     from tinytorch.nn.modules.module import Module
-    cuda = _cuda()
-    cuda._require("make_graphed_callables")
+    _require("make_graphed_callables")
     just_one = not isinstance(callables, tuple)
     if just_one:
         callables, sample_args = (callables,), (sample_args,)

@@ -7,8 +7,8 @@ from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
-from tinytorch._creation import from_numpy
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.creation import from_numpy
+from tinytorch._tensor.tensor import Tensor
 from tinytorch.utils.data.dataset import Dataset
 
 # where this repository ships the MNIST files (demo/data/mnist), named in "not found" errors

@@ -10,9 +10,9 @@ from typing import Any, Callable, List, Sequence, Tuple, Union
 
 import numpy as np
 
-from tinytorch._creation import from_numpy, tensor as _new_tensor  # (the transforms' argument is named tensor)
-from tinytorch._safetensors_format import _from_raw, _to_raw
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.creation import from_numpy, tensor as _new_tensor  # (the transforms' argument is named tensor)
+from tinytorch.serialization._safetensors import _from_raw, _to_raw
+from tinytorch._tensor.tensor import Tensor
 from tinytorch.utils.data import _random
 
 __all__ = ["Compose", "Lambda", "Normalize", "RandomCrop", "RandomHorizontalFlip", "ToTensor"]

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from tinytorch._dtype import device as _device
+from tinytorch._core.dtype import device as _device
 from tinytorch.distributed.store import DistBackendError
 
 _META_LEN = 3 + 16

@@ -19,9 +19,9 @@ import time
 import weakref
 from collections import deque
 
-from tinytorch._creation import zeros
-from tinytorch._cuda_loader import cuda_backend
-from tinytorch._dtype import device as _device
+from tinytorch._tensor.creation import zeros
+from tinytorch._core.cuda_loader import cuda_backend
+from tinytorch._core.dtype import device as _device
 from tinytorch.distributed.store import DistBackendError, PrefixStore
 
 

@@ -10,11 +10,11 @@ import os
 from datetime import timedelta
 from typing import Optional
 
-from tinytorch._creation import empty
-from tinytorch._dtype import DTYPES
+from tinytorch._tensor.creation import empty
+from tinytorch._core.dtype import DTYPES
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.distributed.process_group import GroupMember, ProcessGroup, _pg
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 
 class ReduceOp(enum.IntEnum):

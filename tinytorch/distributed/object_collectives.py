@@ -7,8 +7,8 @@ import json
 
 import numpy as np
 
-from tinytorch._creation import tensor, zeros
-from tinytorch._dtype import device as _device, int64, uint8
+from tinytorch._tensor.creation import tensor, zeros
+from tinytorch._core.dtype import device as _device, int64, uint8
 from tinytorch.distributed.collectives import all_gather_into_tensor, broadcast
 from tinytorch.distributed.process_group import GroupMember, ProcessGroup, _pg, get_rank
 

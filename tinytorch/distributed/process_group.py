@@ -21,7 +21,7 @@ from datetime import timedelta
 from typing import Any, Optional
 from urllib.parse import urlparse
 
-from tinytorch._cuda_loader import cuda_backend
+from tinytorch._core.cuda_loader import cuda_backend
 from tinytorch.cuda import is_available as _cuda_is_available
 from tinytorch.distributed.store import (DEFAULT_TIMEOUT, DistStoreError, FileStore, PrefixStore, Store,
                                          TCPStore)

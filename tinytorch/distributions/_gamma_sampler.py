@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import math
 
-from tinytorch._creation import arange
-from tinytorch._dtype import float32, float64
-from tinytorch._functional import cat, where
+from tinytorch._tensor.creation import arange
+from tinytorch._core.dtype import float32, float64
+from tinytorch._generated.functional import cat, where
 from tinytorch.autograd.function import Function
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.distributions._sampling import standard_normal, standard_uniform
 from tinytorch.distributions._special import digamma, lgamma
 from tinytorch.distributions.utils import finfo
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 _CHUNK = 1 << 22
 _MAX_ROUNDS = 200       # acceptance is >= 95% per round; 200 rejections in a row do not happen

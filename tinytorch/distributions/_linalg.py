@@ -4,9 +4,9 @@ and a lower-triangular solve (both O(n) steps of batched tensor ops, fine for th
 sizes of distributions; tinytorch.linalg will carry LAPACK/cuSOLVER versions)."""
 from __future__ import annotations
 
-from tinytorch._creation import arange, eye
-from tinytorch._functional import cat, stack
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.creation import arange, eye
+from tinytorch._generated.functional import cat, stack
+from tinytorch._tensor.tensor import Tensor
 
 
 def cholesky(a: Tensor) -> Tensor:

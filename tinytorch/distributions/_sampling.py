@@ -3,7 +3,7 @@ so ``tinytorch.manual_seed`` makes every distribution's samples reproducible).""
 from __future__ import annotations
 
 from tinytorch.random import rand, randn
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 
 def standard_uniform(shape, like: Tensor) -> Tensor:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 
-from tinytorch._dtype import float64
-from tinytorch._functional import where
+from tinytorch._core.dtype import float64
+from tinytorch._generated.functional import where
 from tinytorch.autograd.function import Function
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 # Lanczos approximation, g = 7, n = 9 (relative error ~1e-15 for Re(x) > 0.5)
 _LANCZOS_G = 7.0

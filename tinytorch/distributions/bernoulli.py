@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from numbers import Number
 
-from tinytorch._creation import arange
-from tinytorch._functional import where
-from tinytorch._size import Size
+from tinytorch._tensor.creation import arange
+from tinytorch._generated.functional import where
+from tinytorch._core.size import Size
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.distributions import constraints
 from tinytorch.distributions.distribution import Distribution, expand_params

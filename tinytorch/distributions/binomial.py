@@ -1,8 +1,8 @@
 """The binomial distribution."""
 from __future__ import annotations
 
-from tinytorch._creation import arange
-from tinytorch._size import Size
+from tinytorch._tensor.creation import arange
+from tinytorch._core.size import Size
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.distributions import constraints
 from tinytorch.distributions._sampling import standard_uniform

@@ -1,10 +1,10 @@
 """The categorical and one-hot categorical distributions."""
 from __future__ import annotations
 
-from tinytorch._creation import arange
-from tinytorch._dtype import int64
-from tinytorch._sampling import multinomial
-from tinytorch._size import Size
+from tinytorch._tensor.creation import arange
+from tinytorch._core.dtype import int64
+from tinytorch._composites.sampling import multinomial
+from tinytorch._core.size import Size
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.distributions import constraints
 from tinytorch.distributions.distribution import Distribution, as_size

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tinytorch._creation import tensor
+from tinytorch._tensor.creation import tensor
 
 __all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq",
            "half_open_interval", "independent", "integer_interval", "interval", "is_dependent", "less_than",

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from numbers import Number
 
-from tinytorch._functional import stack, where
-from tinytorch._size import Size
+from tinytorch._generated.functional import stack, where
+from tinytorch._core.size import Size
 from tinytorch.distributions import constraints
 from tinytorch.distributions._gamma_sampler import standard_gamma_rsample
 from tinytorch.distributions._special import digamma, lbeta, lgamma, xlogy

@@ -6,12 +6,12 @@ from __future__ import annotations
 import warnings
 from typing import Optional
 
-from tinytorch._creation import full
-from tinytorch._size import Size
+from tinytorch._tensor.creation import full
+from tinytorch._core.size import Size
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.distributions import constraints
 from tinytorch.distributions.utils import lazy_property
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["Distribution"]
 

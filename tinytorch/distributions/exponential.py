@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from numbers import Number
 
-from tinytorch._size import Size
+from tinytorch._core.size import Size
 from tinytorch.distributions import constraints
 from tinytorch.distributions._sampling import standard_exponential
 from tinytorch.distributions.distribution import Distribution, expand_params

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from numbers import Number
 
-from tinytorch._size import Size
+from tinytorch._core.size import Size
 from tinytorch.distributions import constraints
 from tinytorch.distributions._gamma_sampler import regularized_gamma_p, standard_gamma_rsample
 from tinytorch.distributions._special import digamma, lgamma, xlogy

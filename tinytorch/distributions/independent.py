@@ -1,7 +1,7 @@
 """Independent: reinterprets batch dims of a distribution as event dims."""
 from __future__ import annotations
 
-from tinytorch._size import Size
+from tinytorch._core.size import Size
 from tinytorch.distributions import constraints
 from tinytorch.distributions.distribution import Distribution, as_size
 from tinytorch.distributions.utils import sum_rightmost

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import math
 
-from tinytorch._size import Size
+from tinytorch._core.size import Size
 from tinytorch.distributions import constraints
 from tinytorch.distributions._linalg import cholesky, inverse_lower, solve_lower
 from tinytorch.distributions._sampling import standard_normal
 from tinytorch.distributions.distribution import Distribution, as_size
 from tinytorch.distributions.utils import broadcast_shape, lazy_property
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["MultivariateNormal"]
 

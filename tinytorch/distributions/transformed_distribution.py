@@ -1,7 +1,7 @@
 """TransformedDistribution: a base distribution pushed through a chain of transforms."""
 from __future__ import annotations
 
-from tinytorch._size import Size
+from tinytorch._core.size import Size
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.distributions import constraints
 from tinytorch.distributions.distribution import Distribution, as_size

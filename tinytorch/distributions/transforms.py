@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-from tinytorch._creation import full
+from tinytorch._tensor.creation import full
 from tinytorch.distributions import constraints
 from tinytorch.distributions.utils import broadcast_shape, finfo, sum_rightmost
 from tinytorch.nn.functional import softplus

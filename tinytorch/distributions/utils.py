@@ -7,11 +7,11 @@ from functools import update_wrapper
 
 import numpy as np
 
-from tinytorch._creation import tensor
-from tinytorch._dtype import get_default_dtype
-from tinytorch._size import Size
+from tinytorch._tensor.creation import tensor
+from tinytorch._core.dtype import get_default_dtype
+from tinytorch._core.size import Size
 from tinytorch.autograd.grad_mode import enable_grad
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["broadcast_all", "broadcast_shape", "probs_to_logits", "logits_to_probs", "clamp_probs", "lazy_property",
            "finfo"]

@@ -6,11 +6,11 @@ from collections import namedtuple
 import math
 from typing import Optional, Sequence
 
-from tinytorch import _dtype
-from tinytorch._creation import empty, eye, tensor
-from tinytorch._numerics import cross as _cross
+from tinytorch._core import dtype as _dtype
+from tinytorch._tensor.creation import empty, eye, tensor
+from tinytorch._composites.numerics import cross as _cross
 from tinytorch.linalg._decompositions import eigh, eigvalsh, inv, qr, solve_triangular, svd, svdvals
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 Lstsq = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
 

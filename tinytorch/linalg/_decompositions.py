@@ -10,7 +10,7 @@ from collections import namedtuple
 from tinytorch._ops import decomposition as _D
 from tinytorch._ops.decomposition import LinAlgError
 from tinytorch.linalg._lu import lu_factor_ex as _lu_factor_ex
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 # PyTorch's torch.return_types: tuples with named fields
 SolveEx = namedtuple("linalg_solve_ex", ["result", "info"])

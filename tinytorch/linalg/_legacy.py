@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from tinytorch._creation import zeros
+from tinytorch._tensor.creation import zeros
 from tinytorch.linalg._composites import matrix_exp, matrix_power as _matrix_power, pinv  # noqa: F401  (matrix_exp: as torch.matrix_exp)
 from tinytorch.linalg._decompositions import cholesky as _cholesky, det as _det, inv, qr as _qr
 from tinytorch.linalg._decompositions import slogdet as _slogdet, svd as _svd, svdvals
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 SlogdetResult = namedtuple("slogdet", ["sign", "logabsdet"])
 QRResult = namedtuple("qr", ["Q", "R"])

@@ -9,12 +9,12 @@ from collections import namedtuple
 
 import numpy as np
 
-from tinytorch._autograd import is_grad_enabled
-from tinytorch._creation import eye, tensor, zeros
+from tinytorch._core.graph import is_grad_enabled
+from tinytorch._tensor.creation import eye, tensor, zeros
 from tinytorch._ops.shape import cat
 from tinytorch._ops import decomposition as _D
 from tinytorch.autograd.function import Function
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 LU = namedtuple("linalg_lu", ["P", "L", "U"])
 LUUnpack = namedtuple("lu_unpack", ["P", "L", "U"])

@@ -7,7 +7,7 @@ import math
 from typing import Optional, Sequence, Union
 
 from tinytorch.linalg._decompositions import svdvals
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 _Dims = Union[int, Sequence[int], None]
 

@@ -6,7 +6,7 @@ import math
 from typing import Optional, Sequence
 
 from tinytorch.linalg._decompositions import inv, solve
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 
 def vander(x: Tensor, *, N: Optional[int] = None) -> Tensor:

@@ -1,19 +1,25 @@
 """``generate``: autoregressive decoding with a preallocated KV cache (one prefill pass over the
 prompt, then one token per step), batched left-padded prompts, greedy or sampled, with
 Hugging Face ``generate``'s argument names and processing order (repetition penalty, then
-temperature, top-k, top-p)."""
+temperature, top-k, top-p). Model classes get it as a method from :class:`GenerationMixin` (as
+transformers' ``generation/utils.py``); this module knows models only through that interface."""
 from __future__ import annotations
 
 import math
 from typing import Callable, Optional, Sequence, Union
 
-from tinytorch._creation import as_tensor, ones, zeros
-from tinytorch._dtype import bool_, int64
-from tinytorch._functional import multinomial, sort, topk, where
+from tinytorch._tensor.creation import as_tensor, ones, zeros
+from tinytorch._core.dtype import bool_, int64
+from tinytorch._generated.functional import multinomial, sort, topk, where
 from tinytorch.autograd.grad_mode import no_grad
-from tinytorch.models.llama import positions_from_mask
 from tinytorch.nn import functional as F
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
+
+
+def positions_from_mask(attention_mask: Tensor) -> Tensor:
+    """Position ids of left-padded rows, as transformers: cumsum(mask) - 1, pads at 1. (B, S) -> (B, S)."""
+    pos = attention_mask.to(dtype=int64).cumsum(-1) - 1
+    return pos.masked_fill(attention_mask == 0, 1)
 
 
 def _validate(input_ids: Tensor, max_new_tokens, do_sample, temperature, top_k, top_p, repetition_penalty) -> None:
@@ -169,6 +175,18 @@ def generate(model, input_ids: Union[Tensor, Sequence], max_new_tokens: int = 20
         if streamer is not None and hasattr(streamer, "end"):
             streamer.end()
     return out[:, :T + n]
+
+
+class GenerationMixin:
+    """Gives a causal language model :meth:`generate`. The model provides ``config``
+    (``max_position_embeddings``, ``check_length``), ``model.embed_tokens.weight`` (its device),
+    ``make_cache(batch_size, max_length)`` and a forward taking ``attention_mask``, ``position_ids``,
+    ``past_key_values`` and ``logits_to_keep``; ``cuda_graph=True`` also uses ``decode_graphs``."""
+
+    def generate(self, input_ids, max_new_tokens: int = 20, **kwargs) -> Tensor:
+        """Generates up to ``max_new_tokens`` tokens after ``input_ids``; see
+        :func:`tinytorch.models.generation.generate` for the arguments."""
+        return generate(self, input_ids, max_new_tokens, **kwargs)
 
 
 def _check_graphable(device, do_sample: bool, repetition_penalty: float, attention_mask) -> None:

@@ -27,17 +27,17 @@ from typing import Any, Dict, Optional
 import numpy as np
 
 from tinytorch import _C
-from tinytorch._creation import from_numpy
-from tinytorch._dtype import bfloat16, float32, float64
-from tinytorch._tensor import _wrap
+from tinytorch._tensor.creation import from_numpy
+from tinytorch._core.dtype import bfloat16, float32, float64
+from tinytorch._core.tensor_base import _wrap
 from tinytorch.models.config import LlamaConfig
 from tinytorch.models.gguf_file import GGML_TYPES, GGUFFile, read_gguf
 from tinytorch.models.init_control import Linear, no_init_weights
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.modules.quantized import SUPPORTED_QTYPES, QuantizedLinear
 from tinytorch.nn.parameter import Parameter
-from tinytorch._safetensors_format import _from_raw
-from tinytorch.tensor import Tensor
+from tinytorch.serialization._safetensors import _from_raw
+from tinytorch._tensor.tensor import Tensor
 
 LLM_EXTRA = "pip install gguf tokenizers jinja2 (the [llm] extra: pip install '.[llm]' in tinytorch's checkout)"
 SUPPORTED_ARCHITECTURES = ("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2")

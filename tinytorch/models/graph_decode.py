@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Sequence, Tuple
 
-from tinytorch._creation import arange, as_tensor, full, zeros
-from tinytorch._dtype import int64
-from tinytorch._functional import where
+from tinytorch._tensor.creation import arange, as_tensor, full, zeros
+from tinytorch._core.dtype import int64
+from tinytorch._generated.functional import where
 from tinytorch.models.kv_cache import KVCache
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 LENGTH_BUCKET = 64   # cache lengths are rounded up to a multiple of this: nearby lengths share a graph
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import List, Tuple
 
-from tinytorch._creation import zeros
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.creation import zeros
+from tinytorch._tensor.tensor import Tensor
 
 
 class KVCache:

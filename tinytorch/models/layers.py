@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tinytorch._functional import cat
+from tinytorch._generated.functional import cat
 from tinytorch.models.config import LlamaConfig
 from tinytorch.models.kv_cache import KVCache
 from tinytorch.models.rotary import apply_rotary_pos_emb
@@ -16,7 +16,7 @@ from tinytorch.models.init_control import Linear
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.modules.normalization import RMSNorm
 from tinytorch.nn.modules.quantized import QuantizedLinear
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 
 def stack_rows(layers) -> Optional[QuantizedLinear]:

@@ -6,9 +6,10 @@ import functools
 import os
 from typing import Optional, Union
 
-from tinytorch._creation import arange, ones, tensor
-from tinytorch._dtype import bool_, float32, int64
+from tinytorch._tensor.creation import arange, ones, tensor
+from tinytorch._core.dtype import bool_, float32, int64
 from tinytorch.models.config import LlamaConfig
+from tinytorch.models.generation import GenerationMixin, positions_from_mask
 from tinytorch.models.graph_decode import DecodeGraphCache
 from tinytorch.models.kv_cache import KVCache
 from tinytorch.models.layers import LlamaDecoderLayer, make_norm
@@ -19,7 +20,7 @@ from tinytorch.models.init_control import Linear
 from tinytorch.models.init_control import Embedding
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.modules.quantized import QuantizedLinear
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 
 def _inside_another(t: Tensor, others) -> bool:
@@ -27,12 +28,6 @@ def _inside_another(t: Tensor, others) -> bool:
     lo, hi = t.data_ptr(), t.data_ptr() + t.numel() * t.element_size()
     return any(o is not t and o.numel() > t.numel() and o.device == t.device and o.data_ptr() <= lo
                and hi <= o.data_ptr() + o.numel() * o.element_size() for o in others)
-
-
-def positions_from_mask(attention_mask: Tensor) -> Tensor:
-    """Position ids of left-padded rows, as transformers: cumsum(mask) - 1, pads at 1. (B, S) -> (B, S)."""
-    pos = attention_mask.to(dtype=int64).cumsum(-1) - 1
-    return pos.masked_fill(attention_mask == 0, 1)
 
 
 def attention_keep_mask(attention_mask: Optional[Tensor], past: int, length: int, device) -> Tensor:
@@ -131,9 +126,10 @@ class LlamaModel(Module):
         return self.norm(x)
 
 
-class LlamaForCausalLM(Module):
+class LlamaForCausalLM(Module, GenerationMixin):
     """A Llama-family causal language model: ``model`` (:class:`LlamaModel`) and ``lm_head``
-    (tied to ``model.embed_tokens`` when ``config.tie_word_embeddings``). ``decode_graphs`` keeps the
+    (tied to ``model.embed_tokens`` when ``config.tie_word_embeddings``); ``generate`` from
+    :class:`~tinytorch.models.generation.GenerationMixin`. ``decode_graphs`` keeps the
     decode steps that ``generate(cuda_graph=True)`` captured, for later calls
     (:class:`~tinytorch.models.graph_decode.DecodeGraphCache`; ``decode_graphs.clear()`` frees them)."""
 
@@ -207,12 +203,6 @@ class LlamaForCausalLM(Module):
         c = self.config
         return KVCache(c.num_hidden_layers, batch_size, c.num_key_value_heads, c.head_dim, max_length,
                        dtype=dtype or w.dtype, device=device or w.device)
-
-    def generate(self, input_ids, max_new_tokens: int = 20, **kwargs) -> Tensor:
-        """Generates up to ``max_new_tokens`` tokens after ``input_ids``; see
-        :func:`tinytorch.models.generation.generate` for the arguments."""
-        from tinytorch.models.generation import generate
-        return generate(self, input_ids, max_new_tokens, **kwargs)
 
     @classmethod
     def from_pretrained(cls, path: Union[str, os.PathLike], dtype=None, device=None) -> "LlamaForCausalLM":

@@ -12,12 +12,12 @@ from typing import Optional
 
 import numpy as np
 
-from tinytorch._creation import from_numpy
-from tinytorch._dtype import float32, float64
-from tinytorch._functional import cat, stack
+from tinytorch._tensor.creation import from_numpy
+from tinytorch._core.dtype import float32, float64
+from tinytorch._generated.functional import cat, stack
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules.module import Module
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 CONVENTIONS = ("half", "interleaved")
 

@@ -9,7 +9,7 @@ from typing import Dict
 from tinytorch.models.config import LlamaConfig
 from tinytorch.models.init_control import no_init_weights
 from tinytorch.serialization import load
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 _IGNORED_SUFFIXES = ("rotary_emb.inv_freq",)  # older checkpoints saved the rotary buffer
 

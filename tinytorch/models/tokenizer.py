@@ -1,16 +1,32 @@
 """``Tokenizer``: a ``tokenizers.Tokenizer`` built from a GGUF file's ``tokenizer.ggml.*`` metadata
-(byte-level BPE, "gpt2": tokens + merges; SentencePiece-style BPE, "llama": tokens + scores with
-byte fallback, see :mod:`tinytorch.models.spm_vocab`) or read from ``tokenizer.json``, with the
-special ids and the chat template (rendered with jinja2 as transformers does)."""
+or read from ``tokenizer.json``, with the special ids and the chat template (rendered with jinja2 as
+transformers does).
+
+GGUF vocabularies come in two kinds:
+
+* byte-level BPE (``tokenizer.ggml.model == "gpt2"``): tokens + merges (:func:`byte_level_backend`);
+* SentencePiece-style BPE (``"llama"``: llama-2, mistral, gemma; :func:`sentencepiece_backend`):
+  tokens with scores and llama.cpp token types, byte-fallback tokens ``<0x00>``..``<0xFF>``, "▁" for
+  a space, and usually no merges. It follows transformers' GGUF recipe
+  (``integrations/gguf/gguf_tokenizer_mapping.py`` with its ``LlamaTokenizer``/``GemmaTokenizer``): a
+  BPE model with ``byte_fallback`` whose merges, when the file lists none, are derived from the
+  vocabulary (every split of a token into two vocabulary tokens, best-scored tokens first;
+  :func:`derived_merges`).
+
+  - llama/mistral: a ``Metaspace`` pre-tokenizer ("▁" for spaces, one prepended to the first piece
+    of the text), decoded by "▁" -> " ", byte fallback, fuse and one leading space stripped.
+  - gemma: spaces become "▁" in a ``Replace`` normalizer (nothing prepended); a token of spaces only
+    is spelled with "▁"; the merges follow the tokens' order in the file, not their scores (Gemma's
+    scores don't follow its merge order)."""
 from __future__ import annotations
 
 import json
 import os
 from datetime import datetime
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
-from tinytorch._creation import as_tensor
-from tinytorch._dtype import int64
+from tinytorch._tensor.creation import as_tensor
+from tinytorch._core.dtype import int64
 from tinytorch.models.gguf_loader import LLM_EXTRA, field_value, open_gguf
 
 _LLAMA3_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
@@ -22,6 +38,7 @@ PRE_TOKENIZER_SPLITS = {"llama3": _LLAMA3_SPLIT, "llama-v3": _LLAMA3_SPLIT, "lla
                         "smaug-bpe": _LLAMA3_SPLIT, "qwen2": _QWEN2_SPLIT, "deepseek-r1-qwen": _QWEN2_SPLIT}
 _CONTROL, _USER_DEFINED = 3, 4  # llama.cpp token types
 GEMMA_ARCHS = ("gemma", "gemma2", "gemma3")  # their SentencePiece vocabularies: gemma's spelling and merge order
+SPACE = "\u2581"   # SentencePiece's "▁"
 
 
 def _import(name: str):
@@ -89,6 +106,61 @@ def _bytes_to_unicode() -> List[str]:
     return [chr(table[b]) for b in range(256)]
 
 
+def derived_merges(tokens: Sequence[str], scores: Optional[Dict[str, float]] = None) -> List[Tuple[str, str]]:
+    """The BPE merges a vocabulary implies (transformers' ``generate_merges``): each token's splits
+    into two vocabulary tokens, ordered by the token's score (best first, ties: the longer left part);
+    without ``scores``, by the token's id (lowest first, ties: the shorter left part)."""
+    vocab = {t: i for i, t in enumerate(tokens)}
+    reverse = scores is not None
+    ranked = dict(scores) if reverse else vocab
+    merges = []
+    for piece, score in ranked.items():
+        local = [(piece[:k], piece[k:], score) for k in range(1, len(piece))
+                 if piece[:k] in vocab and piece[k:] in vocab]
+        local.sort(key=lambda m: (vocab[m[0]], vocab[m[1]]))
+        merges.extend(local)
+    merges.sort(key=lambda m: (m[2], len(m[0]), len(m[1])), reverse=reverse)   # stable: ties keep their order
+    return [(left, right) for left, right, _ in merges]
+
+
+def sentencepiece_backend(tokens: Sequence[str], scores: Optional[Sequence[float]], token_types: Sequence[int] = (),
+                          merges: Optional[Sequence[str]] = None, gemma: bool = False,
+                          unk_token_id: Optional[int] = None):
+    """The ``tokenizers.Tokenizer`` of a SentencePiece-style GGUF vocabulary: ``tokens`` (id order),
+    their ``scores`` (``tokenizer.ggml.scores``), llama.cpp ``token_types`` (control tokens become
+    special tokens, user-defined ones added tokens), the file's ``merges`` ("a b" strings) if it has
+    them, ``gemma`` for gemma's spelling and merge order (see the module docstring)."""
+    tk = _import("tokenizers")
+    from tokenizers import decoders, models, normalizers, pre_tokenizers
+    tokens = list(tokens)
+    if gemma:   # a token of spaces only is stored with real spaces; the model looks it up as "▁"s
+        tokens = [SPACE * len(t) if " " in t and not t.strip() else t for t in tokens]
+    if merges is not None:
+        pairs = [tuple(m.split(" ")) for m in merges]
+    elif gemma:
+        pairs = derived_merges(tokens, {t: -i for i, t in enumerate(tokens)})
+    else:
+        if scores is None or len(scores) != len(tokens):
+            got = "none" if scores is None else len(scores)
+            raise ValueError(f"sentencepiece_backend: the vocabulary has no merges, so each of its {len(tokens)} "
+                             f"tokens needs a score (tokenizer.ggml.scores), got {got}")
+        pairs = derived_merges(tokens, dict(zip(tokens, (float(s) for s in scores))))
+    vocab = {t: i for i, t in enumerate(tokens)}
+    unk = tokens[unk_token_id] if unk_token_id is not None and 0 <= unk_token_id < len(tokens) else None
+    if unk is None and gemma and "<unk>" in vocab:
+        unk = "<unk>"
+    backend = tk.Tokenizer(models.BPE(vocab, pairs, unk_token=unk, fuse_unk=True, byte_fallback=True, dropout=None))
+    steps = [decoders.Replace(SPACE, " "), decoders.ByteFallback(), decoders.Fuse()]
+    if gemma:
+        backend.normalizer = normalizers.Replace(" ", SPACE)
+        backend.pre_tokenizer = pre_tokenizers.Split(pattern=" ", behavior="merged_with_previous", invert=False)
+    else:
+        backend.pre_tokenizer = pre_tokenizers.Metaspace(replacement=SPACE, prepend_scheme="first", split=False)
+        steps.append(decoders.Strip(content=" ", left=1))
+    backend.decoder = decoders.Sequence(steps)
+    return add_gguf_tokens(backend, tokens, token_types, vocab)
+
+
 class Tokenizer:
     """Text <-> token ids, with the model's special tokens and chat template.
 
@@ -132,7 +204,6 @@ class Tokenizer:
         if kind == "gpt2":
             backend = byte_level_backend(tokens, merges, get("token_type", []), get("pre"))
         else:
-            from tinytorch.models.spm_vocab import sentencepiece_backend
             backend = sentencepiece_backend(tokens, get("scores"), get("token_type", []), merges,
                                             gemma=field_value(reader, "general.architecture") in GEMMA_ARCHS,
                                             unk_token_id=get("unknown_token_id"))

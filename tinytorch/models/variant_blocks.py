@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tinytorch._creation import ones, zeros
-from tinytorch._dtype import bfloat16, bool_, float16
+from tinytorch._tensor.creation import ones, zeros
+from tinytorch._core.dtype import bfloat16, bool_, float16
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 
 class GemmaRMSNorm(Module):

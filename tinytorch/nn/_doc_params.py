@@ -6,7 +6,7 @@ are families share a reading through ``FAMILIES``. Tests check that every parame
 module and function is described here (tests/cpu/test_docstrings.py)."""
 from __future__ import annotations
 
-from tinytorch._doc_params import PARAMS as _SHARED
+from tinytorch._docs.params import PARAMS as _SHARED
 
 _RED = ("Specifies the reduction to apply to the output: ``'none'`` | ``'mean'`` | ``'sum'``. "
         "``'none'``: no reduction will be applied, ``'mean'``: the sum of the output will be divided by the "

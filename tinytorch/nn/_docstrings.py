@@ -1,5 +1,5 @@
 """Docstrings of the ``nn`` modules and ``nn.functional`` functions, written once from tables by
-the shared mechanism of ``tinytorch/_docstrings.py``: the summary in PyTorch's words
+the shared mechanism of ``tinytorch/_docs/docstrings.py``: the summary in PyTorch's words
 (``_doc_summaries.py``), the object's own implementation note, and an Args section built from its
 signature and the ``nn`` parameter glossary (``_doc_params.py``), defaults from the signature. A
 docstring that already has an Args section is left as written. ``help(nn.Conv2d)`` then reads::
@@ -15,8 +15,8 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Dict, List, Optional
 
-from tinytorch._docstrings import args_section as _args_block
-from tinytorch._docstrings import compose, documented_parameters, has_args, set_doc
+from tinytorch._docs.docstrings import args_section as _args_block
+from tinytorch._docs.docstrings import compose, documented_parameters, has_args, set_doc
 from tinytorch.nn._doc_params import lookup
 from tinytorch.nn._doc_summaries import FUNCTIONS, MODULES
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import List, Optional, Tuple, TypeVar, Union
 
-from tinytorch._dtype import device, dtype
-from tinytorch._size import Size
-from tinytorch.tensor import Tensor
+from tinytorch._core.dtype import device, dtype
+from tinytorch._core.size import Size
+from tinytorch._tensor.tensor import Tensor
 
 T = TypeVar("T")
 _scalar_or_tuple_any_t = Union[T, Tuple[T, ...]]

@@ -6,11 +6,11 @@ import warnings
 
 import numpy as np
 
-from tinytorch._creation import eye, tensor as _new_tensor  # (the initializers' argument is named tensor)
-from tinytorch._dtype import float64
+from tinytorch._tensor.creation import eye, tensor as _new_tensor  # (the initializers' argument is named tensor)
+from tinytorch._core.dtype import float64
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.random import randn
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 
 def calculate_gain(nonlinearity: str, param=None) -> float:

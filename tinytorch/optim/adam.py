@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from tinytorch import _C
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 from tinytorch.optim._hyperparameters import _check_hyperparameters
 from tinytorch.optim.optimizer import ParamsT, _FusedOptimizer
 

@@ -18,11 +18,11 @@ from itertools import chain
 from typing import Any, Callable, Dict, Iterable, Union
 
 from tinytorch import _C
-from tinytorch._autograd import _set_grad_enabled, is_grad_enabled
-from tinytorch._dtype import FLOAT32, device as _device
-from tinytorch._tensor import _wrap
+from tinytorch._core.graph import _set_grad_enabled, is_grad_enabled
+from tinytorch._core.dtype import FLOAT32, device as _device
+from tinytorch._core.tensor_base import _wrap
 from tinytorch.optim._hyperparameters import _as_float
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 # what an optimizer's params may be: tensors, or groups of them with their own options
 ParamsT = Union[Iterable[Tensor], Iterable[Dict[str, Any]]]

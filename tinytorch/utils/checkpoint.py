@@ -6,12 +6,14 @@ from __future__ import annotations
 import warnings
 from typing import Any, Callable
 
-from tinytorch import _autograd, _engine
+from tinytorch._core import graph as _autograd
+
+from tinytorch._core import engine as _engine
 from tinytorch.autograd import backward as autograd_backward
 from tinytorch.autograd.function import Function
 from tinytorch.autograd.grad_mode import enable_grad
 from tinytorch.random import get_rng_state, set_rng_state
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
 

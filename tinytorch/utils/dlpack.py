@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tinytorch._interop import from_dlpack
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.interop import from_dlpack
+from tinytorch._tensor.tensor import Tensor
 
 
 def to_dlpack(tensor: Tensor) -> Any:

@@ -4,12 +4,11 @@ One module per concern; this package re-exports their public functions:
 
 * ``activation``: relu ... hardsigmoid, softmax / log_softmax / softmin (``inplace=`` honoured)
 * ``linear``: linear and the convolutions (kernels in ``tinytorch._ops.linalg`` and ``_ops.conv``)
-* ``pooling``: max / avg / adaptive pooling, 1-D and 2-D
+* ``pooling``: max / avg / adaptive / power-average pooling and max_unpool, 1-D to 3-D (with indices)
 * ``linear_cross_entropy``: linear_cross_entropy (chunked over the batch with LinearCrossEntropyOptions)
 * ``grouped_mm``: grouped_mm (Mixture-of-Experts grouped matrix multiply)
 * ``overrides``: has_torch_function*, handle_torch_function, boolean_dispatch, assert_int_or_pair
 * ``fractional_pooling``: fractional_max_pool2d/3d (and their ``_with_indices`` forms)
-* ``pooling3d``: max_pool3d_with_indices, adaptive_max_pool3d_with_indices, max_unpool3d, lp_pool3d
 * ``normalization``: batch_norm, instance_norm, group_norm, layer_norm, rms_norm
 * ``dropout``: dropout, dropout1d, dropout2d
 * ``embedding``: embedding, one_hot
@@ -25,7 +24,7 @@ One module per concern; this package re-exports their public functions:
 """
 from __future__ import annotations
 
-from tinytorch.tensor import Tensor  # noqa: F401
+from tinytorch._tensor.tensor import Tensor  # noqa: F401
 from tinytorch.nn.functional.activation import (  # noqa: F401
     celu, elu, gelu, glu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu, log_softmax, logsigmoid, mish,
     prelu, relu, relu6, relu_, selu, sigmoid, silu, softmax, softmin, softplus, softshrink, softsign, tanh,
@@ -88,13 +87,13 @@ from tinytorch.nn.functional.fractional_pooling import (  # noqa: F401
     fractional_max_pool2d, fractional_max_pool2d_with_indices, fractional_max_pool3d,
     fractional_max_pool3d_with_indices,
 )
-from tinytorch.nn.functional.pooling3d import (  # noqa: F401
+from tinytorch.nn.functional.pooling import (  # noqa: F401
     adaptive_max_pool3d_with_indices, lp_pool3d, max_pool3d_with_indices, max_unpool3d,
 )
 
 # Autocast: the functions the op schema (codegen/ops.py) gives a policy cast their arguments
 # inside tinytorch.amp.autocast regions.
-from tinytorch import _autocast  # noqa: E402
+from tinytorch._tensor import autocast as _autocast  # noqa: E402
 from tinytorch.nn.functional._autocast_policy import POLICY as _AUTOCAST_POLICY  # noqa: E402
 
 _autocast.wrap_namespace(globals(), _AUTOCAST_POLICY)

@@ -3,12 +3,12 @@ a kernel call ``tinytorch._ops.elementwise``, the rest are composed from ops (ev
 dtype, autograd for free). ``inplace=True`` writes the result into the input and returns it."""
 from __future__ import annotations
 
-from tinytorch._autograd import is_grad_enabled
-from tinytorch._creation import empty, zeros_like
-from tinytorch._functional import where
+from tinytorch._core.graph import is_grad_enabled
+from tinytorch._tensor.creation import empty, zeros_like
+from tinytorch._generated.functional import where
 from tinytorch._ops import elementwise as _E
 from tinytorch._ops.norm import log_softmax as _log_softmax, softmax as _softmax
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946

@@ -15,10 +15,10 @@ All are composed from tensor ops (autograd records their parts). Formulas:
 """
 from __future__ import annotations
 
-from tinytorch._functional import maximum, minimum, where
+from tinytorch._generated.functional import maximum, minimum, where
 from tinytorch.nn.functional.activation import log_softmax, logsigmoid
 from tinytorch.nn.functional.loss import cross_entropy
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["dpo_loss", "grpo_loss", "group_relative_advantages", "distillation_loss", "token_log_probs",
            "sequence_log_probs"]

@@ -6,13 +6,13 @@ from __future__ import annotations
 import math
 import os
 
-from tinytorch._creation import ones
-from tinytorch._dtype import bool_, float32
-from tinytorch._autograd import is_grad_enabled
+from tinytorch._tensor.creation import ones
+from tinytorch._core.dtype import bool_, float32
+from tinytorch._core.graph import is_grad_enabled
 from tinytorch._ops import attention as _fused
 from tinytorch._ops.dropout import dropout
 from tinytorch._ops.norm import softmax as _softmax
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 
 def _repeat_kv_heads(query: Tensor, kv: Tensor) -> Tensor:
@@ -92,7 +92,7 @@ def _fused_shapes(query: Tensor, key: Tensor, value: Tensor, attn_mask, enable_g
 
 
 # float32 on CUDA has tiled SIMT kernels for head dims up to 128 (E == Ev) without dropout
-# (cuda/src/attention_tiled.cu); float64, and float32 outside that, only the plain fused kernels
+# (cuda/src/attention/attention_tiled.cu); float64, and float32 outside that, only the plain fused kernels
 # (one warp per row, no tensor cores). Where the (B, H, L, S) scores are small, cuBLAS products and
 # the row softmax are several times faster than the plain kernels, so unmasked, dropout-free calls
 # that only they would run take the composed path up to this many bytes of scores (PyTorch also

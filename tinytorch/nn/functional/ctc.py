@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Sequence, Union
 
-from tinytorch._creation import full, tensor
-from tinytorch._dtype import int64
-from tinytorch._functional import cat, logsumexp, stack, where
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.creation import full, tensor
+from tinytorch._core.dtype import int64
+from tinytorch._generated.functional import cat, logsumexp, stack, where
+from tinytorch._tensor.tensor import Tensor
 
 # a finite "log 0": impossible alignments keep logsumexp's gradient finite (exp(-inf - -inf) is nan)
 _LOG_ZERO = -1e30

@@ -3,8 +3,8 @@ pairwise_distance (composed from norms, so every device and dtype differentiates
 from __future__ import annotations
 
 from tinytorch._ops import reduce as _R
-from tinytorch._functional import triu_indices
-from tinytorch.tensor import Tensor
+from tinytorch._generated.functional import triu_indices
+from tinytorch._tensor.tensor import Tensor
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:

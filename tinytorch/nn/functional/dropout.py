@@ -2,9 +2,9 @@
 channel dropout (dropout1d / dropout2d: one Bernoulli draw per channel)."""
 from __future__ import annotations
 
-from tinytorch._creation import empty, ones
+from tinytorch._tensor.creation import empty, ones
 from tinytorch._ops.dropout import dropout  # noqa: F401
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 
 def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, spatial: int, name: str) -> Tensor:

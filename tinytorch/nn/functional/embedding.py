@@ -1,5 +1,5 @@
 """Embedding lookups of ``nn.functional``: embedding (max_norm renormalization,
-scale_grad_by_freq, padding_idx), embedding_bag (its reduction in tinytorch/_embedding_bag.py)
+scale_grad_by_freq, padding_idx), embedding_bag (its reduction in tinytorch/_composites/embedding_bag.py)
 and one_hot."""
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ from typing import Optional
 
 import numpy as np
 
-from tinytorch._creation import arange, tensor, zeros
-from tinytorch._dtype import int64
-from tinytorch._embedding_bag import bag_reduce
+from tinytorch._tensor.creation import arange, tensor, zeros
+from tinytorch._core.dtype import int64
+from tinytorch._composites.embedding_bag import bag_reduce
 from tinytorch._ops import elementwise as _E
 from tinytorch._ops import reduce as _R
 from tinytorch._ops.embedding import embedding as _embedding
 from tinytorch._ops.index import one_hot as _one_hot
 from tinytorch.autograd.grad_mode import no_grad
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx=None, max_norm=None, norm_type=2.0,

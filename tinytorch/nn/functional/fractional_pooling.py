@@ -10,9 +10,9 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from tinytorch._creation import tensor as _tensor
+from tinytorch._tensor.creation import tensor as _tensor
 from tinytorch.random import rand
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
            "fractional_max_pool3d_with_indices"]

@@ -7,9 +7,9 @@ from __future__ import annotations
 import warnings
 from typing import List, Optional
 
-from tinytorch._creation import arange
-from tinytorch._functional import stack, where
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.creation import arange
+from tinytorch._generated.functional import stack, where
+from tinytorch._tensor.tensor import Tensor
 
 
 def _align(align_corners: Optional[bool], name: str) -> bool:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from tinytorch._dtype import int32
+from tinytorch._core.dtype import int32
 from tinytorch._ops.index import stack
 from tinytorch._ops.shape import cat
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["grouped_mm"]
 

@@ -7,8 +7,8 @@ from typing import Optional
 
 from tinytorch._ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d  # noqa: F401
 from tinytorch._ops.linalg import linear  # noqa: F401
-from tinytorch._conv3d import conv3d, conv_transpose3d  # noqa: F401
-from tinytorch.tensor import Tensor
+from tinytorch._composites.conv3d import conv3d, conv_transpose3d  # noqa: F401
+from tinytorch._tensor.tensor import Tensor
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Optional[Tensor] = None) -> Tensor:

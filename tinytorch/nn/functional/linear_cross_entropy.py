@@ -19,7 +19,7 @@ from tinytorch.autograd.function import Function
 from tinytorch.autograd.grad_mode import enable_grad
 from tinytorch.nn.functional.linear import linear
 from tinytorch.nn.functional.loss import cross_entropy
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["LinearCrossEntropyOptions", "linear_cross_entropy"]
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import math
 
-from tinytorch._creation import full as _full  # (poisson_nll_loss has an argument named full)
-from tinytorch._functional import minimum, where
+from tinytorch._tensor.creation import full as _full  # (poisson_nll_loss has an argument named full)
+from tinytorch._generated.functional import minimum, where
 from tinytorch._ops import loss as _LOSS
 from tinytorch.nn.functional.activation import logsigmoid, softplus
 from tinytorch.nn.functional.distance import cosine_similarity, pairwise_distance
 from tinytorch.nn.functional.embedding import one_hot
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 
 def _reduce(loss: Tensor, reduction: str) -> Tensor:

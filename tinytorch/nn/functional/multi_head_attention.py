@@ -7,15 +7,15 @@ from __future__ import annotations
 import math
 from typing import Optional, Tuple
 
-from tinytorch._creation import zeros
-from tinytorch._dtype import bool_
-from tinytorch._functional import cat
+from tinytorch._tensor.creation import zeros
+from tinytorch._core.dtype import bool_
+from tinytorch._generated.functional import cat
 from tinytorch.nn.functional.activation import softmax
 from tinytorch.nn.functional.attention import scaled_dot_product_attention
 from tinytorch.nn.functional.dropout import dropout
 from tinytorch.nn.functional.linear import linear
 from tinytorch.nn.functional.padding import pad
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["multi_head_attention_forward"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tinytorch._ops.norm import batch_norm_fused as _batch_norm_fused, layer_norm as _layer_norm, rms_norm  # noqa: F401
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn.functional.padding import pad
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 
 def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:

@@ -1,12 +1,12 @@
 """The ``__torch_function__`` guards ``nn.functional`` re-exports from ``torch.overrides``
 (has_torch_function, has_torch_function_unary, has_torch_function_variadic,
 handle_torch_function), and two helpers of PyTorch's functional module that code copied from it
-calls: boolean_dispatch and assert_int_or_pair. The protocol itself is tinytorch/_torch_function.py."""
+calls: boolean_dispatch and assert_int_or_pair. The protocol itself is tinytorch/_tensor/torch_function.py."""
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Optional
 
-from tinytorch import _torch_function
+from tinytorch._tensor import torch_function as _torch_function
 
 __all__ = ["has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
            "handle_torch_function", "boolean_dispatch", "assert_int_or_pair"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tinytorch._creation import full, tensor
-from tinytorch._dtype import int64
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.creation import full, tensor
+from tinytorch._core.dtype import int64
+from tinytorch._tensor.tensor import Tensor
 
 # reflect/replicate/circular pad the last k dims of a (k+1)-D (unbatched) or (k+2)-D input.
 _PAD_INPUT_DIMS = {1: (2, 3), 2: (3, 4), 3: (4, 5)}

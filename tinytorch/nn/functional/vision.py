@@ -9,10 +9,10 @@ from typing import Optional, Sequence, Union
 
 import numpy as np
 
-from tinytorch._creation import arange, tensor, zeros
+from tinytorch._tensor.creation import arange, tensor, zeros
 from tinytorch._ops.pool import adaptive_avg_pool2d
 from tinytorch.nn.functional.padding import pad
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 # ------------------------------------------------------------------ interpolate
 

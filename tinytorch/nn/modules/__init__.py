@@ -54,8 +54,8 @@ from tinytorch.nn.modules.normalization import BatchNorm3d, InstanceNorm3d  # no
 from tinytorch.nn.modules.misc import Dropout3d  # noqa: F401
 from tinytorch.nn.modules.conv import Conv3d, ConvTranspose3d  # noqa: F401
 from tinytorch.nn.modules.embedding_bag import EmbeddingBag  # noqa: F401
-from tinytorch.nn.modules.lazy import LazyLinear  # noqa: F401
-from tinytorch.nn.modules.lazy_conv import (  # noqa: F401
+from tinytorch.nn.modules.linear import LazyLinear  # noqa: F401
+from tinytorch.nn.modules.conv import (  # noqa: F401
     LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d,
 )
 from tinytorch.nn.modules.lazy_norm import (  # noqa: F401
@@ -66,7 +66,7 @@ from tinytorch.nn.modules.rnn import RNNCellBase  # noqa: F401
 from tinytorch.nn.modules.container import Container  # noqa: F401
 from tinytorch.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
 from tinytorch.nn.modules.normalization import CrossMapLRN2d  # noqa: F401
-from tinytorch.nn.modules.linear_cross_entropy import LinearCrossEntropyLoss  # noqa: F401
+from tinytorch.nn.modules.loss import LinearCrossEntropyLoss  # noqa: F401
 from tinytorch.nn.modules.pooling import FractionalMaxPool2d, FractionalMaxPool3d, LPPool3d, MaxUnpool3d  # noqa: F401
 from tinytorch.nn.modules import adaptive, batchnorm, instancenorm, lazy  # noqa: F401  (PyTorch's module paths)
 

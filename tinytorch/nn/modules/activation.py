@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tinytorch.tensor import Tensor
-from tinytorch._creation import full
+from tinytorch._tensor.tensor import Tensor
+from tinytorch._tensor.creation import full
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter

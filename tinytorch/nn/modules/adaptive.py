@@ -15,7 +15,7 @@ from tinytorch.nn.common_types import _device_t, _dtype_t
 from tinytorch.nn.modules.container import ModuleList, Sequential
 from tinytorch.nn.modules.linear import Linear
 from tinytorch.nn.modules.module import Module
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["AdaptiveLogSoftmaxWithLoss"]
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from tinytorch._creation import empty
+from tinytorch._tensor.creation import empty
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
 from tinytorch.nn.modules.linear import Linear, NonDynamicallyQuantizableLinear  # noqa: F401
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 from tinytorch.nn.common_types import _device_t, _dtype_t
 
 

@@ -28,16 +28,16 @@ from __future__ import annotations
 import math
 
 from tinytorch import _C
-from tinytorch._creation import arange, empty, tensor
-from tinytorch._dtype import float32, uint8
+from tinytorch._tensor.creation import arange, empty, tensor
+from tinytorch._core.dtype import float32, uint8
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
-from tinytorch._tensor import _wrap
+from tinytorch._core.tensor_base import _wrap
 from tinytorch.autograd.function import Function
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 from tinytorch.nn.common_types import _device_t, _dtype_t
 
 __all__ = ["BitLinear", "PackedBitLinear", "absmean_ternary", "absmax_int8", "pack_ternary", "unpack_ternary"]

@@ -1,17 +1,17 @@
 """EmbeddingBag: sums, means or maxima of bags of embeddings (the reduction in
-tinytorch/_embedding_bag.py, through nn.functional.embedding_bag)."""
+tinytorch/_composites/embedding_bag.py, through nn.functional.embedding_bag)."""
 from __future__ import annotations
 
 from typing import Optional
 
-from tinytorch._creation import empty
+from tinytorch._tensor.creation import empty
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
 from tinytorch.nn.common_types import _device_t, _dtype_t
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["EmbeddingBag"]
 

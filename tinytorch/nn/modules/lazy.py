@@ -1,28 +1,26 @@
-"""LazyModuleMixin (``nn.modules.lazy``) and LazyLinear: modules whose input size is read from
-the first input. Until then their parameters and buffers are ``UninitializedParameter`` /
-``UninitializedBuffer``; the first forward (a pre-hook) materializes them with the module's
-dtype and device, runs ``reset_parameters`` and turns the module into ``cls_to_become`` (``Linear``
-for ``LazyLinear``). ``load_state_dict`` materializes them from the checkpoint's shapes first.
-An optimizer built before the first forward keeps working: materializing changes the objects in
-place. The placeholder classes are imported when a lazy module is first built (``placeholders``):
-defining them switches on the op dispatch of tensor subclasses (nn/_uninitialized.py)."""
+"""LazyModuleMixin (``nn.modules.lazy``): the machinery of modules whose input size is read from
+the first input (LazyLinear, LazyConv*, LazyBatchNorm*, ...). Until then their parameters and
+buffers are ``UninitializedParameter`` / ``UninitializedBuffer``; the first forward (a pre-hook)
+materializes them with the module's dtype and device, runs ``reset_parameters`` and turns the
+module into ``cls_to_become`` (``Linear`` for ``LazyLinear``). ``load_state_dict`` materializes
+them from the checkpoint's shapes first. An optimizer built before the first forward keeps
+working: materializing changes the objects in place. The placeholder classes are defined when a
+lazy module is first built (``placeholders``): defining them switches on the op dispatch of
+tensor subclasses (see nn/parameter.py)."""
 from __future__ import annotations
 
 from typing import Any, Optional
 
 from tinytorch.autograd.grad_mode import no_grad
-from tinytorch.nn.common_types import _device_t, _dtype_t
-from tinytorch.nn.modules.linear import Linear
+from tinytorch.nn import parameter as _parameter
 from tinytorch.nn.parameter import is_lazy
-from tinytorch.tensor import Tensor
 
-__all__ = ["LazyModuleMixin", "LazyLinear"]
+__all__ = ["LazyModuleMixin"]
 
 
 def placeholders():
-    """(UninitializedParameter, UninitializedBuffer), imported on first use."""
-    from tinytorch.nn._uninitialized import UninitializedBuffer, UninitializedParameter
-    return UninitializedParameter, UninitializedBuffer
+    """(UninitializedParameter, UninitializedBuffer), defined on first use (nn/parameter.py)."""
+    return _parameter.UninitializedParameter, _parameter.UninitializedBuffer
 
 
 class LazyModuleMixin:
@@ -65,31 +63,3 @@ class LazyModuleMixin:
     def _replicate_for_data_parallel(self):
         raise RuntimeError("Modules with uninitialized parameters can't be used with `DataParallel`. Run a dummy "
                            "forward pass to correctly initialize the modules")
-
-
-class LazyLinear(LazyModuleMixin, Linear):
-    """``Linear`` whose ``in_features`` is the last dimension of the first input."""
-
-    cls_to_become = Linear
-
-    def __init__(self, out_features: int, bias: bool = True, device: _device_t = None,
-                 dtype: _dtype_t = None) -> None:
-        super().__init__(0, 0, False)
-        UninitializedParameter, _ = placeholders()
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
-        self.out_features = out_features
-        if bias:
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
-
-    def reset_parameters(self) -> None:
-        if not self.has_uninitialized_params() and self.in_features != 0:
-            super().reset_parameters()
-
-    def initialize_parameters(self, input: Tensor) -> None:
-        if self.has_uninitialized_params():
-            with no_grad():
-                self.in_features = input.shape[-1]
-                self.weight.materialize((self.out_features, self.in_features))
-                if self.bias is not None:
-                    self.bias.materialize((self.out_features,))
-                self.reset_parameters()

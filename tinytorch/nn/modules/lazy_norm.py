@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tinytorch._creation import tensor
-from tinytorch._dtype import int64
+from tinytorch._tensor.creation import tensor
+from tinytorch._core.dtype import int64
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn.common_types import _device_t, _dtype_t
 from tinytorch.nn.modules.lazy import LazyModuleMixin, placeholders
 from tinytorch.nn.modules.normalization import (
     BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
 )
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
            "LazyInstanceNorm3d"]

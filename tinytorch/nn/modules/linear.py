@@ -1,14 +1,16 @@
-"""Identity, Linear, Bilinear."""
+"""Identity, Linear, Bilinear, LazyLinear (the lazy machinery is nn/modules/lazy.py)."""
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from tinytorch.tensor import Tensor
-from tinytorch._creation import empty
+from tinytorch._tensor.tensor import Tensor
+from tinytorch._tensor.creation import empty
+from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
 from tinytorch.nn.modules._checks import check_input
+from tinytorch.nn.modules.lazy import LazyModuleMixin, placeholders
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
 from tinytorch.nn.common_types import _device_t, _dtype_t
@@ -93,9 +95,29 @@ class Bilinear(Module):
                 f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
-def __getattr__(name: str):
-    # nn.modules.linear.LazyLinear: defined in lazy.py (which imports this module)
-    if name == "LazyLinear":
-        from tinytorch.nn.modules.lazy import LazyLinear
-        return LazyLinear
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+class LazyLinear(LazyModuleMixin, Linear):
+    """``Linear`` whose ``in_features`` is the last dimension of the first input."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True, device: _device_t = None,
+                 dtype: _dtype_t = None) -> None:
+        super().__init__(0, 0, False)
+        UninitializedParameter, _ = placeholders()
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor) -> None:
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from tinytorch.tensor import Tensor
-from tinytorch._creation import empty
+from tinytorch._tensor.tensor import Tensor
+from tinytorch._tensor.creation import empty
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn import functional as F
 from tinytorch.nn import init

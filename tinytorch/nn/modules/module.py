@@ -6,11 +6,11 @@ import itertools
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator, Mapping
 
-from tinytorch._interop import as_tensor
-from tinytorch._dtype import bfloat16 as _bfloat16, dtype as dtype_cls, float16, float32, float64
+from tinytorch._tensor.interop import as_tensor
+from tinytorch._core.dtype import bfloat16 as _bfloat16, dtype as dtype_cls, float16, float32, float64
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn.parameter import Buffer, Parameter
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 _hook_ids = itertools.count()

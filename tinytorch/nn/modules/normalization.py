@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tinytorch.tensor import Tensor
-from tinytorch._creation import ones, tensor, zeros
-from tinytorch._dtype import int64
+from tinytorch._tensor.tensor import Tensor
+from tinytorch._tensor.creation import ones, tensor, zeros
+from tinytorch._core.dtype import int64
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
 from tinytorch.nn.modules._checks import check_input

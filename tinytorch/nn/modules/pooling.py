@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules._checks import check_input
 from tinytorch.nn.modules.module import Module

@@ -6,10 +6,10 @@ from typing import Optional, Union
 import numpy as np
 
 from tinytorch import _C
-from tinytorch._autograd import is_grad_enabled
-from tinytorch._creation import from_numpy
-from tinytorch._dtype import float32, to_dtype, uint8
-from tinytorch._tensor import TensorBase as Tensor, _wrap
+from tinytorch._core.graph import is_grad_enabled
+from tinytorch._tensor.creation import from_numpy
+from tinytorch._core.dtype import float32, to_dtype, uint8
+from tinytorch._core.tensor_base import TensorBase as Tensor, _wrap
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.common_types import _device_t

@@ -11,14 +11,14 @@ from __future__ import annotations
 import math
 from typing import Optional, Tuple, Union
 
-from tinytorch._creation import empty, zeros
-from tinytorch._functional import cat, stack, tanh
+from tinytorch._tensor.creation import empty, zeros
+from tinytorch._generated.functional import cat, stack, tanh
 from tinytorch._ops import rnn as _fused_rnn
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 from tinytorch.nn.common_types import _device_t, _dtype_t
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}

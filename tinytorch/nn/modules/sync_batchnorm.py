@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from tinytorch._creation import tensor
+from tinytorch._tensor.creation import tensor
 from tinytorch.autograd.function import Function
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn import functional as F
 from tinytorch.nn.common_types import _device_t, _dtype_t
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.modules.normalization import _BatchNorm
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["SyncBatchNorm"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import copy
 from typing import Callable, Optional, Union
 
-from tinytorch._creation import ones, zeros
-from tinytorch._dtype import bool_, float32
+from tinytorch._tensor.creation import ones, zeros
+from tinytorch._core.dtype import bool_, float32
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules.attention import MultiheadAttention
 from tinytorch.nn.modules.container import ModuleList
@@ -13,7 +13,7 @@ from tinytorch.nn.modules.linear import Linear
 from tinytorch.nn.modules.misc import Dropout
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.modules.normalization import LayerNorm
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 from tinytorch.nn.common_types import _device_t, _dtype_t
 
 

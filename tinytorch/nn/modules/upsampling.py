@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.common_types import _ratio_any_t, _size_any_t

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from tinytorch.nn.modules.module import Module
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["DataParallel"]
 

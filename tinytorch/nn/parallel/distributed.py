@@ -25,13 +25,13 @@ import contextlib
 import hashlib
 
 from tinytorch import distributed as dist
-from tinytorch._autograd import is_grad_enabled
-from tinytorch._creation import tensor, zeros
-from tinytorch._dtype import device as _device, int32
-from tinytorch._functional import cat
+from tinytorch._core.graph import is_grad_enabled
+from tinytorch._tensor.creation import tensor, zeros
+from tinytorch._core.dtype import device as _device, int32
+from tinytorch._generated.functional import cat
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn.modules.module import Module
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 _FIRST_BUCKET_BYTES = 1024 * 1024
 

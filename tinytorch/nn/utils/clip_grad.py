@@ -5,12 +5,12 @@ import math
 import warnings
 
 from tinytorch import _C
-from tinytorch._creation import tensor
-from tinytorch._dtype import float32
-from tinytorch._functional import cat, stack
-from tinytorch._tensor import _wrap
+from tinytorch._tensor.creation import tensor
+from tinytorch._core.dtype import float32
+from tinytorch._generated.functional import cat, stack
+from tinytorch._core.tensor_base import _wrap
 from tinytorch.autograd.grad_mode import no_grad
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 
 def _grads(parameters) -> list:

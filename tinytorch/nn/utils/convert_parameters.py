@@ -1,9 +1,9 @@
 """parameters_to_vector / vector_to_parameters."""
 from __future__ import annotations
 
-from tinytorch._functional import cat
+from tinytorch._generated.functional import cat
 from tinytorch.autograd.grad_mode import no_grad
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 
 def parameters_to_vector(parameters) -> Tensor:

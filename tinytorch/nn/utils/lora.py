@@ -20,15 +20,15 @@ from collections import OrderedDict
 from contextlib import contextmanager
 from typing import Iterable, Iterator
 
-from tinytorch._creation import empty, zeros
-from tinytorch._dtype import float32
+from tinytorch._tensor.creation import empty, zeros
+from tinytorch._core.dtype import float32
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
 from tinytorch.serialization import load, save
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["LoRALinear", "inject_lora", "lora_state_dict", "save_lora", "load_lora", "merge_lora", "unmerge_lora",
            "disable_lora"]

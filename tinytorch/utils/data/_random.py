@@ -7,7 +7,7 @@ from typing import Sequence
 import numpy as np
 
 from tinytorch import random as tt_random
-from tinytorch._dtype import float64
+from tinytorch._core.dtype import float64
 
 
 def new_generator(seed: int | None = None) -> tt_random.Generator:

@@ -17,10 +17,10 @@ from typing import Any, Optional
 
 import numpy as np
 
-from tinytorch._dtype import _dtype_by_name
-from tinytorch._threads import set_num_threads
-from tinytorch._safetensors_format import _from_raw, _to_raw
-from tinytorch.tensor import Tensor
+from tinytorch._core.dtype import _dtype_by_name
+from tinytorch._core.threads import set_num_threads
+from tinytorch.serialization._safetensors import _from_raw, _to_raw
+from tinytorch._tensor.tensor import Tensor
 from tinytorch.utils.data import _random
 
 # How often a blocked worker or main process wakes up to check on the other side (seconds).

@@ -12,10 +12,10 @@ from typing import Any, List
 
 import numpy as np
 
-from tinytorch._creation import from_numpy, tensor
-from tinytorch._dtype import bool_, float64, from_numpy_dtype, int64
-from tinytorch._safetensors_format import _from_raw, _to_raw
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.creation import from_numpy, tensor
+from tinytorch._core.dtype import bool_, float64, from_numpy_dtype, int64
+from tinytorch.serialization._safetensors import _from_raw, _to_raw
+from tinytorch._tensor.tensor import Tensor
 
 _np_str_obj_array_pattern = re.compile(r"[SaUO]")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import collections.abc
 from typing import Any
 
-from tinytorch.tensor import Tensor
+from tinytorch._tensor.tensor import Tensor
 
 
 def pin_memory(data: Any) -> Any:

@@ -1,0 +1,216 @@
+"""Shape and index ops composed from existing ones (autograd records their parts): tile, ravel,
+fliplr, flipud, rot90, column_stack, dstack, tensor_split, hsplit, vsplit, dsplit, diag_embed,
+diagflat, take, argwhere, tril_indices, triu_indices, unravel_index, positive."""
+from __future__ import annotations
+
+from typing import Sequence, Union
+
+import numpy as np
+
+from tinytorch._tensor.creation import tensor as _tensor, zeros
+from tinytorch._core.dtype import int64
+from tinytorch._ops.shape import cat
+from tinytorch._tensor.tensor import Tensor
+
+__all__ = ["tile", "ravel", "fliplr", "flipud", "rot90", "column_stack", "dstack", "tensor_split", "hsplit",
+           "vsplit", "dsplit", "diag_embed", "diagflat", "take", "argwhere", "tril_indices", "triu_indices",
+           "unravel_index", "positive"]
+
+
+def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
+    """Repeats input along each dimension (``dims`` shorter than input.dim() is padded with 1s
+    in front, as PyTorch)."""
+    dims = tuple(dims)
+    if len(dims) < input.dim():
+        dims = (1,) * (input.dim() - len(dims)) + dims
+    return input.repeat(*dims)
+
+
+def ravel(input: Tensor) -> Tensor:
+    """A contiguous flattened tensor (a view when possible)."""
+    return input.reshape(-1)
+
+
+def fliplr(input: Tensor) -> Tensor:
+    """Flips the columns (dim 1) of a tensor of at least 2 dimensions."""
+    if input.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return input.flip(1)
+
+
+def flipud(input: Tensor) -> Tensor:
+    """Flips the rows (dim 0) of a tensor of at least 1 dimension."""
+    if input.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return input.flip(0)
+
+
+def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
+    """Rotates by 90 degrees k times in the plane of dims (from the first towards the second)."""
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    d0, d1 = (d % input.dim() for d in dims)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
+    k %= 4
+    if k == 1:
+        return input.flip(d1).transpose(d0, d1)
+    if k == 2:
+        return input.flip(d0).flip(d1)
+    if k == 3:
+        return input.flip(d0).transpose(d0, d1)
+    return input.clone()
+
+
+def column_stack(tensors: Sequence[Tensor]) -> Tensor:
+    """Stacks 0-d/1-d tensors as columns (and 2-d ones as they are) horizontally."""
+    cols = [t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors]
+    return cat(cols, 1)
+
+
+def dstack(tensors: Sequence[Tensor]) -> Tensor:
+    """Stacks along the third dimension (inputs viewed as at least 3-D: (n,) -> (1, n, 1))."""
+    def at3(t):
+        if t.dim() == 0:
+            return t.reshape(1, 1, 1)
+        if t.dim() == 1:
+            return t.reshape(1, -1, 1)
+        if t.dim() == 2:
+            return t.unsqueeze(-1)
+        return t
+    return cat([at3(t) for t in tensors], 2)
+
+
+def tensor_split(input: Tensor, indices_or_sections: Union[int, Sequence[int], Tensor], dim: int = 0) -> tuple:
+    """Splits into n nearly equal parts (the first ``size % n`` one element longer) or at the
+    given indices, as ``numpy.array_split``; views of input."""
+    size = input.shape[dim]
+    if isinstance(indices_or_sections, Tensor):
+        indices_or_sections = indices_or_sections.tolist()
+    if isinstance(indices_or_sections, int):
+        n = indices_or_sections
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        q, r = divmod(size, n)
+        bounds, start = [], 0
+        for i in range(n):
+            end = start + q + (1 if i < r else 0)
+            bounds.append((start, end))
+            start = end
+    else:
+        cuts = [0] + [min(max(int(i), 0), size) for i in indices_or_sections] + [size]
+        bounds = [(a, max(a, b)) for a, b in zip(cuts[:-1], cuts[1:])]
+    return tuple(input.narrow(dim, a, b - a) for a, b in bounds)
+
+
+def _split_along(input: Tensor, sections, dim: int, op: str, min_dim: int) -> tuple:
+    if input.dim() < min_dim:
+        raise RuntimeError(f"torch.{op} requires a tensor with at least {min_dim} dimension, but got a tensor "
+                           f"with {input.dim()} dimensions!")
+    if isinstance(sections, int) and input.shape[dim] % sections != 0:
+        raise RuntimeError(f"torch.{op} attempted to split along dimension {dim}, but the size of the dimension "
+                           f"{input.shape[dim]} is not divisible by the split_size {sections}!")
+    return tensor_split(input, sections, dim)
+
+
+def hsplit(input: Tensor, sections) -> tuple:
+    """``tensor_split`` along dim 1 (dim 0 for 1-D input); an int must divide the size."""
+    return _split_along(input, sections, 1 if input.dim() > 1 else 0, "hsplit", 1)
+
+
+def vsplit(input: Tensor, sections) -> tuple:
+    """``tensor_split`` along dim 0 of a tensor of at least 2 dimensions."""
+    return _split_along(input, sections, 0, "vsplit", 2)
+
+
+def dsplit(input: Tensor, sections) -> tuple:
+    """``tensor_split`` along dim 2 of a tensor of at least 3 dimensions."""
+    return _split_along(input, sections, 2, "dsplit", 3)
+
+
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Matrices whose ``offset`` diagonal (in dims dim1, dim2 of the output) holds input's last
+    dimension."""
+    n = input.shape[-1] + abs(offset)
+    out_dim = input.dim() + 1
+    d1, d2 = dim1 % out_dim, dim2 % out_dim
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    batch = list(input.shape[:-1])
+    out = zeros(*batch, n, n, dtype=input.dtype, device=input.device)
+    k = input.shape[-1]
+    rows = _tensor(np.arange(k) + max(-offset, 0), dtype=int64, device=input.device)
+    cols = _tensor(np.arange(k) + max(offset, 0), dtype=int64, device=input.device)
+    out = _put_diag(out, rows, cols, input)
+    # the matrix dims are the last two; move them to (d1, d2)
+    perm = list(range(len(batch)))
+    order = [None] * out_dim
+    order[d1], order[d2] = len(batch), len(batch) + 1
+    it = iter(perm)
+    order = [next(it) if o is None else o for o in order]
+    return out.permute(*order)
+
+
+def _put_diag(out: Tensor, rows: Tensor, cols: Tensor, values: Tensor) -> Tensor:
+    # out[..., rows, cols] = values, through a flat view of the matrix dims
+    n = out.shape[-1]
+    flat = out.reshape(*out.shape[:-2], n * n)
+    idx = (rows * n + cols).expand(tuple(values.shape))
+    return flat.scatter(flat.dim() - 1, idx, values).reshape(tuple(out.shape))
+
+
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    """A 2-D matrix with the flattened input on its ``offset`` diagonal."""
+    return diag_embed(input.reshape(-1), offset)
+
+
+def take(input: Tensor, index: Tensor) -> Tensor:
+    """Elements of input (as if flattened) at ``index``; the result has index's shape."""
+    n = input.numel()
+    idx = index.long()
+    idx = idx + (idx < 0).long() * n
+    return input.reshape(-1).index_select(0, idx.reshape(-1)).reshape(tuple(index.shape))
+
+
+def argwhere(input: Tensor) -> Tensor:
+    """Indices of the nonzero elements, one row per element: (count, input.dim())."""
+    return input.nonzero()
+
+
+def _tri_indices(row: int, col: int, offset: int, lower: bool, dtype, device) -> Tensor:
+    r, c = np.indices((row, col))
+    keep = (c - r <= offset) if lower else (c - r >= offset)
+    return _tensor(np.stack([r[keep], c[keep]]), dtype=dtype or int64, device=device)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+    """The (2, N) coordinates of the lower triangle of a row x col matrix (row-major order)."""
+    return _tri_indices(row, col, offset, True, dtype, device)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+    """The (2, N) coordinates of the upper triangle of a row x col matrix (row-major order)."""
+    return _tri_indices(row, col, offset, False, dtype, device)
+
+
+def unravel_index(indices: Tensor, shape) -> tuple:
+    """Flat indices to coordinates in ``shape``: one tensor per dimension."""
+    if isinstance(shape, int):
+        shape = (shape,)
+    idx = indices if isinstance(indices, Tensor) else _tensor(indices, dtype=int64)
+    total = int(np.prod(shape)) if len(shape) else 1
+    if ((idx < -total) | (idx >= total)).any().item():
+        raise RuntimeError("index out of bounds for the given shape")
+    idx = idx + (idx < 0).long() * total
+    out = []
+    for size in reversed(tuple(shape)):
+        out.append(idx % size)
+        idx = idx // size
+    return tuple(reversed(out))
+
+
+def positive(input: Tensor) -> Tensor:
+    """Returns input (bool tensors are refused, as PyTorch)."""
+    if input.dtype.name == "bool":
+        raise TypeError("The `+` operator, on a bool tensor is not supported.")
+    return input

@@ -1,0 +1,164 @@
+"""Reductions and elementwise statistics composed from existing ones (autograd records their
+parts): nansum, nanmean, std_mean, var_mean, aminmax, kthvalue, quantile, nanquantile, msort,
+dist, logit, fmax, fmin."""
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import Optional, Sequence, Union
+
+from tinytorch._ops.elementwise import where
+from tinytorch._ops.index import stack
+from tinytorch._tensor.tensor import Tensor
+
+__all__ = ["nansum", "nanmean", "std_mean", "var_mean", "aminmax", "kthvalue", "quantile", "nanquantile",
+           "msort", "dist", "logit", "fmax", "fmin"]
+
+aminmax_result = namedtuple("aminmax", ["min", "max"])
+kthvalue_result = namedtuple("kthvalue", ["values", "indices"])
+_Dims = Union[int, Sequence[int], None]
+
+
+def _zero_nan(input: Tensor) -> Tensor:
+    return where(input.isnan(), input.new_zeros(()), input) if input.dtype.is_floating_point else input
+
+
+def nansum(input: Tensor, dim: _Dims = None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Sum treating NaN as zero."""
+    x = _zero_nan(input if dtype is None else input.to(dtype))
+    return x.sum() if dim is None else x.sum(dim=dim, keepdim=keepdim)
+
+
+def nanmean(input: Tensor, dim: _Dims = None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """Mean of the non-NaN values (NaN where all are NaN)."""
+    x = input if dtype is None else input.to(dtype)
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got {x.dtype}")
+    count = (~x.isnan()).to(x.dtype)
+    n = count.sum() if dim is None else count.sum(dim=dim, keepdim=keepdim)
+    return nansum(x, dim, keepdim) / n
+
+
+def var_mean(input: Tensor, dim: _Dims = None, *, correction: float = 1, keepdim: bool = False, unbiased=None):
+    """(variance, mean) over dim."""
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    var = input.var(dim=dim, correction=correction, keepdim=keepdim)
+    mean = input.mean() if dim is None else input.mean(dim=dim, keepdim=keepdim)
+    return var, mean
+
+
+def std_mean(input: Tensor, dim: _Dims = None, *, correction: float = 1, keepdim: bool = False, unbiased=None):
+    """(standard deviation, mean) over dim."""
+    var, mean = var_mean(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
+    return var.sqrt(), mean
+
+
+def aminmax(input: Tensor, *, dim: Optional[int] = None, keepdim: bool = False):
+    """``(min, max)`` of input (over dim)."""
+    if dim is None:
+        return aminmax_result(input.amin(), input.amax())
+    return aminmax_result(input.amin(dim=dim, keepdim=keepdim), input.amax(dim=dim, keepdim=keepdim))
+
+
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
+    """The k-th smallest value along dim (1-based k) and its index."""
+    x = input if input.dim() else input.reshape(1)
+    n = x.shape[dim]
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
+    _, order = x.detach().sort(dim=dim, stable=True)
+    idx = order.narrow(dim, k - 1, 1)
+    values = x.gather(dim, idx)
+    if not keepdim:
+        values, idx = values.squeeze(dim), idx.squeeze(dim)
+    return kthvalue_result(values, idx)
+
+
+def _quantile(input: Tensor, q, dim, keepdim: bool, interpolation: str, ignore_nan: bool) -> Tensor:
+    if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, midpoint or nearest. "
+                           f"Found '{interpolation}'")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"quantile() input tensor must be either float or double dtype, got {input.dtype}")
+    scalar_q = not isinstance(q, Tensor)
+    qs = input.new_tensor([float(q)]) if scalar_q else q.reshape(-1).to(input.dtype)
+    if ((qs < 0) | (qs > 1)).any().item():
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
+    x = input.reshape(-1) if dim is None else input.movedim(dim, -1)
+    srt, _ = x.sort(dim=-1)                       # NaN sorts last
+    n = x.shape[-1]
+    valid = ((~x.isnan()).sum(dim=-1, keepdim=True) if ignore_nan else
+             x.new_full(tuple(x.shape[:-1]) + (1,), float(n))).long()
+    has_nan = x.isnan().any(dim=-1, keepdim=True)
+    outs = []
+    for qv in qs.tolist():
+        pos = (valid - 1).clamp(min=0).to(x.dtype) * qv
+        lo = pos.floor().long()
+        hi = pos.ceil().long()
+        if interpolation == "lower":
+            hi = lo
+        elif interpolation == "higher":
+            lo = hi
+        elif interpolation == "nearest":
+            lo = hi = pos.round().long()
+        a, b = srt.gather(-1, lo), srt.gather(-1, hi)
+        if interpolation == "midpoint":
+            v = a + (b - a) * 0.5
+        elif interpolation == "linear":
+            v = a + (b - a) * (pos - lo.to(x.dtype))
+        else:
+            v = a
+        nan_out = (valid == 0) if ignore_nan else has_nan
+        v = where(nan_out, v.new_full((), float("nan")), v)
+        outs.append(v.squeeze(-1))
+    out = stack(outs, 0)
+    if dim is not None and keepdim:
+        out = out.unsqueeze(dim % input.dim() + 1)
+    elif dim is None and keepdim:
+        out = out.reshape((out.shape[0],) + (1,) * input.dim())
+    return out[0] if scalar_q else out.reshape(tuple(q.shape) + tuple(out.shape[1:]))
+
+
+def quantile(input: Tensor, q, dim: Optional[int] = None, keepdim: bool = False, *,
+             interpolation: str = "linear") -> Tensor:
+    """The q-th quantiles (q a float or a tensor of floats in [0, 1]) over dim (all values with
+    dim=None); NaN where the slice holds a NaN."""
+    return _quantile(input, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(input: Tensor, q, dim: Optional[int] = None, keepdim: bool = False, *,
+                interpolation: str = "linear") -> Tensor:
+    """``quantile`` ignoring NaNs (NaN only where a slice is all NaN)."""
+    return _quantile(input, q, dim, keepdim, interpolation, True)
+
+
+def msort(input: Tensor) -> Tensor:
+    """Sorts along dim 0 (values only)."""
+    return input.sort(dim=0)[0]
+
+
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
+    """The p-norm of ``input - other``."""
+    d = (input - other).abs()
+    if p == float("inf"):
+        return d.amax()
+    if p == 0:
+        return (d != 0).to(d.dtype).sum()
+    return d.pow(p).sum().pow(1.0 / p)
+
+
+def logit(input: Tensor, eps: Optional[float] = None) -> Tensor:
+    """``log(p / (1 - p))``, with p clamped to [eps, 1 - eps] when eps is given."""
+    x = input if input.dtype.is_floating_point else input.float()   # 1 - x must not wrap in uint8
+    p = x if eps is None else x.clamp(eps, 1 - eps)
+    return (p / (1 - p)).log()
+
+
+def fmax(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise maximum that ignores a NaN when the other value is a number."""
+    return where(input.isnan(), other, where(other.isnan(), input, input.maximum(other)))
+
+
+def fmin(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise minimum that ignores a NaN when the other value is a number."""
+    return where(input.isnan(), other, where(other.isnan(), input, input.minimum(other)))

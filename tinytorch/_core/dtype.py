@@ -1,0 +1,147 @@
+"""``tinytorch.dtype`` objects (``tinytorch.float32`` ...) and ``tinytorch.device``."""
+from __future__ import annotations
+
+import numpy as np
+
+from tinytorch import _C
+from tinytorch._core.cuda_loader import cuda_backend
+
+
+class dtype:
+    """A tensor element type, as ``torch.dtype``. ``code`` is the C++ ``tt::DType`` value."""
+
+    __slots__ = ("code", "name", "itemsize", "is_floating_point", "is_signed", "_np")
+
+    def __init__(self, code: int, np_dtype) -> None:
+        self.code = code
+        self.name = _C.dtype_name(code)
+        self.itemsize = _C.itemsize(code)
+        self.is_floating_point = self.name.startswith(("float", "bfloat"))
+        self.is_signed = self.name not in ("bool", "uint8")
+        self._np = np_dtype
+
+    def __repr__(self) -> str:
+        return "tinytorch." + self.name
+
+    def __reduce__(self):
+        return (_dtype_by_name, (self.name,))
+
+    def to_numpy(self):
+        if self._np is None:
+            raise TypeError(f"{self!r} has no numpy equivalent")
+        return self._np
+
+
+# The C++ tt::DType codes (cpp/include/tinytorch/dtype.h), as _C takes and returns them
+# (``impl.dtype_code``): integral types first, then the floating ones.
+BOOL, UINT8, INT32, INT64, FLOAT16, BFLOAT16, FLOAT32, FLOAT64 = range(8)
+
+
+def is_floating_code(code: int) -> bool:
+    """Whether the dtype with C++ code ``code`` is a floating type (float16 ... float64)."""
+    return code >= FLOAT16
+
+
+bool_ = dtype(BOOL, np.bool_)
+uint8 = dtype(UINT8, np.uint8)
+int32 = dtype(INT32, np.int32)
+int64 = dtype(INT64, np.int64)
+float16 = dtype(FLOAT16, np.float16)
+bfloat16 = dtype(BFLOAT16, None)
+float32 = dtype(FLOAT32, np.float32)
+float64 = dtype(FLOAT64, np.float64)
+
+DTYPES = (bool_, uint8, int32, int64, float16, bfloat16, float32, float64)   # indexed by code
+_BY_NAME = {d.name: d for d in DTYPES}
+_BY_NAME.update({"half": float16, "float": float32, "double": float64, "long": int64, "int": int32})
+
+
+def _dtype_by_name(name: str) -> dtype:
+    return _BY_NAME[name]
+
+
+_FROM_NP = {np.dtype(d._np): d for d in DTYPES if d._np is not None}
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    try:
+        return _FROM_NP[np.dtype(np_dtype)]
+    except KeyError:
+        raise TypeError(f"can't convert numpy dtype {np_dtype}: supported are float64, float32, float16, "
+                        "int64, int32, uint8 and bool") from None
+
+
+_default_dtype = float32
+
+
+def get_default_dtype() -> dtype:
+    return _default_dtype
+
+
+def set_default_dtype(d: dtype) -> None:
+    global _default_dtype
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default_dtype = d
+
+
+def promote_types(type1: dtype, type2: dtype) -> dtype:
+    """The smallest dtype to which both type1 and type2 can be cast (PyTorch's promotion rules)."""
+    return DTYPES[_C.promote_types(type1.code, type2.code)]
+
+
+def can_cast(from_: dtype, to: dtype) -> bool:
+    return _C.can_cast(from_.code, to.code)
+
+
+def to_dtype(d) -> dtype:
+    """Accepts a tinytorch dtype, a numpy dtype or type, or a name."""
+    if isinstance(d, dtype):
+        return d
+    if isinstance(d, str):
+        if d in _BY_NAME:
+            return _BY_NAME[d]
+        raise TypeError(f"unknown dtype name {d!r}")
+    if d is bool:
+        return bool_
+    if d is int:
+        return int64
+    if d is float:
+        return _default_dtype
+    return from_numpy_dtype(d)
+
+
+class device:
+    """``tinytorch.device("cuda:1")``, as ``torch.device``."""
+
+    __slots__ = ("type", "index", "_impl")
+
+    def __init__(self, spec, index: int | None = None) -> None:
+        if isinstance(spec, device):
+            spec = str(spec)
+        if isinstance(spec, int):
+            spec = f"cuda:{spec}"
+        if index is not None:
+            spec = f"{spec}:{index}"
+        impl = _C.Device(spec)
+        if impl.type == "cuda":
+            cuda_backend()  # registers the CUDA kernels and allocator on first use
+        self.type = impl.type
+        self.index = impl.index if (":" in spec or self.type == "cpu") else None
+        if self.type == "cpu":
+            self.index = None
+        self._impl = impl if self.index is not None or self.type == "cpu" else _C.Device(f"{self.type}:0")
+
+    def __repr__(self) -> str:
+        return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and self.type == other.type and self.index == other.index
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))

@@ -1,0 +1,255 @@
+"""``tinytorch.Tensor``: the user-facing tensor class.
+
+Its fields and autograd surface live in the Cython base (``_core/tensor_base.pyx``), ``backward()`` here
+(the engine sits above the base); the op methods come from the op schema
+(``tinytorch/_generated/methods.py``), which the package root installs on it."""
+from __future__ import annotations
+
+import numpy as np
+
+from tinytorch import _C
+
+from tinytorch._tensor import creation as _creation
+
+from tinytorch._tensor import interop as _interop
+
+from tinytorch._tensor import torch_function as _torch_function
+from tinytorch._core.cuda_loader import cuda_backend
+from tinytorch._core.dtype import DTYPES, bfloat16, bool_, device as _device, dtype as _dtype_cls, float16, float32, \
+    float64, int32, int64, to_dtype, uint8
+from tinytorch._core.engine import backward as _engine_backward
+from tinytorch._tensor.formatting import tensor_repr
+from tinytorch._ops import shape as S
+from tinytorch._core.tensor_base import TensorBase, _set_tensor_class, _wrap
+
+
+class Tensor(TensorBase):
+    """A multi-dimensional array with autograd, as ``torch.Tensor``."""
+
+    __module__ = "tinytorch"   # as torch.Tensor's: users see tinytorch.Tensor, not the file defining it
+    __array_priority__ = 1000  # numpy defers to our reflected operators
+
+    # ------------------------------------------------------------ subclasses (__torch_function__)
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        _torch_function.install(cls, Tensor)  # op methods of the subclass dispatch; Tensor's own never do
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """Runs ``func`` and returns its tensors as ``cls`` (PyTorch's default); override to intercept ops."""
+        return _torch_function.default_torch_function(cls, func, types, args, kwargs)
+
+    def as_subclass(self, cls) -> "Tensor":
+        """Makes a ``cls`` instance with the same data pointer as ``self``, attached to the same autograd graph."""
+        return _torch_function.as_subclass(self, cls, Tensor, S.as_strided)
+
+    def __init__(self, *args, **kwargs) -> None:
+        """``Tensor(data)`` copies data as float32; ``Tensor(d0, d1, ...)`` is uninitialized (legacy
+        constructor, as torch.Tensor); prefer tinytorch.tensor / tinytorch.empty."""
+        if kwargs:
+            raise TypeError(f"Tensor() got unexpected keyword arguments {list(kwargs)}")
+        if len(args) == 1 and not isinstance(args[0], int):
+            t = _creation.tensor(args[0], dtype=float32)
+        else:
+            t = _creation.empty(*args)
+        self._impl = t._impl
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Computes the gradient of current tensor w.r.t. graph leaves."""
+        _engine_backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
+
+    # ------------------------------------------------------------ conversions
+    def numpy(self, force: bool = False) -> np.ndarray:
+        """Returns the tensor as a NumPy ndarray sharing its memory (CPU tensors)."""
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if force and not self.is_cpu:
+            return self.cpu().numpy()
+        return self._impl.numpy()
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        return _interop.to_array(self, dtype, copy)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return _interop.array_ufunc(self, ufunc, method, *inputs, **kwargs)
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        """Creates a DLPack capsule of the current tensor to be exported to other libraries."""
+        return _interop.to_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self):
+        return _interop.dlpack_device(self)
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """Array view description for CUDA tensors (CUDA Array Interface version 3)."""
+        return _interop.cuda_array_interface(self)
+
+    def tolist(self):
+        if self.dtype.name == "bfloat16":
+            return self.detach().float().cpu()._impl.numpy().tolist()
+        return self.detach().cpu()._impl.numpy().tolist()
+
+    def __repr__(self) -> str:
+        return tensor_repr(self)
+
+    def __format__(self, format_spec: str) -> str:
+        # As PyTorch: a 0-d Tensor formats as its Python scalar (f"{loss:.4f}"); anything else
+        # takes only the empty spec (its repr), a Parameter or other subclass included.
+        if self.dim() == 0 and type(self) is Tensor:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
+    def __iter__(self):
+        if self.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __reduce_ex__(self, protocol):
+        return _interop.reduce_tensor(self)
+
+    def __copy__(self) -> "Tensor":
+        return _interop.copy_tensor(self)
+
+    def __deepcopy__(self, memo) -> "Tensor":
+        """A copy of a graph leaf with its own storage, requires_grad and .grad (what
+        copy.deepcopy(model.state_dict()) needs), as PyTorch's."""
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               f"protocol; this one was made by {self.grad_fn.name()} (deepcopy a .detach()ed one)")
+        if id(self) in memo:
+            return memo[id(self)]
+        out = self.detach().clone()
+        out.requires_grad_(self.requires_grad)
+        if self.grad is not None:
+            out.grad = self.grad.detach().clone()
+        memo[id(self)] = out
+        return out
+
+    @property
+    def data(self) -> "Tensor":
+        return self.detach()
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        self._impl = value._impl
+
+    @property
+    def T(self) -> "Tensor":
+        return self.permute(*reversed(range(self.dim())))
+
+    @property
+    def mT(self) -> "Tensor":
+        return self.transpose(-2, -1)
+
+    def to(self, *args, **kwargs) -> "Tensor":
+        """Performs Tensor dtype and/or device conversion: ``to(dtype)``, ``to(device)``,
+        ``to(device, dtype)``, ``to(other)``; ``non_blocking`` and ``copy`` as PyTorch."""
+        dtype = kwargs.pop("dtype", None)
+        device = kwargs.pop("device", None)
+        non_blocking = kwargs.pop("non_blocking", False)
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("memory_format", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {list(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype, device = a.dtype, a.device
+            elif isinstance(a, (_dtype_cls, type)) or (isinstance(a, str) and a in ("float32", "float16", "bfloat16", "float64", "int64", "int32", "uint8", "bool")):
+                dtype = a
+            elif isinstance(a, (str, _device, int)):
+                device = a
+            else:
+                raise TypeError(f"to() received an invalid argument {a!r}")
+        out = self
+        if device is not None:
+            dev = _device(device)
+            if str(dev) != self._impl.device_str or copy:
+                out = S.to_device(out, dev._impl, non_blocking, copy)
+                copy = False
+        if dtype is not None:
+            code = dtype if isinstance(dtype, int) else to_dtype(dtype).code
+            out = S.cast(out, code, copy)
+        elif copy and out is self:
+            out = S.clone(out)
+        return out
+
+    def type_as(self, other: "Tensor") -> "Tensor":
+        return self.to(other.dtype)
+
+    def float(self) -> "Tensor":
+        return self.to(float32)
+
+    def double(self) -> "Tensor":
+        return self.to(float64)
+
+    def half(self) -> "Tensor":
+        return self.to(float16)
+
+    def bfloat16(self) -> "Tensor":
+        return self.to(bfloat16)
+
+    def long(self) -> "Tensor":
+        return self.to(int64)
+
+    def int(self) -> "Tensor":
+        return self.to(int32)
+
+    def bool(self) -> "Tensor":
+        return self.to(bool_)
+
+    def byte(self) -> "Tensor":
+        return self.to(uint8)
+
+    def cpu(self) -> "Tensor":
+        return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking: bool = False) -> "Tensor":
+        return self.to("cuda" if device is None else _device(device), non_blocking=non_blocking)
+
+    def pin_memory(self) -> "Tensor":
+        """A copy of this CPU tensor in page-locked memory (fast, asynchronous GPU copies)."""
+        backend = cuda_backend()
+        if backend is None:
+            raise RuntimeError("pin_memory: tinytorch was built without the CUDA backend")
+        return _wrap(backend.pin_memory(self._impl))
+
+    def is_pinned(self) -> bool:
+        backend = cuda_backend()
+        return bool(backend is not None and backend.is_pinned(self._impl))
+
+    def record_stream(self, stream) -> None:
+        """Marks this tensor's memory as used by ``stream`` (the allocator waits for it before reuse)."""
+        cuda_backend().record_stream(self._impl, stream._impl)
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        return _creation.zeros(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        return _creation.ones(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        return _creation.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                              requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        return _creation.empty(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        return _creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+
+_set_tensor_class(Tensor, DTYPES)
+_torch_function._tensor_class[0] = Tensor
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> int:  # noqa: A002  (PyTorch's parameter name)
+    """The total number of elements in input."""
+    return input.numel()
