@@ -1,27 +1,16 @@
-// CUDA fused recurrent layers, the structure of cpu/rnn.cpp. Forward, per layer and direction:
-// xg = x W_ih^T for the whole sequence (one cuBLAS GEMM), then per step hg = h W_hh^T (one GEMM)
-// and one pointwise kernel that forms the gates, the new state and what the backward needs. The
-// backward walks the steps in reverse: one pointwise kernel gives the gate gradients, one GEMM
-// carries dh to the previous step; the weight, bias and input gradients are then GEMMs over the
-// whole sequence. Storage is the input's dtype; gates are computed in opmath (float for
-// float16/bfloat16/float32) and the GEMMs accumulate in float32 (cuda/src/linalg.cu).
+// CUDA step kernels of the fused recurrent layers, the structure of cpu/rnn.cpp (the time loop is
+// ops/rnn.cpp's). Forward step: hg = h W_hh^T (one cuBLAS GEMM) and one pointwise kernel that
+// forms the gates, the new state and what the backward needs. Backward step: one pointwise kernel
+// gives the gate gradients, one GEMM carries dh to the previous step; after the walk, gw_hh and
+// the bias gradients over the whole sequence. Storage is the input's dtype; gates are computed in
+// opmath (float for float16/bfloat16/float32) and the GEMMs accumulate in float32
+// (cuda/src/linalg.cu).
 #include "tinytorch/cuda/loops.cuh"
-#include "tinytorch/kernels/linalg.h"
 #include "tinytorch/kernels/rnn.h"
 #include "tinytorch/ops/elementwise.h"
 
 namespace tt::cuda {
 namespace {
-
-// c (m, n) = op(a) (m, k) @ op(b) (k, n) + beta * c; a, b, c are views whose data_ptr is the start.
-void gemm(const Tensor& a, bool ta, int64_t lda, const Tensor& b, bool tb, int64_t ldb, const Tensor& c,
-          int64_t ldc, int64_t m, int64_t n, int64_t k, double beta) {
-  if (m == 0 || n == 0) return;
-  GemmArgs g;
-  g.a = a, g.b = b, g.c = c, g.trans_a = ta, g.trans_b = tb;
-  g.m = m, g.n = n, g.k = k, g.lda = lda, g.ldb = ldb, g.ldc = ldc, g.beta = beta;
-  gemm_kernel[DeviceType::CUDA](g);
-}
 
 template <class M>
 __device__ __forceinline__ M sigmoid(M x) {
@@ -180,120 +169,95 @@ const T* ptr_or_null(const Tensor& t) {
   return t.defined() ? t.data<T>() : nullptr;
 }
 
-template <class T>
-void forward_typed(const RnnForwardArgs& a) {
-  const RnnMode mode = a.mode;
-  const int64_t L = a.x.size(0), B = a.x.size(1), I = a.x.size(2), H = a.w_hh.size(1), G = a.w_hh.size(0);
-  const int64_t S = rnn_saved(mode) * H;
-  cudaStream_t stream = current_stream(a.x.device().index);
-  // xg: (L, B, G) = x (L*B, I) @ w_ih^T
-  Tensor xg = Tensor::empty({L, B, G}, a.x.dtype(), a.x.device());
-  gemm(a.x, false, I, a.w_ih, true, I, xg, G, L * B, G, I, 0.0);
-  // LSTM and Elman add h W_hh^T into xg[t] in place (a GEMM with beta = 1); GRU keeps it apart
-  // in hg (B, G), as its n gate scales it by r.
-  const bool gru = mode == RnnMode::GRU;
-  Tensor hg = gru ? Tensor::empty({B, G}, a.x.dtype(), a.x.device()) : Tensor();
-  T* out = a.out.data<T>();
-  T* saved = mode == RnnMode::LSTM || mode == RnnMode::GRU ? a.saved.data<T>() : nullptr;
-  int64_t prev = -1;
-  for (int64_t s = 0; s < L; ++s) {
-    const int64_t t = a.reverse ? L - 1 - s : s;
-    Tensor h_prev = prev < 0 ? a.h0 : a.out.select(0, prev);
-    gemm(h_prev, false, H, a.w_hh, true, H, gru ? hg : xg.select(0, t), G, B, G, H, gru ? 0.0 : 1.0);
-    StepFwd<T> p{xg.data<T>() + t * B * G, gru ? hg.data<T>() : nullptr, ptr_or_null<T>(a.b_ih),
-                 ptr_or_null<T>(a.b_hh), h_prev.data<T>(), nullptr, 0, saved ? saved + t * B * S : nullptr,
-                 out + t * B * H};
-    if (mode == RnnMode::LSTM) {
-      p.c_prev = prev < 0 ? a.c0.data<T>() : saved + prev * B * S + 4 * H;
-      p.c_stride = prev < 0 ? H : S;
-      lstm_step_kernel<T><<<grid_for(B * H), kThreads, 0, stream>>>(B, H, p);
-    } else if (gru) {
-      gru_step_kernel<T><<<grid_for(B * H), kThreads, 0, stream>>>(B, H, p);
-    } else {
-      elman_step_kernel<T><<<grid_for(B * H), kThreads, 0, stream>>>(B, H, mode == RnnMode::Relu, p);
-    }
-    TT_CUDA_KERNEL_CHECK();
-    prev = t;
-  }
-  Tensor h_n = a.h_n, c_n = a.c_n;  // handles onto the outputs
-  h_n.copy_(a.out.select(0, prev));
-  if (mode == RnnMode::LSTM) c_n.copy_(a.saved.select(0, prev).narrow(1, 4 * H, H));
+// Forward: work as hg (B, G) for GRU, whose n gate scales h W_hh^T by r; LSTM and Elman add it
+// into xg in place. The step kernels read W_hh and the biases as given.
+void cuda_rnn_prepare(RnnMode mode, bool backward, const Tensor& w_hh, const Tensor&, const Tensor&, int64_t B,
+                      RnnStepWeights& w) {
+  if (!backward && mode == RnnMode::GRU) w.work = Tensor::empty({B, w_hh.size(0)}, w_hh.dtype(), w_hh.device());
 }
 
-// gw_hh (G, H) = sum_t dhg[t]^T (G, B) @ h_prev[t] (B, H), where h_prev[t] is out[t -+ 1], or
-// h0 at the first step walked: two GEMMs over the sequence, no copy of the states.
-void weight_hh_grad(const RnnBackwardArgs& a, const Tensor& dhg, int64_t L, int64_t B, int64_t H, int64_t G) {
+// xg: (B, G), h_prev: (B, H) -> out: (B, H), saved: (B, S)
+template <class T>
+void forward_step_typed(const RnnForwardArgs& a, const RnnStepWeights& w, const RnnForwardStep& s) {
+  const RnnMode mode = a.mode;
+  const int64_t B = a.x.size(1), H = a.w_hh.size(1), G = a.w_hh.size(0);
+  const bool gru = mode == RnnMode::GRU;
+  cudaStream_t stream = current_stream(a.x.device().index);
+  // GRU: hg (B, G) = h_prev W_hh^T; LSTM, Elman: xg += h_prev W_hh^T (beta = 1)
+  rnn_gemm(s.h_prev, false, H, a.w_hh, true, H, gru ? w.work : s.xg, G, B, G, H, gru ? 0.0 : 1.0);
+  StepFwd<T> p{s.xg.data<T>(), gru ? w.work.data<T>() : nullptr, ptr_or_null<T>(a.b_ih), ptr_or_null<T>(a.b_hh),
+               s.h_prev.data<T>(), nullptr, 0, rnn_saved(mode) ? s.saved.data<T>() : nullptr, s.out.data<T>()};
+  if (mode == RnnMode::LSTM) {
+    p.c_prev = s.c_prev.data<T>();
+    p.c_stride = s.c_prev.stride(0);
+    lstm_step_kernel<T><<<grid_for(B * H), kThreads, 0, stream>>>(B, H, p);
+  } else if (gru) {
+    gru_step_kernel<T><<<grid_for(B * H), kThreads, 0, stream>>>(B, H, p);
+  } else {
+    elman_step_kernel<T><<<grid_for(B * H), kThreads, 0, stream>>>(B, H, mode == RnnMode::Relu, p);
+  }
+  TT_CUDA_KERNEL_CHECK();
+}
+
+// saved: (B, S), grad_out, dh, dc: (B, H) -> dhg, dxg: (B, G); dh, dc: (B, H) into step t-1
+template <class T>
+void backward_step_typed(const RnnBackwardArgs& a, const RnnStepWeights&, const RnnBackwardStep& s) {
+  const RnnMode mode = a.mode;
+  const int64_t B = a.x.size(1), H = a.w_hh.size(1), G = a.w_hh.size(0);
+  const bool gru = mode == RnnMode::GRU;
+  cudaStream_t stream = current_stream(a.x.device().index);
+  StepBwd<T> p{rnn_saved(mode) ? s.saved.data<T>() : nullptr, s.out.data<T>(), s.h_prev.data<T>(), nullptr, 0,
+               s.grad_out.data<T>(), s.dh.data<T>(), nullptr, s.dhg.data<T>(), s.dxg.data<T>()};
+  if (mode == RnnMode::LSTM) {
+    p.c_prev = s.c_prev.data<T>();
+    p.c_stride = s.c_prev.stride(0);
+    p.dc = s.dc.data<T>();
+    lstm_step_backward_kernel<T><<<grid_for(B * H), kThreads, 0, stream>>>(B, H, p);
+  } else if (gru) {
+    gru_step_backward_kernel<T><<<grid_for(B * H), kThreads, 0, stream>>>(B, H, p);
+  } else {
+    elman_step_backward_kernel<T><<<grid_for(B * H), kThreads, 0, stream>>>(B, H, mode == RnnMode::Relu, p);
+  }
+  TT_CUDA_KERNEL_CHECK();
+  // dh (B, H) = dhg[t] (B, G) @ w_hh (G, H) (+ GRU's direct path, left in dh by the kernel)
+  rnn_gemm(s.dhg, false, G, a.w_hh, false, H, s.dh, H, B, H, G, gru ? 1.0 : 0.0);
+}
+
+// dhg, dxg: (L, B, G) -> gw_hh: (G, H) = sum_t dhg[t]^T (G, B) @ h_prev[t] (B, H), where h_prev[t]
+// is out[t -+ 1], or h0 at the first step walked: two GEMMs over the sequence, no copy of the
+// states; gb_ih, gb_hh: (G,) column sums over the L*B rows, gb (1, G) = ones (1, N) @ d (N, G)
+void cuda_rnn_backward_params(const RnnBackwardArgs& a, const Tensor& dhg, const Tensor& dxg) {
+  DeviceGuard guard(a.x.device());
+  const int64_t L = a.x.size(0), B = a.x.size(1), H = a.w_hh.size(1), G = a.w_hh.size(0), N = L * B;
   const int64_t first = a.reverse ? L - 1 : 0;
-  gemm(dhg.select(0, first), true, G, a.h0, false, H, a.gw_hh, H, G, H, B, 0.0);
-  if (L == 1) return;
-  // forward: dhg[1:] with out[:-1]; reverse: dhg[:-1] with out[1:]
-  const Tensor d = dhg.narrow(0, a.reverse ? 0 : 1, L - 1), h = a.out.narrow(0, a.reverse ? 1 : 0, L - 1);
-  gemm(d, true, G, h, false, H, a.gw_hh, H, G, H, (L - 1) * B, 1.0);
-}
-
-template <class T>
-void backward_typed(const RnnBackwardArgs& a) {
-  const RnnMode mode = a.mode;
-  const int64_t L = a.x.size(0), B = a.x.size(1), I = a.x.size(2), H = a.w_hh.size(1), G = a.w_hh.size(0);
-  const int64_t S = rnn_saved(mode) * H;
-  const bool gru = mode == RnnMode::GRU;
-  cudaStream_t stream = current_stream(a.x.device().index);
-  // dhg: (L, B, G) gradients of the recurrent pre-activations; dxg those of the input ones
-  // (the same tensor except for GRU, whose n gate sees r * (W_hn h + b_hn)).
-  Tensor dhg = Tensor::empty({L, B, G}, a.x.dtype(), a.x.device());
-  Tensor dxg = gru ? Tensor::empty({L, B, G}, a.x.dtype(), a.x.device()) : dhg;
-  Tensor dh = a.gh0;  // (B, H): the gradient flowing into the state, carried step to step
-  dh.copy_(a.grad_h_n);
-  Tensor dc = a.gc0;  // (B, H) the cell-state gradient, likewise (LSTM)
-  if (mode == RnnMode::LSTM) dc.copy_(a.grad_c_n);
-  const T* out = a.out.data<T>();
-  const T* saved = mode == RnnMode::LSTM || gru ? a.saved.data<T>() : nullptr;
-  for (int64_t s = L - 1; s >= 0; --s) {
-    const int64_t t = a.reverse ? L - 1 - s : s;
-    const int64_t prev = s == 0 ? -1 : (a.reverse ? t + 1 : t - 1);
-    StepBwd<T> p{saved ? saved + t * B * S : nullptr, out + t * B * H,
-                 prev < 0 ? a.h0.data<T>() : out + prev * B * H, nullptr, 0,
-                 a.grad_out.data<T>() + t * B * H, dh.data<T>(), nullptr,
-                 dhg.data<T>() + t * B * G, dxg.data<T>() + t * B * G};
-    if (mode == RnnMode::LSTM) {
-      p.c_prev = prev < 0 ? a.c0.data<T>() : saved + prev * B * S + 4 * H;
-      p.c_stride = prev < 0 ? H : S;
-      p.dc = dc.data<T>();
-      lstm_step_backward_kernel<T><<<grid_for(B * H), kThreads, 0, stream>>>(B, H, p);
-    } else if (gru) {
-      gru_step_backward_kernel<T><<<grid_for(B * H), kThreads, 0, stream>>>(B, H, p);
-    } else {
-      elman_step_backward_kernel<T><<<grid_for(B * H), kThreads, 0, stream>>>(B, H, mode == RnnMode::Relu, p);
-    }
-    TT_CUDA_KERNEL_CHECK();
-    // dh (B, H) = dhg[t] (B, G) @ w_hh (G, H) (+ GRU's direct path, left in dh by the kernel)
-    gemm(dhg.select(0, t), false, G, a.w_hh, false, H, dh, H, B, H, G, gru ? 1.0 : 0.0);
+  rnn_gemm(dhg.select(0, first), true, G, a.h0, false, H, a.gw_hh, H, G, H, B, 0.0);
+  if (L > 1) {
+    // forward: dhg[1:] with out[:-1]; reverse: dhg[:-1] with out[1:]
+    const Tensor d = dhg.narrow(0, a.reverse ? 0 : 1, L - 1), h = a.out.narrow(0, a.reverse ? 1 : 0, L - 1);
+    rnn_gemm(d, true, G, h, false, H, a.gw_hh, H, G, H, (L - 1) * B, 1.0);
   }
-  // whole-sequence products: gw_hh = dhg^T h_prev, gw_ih = dxg^T x, gx = dxg w_ih
-  const int64_t N = L * B;
-  weight_hh_grad(a, dhg, L, B, H, G);
-  gemm(dxg, true, G, a.x, false, I, a.gw_ih, I, G, I, N, 0.0);
-  gemm(dxg, false, G, a.w_ih, false, I, a.gx, I, N, I, G, 0.0);
-  if (a.gb_ih.defined()) {  // column sums over the L*B rows: gb (1, G) = ones (1, N) @ d (N, G)
+  if (a.gb_ih.defined()) {
     Tensor ones = full({N}, 1.0, a.x.dtype(), a.x.device());
-    gemm(ones, false, N, dxg, false, G, a.gb_ih, G, 1, G, N, 0.0);
-    gemm(ones, false, N, dhg, false, G, a.gb_hh, G, 1, G, N, 0.0);
+    rnn_gemm(ones, false, N, dxg, false, G, a.gb_ih, G, 1, G, N, 0.0);
+    rnn_gemm(ones, false, N, dhg, false, G, a.gb_hh, G, 1, G, N, 0.0);
   }
 }
 
-void cuda_rnn_forward(const RnnForwardArgs& a) {
+void cuda_rnn_forward_step(const RnnForwardArgs& a, const RnnStepWeights& w, const RnnForwardStep& s) {
   DeviceGuard guard(a.x.device());
-  TT_DISPATCH_FLOATING(a.x.dtype(), "rnn_layer_forward", [&] { forward_typed<scalar_t>(a); });
+  TT_DISPATCH_FLOATING(a.x.dtype(), "rnn_layer_forward", [&] { forward_step_typed<scalar_t>(a, w, s); });
 }
 
-void cuda_rnn_backward(const RnnBackwardArgs& a) {
+void cuda_rnn_backward_step(const RnnBackwardArgs& a, const RnnStepWeights& w, const RnnBackwardStep& s) {
   DeviceGuard guard(a.x.device());
-  TT_DISPATCH_FLOATING(a.x.dtype(), "rnn_layer_backward", [&] { backward_typed<scalar_t>(a); });
+  TT_DISPATCH_FLOATING(a.x.dtype(), "rnn_layer_backward", [&] { backward_step_typed<scalar_t>(a, w, s); });
 }
 
 }  // namespace
 
-TT_REGISTER_KERNEL(rnn_forward, CUDA, cuda_rnn_forward)
-TT_REGISTER_KERNEL(rnn_backward, CUDA, cuda_rnn_backward)
+TT_REGISTER_KERNEL(rnn_prepare, CUDA, cuda_rnn_prepare)
+TT_REGISTER_KERNEL(rnn_forward_step, CUDA, cuda_rnn_forward_step)
+TT_REGISTER_KERNEL(rnn_backward_step, CUDA, cuda_rnn_backward_step)
+TT_REGISTER_KERNEL(rnn_backward_params, CUDA, cuda_rnn_backward_params)
 
 }  // namespace tt::cuda

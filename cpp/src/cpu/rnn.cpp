@@ -1,8 +1,7 @@
-// CPU fused recurrent layers. Forward, per layer and direction: xg = x W_ih^T for the whole
-// sequence (one GEMM), then per step hg = h W_hh^T (one GEMM) and one pointwise pass that forms
-// the gates, the new state and what the backward needs. The backward walks the steps in reverse:
-// one pointwise pass gives the gate gradients, one GEMM carries dh to the previous step; the
-// weight and input gradients are then three GEMMs over the whole sequence.
+// CPU step kernels of the fused recurrent layers (the time loop is ops/rnn.cpp's). Forward step:
+// hg = h W_hh^T (one GEMM) and one pointwise pass that forms the gates, the new state and what the
+// backward needs. Backward step: one pointwise pass gives the gate gradients, one GEMM carries dh
+// to the previous step; after the walk, gw_hh and the bias gradients over the whole sequence.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math")  // lets GCC if-convert fast_exp's compares (as norm.cpp)
 #endif
@@ -10,9 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <type_traits>
-#include <vector>
 #include "fast_exp.h"
-#include "tinytorch/kernels/linalg.h"
 #include "tinytorch/kernels/rnn.h"
 #include "tinytorch/parallel.h"
 
@@ -29,16 +26,6 @@ template <class T>
 inline T tanh_(T x) {
   if constexpr (std::is_same_v<T, float>) return 2.0f / (1.0f + fast_exp(-2.0f * x)) - 1.0f;
   else return std::tanh(x);
-}
-
-// c (m, n) = op(a) (m, k) @ op(b) (k, n) + beta * c; a, b, c are views whose data_ptr is the start.
-void gemm(const Tensor& a, bool ta, int64_t lda, const Tensor& b, bool tb, int64_t ldb, const Tensor& c,
-          int64_t ldc, int64_t m, int64_t n, int64_t k, double beta) {
-  if (m == 0 || n == 0) return;
-  GemmArgs g;
-  g.a = a, g.b = b, g.c = c, g.trans_a = ta, g.trans_b = tb;
-  g.m = m, g.n = n, g.k = k, g.lda = lda, g.ldb = ldb, g.ldc = ldc, g.beta = beta;
-  gemm_kernel[DeviceType::CPU](g);
 }
 
 // Weights the per-step GEMMs read in place get rows padded by kPad elements: a row stride of a
@@ -78,7 +65,7 @@ void recurrent_gemm(const Tensor& h, const Tensor& wt, const Tensor& hg, int64_t
   constexpr int64_t kChunk = 512;
   for (int64_t j = 0; j < G; j += kChunk) {
     const int64_t w = std::min(kChunk, G - j);
-    gemm(h, false, H, wt.narrow(1, j, w), false, wt.size(1), hg.narrow(1, j, w), G, B, w, H, 0.0);
+    rnn_gemm(h, false, H, wt.narrow(1, j, w), false, wt.size(1), hg.narrow(1, j, w), G, B, w, H, 0.0);
   }
 }
 
@@ -119,145 +106,140 @@ void lstm_cell_backward(int64_t H, const T* __restrict sv, const T* __restrict c
   }
 }
 
+// Forward: w_hh as (H, G + kPad) W_hh^T, bias as (3, G) rows b_ih, b_hh and their sum (zeros
+// without bias), work as hg (B, G). Backward: w_hh as (G, H + kPad).
 template <class T>
-std::vector<T> bias_or_zeros(const Tensor& b, int64_t G) {
-  std::vector<T> v(G, T(0));
-  if (b.defined()) std::memcpy(v.data(), b.data<T>(), G * sizeof(T));
-  return v;
-}
-
-template <class T>
-void forward_typed(const RnnForwardArgs& a) {
-  const RnnMode mode = a.mode;
-  const int64_t L = a.x.size(0), B = a.x.size(1), I = a.x.size(2), H = a.w_hh.size(1), G = a.w_hh.size(0);
-  const int64_t S = rnn_saved(mode) * H;
-  // xg: (L, B, G) = x (L*B, I) @ w_ih^T
-  Tensor xg = Tensor::empty({L, B, G}, a.x.dtype(), a.x.device());
-  gemm(a.x, false, I, a.w_ih, true, I, xg, G, L * B, G, I, 0.0);
-  Tensor hg = Tensor::empty({B, G}, a.x.dtype(), a.x.device());  // (B, G) = h W_hh^T per step
-  Tensor w_hh_t = transposed_padded<T>(a.w_hh);                   // (H, G + kPad)
-  const std::vector<T> bi = bias_or_zeros<T>(a.b_ih, G), bh = bias_or_zeros<T>(a.b_hh, G);
-  std::vector<T> bsum(G);
+void prepare_typed(bool backward, const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh, int64_t B,
+                   RnnStepWeights& w) {
+  const int64_t G = w_hh.size(0);
+  if (backward) {
+    w.w_hh = padded<T>(w_hh);
+    return;
+  }
+  w.w_hh = transposed_padded<T>(w_hh);
+  w.bias = Tensor::empty({3, G}, w_hh.dtype(), w_hh.device());
+  T* bi = w.bias.data<T>();
+  T* bh = bi + G;
+  T* bsum = bh + G;
+  if (b_ih.defined()) {
+    std::memcpy(bi, b_ih.data<T>(), G * sizeof(T));
+    std::memcpy(bh, b_hh.data<T>(), G * sizeof(T));
+  } else {
+    std::fill(bi, bi + 2 * G, T(0));
+  }
   for (int64_t j = 0; j < G; ++j) bsum[j] = bi[j] + bh[j];
-  T* out = a.out.data<T>();
-  T* saved = a.saved.data<T>();
-  const T* xgp = xg.data<T>();
-  const T* hgp = hg.data<T>();
-  int64_t prev = -1;
-  for (int64_t s = 0; s < L; ++s) {
-    const int64_t t = a.reverse ? L - 1 - s : s;
-    Tensor h_prev = prev < 0 ? a.h0 : a.out.select(0, prev);
-    recurrent_gemm(h_prev, w_hh_t, hg, B, H, G);
-    const T* hp = h_prev.data<T>();
-    const T* cp = mode != RnnMode::LSTM ? nullptr : prev < 0 ? a.c0.data<T>() : saved + prev * B * S + 4 * H;
-    const int64_t cp_stride = prev < 0 ? H : S;
-    parallel_for(0, B, row_grain(H), [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) {
-        const T* xr = xgp + (t * B + b) * G;
-        const T* hr = hgp + b * G;
-        T* o = out + (t * B + b) * H;
-        T* sv = saved + (t * B + b) * S;
-        if (mode == RnnMode::LSTM) {
-          lstm_cell(H, xr, hr, bsum.data(), cp + b * cp_stride, sv, o);
-        } else if (mode == RnnMode::GRU) {  // gates r, z, n; saved r, z, n, W_hn h + b_hn
-          const T* h_p = hp + b * H;
-          for (int64_t j = 0; j < H; ++j) {
-            const T r = sigmoid(xr[j] + hr[j] + bsum[j]);
-            const T z = sigmoid(xr[H + j] + hr[H + j] + bsum[H + j]);
-            const T hn = hr[2 * H + j] + bh[2 * H + j];
-            const T n = tanh_(xr[2 * H + j] + bi[2 * H + j] + r * hn);
-            sv[j] = r, sv[H + j] = z, sv[2 * H + j] = n, sv[3 * H + j] = hn;
-            o[j] = (T(1) - z) * n + z * h_p[j];
-          }
-        } else {
-          for (int64_t j = 0; j < H; ++j) {
-            const T v = xr[j] + hr[j] + bsum[j];
-            o[j] = mode == RnnMode::Tanh ? tanh_(v) : (v > T(0) ? v : T(0));
-          }
-        }
-      }
-    });
-    prev = t;
-  }
-  std::memcpy(a.h_n.data<T>(), out + prev * B * H, B * H * sizeof(T));
-  if (mode == RnnMode::LSTM) {
-    T* cn = a.c_n.data<T>();
-    for (int64_t b = 0; b < B; ++b) std::memcpy(cn + b * H, saved + (prev * B + b) * S + 4 * H, H * sizeof(T));
-  }
+  w.work = Tensor::empty({B, G}, w_hh.dtype(), w_hh.device());
 }
 
+// xg: (B, G), h_prev: (B, H) -> out: (B, H), saved: (B, S)
 template <class T>
-void backward_typed(const RnnBackwardArgs& a) {
+void forward_step_typed(const RnnForwardArgs& a, const RnnStepWeights& w, const RnnForwardStep& s) {
   const RnnMode mode = a.mode;
-  const int64_t L = a.x.size(0), B = a.x.size(1), I = a.x.size(2), H = a.w_hh.size(1), G = a.w_hh.size(0);
-  const int64_t S = rnn_saved(mode) * H;
-  const bool gru = mode == RnnMode::GRU;
-  // dhg: (L, B, G) gradients of the recurrent pre-activations; dxg those of the input ones
-  // (the same tensor except for GRU, whose n gate sees r * (W_hn h + b_hn)).
-  Tensor dhg = Tensor::empty({L, B, G}, a.x.dtype(), a.x.device());
-  Tensor dxg = gru ? Tensor::empty({L, B, G}, a.x.dtype(), a.x.device()) : dhg;
-  Tensor hprev_all = Tensor::empty({L, B, H}, a.x.dtype(), a.x.device());  // the state each step read
-  Tensor w_hh_p = padded<T>(a.w_hh);  // (G, H + kPad)
-  Tensor dh = a.gh0;  // (B, H): the gradient flowing into the state, carried step to step
-  dh.copy_(a.grad_h_n);
-  T* dhp = dh.data<T>();
-  T* dc = mode == RnnMode::LSTM ? a.gc0.data<T>() : nullptr;
-  if (dc) std::memcpy(dc, a.grad_c_n.data<T>(), B * H * sizeof(T));
-  const T* out = a.out.data<T>();
-  const T* saved = a.saved.data<T>();
-  const T* gout = a.grad_out.data<T>();
-  T* dhgp = dhg.data<T>();
-  T* dxgp = dxg.data<T>();
-  for (int64_t s = L - 1; s >= 0; --s) {
-    const int64_t t = a.reverse ? L - 1 - s : s;
-    const int64_t prev = s == 0 ? -1 : (a.reverse ? t + 1 : t - 1);
-    const T* hp = prev < 0 ? a.h0.data<T>() : out + prev * B * H;
-    std::memcpy(hprev_all.data<T>() + t * B * H, hp, B * H * sizeof(T));
-    const T* cp = mode != RnnMode::LSTM ? nullptr : prev < 0 ? a.c0.data<T>() : saved + prev * B * S + 4 * H;
-    const int64_t cp_stride = prev < 0 ? H : S;
-    parallel_for(0, B, row_grain(H), [&](int64_t b0, int64_t b1) {
-      for (int64_t b = b0; b < b1; ++b) {
-        const int64_t row = t * B + b;
-        const T* sv = saved + row * S;
-        const T* go = gout + row * H;
-        T* dr = dhgp + row * G;
-        T* dxr = dxgp + row * G;
-        T* dhb = dhp + b * H;
-        if (mode == RnnMode::LSTM) {
-          lstm_cell_backward(H, sv, cp + b * cp_stride, go, dhb, dc + b * H, dr);
-        } else if (gru) {
-          const T* h_p = hp + b * H;
-          for (int64_t j = 0; j < H; ++j) {
-            const T r = sv[j], z = sv[H + j], n = sv[2 * H + j], hn = sv[3 * H + j];
-            const T dht = dhb[j] + go[j];
-            const T dan = dht * (T(1) - z) * (T(1) - n * n);
-            const T dar = dan * hn * r * (T(1) - r);
-            const T daz = dht * (h_p[j] - n) * z * (T(1) - z);
-            dxr[j] = dr[j] = dar;
-            dxr[H + j] = dr[H + j] = daz;
-            dxr[2 * H + j] = dan;
-            dr[2 * H + j] = dan * r;
-            dhb[j] = dht * z;  // the direct path h_prev -> z * h_prev
-          }
-        } else {
-          const T* h = out + row * H;
-          for (int64_t j = 0; j < H; ++j) {
-            const T dht = dhb[j] + go[j];
-            dr[j] = mode == RnnMode::Tanh ? dht * (T(1) - h[j] * h[j]) : (h[j] > T(0) ? dht : T(0));
-            dhb[j] = T(0);
-          }
+  const int64_t B = a.x.size(1), H = a.w_hh.size(1), G = a.w_hh.size(0), S = rnn_saved(mode) * H;
+  recurrent_gemm(s.h_prev, w.w_hh, w.work, B, H, G);  // hg (B, G) = h_prev W_hh^T
+  const T* bi = w.bias.data<T>();
+  const T* bh = bi + G;
+  const T* bsum = bh + G;
+  const T* xgp = s.xg.data<T>();
+  const T* hgp = w.work.data<T>();
+  const T* hp = s.h_prev.data<T>();
+  const T* cp = mode == RnnMode::LSTM ? s.c_prev.data<T>() : nullptr;
+  const int64_t cp_stride = mode == RnnMode::LSTM ? s.c_prev.stride(0) : 0;
+  T* out = s.out.data<T>();
+  T* saved = s.saved.data<T>();
+  parallel_for(0, B, row_grain(H), [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const T* xr = xgp + b * G;
+      const T* hr = hgp + b * G;
+      T* o = out + b * H;
+      T* sv = saved + b * S;
+      if (mode == RnnMode::LSTM) {
+        lstm_cell(H, xr, hr, bsum, cp + b * cp_stride, sv, o);
+      } else if (mode == RnnMode::GRU) {  // gates r, z, n; saved r, z, n, W_hn h + b_hn
+        const T* h_p = hp + b * H;
+        for (int64_t j = 0; j < H; ++j) {
+          const T r = sigmoid(xr[j] + hr[j] + bsum[j]);
+          const T z = sigmoid(xr[H + j] + hr[H + j] + bsum[H + j]);
+          const T hn = hr[2 * H + j] + bh[2 * H + j];
+          const T n = tanh_(xr[2 * H + j] + bi[2 * H + j] + r * hn);
+          sv[j] = r, sv[H + j] = z, sv[2 * H + j] = n, sv[3 * H + j] = hn;
+          o[j] = (T(1) - z) * n + z * h_p[j];
+        }
+      } else {
+        for (int64_t j = 0; j < H; ++j) {
+          const T v = xr[j] + hr[j] + bsum[j];
+          o[j] = mode == RnnMode::Tanh ? tanh_(v) : (v > T(0) ? v : T(0));
         }
       }
-    });
-    // dh (B, H) += dhg[t] (B, G) @ w_hh (G, H)
-    gemm(dhg.select(0, t), false, G, w_hh_p, false, H + kPad, dh, H, B, H, G, 1.0);
-  }
-  // whole-sequence products: gw_hh = dhg^T hprev, gw_ih = dxg^T x, gx = dxg w_ih
-  const int64_t N = L * B;
-  gemm(dhg, true, G, hprev_all, false, H, a.gw_hh, H, G, H, N, 0.0);
-  gemm(dxg, true, G, a.x, false, I, a.gw_ih, I, G, I, N, 0.0);
-  gemm(dxg, false, G, a.w_ih, false, I, a.gx, I, N, I, G, 0.0);
+    }
+  });
+}
+
+// saved: (B, S), grad_out, dh, dc: (B, H) -> dhg, dxg: (B, G); dh, dc: (B, H) into step t-1
+template <class T>
+void backward_step_typed(const RnnBackwardArgs& a, const RnnStepWeights& w, const RnnBackwardStep& s) {
+  const RnnMode mode = a.mode;
+  const int64_t B = a.x.size(1), H = a.w_hh.size(1), G = a.w_hh.size(0), S = rnn_saved(mode) * H;
+  const bool gru = mode == RnnMode::GRU;
+  const T* saved = s.saved.data<T>();
+  const T* out = s.out.data<T>();
+  const T* hp = s.h_prev.data<T>();
+  const T* cp = mode == RnnMode::LSTM ? s.c_prev.data<T>() : nullptr;
+  const int64_t cp_stride = mode == RnnMode::LSTM ? s.c_prev.stride(0) : 0;
+  const T* gout = s.grad_out.data<T>();
+  T* dhp = s.dh.data<T>();
+  T* dc = mode == RnnMode::LSTM ? s.dc.data<T>() : nullptr;
+  T* dhgp = s.dhg.data<T>();
+  T* dxgp = s.dxg.data<T>();
+  parallel_for(0, B, row_grain(H), [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const T* sv = saved + b * S;
+      const T* go = gout + b * H;
+      T* dr = dhgp + b * G;
+      T* dxr = dxgp + b * G;
+      T* dhb = dhp + b * H;
+      if (mode == RnnMode::LSTM) {
+        lstm_cell_backward(H, sv, cp + b * cp_stride, go, dhb, dc + b * H, dr);
+      } else if (gru) {
+        const T* h_p = hp + b * H;
+        for (int64_t j = 0; j < H; ++j) {
+          const T r = sv[j], z = sv[H + j], n = sv[2 * H + j], hn = sv[3 * H + j];
+          const T dht = dhb[j] + go[j];
+          const T dan = dht * (T(1) - z) * (T(1) - n * n);
+          const T dar = dan * hn * r * (T(1) - r);
+          const T daz = dht * (h_p[j] - n) * z * (T(1) - z);
+          dxr[j] = dr[j] = dar;
+          dxr[H + j] = dr[H + j] = daz;
+          dxr[2 * H + j] = dan;
+          dr[2 * H + j] = dan * r;
+          dhb[j] = dht * z;  // the direct path h_prev -> z * h_prev
+        }
+      } else {
+        const T* h = out + b * H;
+        for (int64_t j = 0; j < H; ++j) {
+          const T dht = dhb[j] + go[j];
+          dr[j] = mode == RnnMode::Tanh ? dht * (T(1) - h[j] * h[j]) : (h[j] > T(0) ? dht : T(0));
+          dhb[j] = T(0);
+        }
+      }
+    }
+  });
+  // dh (B, H) += dhg[t] (B, G) @ w_hh (G, H)
+  rnn_gemm(s.dhg, false, G, w.w_hh, false, H + kPad, s.dh, H, B, H, G, 1.0);
+}
+
+// dhg, dxg: (L, B, G) -> gw_hh: (G, H), gb_ih, gb_hh: (G,)
+template <class T>
+void backward_params_typed(const RnnBackwardArgs& a, const Tensor& dhg, const Tensor& dxg) {
+  const int64_t L = a.x.size(0), B = a.x.size(1), H = a.w_hh.size(1), G = a.w_hh.size(0), N = L * B;
+  // hprev: (L, B, H) the state each step read: h0 at the first step walked, else out[t -+ 1]
+  Tensor hprev = Tensor::empty({L, B, H}, a.x.dtype(), a.x.device());
+  hprev.select(0, a.reverse ? L - 1 : 0).copy_(a.h0);
+  if (L > 1) hprev.narrow(0, a.reverse ? 0 : 1, L - 1).copy_(a.out.narrow(0, a.reverse ? 1 : 0, L - 1));
+  rnn_gemm(dhg, true, G, hprev, false, H, a.gw_hh, H, G, H, N, 0.0);  // gw_hh = dhg^T hprev
   if (a.gb_ih.defined()) {  // column sums over the L*B rows
+    const T* dhgp = dhg.data<T>();
+    const T* dxgp = dxg.data<T>();
     T* gbi = a.gb_ih.data<T>();
     T* gbh = a.gb_hh.data<T>();
     for (int64_t r = 0; r < N; ++r)
@@ -265,19 +247,32 @@ void backward_typed(const RnnBackwardArgs& a) {
   }
 }
 
-void cpu_rnn_forward(const RnnForwardArgs& a) {
-  if (a.x.dtype() == DType::Float64) forward_typed<double>(a);
-  else forward_typed<float>(a);
+void cpu_rnn_prepare(RnnMode, bool backward, const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh, int64_t B,
+                     RnnStepWeights& w) {
+  if (w_hh.dtype() == DType::Float64) prepare_typed<double>(backward, w_hh, b_ih, b_hh, B, w);
+  else prepare_typed<float>(backward, w_hh, b_ih, b_hh, B, w);
 }
 
-void cpu_rnn_backward(const RnnBackwardArgs& a) {
-  if (a.x.dtype() == DType::Float64) backward_typed<double>(a);
-  else backward_typed<float>(a);
+void cpu_rnn_forward_step(const RnnForwardArgs& a, const RnnStepWeights& w, const RnnForwardStep& s) {
+  if (a.x.dtype() == DType::Float64) forward_step_typed<double>(a, w, s);
+  else forward_step_typed<float>(a, w, s);
+}
+
+void cpu_rnn_backward_step(const RnnBackwardArgs& a, const RnnStepWeights& w, const RnnBackwardStep& s) {
+  if (a.x.dtype() == DType::Float64) backward_step_typed<double>(a, w, s);
+  else backward_step_typed<float>(a, w, s);
+}
+
+void cpu_rnn_backward_params(const RnnBackwardArgs& a, const Tensor& dhg, const Tensor& dxg) {
+  if (a.x.dtype() == DType::Float64) backward_params_typed<double>(a, dhg, dxg);
+  else backward_params_typed<float>(a, dhg, dxg);
 }
 
 }  // namespace
 
-TT_REGISTER_KERNEL(rnn_forward, CPU, cpu_rnn_forward)
-TT_REGISTER_KERNEL(rnn_backward, CPU, cpu_rnn_backward)
+TT_REGISTER_KERNEL(rnn_prepare, CPU, cpu_rnn_prepare)
+TT_REGISTER_KERNEL(rnn_forward_step, CPU, cpu_rnn_forward_step)
+TT_REGISTER_KERNEL(rnn_backward_step, CPU, cpu_rnn_backward_step)
+TT_REGISTER_KERNEL(rnn_backward_params, CPU, cpu_rnn_backward_params)
 
 }  // namespace tt::cpu

@@ -1,12 +1,14 @@
-// Fused recurrent layers: argument checks, contiguous operands, allocation; the kernels
-// (cpu/rnn.cpp, cuda/src/rnn.cu) run the time loop.
+// Fused recurrent layers: argument checks, contiguous operands, allocation and the time loop,
+// one for every backend; the step kernels (cpu/rnn.cpp, cuda/src/rnn.cu) hold the cell math.
 #include "tinytorch/ops/rnn.h"
 #include "tinytorch/ops/elementwise.h"
 
 namespace tt {
 
-TT_DEFINE_KERNEL(rnn_forward)
-TT_DEFINE_KERNEL(rnn_backward)
+TT_DEFINE_KERNEL(rnn_prepare)
+TT_DEFINE_KERNEL(rnn_forward_step)
+TT_DEFINE_KERNEL(rnn_backward_step)
+TT_DEFINE_KERNEL(rnn_backward_params)
 
 namespace {
 
@@ -54,6 +56,68 @@ Tensor contiguous_or_undefined(const Tensor& t) { return t.defined() ? t.contigu
 
 Tensor zeros_like_shape(const Shape& s, const Tensor& like) { return full(s, 0.0, like.dtype(), like.device()); }
 
+// The step walked s-th: t = s, or T-1-s when reversed.
+int64_t step_time(int64_t s, int64_t T, bool reverse) { return reverse ? T - 1 - s : s; }
+
+// The cell state step `prev` left (B, H): c0 before the first step (prev < 0), else saved[prev]'s
+// c, rows S apart (LSTM; undefined otherwise).
+Tensor cell_state(RnnMode m, const Tensor& c0, const Tensor& saved, int64_t prev, int64_t H) {
+  if (m != RnnMode::LSTM) return Tensor();
+  return prev < 0 ? c0 : saved.select(0, prev).narrow(1, 4 * H, H);
+}
+
+// x: (T, B, I) -> out: (T, B, H), saved: (T, B, S), h_n, c_n: (B, H); T, B, H > 0.
+void forward_layer(const RnnForwardArgs& a) {
+  const Device dev = a.x.device();
+  const int64_t T = a.x.size(0), B = a.x.size(1), I = a.x.size(2), H = a.w_hh.size(1), G = a.w_hh.size(0);
+  // xg: (T, B, G) = x (T*B, I) @ w_ih^T, the input projection of the whole sequence
+  Tensor xg = Tensor::empty({T, B, G}, a.x.dtype(), dev);
+  rnn_gemm(a.x, false, I, a.w_ih, true, I, xg, G, T * B, G, I, 0.0);
+  RnnStepWeights w;
+  rnn_prepare_kernel[dev](a.mode, false, a.w_hh, a.b_ih, a.b_hh, B, w);
+  int64_t prev = -1;
+  for (int64_t s = 0; s < T; ++s) {
+    const int64_t t = step_time(s, T, a.reverse);
+    const Tensor h_prev = prev < 0 ? a.h0 : a.out.select(0, prev);
+    RnnForwardStep st{xg.select(0, t), h_prev, cell_state(a.mode, a.c0, a.saved, prev, H), a.out.select(0, t),
+                      a.saved.select(0, t)};
+    rnn_forward_step_kernel[dev](a, w, st);
+    prev = t;
+  }
+  Tensor h_n = a.h_n, c_n = a.c_n;  // handles onto the outputs
+  h_n.copy_(a.out.select(0, prev));
+  if (a.mode == RnnMode::LSTM) c_n.copy_(cell_state(a.mode, a.c0, a.saved, prev, H));
+}
+
+// Backpropagation through time: grad_out: (T, B, H) -> gx: (T, B, I), gh0, gc0: (B, H) and the
+// parameter gradients; T, B, H > 0.
+void backward_layer(const RnnBackwardArgs& a) {
+  const Device dev = a.x.device();
+  const int64_t T = a.x.size(0), B = a.x.size(1), I = a.x.size(2), H = a.w_hh.size(1), G = a.w_hh.size(0);
+  // dhg: (T, B, G) gradients of the recurrent pre-activations; dxg those of the input ones
+  // (the same tensor except for GRU, whose n gate sees r * (W_hn h + b_hn)).
+  Tensor dhg = Tensor::empty({T, B, G}, a.x.dtype(), dev);
+  Tensor dxg = a.mode == RnnMode::GRU ? Tensor::empty({T, B, G}, a.x.dtype(), dev) : dhg;
+  RnnStepWeights w;
+  rnn_prepare_kernel[dev](a.mode, true, a.w_hh, Tensor(), Tensor(), B, w);
+  // gh0, gc0 carry the state gradients (B, H) from step to step and end as the initial state's
+  Tensor dh = a.gh0, dc = a.gc0;
+  dh.copy_(a.grad_h_n);
+  if (a.mode == RnnMode::LSTM) dc.copy_(a.grad_c_n);
+  for (int64_t s = T - 1; s >= 0; --s) {
+    const int64_t t = step_time(s, T, a.reverse), prev = s == 0 ? -1 : step_time(s - 1, T, a.reverse);
+    const Tensor h_prev = prev < 0 ? a.h0 : a.out.select(0, prev);
+    RnnBackwardStep st{a.saved.select(0, t), a.out.select(0, t), h_prev, cell_state(a.mode, a.c0, a.saved, prev, H),
+                       a.grad_out.select(0, t), dh, dc, dhg.select(0, t), dxg.select(0, t)};
+    rnn_backward_step_kernel[dev](a, w, st);
+  }
+  rnn_backward_params_kernel[dev](a, dhg, dxg);  // gw_hh, gb_ih, gb_hh
+  // gw_ih (G, I) = dxg^T (G, T*B) @ x (T*B, I); gx (T*B, I) = dxg (T*B, G) @ w_ih (G, I)
+  const int64_t N = T * B;
+  rnn_gemm(dxg, true, G, a.x, false, I, a.gw_ih, I, G, I, N, 0.0);
+  rnn_gemm(dxg, false, G, a.w_ih, false, I, a.gx, I, N, I, G, 0.0);
+}
+
 }  // namespace
 
 std::tuple<Tensor, Tensor, Tensor, Tensor> rnn_layer_forward(const std::string& mode, const Tensor& x,
@@ -75,7 +139,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> rnn_layer_forward(const std::string& 
     if (m == RnnMode::LSTM && B * H > 0) a.c_n.copy_(a.c0);
     return {a.out, a.h_n, a.c_n, a.saved};
   }
-  rnn_forward_kernel[x.device()](a);
+  forward_layer(a);
   return {a.out, a.h_n, a.c_n, a.saved};
 }
 
@@ -110,7 +174,7 @@ std::vector<Tensor> rnn_layer_backward(const std::string& mode, const Tensor& gr
     if (B * H > 0) a.gh0.copy_(a.grad_h_n);
     if (m == RnnMode::LSTM && B * H > 0) a.gc0.copy_(a.grad_c_n);
   } else {
-    rnn_backward_kernel[x.device()](a);
+    backward_layer(a);
   }
   return {a.gx, a.gh0, a.gc0, a.gw_ih, a.gw_hh, a.gb_ih, a.gb_hh};
 }
