@@ -11,7 +11,7 @@ import contextlib
 import contextvars
 
 from tinytorch.nn.modules.linear import Linear as _NNLinear
-from tinytorch.nn.modules.misc import Embedding as _NNEmbedding
+from tinytorch.nn.modules.sparse import Embedding as _NNEmbedding
 
 _SKIP_INIT = contextvars.ContextVar("tinytorch_models_skip_init", default=False)
 

@@ -1,4 +1,101 @@
-"""``nn.modules.dropout``: PyTorch's module path of the dropout layers (defined in misc.py)."""
-from tinytorch.nn.modules.misc import Dropout, Dropout1d, Dropout2d, _DropoutNd  # noqa: F401
+"""Dropout layers: Dropout, Dropout1d/2d/3d (whole channels), AlphaDropout and
+FeatureAlphaDropout (for SELU networks)."""
+from __future__ import annotations
 
-__all__ = ["Dropout", "Dropout1d", "Dropout2d"]
+from tinytorch._tensor.tensor import Tensor
+from tinytorch.nn import functional as F
+from tinytorch.nn.modules.module import Module
+
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
+
+
+class _DropoutNd(Module):
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class Dropout(Module):
+    """During training, zeroes elements with probability p and scales by 1/(1-p)."""
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.dropout(x, self.p, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout1d(_DropoutNd):
+    """Zeroes whole channels of (N, C, L) input during training."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.dropout1d(x, self.p, self.training, self.inplace)
+
+
+class Dropout2d(_DropoutNd):
+    """Zeroes whole channels of (N, C, H, W) input during training."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.dropout2d(x, self.p, self.training, self.inplace)
+
+
+class Dropout3d(_DropoutNd):
+    """Zeroes whole channels of (N, C, D, H, W) input during training."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.dropout3d(x, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(Module):
+    r"""Applies Alpha Dropout over the input: during training, dropped units are set to SELU's
+    negative saturation value and an affine transform keeps the input's mean and standard
+    deviation (for self-normalizing networks with :class:`SELU`).
+
+    Args:
+        p (float): probability of an element to be dropped. Default: 0.5
+        inplace (bool, optional): If set to ``True``, will do this operation in-place
+
+    Shape:
+        - Input: :math:`(*)`. Input can be of any shape
+        - Output: :math:`(*)`. Output is of the same shape as input
+    """
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.alpha_dropout(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class FeatureAlphaDropout(AlphaDropout):
+    r"""Randomly masks out entire channels (a channel is a feature map) with the values of
+    :class:`AlphaDropout`.
+
+    Args:
+        p (float, optional): probability of an element to be zeroed. Default: 0.5
+        inplace (bool, optional): If set to ``True``, will do this operation in-place
+
+    Shape:
+        - Input: :math:`(N, C, *)`.
+        - Output: same shape as input.
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.feature_alpha_dropout(input, self.p, self.training, self.inplace)

@@ -1,9 +1,65 @@
-"""``nn.modules.instancenorm``: PyTorch's module path of the instance normalization layers (defined
-in normalization.py and lazy_norm.py)."""
-from tinytorch.nn.modules.normalization import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
-from tinytorch.nn.modules.lazy_norm import (  # noqa: F401
-    LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d,
-)
+"""Instance normalization: InstanceNorm1d/2d/3d and LazyInstanceNorm1d/2d/3d (``num_features``
+read from the first input; see lazy.py for the mechanism)."""
+from __future__ import annotations
+
+from tinytorch._tensor.tensor import Tensor
+from tinytorch.nn import functional as F
+from tinytorch.nn.common_types import _device_t, _dtype_t
+from tinytorch.nn.modules._checks import check_input
+from tinytorch.nn.modules.batchnorm import _LazyNormBase, _NormBase
 
 __all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
            "LazyInstanceNorm3d"]
+
+
+class _InstanceNorm(_NormBase):
+    """Per-sample, per-channel normalization over the spatial dims (affine and running statistics
+    off by default, as PyTorch's)."""
+    _spatial = 1
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = False,
+                 track_running_stats: bool = False, device: _device_t = None, dtype: _dtype_t = None) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+
+    def forward(self, x: Tensor) -> Tensor:
+        n = self._spatial
+        check_input(self, x, (n + 1, n + 2), -(n + 1), self.num_features, rank_error=ValueError)
+        unbatched = x.dim() == n + 1
+        out = F.instance_norm(x.unsqueeze(0) if unbatched else x, self.running_mean, self.running_var, self.weight,
+                              self.bias, self.training or not self.track_running_stats, self.momentum or 0.0, self.eps)
+        return out.squeeze(0) if unbatched else out
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalization over (N, C, L) or (C, L) input."""
+    _spatial = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalization over (N, C, H, W) or (C, H, W) input."""
+    _spatial = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalization over (N, C, D, H, W) or (C, D, H, W) input."""
+    _spatial = 3
+
+
+class _LazyInstanceNormBase(_LazyNormBase):
+    def _channels(self, input: Tensor) -> int:
+        return input.shape[input.dim() - self._spatial - 1]   # (N, C, *spatial) or unbatched (C, *spatial)
+
+
+class LazyInstanceNorm1d(_LazyInstanceNormBase, InstanceNorm1d):
+    """``InstanceNorm1d`` whose ``num_features`` is read from the first input."""
+    cls_to_become = InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyInstanceNormBase, InstanceNorm2d):
+    """``InstanceNorm2d`` whose ``num_features`` is read from the first input."""
+    cls_to_become = InstanceNorm2d
+
+
+class LazyInstanceNorm3d(_LazyInstanceNormBase, InstanceNorm3d):
+    """``InstanceNorm3d`` whose ``num_features`` is read from the first input."""
+    cls_to_become = InstanceNorm3d

@@ -1,17 +1,18 @@
-"""LayerNorm, RMSNorm, GroupNorm, BatchNorm1d/2d/3d, InstanceNorm1d/2d/3d, LocalResponseNorm, CrossMapLRN2d."""
+"""LayerNorm, RMSNorm, GroupNorm, LocalResponseNorm, CrossMapLRN2d (BatchNorm is in batchnorm.py,
+InstanceNorm in instancenorm.py)."""
 from __future__ import annotations
 
 from typing import Optional
 
-from tinytorch._tensor.tensor import Tensor
 from tinytorch._tensor.creation import ones, tensor, zeros
-from tinytorch._core.dtype import int64
+from tinytorch._tensor.tensor import Tensor
 from tinytorch.nn import functional as F
-from tinytorch.nn import init
+from tinytorch.nn.common_types import _device_t, _dtype_t, _shape_t
 from tinytorch.nn.modules._checks import check_input
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
-from tinytorch.nn.common_types import _device_t, _dtype_t, _shape_t
+
+__all__ = ["CrossMapLRN2d", "GroupNorm", "LayerNorm", "LocalResponseNorm", "RMSNorm"]
 
 
 def _shape(s) -> tuple:
@@ -81,104 +82,6 @@ class GroupNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")
-
-
-class _BatchNorm(Module):
-    _ranks: tuple = ()
-
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: Optional[float] = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device: _device_t = None, dtype: _dtype_t = None, *,
-                 bias: bool = True) -> None:
-        super().__init__()
-        self.num_features, self.eps, self.momentum = num_features, eps, momentum
-        self.affine, self.track_running_stats = affine, track_running_stats
-        _init_affine(self, affine, num_features, bias, device, dtype)
-        if track_running_stats:
-            self.register_buffer("running_mean", zeros(num_features, dtype=dtype, device=device))
-            self.register_buffer("running_var", ones(num_features, dtype=dtype, device=device))
-            self.register_buffer("num_batches_tracked", tensor(0, dtype=int64, device=device))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
-
-    def reset_running_stats(self) -> None:
-        if self.track_running_stats:
-            self.running_mean.zero_()
-            self.running_var.fill_(1)
-            self.num_batches_tracked.zero_()
-
-    def reset_parameters(self) -> None:
-        self.reset_running_stats()
-        if self.weight is not None:
-            init.ones_(self.weight)
-        if self.bias is not None:
-            init.zeros_(self.bias)
-
-    def forward(self, x: Tensor) -> Tensor:
-        check_input(self, x, self._ranks, 1, self.num_features, "features" if x.dim() == 2 else "channels",
-                    rank_error=ValueError)
-        use_batch = self.training or self.running_mean is None
-        momentum = self.momentum
-        if self.training and self.track_running_stats:
-            self.num_batches_tracked.add_(1)
-            if momentum is None:  # cumulative moving average
-                momentum = 1.0 / float(self.num_batches_tracked.item())
-        return F.batch_norm(x, self.running_mean if self.track_running_stats else None,
-                            self.running_var if self.track_running_stats else None, self.weight, self.bias,
-                            use_batch, momentum if momentum is not None else 0.0, self.eps)
-
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
-
-
-class BatchNorm1d(_BatchNorm):
-    """Batch normalization over (N, C) or (N, C, L) input."""
-    _ranks = (2, 3)
-
-
-class BatchNorm2d(_BatchNorm):
-    """Batch normalization over (N, C, H, W) input."""
-    _ranks = (4,)
-
-
-class BatchNorm3d(_BatchNorm):
-    """Batch normalization over (N, C, D, H, W) input."""
-    _ranks = (5,)
-
-
-class _InstanceNorm(_BatchNorm):
-    """Per-sample, per-channel normalization over the spatial dims (affine and running statistics
-    off by default, as PyTorch's)."""
-    _spatial = 1
-
-    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = False,
-                 track_running_stats: bool = False, device: _device_t = None, dtype: _dtype_t = None) -> None:
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
-
-    def forward(self, x: Tensor) -> Tensor:
-        n = self._spatial
-        check_input(self, x, (n + 1, n + 2), -(n + 1), self.num_features, rank_error=ValueError)
-        unbatched = x.dim() == n + 1
-        out = F.instance_norm(x.unsqueeze(0) if unbatched else x, self.running_mean, self.running_var, self.weight,
-                              self.bias, self.training or not self.track_running_stats, self.momentum or 0.0, self.eps)
-        return out.squeeze(0) if unbatched else out
-
-
-class InstanceNorm1d(_InstanceNorm):
-    """Instance normalization over (N, C, L) or (C, L) input."""
-    _spatial = 1
-
-
-class InstanceNorm2d(_InstanceNorm):
-    """Instance normalization over (N, C, H, W) or (C, H, W) input."""
-    _spatial = 2
-
-
-class InstanceNorm3d(_InstanceNorm):
-    """Instance normalization over (N, C, D, H, W) or (C, D, H, W) input."""
-    _spatial = 3
 
 
 class LocalResponseNorm(Module):

@@ -9,8 +9,8 @@ from tinytorch._core.dtype import bool_, float32
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules.attention import MultiheadAttention
 from tinytorch.nn.modules.container import ModuleList
+from tinytorch.nn.modules.dropout import Dropout
 from tinytorch.nn.modules.linear import Linear
-from tinytorch.nn.modules.misc import Dropout
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.modules.normalization import LayerNorm
 from tinytorch._tensor.tensor import Tensor
