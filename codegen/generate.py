@@ -151,7 +151,7 @@ _ALIAS = {"tinytorch._ops.elementwise": "_E", "tinytorch._ops.shape": "_S", "tin
           "tinytorch._ops.dropout": "_DROP", "tinytorch._ops.loss": "_LOSS", "tinytorch._tensor.random": "_random",
           "tinytorch._composites.contractions": "_contractions", "tinytorch._composites.numerics": "_numerics",
           "tinytorch._composites.sampling": "_sampling",
-          "tinytorch.linalg._legacy": "_linalg_legacy"}
+          "tinytorch.linalg._toplevel": "_linalg_toplevel"}
 
 
 def _alias(module: str) -> str:
@@ -164,13 +164,13 @@ def _entries():
     forms exist), inplace (the in-place function's name or None), aliases, dunders, autocast policy."""
     for r in SCHEMA.unary + SCHEMA.binary:
         if r.public is True:   # PyTorch has tinytorch.sin_-style functions for unary ops, not binary ones
-            yield dict(name=r.name, module=_E, impl=r.name, method_impl=r.name, function=True, method=True,
+            yield dict(name=r.name, module=_E, impl=r.name, method_impl=r.name, function=True, method=True, of_method=False,
                        inplace=r.name + "_" if r.inplace else None,
                        inplace_function=bool(r.inplace) and r in SCHEMA.unary and r.dtypes != "predicate",
                        aliases=r.aliases, dunders=r.dunders, autocast=r.autocast, autocast_method=True)
     for o in SCHEMA.ops:
         yield dict(name=o.name, module=o.module, impl=o.impl or o.name, method_impl=o.method_impl or o.impl or o.name,
-                   function=o.function, method=o.method or bool(o.method_impl), inplace=o.inplace,
+                   function=o.function, method=o.method or bool(o.method_impl), inplace=o.inplace, of_method=o.of_method,
                    inplace_function=bool(o.inplace or o.name.endswith("_")) and o.inplace_function,
                    aliases=o.aliases, dunders=o.dunders, autocast=o.autocast, autocast_method=o.autocast_method)
 
@@ -185,13 +185,32 @@ def _ref(e, attr, policy=None):
     return f"_autocast.wrap({ref}, \"{policy}\")" if policy else ref
 
 
-PW_MODULE = "tinytorch._composites.pointwise"   # holds inplace_function
+PW_MODULE = "tinytorch._composites.pointwise"   # holds function_form and make_inplace
+RS_MODULE = "tinytorch._composites.reshaping"   # holds make_view_inplace
+# a row's inplace="copy" / "view": the in-place method the generator makes from the out-of-place one
+_MAKERS = {"copy": ("_pointwise.make_inplace", PW_MODULE), "view": ("_reshaping.make_view_inplace", RS_MODULE)}
+
+
+def _inplace_ref(e, name: str) -> str:
+    """The expression of the in-place method ``name`` of entry e (a row's own attribute, or made)."""
+    if e["inplace"] in _MAKERS:
+        return f"{_MAKERS[e['inplace']][0]}({_ref(e, e['method_impl'])}, \"{name}\")"
+    return _ref(e, e["inplace"])
+
+
+def _modules(entries) -> set:
+    """The modules the generated file imports for these entries (makers' modules included)."""
+    mods = {e["module"] for e in entries}
+    if any(e["inplace_function"] or e["of_method"] for e in entries):
+        mods.add(PW_MODULE)
+    mods |= {_MAKERS[e["inplace"]][1] for e in entries if e["inplace"] in _MAKERS}
+    return mods
 
 
 def functional_py() -> str:
     """tinytorch/_generated/functional.py: every op function, exported as tinytorch.<name>."""
     entries = [e for e in _entries() if e["function"] or e["inplace_function"]]
-    mods = {e["module"] for e in entries} | ({PW_MODULE} if any(e["inplace_function"] for e in entries) else set())
+    mods = _modules(entries)
     L = [f'"""Every op function exported as tinytorch.<name>. {BANNER}"""']
     if any(e["autocast"] for e in entries if e["function"]):
         L.append("from tinytorch._tensor import autocast as _autocast")
@@ -200,20 +219,25 @@ def functional_py() -> str:
     names = []
     for e in entries:
         for n in (e["name"],) + tuple(e["aliases"]):
-            if e["function"]:
+            if e["function"] and e["of_method"]:
+                L.append(f"{n} = _pointwise.function_form({_ref(e, e['impl'])})")
+                names.append(n)
+            elif e["function"]:
                 L.append(f"{n} = {_ref(e, e['impl'], e['autocast'])}")
                 names.append(n)
             if e["inplace_function"]:   # tinytorch.relu_(x) is x.relu_(), as PyTorch's in-place functions
                 own = e["inplace"] is None   # a row that is itself in-place: zero_, fill_
                 fn_name = n if own else n + "_"
-                L.append(f"{fn_name} = _pointwise.inplace_function({_ref(e, e['impl'] if own else e['inplace'])})")
+                method = _ref(e, e["impl"]) if own else _inplace_ref(e, fn_name)
+                L.append(f"{fn_name} = _pointwise.function_form({method})")
                 names.append(fn_name)
     L += ["", "__all__ = ["] + [f"    \"{n}\"," for n in names] + ["]"]
     return "\n".join(L) + "\n"
 
 
 def methods_py() -> str:
-    mods = sorted({e["module"] for e in _entries() if e["method"] or e["inplace"] or e["dunders"]})
+    entries = [e for e in _entries() if e["method"] or e["inplace"] or e["dunders"]]
+    mods = sorted({e["module"] for e in entries} | {_MAKERS[e["inplace"]][1] for e in entries if e["inplace"] in _MAKERS})
     L = [f'"""Every Tensor method that is an op, installed on tinytorch.Tensor. {BANNER}"""',
          "from tinytorch._tensor import autocast as _autocast"]
     L += _imports(mods)
@@ -226,16 +250,18 @@ def methods_py() -> str:
                 L.append(f"    \"{n}\": {_ref(e, e['method_impl'], policy)},")
         if e["inplace"]:
             for n in (e["name"],) + tuple(e["aliases"]):
-                L.append(f"    \"{n}_\": {_ref(e, e['inplace'])},")
+                L.append(f"    \"{n}_\": {_inplace_ref(e, n + '_')},")
         for d in e["dunders"]:
             kind, _, d = d.rpartition(":")
             if kind == "r":
                 L.append(f"    \"{d}\": _reflected({_ref(e, e['impl'], policy)}),")
             elif kind == "i":
-                L.append(f"    \"{d}\": {_ref(e, e['inplace'])},")
+                L.append(f"    \"{d}\": {_inplace_ref(e, d)},")
             else:
                 L.append(f"    \"{d}\": {_ref(e, e['method_impl'], policy)},")
     L.append("}")
+    L += ["", "", "def install(cls) -> None:", '    """Puts every op method on ``cls`` (the package root does, on tinytorch.Tensor)."""',
+          "    for name, method in METHODS.items():", "        setattr(cls, name, method)"]
     return "\n".join(L) + "\n"
 
 

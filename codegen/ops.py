@@ -145,8 +145,8 @@ O = Op
 OPS = [
     # elementwise, hand-written because of their argument handling
     O("clamp", E, aliases=("clip",), inplace="clamp_", inplace_function=True),
-    O("clamp_min", E, function=False, method_impl="_clamp_min_method", inplace="clamp_min_", inplace_function=True),
-    O("clamp_max", E, function=False, method_impl="_clamp_max_method", inplace="clamp_max_", inplace_function=True),
+    O("clamp_min", E, inplace="clamp_min_", inplace_function=True),
+    O("clamp_max", E, inplace="clamp_max_", inplace_function=True),
     O("pow", E, inplace="pow_", dunders=("__pow__", "r:__rpow__", "i:__ipow__"), autocast="fp32"),
     O("div", E, aliases=("divide", "true_divide"), inplace="div_", dunders=("__truediv__", "r:__rtruediv__", "i:__itruediv__")),
     O("rsub", E, method=False),
@@ -156,16 +156,16 @@ OPS = [
     O("zero_", E, function=False, inplace_function=True),
     # shape (views: formula in _ops/shape.pyx)
     O("view", S, function=False), O("view_as", S, function=False), O("reshape", S), O("reshape_as", S, function=False),
-    O("transpose", S, aliases=("swapaxes", "swapdims")), O("t", S), O("permute", S), O("movedim", S, aliases=("moveaxis",)),
-    O("expand", S, function=False), O("expand_as", S, function=False), O("broadcast_to", S), O("squeeze", S),
-    O("unsqueeze", S), O("flatten", S), O("unflatten", S), O("narrow", S), O("select", S), O("unbind", S),
-    O("split", S), O("chunk", S), O("unfold", S, function=False), O("diagonal", S), O("as_strided", S),
+    O("transpose", S, aliases=("swapaxes", "swapdims"), inplace="view"), O("t", S, inplace="view"), O("permute", S), O("movedim", S, aliases=("moveaxis",)),
+    O("expand", S, function=False), O("expand_as", S, function=False), O("broadcast_to", S), O("squeeze", S, inplace="view"),
+    O("unsqueeze", S, inplace="view"), O("flatten", S), O("unflatten", S), O("narrow", S), O("select", S), O("unbind", S),
+    O("split", S), O("chunk", S), O("unfold", S, function=False), O("diagonal", S), O("as_strided", S, inplace="view", inplace_function=True),
     O("contiguous", S, function=False), O("clone", S),
     # reductions and scans (fused kernels, formulas in _ops/reduce.pyx)
     O("sum", R), O("mean", R), O("prod", R), O("amax", R), O("amin", R), O("max", R), O("min", R),
     O("argmax", R), O("argmin", R), O("all", R), O("any", R), O("var", R), O("std", R),
-    O("logsumexp", R, autocast="fp32"), O("norm", R, autocast="fp32"), O("cumsum", R, autocast="fp32"),
-    O("cumprod", R, autocast="fp32"),
+    O("logsumexp", R, autocast="fp32"), O("norm", R, autocast="fp32"), O("cumsum", R, autocast="fp32", inplace="copy"),
+    O("cumprod", R, autocast="fp32", inplace="copy"),
     # softmax and normalizations (fused kernels, formulas in _ops/norm.pyx)
     O("softmax", NORM, autocast="fp32"), O("log_softmax", NORM, autocast="fp32"),
     O("layer_norm", NORM, method=False, autocast="fp32"), O("rms_norm", NORM, method=False),
@@ -173,10 +173,10 @@ OPS = [
     O("__getitem__", I, function=False, method_impl="getitem"), O("__setitem__", I, function=False, method_impl="setitem"),
     O("index_select", I), O("gather", I), O("scatter", I, inplace="scatter_"),
     O("scatter_add", I, inplace="scatter_add_"), O("masked_fill", I, inplace="masked_fill_"), O("masked_select", I),
-    O("nonzero", I), O("index_put", I, inplace="index_put_"), O("flip", S), O("roll", I),
-    O("repeat", I, function=False), O("tril", I), O("triu", I), O("sort", I), O("argsort", I), O("topk", I),
+    O("nonzero", I), O("index_put", I, inplace="index_put_", inplace_function=True), O("flip", S), O("roll", I),
+    O("repeat", I, function=False), O("tril", I, inplace="copy"), O("triu", I, inplace="copy"), O("sort", I), O("argsort", I), O("topk", I),
     O("cat", S, method=False, aliases=("concat", "concatenate")), O("stack", I, method=False),
-    O("hstack", I, method=False), O("vstack", I, method=False),
+    O("hstack", I, method=False), O("vstack", I, method=False, aliases=("row_stack",)),
     # matrix products (formulas in _ops/linalg.pyx), convolutions (_ops/conv.pyx), dropout, embedding
     O("matmul", LA, dunders=("__matmul__", "r:__rmatmul__"), autocast="lower"), O("mm", LA, autocast="lower"),
     O("bmm", LA, autocast="lower"),
@@ -195,10 +195,10 @@ OPS = [
     O("cdist", NUM, grad="composite", method=False, autocast="fp32"),
     O("logaddexp", NUM, grad="composite", ref="np.logaddexp(x, y)", domain=(-30.0, 30.0)),
 ] + [O(n, NUM, grad="composite", method=False) for n in (
-    "meshgrid", "cartesian_prod", "cross", "block_diag", "cov", "corrcoef", "trapezoid", "trapz",
-    "bucketize", "searchsorted")] + [
-    # top-level linear algebra (tinytorch/linalg/_legacy.py over tinytorch.linalg; formulas in _ops/decomposition.pyx)
-    O(n, "tinytorch.linalg._legacy", grad="composite") for n in (
+    "meshgrid", "cartesian_prod", "block_diag", "trapezoid", "trapz", "bucketize", "searchsorted",
+    "combinations", "cumulative_trapezoid")] + [O(n, NUM, grad="composite") for n in ("cross", "cov", "corrcoef")] + [
+    # top-level linear algebra (tinytorch/linalg/_toplevel.py over tinytorch.linalg; formulas in _ops/decomposition.pyx)
+    O(n, "tinytorch.linalg._toplevel", grad="composite") for n in (
         "inverse", "det", "logdet", "slogdet", "cholesky", "qr", "svd", "pinverse", "matrix_power")]
 
 # ---------------------------------------------------------------------------------------------
@@ -209,20 +209,20 @@ OPS += [
     O("unique", NUM, grad="composite"), O("diff", NUM, grad="composite"), O("histc", NUM, grad="composite"),
     O("bincount", NUM, grad="composite"),
     # elementwise composites (tinytorch/_composites/pointwise.py)
-    O("lerp", PW, grad="composite", inplace="lerp_"),
-    O("addcmul", PW, grad="composite", inplace="addcmul_"), O("addcdiv", PW, grad="composite", inplace="addcdiv_"),
-    O("hypot", PW, grad="composite", inplace="hypot_", ref="np.hypot(x, y)"),
-    O("sinc", PW, grad="composite", inplace="sinc_", inplace_function=True, ref="np.sinc(x)"),
-    O("deg2rad", PW, grad="composite", inplace="deg2rad_", inplace_function=True, ref="np.deg2rad(x)"),
-    O("rad2deg", PW, grad="composite", inplace="rad2deg_", inplace_function=True, ref="np.rad2deg(x)"),
-    O("frac", PW, grad="composite", inplace="frac_", inplace_function=True, ref="x - np.trunc(x)"),
-    O("fmod", PW, grad="composite", inplace="fmod_", ref="np.fmod(x, y)", domain=(0.5, 3.0)),
-    O("copysign", PW, grad="composite", inplace="copysign_"),
-    O("heaviside", PW, grad="none", inplace="heaviside_", ref="np.heaviside(x, y)"),
-    O("xlogy", PW, grad="composite", inplace="xlogy_", inplace_function=True, ref="x * np.log(y)", domain=(0.1, 3.0)),
+    O("lerp", PW, grad="composite", inplace="copy"),
+    O("addcmul", PW, grad="composite", inplace="copy"), O("addcdiv", PW, grad="composite", inplace="copy"),
+    O("hypot", PW, grad="composite", inplace="copy", ref="np.hypot(x, y)"),
+    O("sinc", PW, grad="composite", inplace="copy", inplace_function=True, ref="np.sinc(x)"),
+    O("deg2rad", PW, grad="composite", inplace="copy", inplace_function=True, ref="np.deg2rad(x)"),
+    O("rad2deg", PW, grad="composite", inplace="copy", inplace_function=True, ref="np.rad2deg(x)"),
+    O("frac", PW, grad="composite", inplace="copy", inplace_function=True, ref="x - np.trunc(x)"),
+    O("fmod", PW, grad="composite", inplace="copy", ref="np.fmod(x, y)", domain=(0.5, 3.0)),
+    O("copysign", PW, grad="composite", inplace="copy"),
+    O("heaviside", PW, grad="none", inplace="copy", ref="np.heaviside(x, y)"),
+    O("xlogy", PW, grad="composite", inplace="copy", inplace_function=True, ref="x * np.log(y)", domain=(0.1, 3.0)),
     O("logaddexp2", PW, grad="composite", ref="np.logaddexp2(x, y)", domain=(-30.0, 30.0)),
-    O("float_power", PW, grad="composite", inplace="float_power_"),
-    O("nan_to_num", PW, grad="composite", inplace="nan_to_num_", inplace_function=True, ref="np.nan_to_num(x)"),
+    O("float_power", PW, grad="composite", inplace="copy"),
+    O("nan_to_num", PW, grad="composite", inplace="copy", inplace_function=True, ref="np.nan_to_num(x)"),
     O("signbit", PW, grad="none"), O("isposinf", PW, grad="none"), O("isneginf", PW, grad="none"),
     O("isclose", PW, grad="none"), O("allclose", PW, grad="none"), O("equal", PW, grad="none"),
     O("isin", PW, grad="none", method=False),
@@ -231,13 +231,17 @@ OPS += [
     O("scatter_reduce", IX, grad="composite", inplace="scatter_reduce_"),
     O("take_along_dim", IX, grad="composite"), O("repeat_interleave", IX, grad="composite"),
     O("diag", IX, grad="composite"), O("trace", IX, grad="composite", ref="np.trace(x)"),
-    O("median", IX, grad="composite"), O("cummax", IX, grad="composite"), O("cummin", IX, grad="composite"),
+    O("median", ST, grad="composite"), O("cummax", IX, grad="composite"), O("cummin", IX, grad="composite"),
     O("logcumsumexp", IX, grad="composite"), O("count_nonzero", IX, grad="none"),
     O("atleast_1d", IX, grad="composite", method=False), O("atleast_2d", IX, grad="composite", method=False),
     O("atleast_3d", IX, grad="composite", method=False), O("broadcast_tensors", IX, grad="composite", method=False),
     O("vander", IX, grad="composite", method=False),
-    O("addmm", IX, grad="composite", autocast="lower"), O("baddbmm", IX, grad="composite", autocast="lower"),
-    O("addmv", IX, grad="composite"), O("addr", IX, grad="composite"), O("mv", IX, grad="composite"),
+    # matrix products (tinytorch/_composites/contractions.py)
+    O("addmm", C, grad="composite", autocast="lower", inplace="copy"),
+    O("baddbmm", C, grad="composite", autocast="lower", inplace="copy"),
+    O("addbmm", C, grad="composite", inplace="copy"), O("addmv", C, grad="composite", inplace="copy", inplace_function=True),
+    O("addr", C, grad="composite", inplace="copy"), O("mv", C, grad="composite"),
+    O("chain_matmul", C, grad="composite", method=False),
     O("random_", IX, grad="none", function=False),
     # shapes and index helpers (tinytorch/_composites/reshaping.py), statistics (tinytorch/_composites/statistics.py)
     O("tile", RS, grad="composite"), O("ravel", RS, grad="composite"), O("fliplr", RS, grad="composite"),
@@ -252,8 +256,9 @@ OPS += [
     O("std_mean", ST, grad="composite", method=False), O("var_mean", ST, grad="composite", method=False),
     O("aminmax", ST, grad="composite"), O("kthvalue", ST, grad="composite"), O("quantile", ST, grad="composite"),
     O("nanquantile", ST, grad="composite"), O("msort", ST, grad="composite"), O("dist", ST, grad="composite"),
-    O("logit", ST, grad="composite", ref="np.log(x / (1 - x))", domain=(0.05, 0.95)),
-    O("fmax", ST, grad="composite", ref="np.fmax(x, y)"), O("fmin", ST, grad="composite", ref="np.fmin(x, y)"),
+    O("logit", PW, grad="composite", inplace="copy", inplace_function=True, ref="np.log(x / (1 - x))",
+      domain=(0.05, 0.95)),
+    O("fmax", PW, grad="composite", ref="np.fmax(x, y)"), O("fmin", PW, grad="composite", ref="np.fmin(x, y)"),
 ]
 
 # ---------------------------------------------------------------------------------------------
@@ -279,11 +284,39 @@ OPS += [O("embedding_bag", "tinytorch._composites.embedding_bag", grad="composit
 # integer gcd/lcm and ldexp (tinytorch/_composites/pointwise.py), nanmedian (_composites/indexing.py),
 # unique_consecutive (_composites/numerics.py), matrix_exp (tinytorch/linalg/_composites.py, as torch.matrix_exp)
 OPS += [
-    O("gcd", PW, grad="none", inplace="gcd_", inplace_function=True),
-    O("lcm", PW, grad="none", inplace="lcm_", inplace_function=True),
-    O("ldexp", PW, grad="composite", inplace="ldexp_", inplace_function=True),
-    O("nanmedian", IX, grad="composite"), O("unique_consecutive", NUM, grad="composite"),
-    O("matrix_exp", "tinytorch.linalg._legacy", grad="composite"),
+    O("gcd", PW, grad="none", inplace="copy", inplace_function=True),
+    O("lcm", PW, grad="none", inplace="copy", inplace_function=True),
+    O("ldexp", PW, grad="composite", inplace="copy", inplace_function=True),
+    O("nanmedian", ST, grad="composite"), O("unique_consecutive", NUM, grad="composite"),
+    O("matrix_exp", "tinytorch.linalg._toplevel", grad="composite"),
+]
+
+# ---------------------------------------------------------------------------------------------
+# PyTorch's other forms of names, each pointing at its one implementation
+T, SC = "tinytorch._tensor.tensor", "tinytorch._composites.scatter"
+MX, SMP = "tinytorch._composites.matrix", "tinytorch._composites.sampling"
+# function forms of Tensor queries and views the class defines (torch.detach(x) is x.detach())
+OPS += [O(n, T, grad="none", method=False, impl=f"Tensor.{n}", of_method=True) for n in (
+    "detach", "detach_", "is_signed", "is_floating_point", "is_complex", "is_nonzero", "is_same_size",
+    "is_distributed", "get_device", "adjoint")]
+OPS += [
+    # writes at positions (tinytorch/_composites/scatter.py)
+    O("index_fill", SC, grad="composite", inplace="copy"), O("index_copy", SC, grad="composite", inplace="copy"),
+    O("put", SC, grad="composite", inplace="copy"), O("masked_scatter_", SC, grad="composite", function=False),
+    O("fill_diagonal_", SC, grad="composite", function=False),
+    # norms and integrals (_composites/numerics.py), shapes (_composites/reshaping.py)
+    O("renorm", NUM, grad="composite", inplace="copy"),
+    O("sum_to_size", RS, grad="composite", function=False),
+    O("split_with_sizes", RS, grad="composite"), O("unsafe_split", RS, grad="composite"),
+    O("unsafe_split_with_sizes", RS, grad="composite"), O("unsafe_chunk", RS, grad="composite"),
+    # elementwise (_composites/pointwise.py): torch.fill, and the activations torch has at the top level
+    O("fill", PW, grad="composite", method=False),
+    O("prelu", PW, grad="composite", autocast="lower"), O("hardshrink", PW, grad="composite"),
+    # in-place random fills (_composites/sampling.py)
+    *[O(n, SMP, grad="none", function=False) for n in ("exponential_", "log_normal_", "cauchy_", "geometric_")],
+    # top-level matrix functions outside torch.linalg (_composites/matrix.py)
+    O("frobenius_norm", MX, grad="composite", method=False), O("nuclear_norm", MX, grad="composite", method=False),
+    O("cholesky_solve", MX, grad="composite"), O("cholesky_inverse", MX, grad="composite"),
 ]
 
 SCHEMA = Schema(unary=UNARY, binary=BINARY, ops=OPS, functional=FUNCTIONAL)

@@ -80,7 +80,11 @@ class Op:
     method: bool = True                 # Tensor.<name>
     impl: Optional[str] = None          # the attribute in module, default name
     method_impl: Optional[str] = None   # a different function for the method form
-    inplace: Optional[str] = None       # attribute implementing <name>_ (method; see inplace_function)
+    inplace: Optional[str] = None       # <name>_ (method; see inplace_function): the attribute implementing it,
+                                        # "copy" (computed out of place, copied into self) or "view"
+                                        # (self becomes the view the out-of-place form returns)
+    of_method: bool = False             # the function form calls the method of that name on its input (impl
+                                        # "Tensor.<name>": a query or view the class defines, as detach)
     inplace_function: bool = False      # also tinytorch.<name>_ (PyTorch's in-place functions: relu_, clamp_);
                                         # on a row that is itself in-place (zero_, fill_), tinytorch.<name>
     aliases: tuple = ()                 # other names for the function and method

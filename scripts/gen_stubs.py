@@ -326,8 +326,8 @@ def render_init() -> str:
     lines += [f"from tinytorch import {m} as {m}" for m in subs if m not in ("tensor",)]
     lines.append("")
     funcs = []
-    from tinytorch._surface import nn_aliases as _nn_aliases   # torch.<F op> names the package root resolves lazily
-    for name in sorted(set(dir(tinytorch)) | _nn_aliases.NAMES):
+    from tinytorch._toplevel import nn_functional   # torch.<F op> names the package root resolves lazily
+    for name in sorted(set(dir(tinytorch)) | nn_functional.NAMES):
         if name.startswith("_") or name in ("annotations", "Tensor", "Size"):
             continue
         obj = getattr(tinytorch, name)

@@ -24,8 +24,8 @@ except ImportError:
         "`tinytorch-run`), or build in place with `cmake -S . -B build/dev -G Ninja && ninja -C build/dev && "
         "scripts/dev_link.sh`") from None
 from tinytorch._core.dtype import (
-    bfloat16, can_cast, device, dtype, float16, float32, float64, get_default_dtype, int32, int64,
-    promote_types, set_default_dtype, uint8,
+    bfloat16, can_cast, device, dtype, float16, float32, float64, get_default_dtype, int32, int64, layout,
+    promote_types, set_default_dtype, strided, uint8,
 )
 from tinytorch._core.dtype import bool_ as bool  # noqa: A001  (torch.bool)
 from tinytorch._core.dtype import (  # noqa: A001  (torch.float, torch.int, ...)
@@ -34,34 +34,38 @@ from tinytorch._core.dtype import (  # noqa: A001  (torch.float, torch.int, ...)
 from tinytorch._core.size import Size
 from tinytorch._core.cuda_loader import cuda_backend as _cuda_backend  # noqa: F401  (the old name)
 from tinytorch._core.threads import get_num_threads, set_num_threads
-from tinytorch._tensor.tensor import Tensor, is_tensor, numel
-from tinytorch._generated.methods import METHODS as _METHODS
-
-for _name, _fn in _METHODS.items():   # the op methods, from the op schema (codegen/ops.py)
-    setattr(Tensor, _name, _fn)
-del _name, _fn, _METHODS
-from tinytorch._tensor.creation import (
-    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like,
-    tensor, zeros, zeros_like,
-)
-from tinytorch.autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from tinytorch._core.graph import is_grad_enabled
-from tinytorch._generated.functional import *  # noqa: F401,F403  (tinytorch.exp, tinytorch.cat, ...)
-from tinytorch import autograd  # noqa: E402
-from tinytorch import linalg
+from tinytorch._tensor.tensor import Tensor, is_tensor, numel
+from tinytorch._tensor.creation import (  # noqa: A004  (torch.range)
+    arange, as_tensor, asarray, empty, empty_like, empty_strided, eye, from_numpy, full, full_like, linspace,
+    logspace, ones, ones_like, range, scalar_tensor, tensor, zeros, zeros_like,
+)
 from tinytorch.random import (
     Generator, bernoulli, default_generator, get_rng_state, initial_seed, manual_seed, normal, rand, rand_like,
     randint, randint_like, randn, randn_like, randperm, seed, set_rng_state,
 )
+from tinytorch._tensor.formatting import get_printoptions, set_printoptions
+from tinytorch._tensor.interop import from_dlpack  # DLPack, zero-copy
+from tinytorch._tensor.legacy import CPU_TYPES as _LEGACY_TYPES, finfo, iinfo, tensor_type as _tensor_type
+from tinytorch._tensor.queries import broadcast_shapes, result_type, typename
+from tinytorch._tensor.settings import *  # noqa: F401,F403  (set_default_device, set_autocast_enabled, ...)
+from tinytorch._tensor import torch_function as _tf
+
+# the op schema's forms (codegen/ops.py): every Tensor op method, and every op function as tinytorch.<name>
+from tinytorch._generated import methods as _methods
+_methods.install(Tensor)
+from tinytorch._generated.functional import *  # noqa: F401,F403,E402  (tinytorch.exp, tinytorch.cat, ...)
+
+from tinytorch import autograd, linalg  # noqa: E402
+from tinytorch.autograd.grad_mode import (  # noqa: E402
+    enable_grad, inference_mode, is_inference_mode_enabled, no_grad, set_grad_enabled,
+)
+from tinytorch.backends.precision import *  # noqa: F401,F403,E402  (use_deterministic_algorithms, ...)
+from tinytorch.compiler import compile  # noqa: E402,A004  (a pass-through: tinytorch runs eagerly)
 from tinytorch.serialization import load, save  # noqa: E402  (safetensors layout, no pickle)
-from tinytorch._tensor.legacy import CPU_TYPES as _LEGACY_TYPES, finfo, iinfo, tensor_type as _tensor_type  # noqa: E402
+
 globals().update(_LEGACY_TYPES)   # FloatTensor, LongTensor, ...: legacy constructors/isinstance checks
 Tensor.type = _tensor_type        # Tensor.type('torch.FloatTensor') and friends
-from tinytorch.compiler import compile  # noqa: E402,A004  (a pass-through: tinytorch runs eagerly)
-from tinytorch._tensor.formatting import get_printoptions, set_printoptions  # noqa: E402
-from tinytorch._surface.queries import *  # noqa: E402,F401,F403  (result_type, broadcast_shapes, ...)
-from tinytorch._tensor.interop import from_dlpack  # noqa: E402  (DLPack, zero-copy)
-from tinytorch._tensor import torch_function as _tf  # noqa: E402
 
 
 def _dispatch_op_functions() -> None:
@@ -74,23 +78,6 @@ def _dispatch_op_functions() -> None:
 
 
 _tf.on_first_subclass(_dispatch_op_functions)
-
-from tinytorch._surface.inplace_functions import *  # noqa: E402,F401,F403  (abs_, clamp_min, logspace, range, ...)
-from tinytorch._surface.tensor_attributes import ATTRIBUTES as _ATTRIBUTES, layout, strided  # noqa: E402
-for _name, _attr in _ATTRIBUTES.items():   # nbytes, layout, H, tril_, put_, exponential_, ...
-    setattr(Tensor, _name, _attr)
-del _name, _attr, _ATTRIBUTES
-from tinytorch._surface.inplace_shape import METHODS as _SHAPE_INPLACE, as_strided_  # noqa: E402
-for _name, _attr in _SHAPE_INPLACE.items():   # Tensor.squeeze_, .t_, .transpose_, .as_strided_, ...
-    setattr(Tensor, _name, _attr)
-del _name, _attr, _SHAPE_INPLACE
-from tinytorch._surface.method_forms import *  # noqa: E402,F401,F403  (cholesky_solve, put, renorm, xlogy_, ...)
-from tinytorch._surface.method_forms import METHODS as _FORMS  # noqa: E402
-from tinytorch._surface.nn_aliases import TENSOR_METHODS as _NN_METHODS  # noqa: E402  (loads nn on first call only)
-_FORMS.update(_NN_METHODS)
-for _name, _attr in _FORMS.items():   # Tensor.cov, .cross, .addmm_, .split_with_sizes, ...
-    setattr(Tensor, _name, _attr)
-del _name, _attr, _FORMS, _NN_METHODS
 
 # Docstrings: PyTorch's summary and an Args section per function and Tensor method, from tables
 from tinytorch._docs.docstrings import document_api as _document_api  # noqa: E402
@@ -111,9 +98,9 @@ def __getattr__(name: str):
         from tinytorch.amp import autocast
         return autocast
     import importlib
-    _nn_aliases = importlib.import_module("tinytorch._surface.nn_aliases")
-    if name in _nn_aliases.NAMES:   # torch.selu, torch.max_pool2d, ...: nn.functional under torch's top-level names
-        globals()[name] = _nn_aliases.resolve(name)
+    nn_functional = importlib.import_module("tinytorch._toplevel.nn_functional")
+    if name in nn_functional.NAMES:   # torch.selu, torch.max_pool2d, ...: nn.functional under torch's top-level names
+        globals()[name] = nn_functional.resolve(name)
         return globals()[name]
     if name in _LAZY_SUBMODULES:
         module = importlib.import_module(f"tinytorch.{name}")

@@ -1,5 +1,5 @@
 """Top-level functions and Tensor methods/attributes composed from existing ops
-(tinytorch/_surface/inplace_functions.py, _surface/tensor_attributes.py, _surface/nn_aliases.py). Table-driven: one row per
+(schema rows in codegen/ops.py, Tensor attributes in tinytorch/_tensor/tensor.py, _toplevel/nn_functional.py). Table-driven: one row per
 name, a float64 numpy reference, every float dtype on non-contiguous inputs."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Composed PyTorch names: the in-place shape methods (tinytorch/_surface/inplace_shape.py), gcd/lcm/ldexp
+"""Composed PyTorch names: the in-place shape methods (schema rows with inplace="view"), gcd/lcm/ldexp
 (_composites/pointwise.py), nanmedian (_composites/indexing.py), unique_consecutive (_composites/numerics.py) and matrix_exp
 (linalg/_composites.py). float64 numpy references, every float dtype, non-contiguous inputs,
 gradients against the out-of-place path or gradcheck."""

@@ -1,4 +1,4 @@
-"""The second form of names tinytorch defines in one form only (tinytorch/_surface/method_forms.py):
+"""The second form of names tinytorch defines in one form only (schema rows in codegen/ops.py):
 Tensor methods of top-level functions, in-place matrix updates, top-level forms of Tensor methods and
 the linear-algebra composites, against float64 numpy references on non-contiguous inputs."""
 from __future__ import annotations

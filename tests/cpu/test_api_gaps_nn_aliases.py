@@ -1,4 +1,4 @@
-"""PyTorch's top-level names for nn.functional ops (tinytorch/_surface/nn_aliases.py), with
+"""PyTorch's top-level names for nn.functional ops (tinytorch/_toplevel/nn_functional.py), with
 torch's top-level signatures. Each row calls the top-level form and the nn.functional form it means
 on the same non-contiguous inputs for every float dtype; a torch check (skipped without torch)
 pins the argument orders and int reductions to PyTorch's."""

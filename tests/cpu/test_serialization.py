@@ -18,8 +18,8 @@ ALL_DTYPES = ["float32", "float16", "bfloat16", "float64", "int64", "int32", "ui
 
 def bits(t):
     """The tensor's exact element bits as a numpy array (bfloat16 as uint16)."""
-    from tinytorch.serialization import _to_raw
-    return _to_raw(t)
+    from tinytorch._tensor.raw_bits import to_bits
+    return to_bits(t)
 
 
 def sample(dtype, shape=(3, 4)):
@@ -57,8 +57,8 @@ def test_round_trip_every_dtype_bit_exact(tmp_path, dtype):
 
 
 def test_bfloat16_nan_payload_and_scalars(tmp_path):
-    from tinytorch.serialization import _from_raw
-    odd = _from_raw(np.array([0x7FC1, 0xFF81, 0x0001, 0x8000], np.uint16), tt.bfloat16)
+    from tinytorch._tensor.raw_bits import from_bits
+    odd = from_bits(np.array([0x7FC1, 0xFF81, 0x0001, 0x8000], np.uint16), tt.bfloat16)
     for t in (odd, tt.tensor(3.5), tt.tensor(7), tt.zeros(0, 3)):
         buf = io.BytesIO()
         save(t, buf)

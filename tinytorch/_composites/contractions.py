@@ -1,5 +1,6 @@
-"""Tensor contractions composed from matmul, views and sums (every device and dtype, autograd):
-einsum, tensordot, dot, vdot, inner, outer, kron."""
+"""Tensor contractions and matrix products composed from matmul, views and sums (every device and
+dtype, autograd): einsum, tensordot, dot, vdot, inner, outer, kron, mv, addmm, baddbmm, addbmm,
+addmv, addr, chain_matmul."""
 from __future__ import annotations
 
 import math
@@ -8,7 +9,9 @@ from typing import Sequence, Union
 
 from tinytorch._tensor.tensor import Tensor
 
-__all__ = ["einsum", "tensordot", "dot", "vdot", "inner", "outer", "ger", "kron"]
+Number = Union[int, float, bool]
+
+__all__ = ["einsum", "tensordot", "dot", "vdot", "inner", "outer", "ger", "kron", "addmm", "baddbmm", "mv", "addmv", "addr", "addbmm", "chain_matmul"]
 
 
 def _parse(equation: str, operands: Sequence[Tensor]) -> tuple[list[str], str]:
@@ -178,3 +181,78 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
     prod = a.reshape(*inter) * b.reshape(*[v for k in range(n) for v in (1, b.shape[k])])
     return prod.reshape(*[a.shape[k] * b.shape[k] for k in range(n)])
 
+
+def _scaled(t: Tensor, s) -> Tensor:
+    return t if s == 1 else t * s
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)``; with beta = 0 input is ignored (NaN included)."""
+    if mat1.dim() != 2 or mat2.dim() != 2:
+        raise RuntimeError(f"addmm: mat1 and mat2 must be matrices, got {mat1.dim()}-D and {mat2.dim()}-D")
+    prod = _scaled(mat1.mm(mat2), alpha)
+    return prod if beta == 0 else _scaled(input, beta) + prod
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices."""
+    if batch1.dim() != 3 or batch2.dim() != 3:
+        raise RuntimeError(f"baddbmm: batch1 must be a 3D tensor, got {batch1.dim()}-D and {batch2.dim()}-D")
+    prod = _scaled(batch1.bmm(batch2), alpha)
+    return prod if beta == 0 else _scaled(input, beta) + prod
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    """Matrix-vector product."""
+    if input.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.dim()}, {vec.dim()}")
+    return input.matmul(vec)
+
+
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * (mat @ vec)``."""
+    prod = _scaled(mv(mat, vec), alpha)
+    return prod if beta == 0 else _scaled(input, beta) + prod
+
+
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """``beta * input + alpha * outer(vec1, vec2)``."""
+    if vec1.dim() != 1 or vec2.dim() != 1:
+        raise RuntimeError(f"addr: Expected 1-D arguments for vec1 and vec2, got {vec1.dim()}-D and {vec2.dim()}-D")
+    prod = _scaled(vec1.unsqueeze(1) * vec2.unsqueeze(0), alpha)
+    return prod if beta == 0 else _scaled(input, beta) + prod
+
+
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Number = 1, alpha: Number = 1) -> Tensor:
+    """Performs a batch matrix-matrix product of ``batch1`` and ``batch2``, reduced over the batch, and
+    adds ``input``: ``beta * input + alpha * sum_i(batch1[i] @ batch2[i])``.
+
+    Args:
+        input (Tensor): matrix to be added.
+        batch1 (Tensor): the first batch of matrices to be multiplied.
+        batch2 (Tensor): the second batch of matrices to be multiplied.
+        beta (Number, optional): multiplier for ``input``.
+        alpha (Number, optional): multiplier for ``batch1 @ batch2``."""
+    if batch1.dim() != 3 or batch2.dim() != 3:
+        raise RuntimeError(f"addbmm: batch1 and batch2 must be 3D tensors, got {batch1.dim()}D and {batch2.dim()}D")
+    product = (batch1 @ batch2).sum(0)
+    if beta == 0:   # input is ignored (NaN in it does not propagate), as in PyTorch
+        return product * alpha if alpha != 1 else product
+    return input * beta + product * alpha if (beta != 1 or alpha != 1) else input + product
+
+
+def chain_matmul(*matrices: Tensor) -> Tensor:
+    """Returns the matrix product of the N 2-D tensors (deprecated in PyTorch for
+    :func:`tinytorch.linalg.multi_dot`).
+
+    Args:
+        matrices (Tensors...): a sequence of 2 or more 2-D tensors whose product is to be determined."""
+    if len(matrices) == 0:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for i, m in enumerate(matrices):
+        if m.dim() != 2:
+            raise RuntimeError(f"Tensor dimension is {m.dim()}, expected 2 instead (chain_matmul, argument {i}).")
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    from tinytorch import linalg
+    return linalg.multi_dot(list(matrices))

@@ -1,7 +1,6 @@
-"""Indexing, scan and matrix-product ops composed from existing ones (every device; autograd
-records their parts): index_add, scatter_reduce, take_along_dim, repeat_interleave, diag,
-trace, median, nanmedian, cummax, cummin, logcumsumexp, count_nonzero, atleast_1d/2d/3d,
-broadcast_tensors, vander, addmm, baddbmm, addmv, addr, mv, random_."""
+"""Indexing and scan ops composed from existing ones (every device; autograd records their parts):
+index_add, scatter_reduce, take_along_dim, repeat_interleave, diag, trace, cummax, cummin,
+logcumsumexp, count_nonzero, atleast_1d/2d/3d, broadcast_tensors, vander, random_."""
 from __future__ import annotations
 
 from collections import namedtuple
@@ -17,13 +16,10 @@ from tinytorch._ops.index import stack
 from tinytorch._ops.shape import cat
 from tinytorch._tensor.tensor import Tensor
 
-__all__ = ["index_add", "index_add_", "scatter_reduce", "scatter_reduce_", "take_along_dim", "repeat_interleave",
-           "diag", "trace", "median", "nanmedian", "cummax", "cummin", "logcumsumexp", "count_nonzero", "atleast_1d",
-           "atleast_2d", "atleast_3d", "broadcast_tensors", "vander", "addmm", "baddbmm", "addmv", "addr", "mv",
-           "random_"]
+__all__ = ["index_add", "index_add_", "scatter_reduce", "scatter_reduce_", "take_along_dim",
+           "repeat_interleave", "diag", "trace", "cummax", "cummin", "logcumsumexp", "count_nonzero",
+           "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "vander", "random_"]
 
-median_result = namedtuple("median", ["values", "indices"])
-nanmedian_result = namedtuple("nanmedian", ["values", "indices"])
 cummax_result = namedtuple("cummax", ["values", "indices"])
 cummin_result = namedtuple("cummin", ["values", "indices"])
 
@@ -71,7 +67,6 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
 def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Union[int, float] = 1) -> Tensor:
     """In-place ``index_add``."""
     return self.copy_(index_add(self, dim, index, source, alpha=alpha))
-
 
 
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
@@ -228,60 +223,6 @@ def trace(input: Tensor) -> Tensor:
     return d.sum() if input.dtype.is_floating_point else d.sum().to(int64)
 
 
-def _order_statistic(input: Tensor, dim: Optional[int], keepdim: bool, op: str, choose, result_type):
-    """The element ``choose(x, order, n, dim)`` picks in each slice along dim (indices shaped with a
-    size-1 dim; ``order`` sorts the slice, NaN last), as ``(values, indices)``; without ``dim``,
-    the value over all elements (0-d; NaN for an empty floating input). Gradients go to the picks."""
-    if dim is None:
-        flat = input.reshape(-1)
-        if flat.numel() == 0:
-            return flat.new_full((), float("nan")) if flat.dtype.is_floating_point else flat.sum()
-        return _order_statistic(flat, 0, False, op, choose, result_type).values
-    dim = _wrap(dim, input.dim(), op)
-    x = input if input.dim() else input.reshape(1)
-    n = x.shape[dim]
-    if n == 0:
-        raise IndexError(f"{op}(): Expected reduction dim {dim} to have non-zero size.")
-    _, order = x.detach().sort(dim=dim, stable=True)     # NaN sorts last
-    pick = choose(x.detach(), order, n, dim)
-    values = x.gather(dim, pick)
-    if not keepdim or input.dim() == 0:
-        values, pick = values.squeeze(dim), pick.squeeze(dim)
-    if input.dim() == 0:
-        values, pick = values.reshape(()), pick.reshape(())
-    return result_type(values, pick)
-
-
-def _lower_middle_or_first_nan(x: Tensor, order: Tensor, n: int, dim: int) -> Tensor:
-    pick = order.narrow(dim, (n - 1) // 2, 1)
-    if x.dtype.is_floating_point:
-        nan_count = x.isnan().sum(dim=dim, keepdim=True)
-        first_nan = order.gather(dim, (n - nan_count).clamp(max=n - 1))
-        pick = where(nan_count > 0, first_nan, pick)
-    return pick
-
-
-def _lower_middle_of_non_nan(x: Tensor, order: Tensor, n: int, dim: int) -> Tensor:
-    if not x.dtype.is_floating_point:
-        return order.narrow(dim, (n - 1) // 2, 1)
-    count = (~x.isnan()).sum(dim=dim, keepdim=True)    # the non-NaN values sort first
-    return order.gather(dim, (count - 1).clamp(min=0) // 2)   # an all-NaN slice: its first NaN
-
-
-def median(input: Tensor, dim: Optional[int] = None, keepdim: bool = False):
-    """The lower median (for an even count, the smaller of the two middle values). Without
-    ``dim``, of all elements (a 0-d tensor); with it, ``(values, indices)`` along dim. NaN
-    propagates: a slice holding a NaN has median NaN (its index that of the first NaN)."""
-    return _order_statistic(input, dim, keepdim, "median", _lower_middle_or_first_nan, median_result)
-
-
-def nanmedian(input: Tensor, dim: Optional[int] = None, keepdim: bool = False):
-    """The lower median of the non-NaN values (NaN where all are NaN). Without ``dim``, of all
-    elements (a 0-d tensor); with it, ``(values, indices)`` along dim (an all-NaN slice gives its
-    first NaN's index)."""
-    return _order_statistic(input, dim, keepdim, "nanmedian", _lower_middle_of_non_nan, nanmedian_result)
-
-
 def _cum_extreme(input: Tensor, dim: int, take_new, result_type, op: str):
     dim = _wrap(dim, input.dim(), op)
     x = input if input.dim() else input.reshape(1)
@@ -411,47 +352,6 @@ def vander(x: Tensor, N: Optional[int] = None, increasing: bool = False) -> Tens
         cols.append(cols[-1] * x)
     m = stack(cols, 1)
     return m if increasing else m.flip(1)
-
-
-def _scaled(t: Tensor, s) -> Tensor:
-    return t if s == 1 else t * s
-
-
-def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """``beta * input + alpha * (mat1 @ mat2)``; with beta = 0 input is ignored (NaN included)."""
-    if mat1.dim() != 2 or mat2.dim() != 2:
-        raise RuntimeError(f"addmm: mat1 and mat2 must be matrices, got {mat1.dim()}-D and {mat2.dim()}-D")
-    prod = _scaled(mat1.mm(mat2), alpha)
-    return prod if beta == 0 else _scaled(input, beta) + prod
-
-
-def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices."""
-    if batch1.dim() != 3 or batch2.dim() != 3:
-        raise RuntimeError(f"baddbmm: batch1 must be a 3D tensor, got {batch1.dim()}-D and {batch2.dim()}-D")
-    prod = _scaled(batch1.bmm(batch2), alpha)
-    return prod if beta == 0 else _scaled(input, beta) + prod
-
-
-def mv(input: Tensor, vec: Tensor) -> Tensor:
-    """Matrix-vector product."""
-    if input.dim() != 2 or vec.dim() != 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got {input.dim()}, {vec.dim()}")
-    return input.matmul(vec)
-
-
-def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """``beta * input + alpha * (mat @ vec)``."""
-    prod = _scaled(mv(mat, vec), alpha)
-    return prod if beta == 0 else _scaled(input, beta) + prod
-
-
-def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """``beta * input + alpha * outer(vec1, vec2)``."""
-    if vec1.dim() != 1 or vec2.dim() != 1:
-        raise RuntimeError(f"addr: Expected 1-D arguments for vec1 and vec2, got {vec1.dim()}-D and {vec2.dim()}-D")
-    prod = _scaled(vec1.unsqueeze(1) * vec2.unsqueeze(0), alpha)
-    return prod if beta == 0 else _scaled(input, beta) + prod
 
 
 def random_(self: Tensor, from_: int = 0, to: Optional[int] = None, *, generator=None, **kwargs) -> Tensor:

@@ -1,9 +1,11 @@
 """Numerical utilities composed from existing ops (every device; differentiable where PyTorch's
-are): logaddexp, meshgrid, cartesian_prod, diff, cross, cdist, block_diag, cov, corrcoef, trapezoid, and the
-counting/searching ones (bincount, bucketize, searchsorted, histc, unique, unique_consecutive)."""
+are): logaddexp, meshgrid, cartesian_prod, combinations, diff, cross, cdist, block_diag, cov, corrcoef,
+trapezoid, cumulative_trapezoid, renorm, and the counting/searching ones (bincount, bucketize,
+searchsorted, histc, unique, unique_consecutive)."""
 from __future__ import annotations
 
-from typing import Optional, Sequence
+import itertools
+from typing import Optional
 
 from tinytorch._tensor.creation import ones, tensor, zeros
 from tinytorch._core.dtype import bool_, float32, float64, int32, int64
@@ -13,7 +15,7 @@ from tinytorch._composites.pointwise import _require_floating
 from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["logaddexp", "meshgrid", "cartesian_prod", "diff", "cross", "cdist", "block_diag", "cov", "corrcoef", "trapezoid",
-           "trapz", "bincount", "bucketize", "searchsorted", "histc", "unique"]
+           "trapz", "bincount", "bucketize", "searchsorted", "histc", "unique", "renorm", "combinations", "cumulative_trapezoid"]
 
 
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
@@ -225,3 +227,81 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
     if return_counts:
         res.append(cat([starts[1:], tensor([n], device=x.device)]) - starts)
     return res[0] if len(res) == 1 else tuple(res)
+
+
+def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:
+    """Returns a tensor where each sub-tensor of ``input`` along ``dim`` is normalized so that its ``p``-norm
+    is at most ``maxnorm`` (sub-tensors below it are unchanged).
+
+    Args:
+        input (Tensor): the input tensor.
+        p (float): the power for the norm computation.
+        dim (int): the dimension to slice over to get the sub-tensors.
+        maxnorm (float): the maximum norm to keep each sub-tensor under."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"renorm: expected a floating point tensor, got {input.dtype}")
+    if p <= 0:
+        raise RuntimeError(f"renorm: non-positive-norm not supported, got p={p}")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    dim = dim + input.dim() if dim < 0 else dim
+    others = tuple(d for d in range(input.dim()) if d != dim)
+    wide = input if input.dtype.name == "float64" else input.float()   # half norms accumulate in float32
+    norms = wide.abs().pow(p).sum(others, keepdim=True).pow(1.0 / p) if others else wide.abs()
+    factor = (maxnorm / (norms + 1e-7)).clamp(max=1.0).where(norms > maxnorm, norms.new_ones(()))
+    return input * factor.to(input.dtype)
+
+
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """Computes the length-``r`` combinations of the 1-D ``input`` (``itertools.combinations``, or
+    ``combinations_with_replacement`` when ``with_replacement``), as rows of a 2-D tensor.
+
+    Args:
+        input (Tensor): 1-D tensor.
+        r (int, optional): number of elements to combine. Default: ``2``.
+        with_replacement (bool, optional): whether to allow duplication in combination. Default: ``False``."""
+    if input.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return input.new_empty((0,))
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = list(pick(_builtin_range(input.shape[0]), r))
+    if not rows:
+        return input.new_empty((0, r))
+    index = tensor(rows, dtype="int64", device=input.device)
+    return input[index.reshape(-1)].reshape(len(rows), r)
+
+
+def _builtin_range(n: int):
+    import builtins
+    return builtins.range(n)
+
+
+def cumulative_trapezoid(y: Tensor, x: Optional[Tensor] = None, *, dx: Optional[float] = None,
+                         dim: int = -1) -> Tensor:
+    """Cumulatively computes the trapezoidal rule along ``dim`` (one fewer element than ``y`` there).
+
+    Args:
+        y (Tensor): values to integrate.
+        x (Tensor, optional): sample points (1-D along ``dim``, or the shape of ``y``).
+        dx (float, optional): constant spacing when ``x`` is not given. Default: ``1``.
+        dim (int): the dimension along which to integrate. Default: ``-1``."""
+    if x is not None and dx is not None:
+        raise RuntimeError("cumulative_trapezoid: received both x and dx; pass at most one")
+    dim = dim + y.dim() if dim < 0 else dim
+    n = y.shape[dim]
+    mids = (y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)) / 2 if n > 1 else y.narrow(dim, 0, 0)
+    if x is not None:
+        if x.dim() == 1:
+            if x.shape[0] != n:
+                raise RuntimeError(f"cumulative_trapezoid: x has {x.shape[0]} points, y has {n} along dim {dim}")
+            step = (x[1:] - x[:-1]).reshape((-1,) + (1,) * (y.dim() - dim - 1))
+        else:
+            xn = x.shape[dim]
+            step = x.narrow(dim, 1, xn - 1) - x.narrow(dim, 0, xn - 1)
+        mids = mids * step
+    elif dx is not None:
+        mids = mids * dx
+    return mids.cumsum(dim)

@@ -1,14 +1,16 @@
 """Elementwise ops composed from existing ones (every device; autograd records their parts, so
 each is differentiable where PyTorch's is): lerp, addcmul, addcdiv, hypot, sinc, deg2rad,
 rad2deg, frac, fmod, copysign, heaviside, xlogy, logaddexp2, float_power, nan_to_num, signbit,
-isposinf, isneginf, the comparisons isclose, allclose, equal, isin, the integer gcd/lcm and ldexp."""
+isposinf, isneginf, logit, fmax, fmin, fill, the activations prelu and hardshrink (tinytorch.<name> and
+Tensor.<name>, which nn.functional uses too), the comparisons isclose, allclose, equal, isin, the integer
+gcd/lcm and ldexp; and the makers of in-place and function forms the op schema uses."""
 from __future__ import annotations
 
 import inspect
 import math
 from typing import Optional, Union
 
-from tinytorch._tensor.creation import tensor as _tensor
+from tinytorch._tensor.creation import tensor as _tensor, zeros
 from tinytorch._core.dtype import bool_, can_cast, float32, float64, int64, promote_types
 from tinytorch._tensor.legacy import finfo
 from tinytorch._ops.elementwise import where
@@ -18,7 +20,7 @@ Number = Union[int, float, bool]
 
 __all__ = ["lerp", "addcmul", "addcdiv", "hypot", "sinc", "deg2rad", "rad2deg", "frac", "fmod", "copysign",
            "heaviside", "xlogy", "logaddexp2", "float_power", "nan_to_num", "signbit", "isposinf", "isneginf",
-           "isclose", "allclose", "equal", "isin", "gcd", "lcm", "ldexp"]
+           "isclose", "allclose", "equal", "isin", "gcd", "lcm", "ldexp", "logit", "fmax", "fmin", "fill", "prelu", "hardshrink"]
 
 
 def _as_tensor(value, like: Tensor) -> Tensor:
@@ -323,9 +325,10 @@ def ldexp(input: Tensor, other: Tensor) -> Tensor:
     return input.to(dtype) * _tensor(2.0, dtype=dtype, device=input.device).pow(other)
 
 
-def _make_inplace(fn):
-    """The in-place method ``<name>_`` of an out-of-place composite: computes, checks that the
-    result's dtype can be written into self (as PyTorch's in-place ops), copies back."""
+def make_inplace(fn, name: str):
+    """The in-place method ``name`` of an out-of-place op ``fn`` (a schema row's ``inplace="copy"``):
+    computes out of place, checks that the result's dtype can be written into self and its shape is
+    self's (as PyTorch's in-place ops), copies back; autograd records the copy."""
     def inplace(self: Tensor, *args, **kwargs) -> Tensor:
         out = fn(self, *args, **kwargs)
         if out.dtype != self.dtype and not can_cast(out.dtype, self.dtype):
@@ -334,42 +337,30 @@ def _make_inplace(fn):
             raise RuntimeError(f"output with shape {tuple(self.shape)} doesn't match the broadcast shape "
                                f"{tuple(out.shape)}")
         return self.copy_(out)
-    inplace.__name__ = inplace.__qualname__ = fn.__name__ + "_"
-    inplace.__doc__ = f"In-place version of :func:`{fn.__name__}`."
+    inplace.__name__ = inplace.__qualname__ = name
+    inplace.__doc__ = f"In-place version of :meth:`~Tensor.{name[:-1]}`."
     # help(), the stubs and the Args section show the out-of-place parameters, self first
-    sig = inspect.signature(fn)
-    first, *rest = sig.parameters.values()
-    inplace.__signature__ = sig.replace(parameters=[first.replace(name="self", annotation="Tensor")] + rest,
-                                        return_annotation="Tensor")
+    try:
+        sig = inspect.signature(fn)
+        first, *rest = sig.parameters.values()
+        inplace.__signature__ = sig.replace(parameters=[first.replace(name="self", annotation="Tensor")] + rest,
+                                            return_annotation="Tensor")
+    except (TypeError, ValueError):   # a builtin without a signature
+        pass
     return inplace
 
 
-lerp_ = _make_inplace(lerp)
-addcmul_ = _make_inplace(addcmul)
-addcdiv_ = _make_inplace(addcdiv)
-hypot_ = _make_inplace(hypot)
-sinc_ = _make_inplace(sinc)
-deg2rad_ = _make_inplace(deg2rad)
-rad2deg_ = _make_inplace(rad2deg)
-frac_ = _make_inplace(frac)
-fmod_ = _make_inplace(fmod)
-copysign_ = _make_inplace(copysign)
-heaviside_ = _make_inplace(heaviside)
-xlogy_ = _make_inplace(xlogy)
-float_power_ = _make_inplace(float_power)
-nan_to_num_ = _make_inplace(nan_to_num)
-gcd_ = _make_inplace(gcd)
-lcm_ = _make_inplace(lcm)
-ldexp_ = _make_inplace(ldexp)
-
-
-def inplace_function(method):
-    """``tinytorch.<name>_(input, ...)`` calling the in-place method ``input.<name>_(...)``: PyTorch's
-    in-place functions (``torch.relu_``, ``torch.clamp_``), whose first parameter is ``input``."""
-    def fn(input: Tensor, *args, **kwargs) -> Tensor:
+def function_form(method):
+    """``tinytorch.<name>(input, ...)`` calling the method ``input.<name>(...)``, whose first parameter is
+    ``input`` (PyTorch's): the in-place functions (``torch.relu_``, ``torch.clamp_``) and the function forms
+    of Tensor methods (``torch.detach``, ``torch.is_nonzero``, ...)."""
+    name = method.__name__
+    def fn(input: Tensor, *args, **kwargs):
         return method(input, *args, **kwargs)
-    fn.__name__ = fn.__qualname__ = method.__name__
-    fn.__doc__ = f"In-place version of :func:`{method.__name__[:-1]}`."
+    fn.__name__ = fn.__qualname__ = name
+    # a function form's Args come from the glossary (tinytorch/_docs), its summary from the method
+    summary = (method.__doc__ or "").strip().split("\n")[0]
+    fn.__doc__ = f"In-place version of :func:`{name[:-1]}`." if name.endswith("_") else summary
     try:
         sig = inspect.signature(method)
         first, *rest = sig.parameters.values()
@@ -377,3 +368,61 @@ def inplace_function(method):
     except (TypeError, ValueError):   # a builtin without a signature: help() shows (input, *args, **kwargs)
         pass
     return fn
+
+
+def logit(input: Tensor, eps: Optional[float] = None) -> Tensor:
+    """``log(p / (1 - p))``, with p clamped to [eps, 1 - eps] when eps is given."""
+    x = input if input.dtype.is_floating_point else input.float()   # 1 - x must not wrap in uint8
+    p = x if eps is None else x.clamp(eps, 1 - eps)
+    return (p / (1 - p)).log()
+
+
+def fmax(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise maximum that ignores a NaN when the other value is a number."""
+    return where(input.isnan(), other, where(other.isnan(), input, input.maximum(other)))
+
+
+def fmin(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise minimum that ignores a NaN when the other value is a number."""
+    return where(input.isnan(), other, where(other.isnan(), input, input.minimum(other)))
+
+
+def fill(input: Tensor, value) -> Tensor:
+    """Returns a tensor of the same shape, dtype and device as ``input`` filled with ``value``
+    (differentiable: the gradient to ``input`` is zero).
+
+    Args:
+        input (Tensor): the input tensor.
+        value (Number or 0-dim Tensor): the fill value."""
+    if isinstance(value, Tensor) and value.dim() != 0:
+        raise RuntimeError(f"fill only supports 0-dimension value tensor but got tensor with {value.dim()} dimensions.")
+    fill_value = value.to(input.dtype) if isinstance(value, Tensor) else value
+    keep_none = zeros(tuple(input.shape), dtype="bool", device=input.device)
+    return input.where(keep_none, fill_value)   # a select: NaN/inf in input don't leak; gradients go to value
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """Applies ``max(0, x) + weight * min(0, x)`` element-wise, ``weight`` per channel (dim 1; dim 0 for
+    1-D input) or shared.
+
+    Args:
+        input (Tensor): the input tensor.
+        weight (Tensor): the learnable slopes, one or one per channel."""
+    if weight.numel() != 1:
+        channels = input.shape[1] if input.dim() >= 2 else input.shape[0]
+        if weight.numel() != channels:
+            raise RuntimeError(f"prelu: mismatch in parameter count: weight has {weight.numel()} elements, input "
+                               f"{list(input.shape)} has {channels} channels")
+        shape = [1] * input.dim()
+        shape[1 if input.dim() >= 2 else 0] = channels
+        weight = weight.reshape(shape)
+    return where(input > 0, input, input * weight)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """Applies the hard shrinkage function element-wise: ``x`` where ``|x| > lambd``, else 0.
+
+    Args:
+        input (Tensor): the input tensor.
+        lambd (float): the :math:`\\lambda` value for the Hardshrink formulation. Default: ``0.5``."""
+    return input * (input.abs() > lambd)

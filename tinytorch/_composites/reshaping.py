@@ -1,20 +1,23 @@
 """Shape and index ops composed from existing ones (autograd records their parts): tile, ravel,
 fliplr, flipud, rot90, column_stack, dstack, tensor_split, hsplit, vsplit, dsplit, diag_embed,
-diagflat, take, argwhere, tril_indices, triu_indices, unravel_index, positive."""
+diagflat, take, argwhere, tril_indices, triu_indices, unravel_index, positive, sum_to_size, the split
+forms (split_with_sizes, unsafe_split, unsafe_chunk, ...) and the maker of in-place view methods."""
 from __future__ import annotations
 
-from typing import Sequence, Union
+import inspect
+from typing import List, Sequence, Union
 
 import numpy as np
 
 from tinytorch._tensor.creation import tensor as _tensor, zeros
 from tinytorch._core.dtype import int64
+from tinytorch._core.graph import is_grad_enabled
 from tinytorch._ops.shape import cat
 from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["tile", "ravel", "fliplr", "flipud", "rot90", "column_stack", "dstack", "tensor_split", "hsplit",
            "vsplit", "dsplit", "diag_embed", "diagflat", "take", "argwhere", "tril_indices", "triu_indices",
-           "unravel_index", "positive"]
+           "unravel_index", "positive", "sum_to_size", "split_with_sizes", "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk"]
 
 
 def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
@@ -214,3 +217,96 @@ def positive(input: Tensor) -> Tensor:
     if input.dtype.name == "bool":
         raise TypeError("The `+` operator, on a bool tensor is not supported.")
     return input
+
+
+def make_view_inplace(view, name: str):
+    """The in-place shape method ``name`` (``squeeze_``, ``t_``, ``transpose_``, ``as_strided_``, ...) of the
+    view op ``view`` (a schema row's ``inplace="view"``): the tensor becomes the view, keeping its
+    identity and storage and taking the view's sizes, strides and offset; while grad mode records, it
+    also takes the view's autograd node, so gradients flow back exactly as through the view (PyTorch's
+    semantics). Like every in-place op, refused on a leaf that requires grad while grad mode is on."""
+    def method(self: Tensor, *args, **kwargs) -> Tensor:
+        if is_grad_enabled() and self.requires_grad and self.is_leaf:
+            raise RuntimeError(f"{name}(): a leaf Variable that requires grad is being used in an in-place "
+                               f"operation.")
+        try:
+            out = view(self, *args, **kwargs)
+        except RuntimeError as e:   # the view's message names the out-of-place op: name the one called
+            text, called = str(e), name[:-1] + "()"
+            if text.startswith(called):
+                raise RuntimeError(name + "()" + text[len(called):]) from None
+            raise
+        self._impl = out._impl
+        if out._grad_fn is not None:
+            self._grad_fn = out._grad_fn
+            self._output_nr = out._output_nr
+        return self
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place version of :meth:`~Tensor.{name[:-1]}`."
+    try:
+        sig = inspect.signature(view)
+        first, *rest = sig.parameters.values()
+        method.__signature__ = sig.replace(parameters=[first.replace(name="self")] + rest)
+    except (TypeError, ValueError):
+        pass
+    return method
+
+
+def sum_to_size(self: Tensor, *size) -> Tensor:
+    """Sums ``self`` to ``size``, which must be broadcastable to ``self``'s shape.
+
+    Args:
+        size (int...): a sequence of integers defining the shape of the output tensor."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    shape = tuple(self.shape)
+    lead = len(shape) - len(size)
+    if lead < 0 or any(s != 1 and s != d for s, d in zip(size, shape[lead:])):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    out = self.sum(tuple(range(lead))) if lead else self
+    dims = tuple(i for i, (s, d) in enumerate(zip(size, shape[lead:])) if s == 1 and d != 1)
+    return out.sum(dims, keepdim=True) if dims else out
+
+
+def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> List[Tensor]:
+    """Splits ``input`` into chunks of the given sizes along ``dim`` (they must sum to its size).
+
+    Args:
+        input (Tensor): the tensor to split.
+        split_sizes (list of int): the sizes of the chunks.
+        dim (int): dimension along which to split the tensor. Default: ``0``."""
+    total = input.shape[dim]
+    if sum(split_sizes) != total or any(s < 0 for s in split_sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {total} (input tensor's size "
+                           f"at dimension {dim}), but got split_sizes={list(split_sizes)}")
+    return list(input.split(list(split_sizes), dim))
+
+
+def unsafe_split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> List[Tensor]:
+    """Same as :func:`tinytorch.split` (PyTorch's variant skips view tracking; tinytorch's views are safe).
+
+    Args:
+        tensor (Tensor): tensor to split.
+        split_size_or_sections (int or list of int): size of a single chunk or list of sizes for each chunk.
+        dim (int): dimension along which to split the tensor. Default: ``0``."""
+    return list(tensor.split(split_size_or_sections, dim))
+
+
+def unsafe_split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> List[Tensor]:
+    """Same as :func:`tinytorch.split_with_sizes`.
+
+    Args:
+        input (Tensor): the tensor to split.
+        split_sizes (list of int): the sizes of the chunks.
+        dim (int): dimension along which to split the tensor. Default: ``0``."""
+    return split_with_sizes(input, split_sizes, dim)
+
+
+def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> List[Tensor]:
+    """Same as :func:`tinytorch.chunk`.
+
+    Args:
+        input (Tensor): the tensor to split.
+        chunks (int): number of chunks to return.
+        dim (int): dimension along which to split the tensor. Default: ``0``."""
+    return list(input.chunk(chunks, dim))

@@ -15,12 +15,13 @@ from __future__ import annotations
 import math
 
 from tinytorch._core.dtype import float32, float64, int64
+from tinytorch._tensor.creation import empty
 from tinytorch._ops.elementwise import where
 from tinytorch._ops.index import gather, stack, topk
 from tinytorch._tensor.random import rand
 from tinytorch._tensor.tensor import Tensor
 
-__all__ = ["multinomial"]
+__all__ = ["multinomial", "exponential_", "log_normal_", "cauchy_", "geometric_"]
 
 _TORCH_DTYPE_NAMES = {"int64": "Long", "int32": "Int", "uint8": "Byte", "bool": "Bool"}
 _MAX_CATEGORIES = 1 << 24
@@ -111,3 +112,75 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
     else:
         out = _inverse_cdf(batched, num_samples, generator)
     return out if input.dim() == 2 else out.squeeze(0)
+
+
+def _uniform_open(self: Tensor, generator) -> Tensor:
+    u = empty(self.shape, dtype="float64", device=self.device)
+    u.uniform_(0.0, 1.0, generator=generator) if generator is not None else u.uniform_(0.0, 1.0)
+    return u.clamp(min=1e-300, max=1.0 - 1e-16)
+
+
+def _check_float(self: Tensor, op: str) -> None:
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(f"{op} expects floating point dtypes, got: {self.dtype}")
+
+
+def exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
+    """Fills ``self`` with elements drawn from the exponential distribution ``lambd * exp(-lambd * x)``.
+
+    Args:
+        lambd (float): the rate. Default: ``1``.
+        generator (tinytorch.Generator, optional): a pseudorandom number generator for sampling."""
+    _check_float(self, "exponential_")
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    with _no_grad():
+        return self.copy_(-(1.0 - _uniform_open(self, generator)).log() / lambd)
+
+
+def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=None) -> Tensor:
+    """Fills ``self`` with numbers whose logarithm is normal with the given ``mean`` and ``std``.
+
+    Args:
+        mean (float): mean of the underlying normal. Default: ``1``.
+        std (float): standard deviation of the underlying normal. Default: ``2``.
+        generator (tinytorch.Generator, optional): a pseudorandom number generator for sampling."""
+    _check_float(self, "log_normal_")
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    with _no_grad():
+        z = empty(self.shape, dtype="float64", device=self.device)
+        z.normal_(mean, std, generator=generator) if generator is not None else z.normal_(mean, std)
+        return self.copy_(z.exp())
+
+
+def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=None) -> Tensor:
+    """Fills ``self`` with numbers drawn from the Cauchy distribution with ``median`` and scale ``sigma``.
+
+    Args:
+        median (float): the location. Default: ``0``.
+        sigma (float): the scale. Default: ``1``.
+        generator (tinytorch.Generator, optional): a pseudorandom number generator for sampling."""
+    _check_float(self, "cauchy_")
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    with _no_grad():
+        return self.copy_(median + sigma * (math.pi * (_uniform_open(self, generator) - 0.5)).tan())
+
+
+def geometric_(self: Tensor, p: float, *, generator=None) -> Tensor:
+    """Fills ``self`` with the number of Bernoulli(``p``) trials up to and including the first success (1, 2, ...).
+
+    Args:
+        p (float): the success probability, in (0, 1).
+        generator (tinytorch.Generator, optional): a pseudorandom number generator for sampling."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    with _no_grad():
+        u = _uniform_open(self, generator)
+        return self.copy_(((1.0 - u).log() / math.log1p(-p)).ceil().clamp(min=1.0).to(self.dtype))
+
+
+def _no_grad():
+    from tinytorch.autograd.grad_mode import no_grad
+    return no_grad()

@@ -1,17 +1,18 @@
 """Reductions and elementwise statistics composed from existing ones (autograd records their
 parts): nansum, nanmean, std_mean, var_mean, aminmax, kthvalue, quantile, nanquantile, msort,
-dist, logit, fmax, fmin."""
+dist, median, nanmedian."""
 from __future__ import annotations
 
 from collections import namedtuple
 from typing import Optional, Sequence, Union
 
+from tinytorch._composites.indexing import _wrap
 from tinytorch._ops.elementwise import where
 from tinytorch._ops.index import stack
 from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["nansum", "nanmean", "std_mean", "var_mean", "aminmax", "kthvalue", "quantile", "nanquantile",
-           "msort", "dist", "logit", "fmax", "fmin"]
+           "msort", "dist", "median", "nanmedian"]
 
 aminmax_result = namedtuple("aminmax", ["min", "max"])
 kthvalue_result = namedtuple("kthvalue", ["values", "indices"])
@@ -147,18 +148,59 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     return d.pow(p).sum().pow(1.0 / p)
 
 
-def logit(input: Tensor, eps: Optional[float] = None) -> Tensor:
-    """``log(p / (1 - p))``, with p clamped to [eps, 1 - eps] when eps is given."""
-    x = input if input.dtype.is_floating_point else input.float()   # 1 - x must not wrap in uint8
-    p = x if eps is None else x.clamp(eps, 1 - eps)
-    return (p / (1 - p)).log()
+median_result = namedtuple("median", ["values", "indices"])
+nanmedian_result = namedtuple("nanmedian", ["values", "indices"])
 
 
-def fmax(input: Tensor, other: Tensor) -> Tensor:
-    """Elementwise maximum that ignores a NaN when the other value is a number."""
-    return where(input.isnan(), other, where(other.isnan(), input, input.maximum(other)))
+def _order_statistic(input: Tensor, dim: Optional[int], keepdim: bool, op: str, choose, result_type):
+    """The element ``choose(x, order, n, dim)`` picks in each slice along dim (indices shaped with a
+    size-1 dim; ``order`` sorts the slice, NaN last), as ``(values, indices)``; without ``dim``,
+    the value over all elements (0-d; NaN for an empty floating input). Gradients go to the picks."""
+    if dim is None:
+        flat = input.reshape(-1)
+        if flat.numel() == 0:
+            return flat.new_full((), float("nan")) if flat.dtype.is_floating_point else flat.sum()
+        return _order_statistic(flat, 0, False, op, choose, result_type).values
+    dim = _wrap(dim, input.dim(), op)
+    x = input if input.dim() else input.reshape(1)
+    n = x.shape[dim]
+    if n == 0:
+        raise IndexError(f"{op}(): Expected reduction dim {dim} to have non-zero size.")
+    _, order = x.detach().sort(dim=dim, stable=True)     # NaN sorts last
+    pick = choose(x.detach(), order, n, dim)
+    values = x.gather(dim, pick)
+    if not keepdim or input.dim() == 0:
+        values, pick = values.squeeze(dim), pick.squeeze(dim)
+    if input.dim() == 0:
+        values, pick = values.reshape(()), pick.reshape(())
+    return result_type(values, pick)
 
 
-def fmin(input: Tensor, other: Tensor) -> Tensor:
-    """Elementwise minimum that ignores a NaN when the other value is a number."""
-    return where(input.isnan(), other, where(other.isnan(), input, input.minimum(other)))
+def _lower_middle_or_first_nan(x: Tensor, order: Tensor, n: int, dim: int) -> Tensor:
+    pick = order.narrow(dim, (n - 1) // 2, 1)
+    if x.dtype.is_floating_point:
+        nan_count = x.isnan().sum(dim=dim, keepdim=True)
+        first_nan = order.gather(dim, (n - nan_count).clamp(max=n - 1))
+        pick = where(nan_count > 0, first_nan, pick)
+    return pick
+
+
+def _lower_middle_of_non_nan(x: Tensor, order: Tensor, n: int, dim: int) -> Tensor:
+    if not x.dtype.is_floating_point:
+        return order.narrow(dim, (n - 1) // 2, 1)
+    count = (~x.isnan()).sum(dim=dim, keepdim=True)    # the non-NaN values sort first
+    return order.gather(dim, (count - 1).clamp(min=0) // 2)   # an all-NaN slice: its first NaN
+
+
+def median(input: Tensor, dim: Optional[int] = None, keepdim: bool = False):
+    """The lower median (for an even count, the smaller of the two middle values). Without
+    ``dim``, of all elements (a 0-d tensor); with it, ``(values, indices)`` along dim. NaN
+    propagates: a slice holding a NaN has median NaN (its index that of the first NaN)."""
+    return _order_statistic(input, dim, keepdim, "median", _lower_middle_or_first_nan, median_result)
+
+
+def nanmedian(input: Tensor, dim: Optional[int] = None, keepdim: bool = False):
+    """The lower median of the non-NaN values (NaN where all are NaN). Without ``dim``, of all
+    elements (a 0-d tensor); with it, ``(values, indices)`` along dim (an all-NaN slice gives its
+    first NaN's index)."""
+    return _order_statistic(input, dim, keepdim, "nanmedian", _lower_middle_of_non_nan, nanmedian_result)

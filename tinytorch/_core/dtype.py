@@ -111,6 +111,19 @@ def to_dtype(d) -> dtype:
     return from_numpy_dtype(d)
 
 
+class layout:
+    """A tensor's memory layout, as ``torch.layout``; tinytorch has only ``tinytorch.strided`` (dense)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+
+strided = layout("strided")
+
+
 class device:
     """``tinytorch.device("cuda:1")``, as ``torch.device``."""
 

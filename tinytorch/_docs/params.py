@@ -17,6 +17,8 @@ _SIZE = ("int...", "a sequence of integers defining the shape of the output tens
 # name -> (type, description)
 PARAMS: Dict[str, Entry] = {
     "input": ("Tensor", "the input tensor."),
+    "maxnorm": ("float", "the maximum norm to keep each sub-tensor under."),
+    "lambd": ("float", "the :math:`\\lambda` value for the Hardshrink formulation."),
     "other": ("Tensor", "the second input tensor."),
     "dim": ("int", "the dimension to do the operation over."),
     "keepdim": ("bool", "whether the output tensor has :attr:`dim` retained or not."),

@@ -4,10 +4,12 @@ from tinytorch._composites import contractions as _contractions
 from tinytorch._composites import conv3d as _conv3d
 from tinytorch._composites import embedding_bag as _embedding_bag
 from tinytorch._composites import indexing as _indexing
+from tinytorch._composites import matrix as _matrix
 from tinytorch._composites import numerics as _numerics
 from tinytorch._composites import pointwise as _pointwise
 from tinytorch._composites import reshaping as _reshaping
 from tinytorch._composites import sampling as _sampling
+from tinytorch._composites import scatter as _scatter
 from tinytorch._composites import statistics as _statistics
 from tinytorch._ops import conv as _CONV
 from tinytorch._ops import dropout as _DROP
@@ -18,95 +20,96 @@ from tinytorch._ops import linalg as _LA
 from tinytorch._ops import norm as _NORM
 from tinytorch._ops import reduce as _R
 from tinytorch._ops import shape as _S
-from tinytorch.linalg import _legacy as _linalg_legacy
+from tinytorch._tensor import tensor as _tensor
 from tinytorch.linalg import _lu as _lu
+from tinytorch.linalg import _toplevel as _linalg_toplevel
 
 neg = _E.neg
-neg_ = _pointwise.inplace_function(_E.neg_)
+neg_ = _pointwise.function_form(_E.neg_)
 negative = _E.neg
-negative_ = _pointwise.inplace_function(_E.neg_)
+negative_ = _pointwise.function_form(_E.neg_)
 abs = _E.abs
-abs_ = _pointwise.inplace_function(_E.abs_)
+abs_ = _pointwise.function_form(_E.abs_)
 absolute = _E.abs
-absolute_ = _pointwise.inplace_function(_E.abs_)
+absolute_ = _pointwise.function_form(_E.abs_)
 sign = _E.sign
-sign_ = _pointwise.inplace_function(_E.sign_)
+sign_ = _pointwise.function_form(_E.sign_)
 exp = _autocast.wrap(_E.exp, "fp32")
-exp_ = _pointwise.inplace_function(_E.exp_)
+exp_ = _pointwise.function_form(_E.exp_)
 exp2 = _E.exp2
-exp2_ = _pointwise.inplace_function(_E.exp2_)
+exp2_ = _pointwise.function_form(_E.exp2_)
 log = _autocast.wrap(_E.log, "fp32")
-log_ = _pointwise.inplace_function(_E.log_)
+log_ = _pointwise.function_form(_E.log_)
 log2 = _E.log2
-log2_ = _pointwise.inplace_function(_E.log2_)
+log2_ = _pointwise.function_form(_E.log2_)
 log10 = _E.log10
-log10_ = _pointwise.inplace_function(_E.log10_)
+log10_ = _pointwise.function_form(_E.log10_)
 log1p = _autocast.wrap(_E.log1p, "fp32")
-log1p_ = _pointwise.inplace_function(_E.log1p_)
+log1p_ = _pointwise.function_form(_E.log1p_)
 expm1 = _autocast.wrap(_E.expm1, "fp32")
-expm1_ = _pointwise.inplace_function(_E.expm1_)
+expm1_ = _pointwise.function_form(_E.expm1_)
 sqrt = _E.sqrt
-sqrt_ = _pointwise.inplace_function(_E.sqrt_)
+sqrt_ = _pointwise.function_form(_E.sqrt_)
 rsqrt = _autocast.wrap(_E.rsqrt, "fp32")
-rsqrt_ = _pointwise.inplace_function(_E.rsqrt_)
+rsqrt_ = _pointwise.function_form(_E.rsqrt_)
 sin = _E.sin
-sin_ = _pointwise.inplace_function(_E.sin_)
+sin_ = _pointwise.function_form(_E.sin_)
 cos = _E.cos
-cos_ = _pointwise.inplace_function(_E.cos_)
+cos_ = _pointwise.function_form(_E.cos_)
 tan = _E.tan
-tan_ = _pointwise.inplace_function(_E.tan_)
+tan_ = _pointwise.function_form(_E.tan_)
 asin = _E.asin
-asin_ = _pointwise.inplace_function(_E.asin_)
+asin_ = _pointwise.function_form(_E.asin_)
 arcsin = _E.asin
-arcsin_ = _pointwise.inplace_function(_E.asin_)
+arcsin_ = _pointwise.function_form(_E.asin_)
 acos = _E.acos
-acos_ = _pointwise.inplace_function(_E.acos_)
+acos_ = _pointwise.function_form(_E.acos_)
 arccos = _E.acos
-arccos_ = _pointwise.inplace_function(_E.acos_)
+arccos_ = _pointwise.function_form(_E.acos_)
 atan = _E.atan
-atan_ = _pointwise.inplace_function(_E.atan_)
+atan_ = _pointwise.function_form(_E.atan_)
 arctan = _E.atan
-arctan_ = _pointwise.inplace_function(_E.atan_)
+arctan_ = _pointwise.function_form(_E.atan_)
 asinh = _E.asinh
-asinh_ = _pointwise.inplace_function(_E.asinh_)
+asinh_ = _pointwise.function_form(_E.asinh_)
 arcsinh = _E.asinh
-arcsinh_ = _pointwise.inplace_function(_E.asinh_)
+arcsinh_ = _pointwise.function_form(_E.asinh_)
 acosh = _E.acosh
-acosh_ = _pointwise.inplace_function(_E.acosh_)
+acosh_ = _pointwise.function_form(_E.acosh_)
 arccosh = _E.acosh
-arccosh_ = _pointwise.inplace_function(_E.acosh_)
+arccosh_ = _pointwise.function_form(_E.acosh_)
 atanh = _E.atanh
-atanh_ = _pointwise.inplace_function(_E.atanh_)
+atanh_ = _pointwise.function_form(_E.atanh_)
 arctanh = _E.atanh
-arctanh_ = _pointwise.inplace_function(_E.atanh_)
+arctanh_ = _pointwise.function_form(_E.atanh_)
 sinh = _E.sinh
-sinh_ = _pointwise.inplace_function(_E.sinh_)
+sinh_ = _pointwise.function_form(_E.sinh_)
 cosh = _E.cosh
-cosh_ = _pointwise.inplace_function(_E.cosh_)
+cosh_ = _pointwise.function_form(_E.cosh_)
 tanh = _E.tanh
-tanh_ = _pointwise.inplace_function(_E.tanh_)
+tanh_ = _pointwise.function_form(_E.tanh_)
 sigmoid = _E.sigmoid
-sigmoid_ = _pointwise.inplace_function(_E.sigmoid_)
+sigmoid_ = _pointwise.function_form(_E.sigmoid_)
 relu = _E.relu
-relu_ = _pointwise.inplace_function(_E.relu_)
+relu_ = _pointwise.function_form(_E.relu_)
 erf = _E.erf
-erf_ = _pointwise.inplace_function(_E.erf_)
+erf_ = _pointwise.function_form(_E.erf_)
 erfinv = _E.erfinv
-erfinv_ = _pointwise.inplace_function(_E.erfinv_)
+erfinv_ = _pointwise.function_form(_E.erfinv_)
 reciprocal = _autocast.wrap(_E.reciprocal, "fp32")
-reciprocal_ = _pointwise.inplace_function(_E.reciprocal_)
+reciprocal_ = _pointwise.function_form(_E.reciprocal_)
 square = _E.square
-square_ = _pointwise.inplace_function(_E.square_)
+square_ = _pointwise.function_form(_E.square_)
 floor = _E.floor
-floor_ = _pointwise.inplace_function(_E.floor_)
+floor_ = _pointwise.function_form(_E.floor_)
 ceil = _E.ceil
-ceil_ = _pointwise.inplace_function(_E.ceil_)
+ceil_ = _pointwise.function_form(_E.ceil_)
 round = _E.round
-round_ = _pointwise.inplace_function(_E.round_)
+round_ = _pointwise.function_form(_E.round_)
 trunc = _E.trunc
-trunc_ = _pointwise.inplace_function(_E.trunc_)
+trunc_ = _pointwise.function_form(_E.trunc_)
 fix = _E.trunc
-fix_ = _pointwise.inplace_function(_E.trunc_)
+fix_ = _pointwise.function_form(_E.trunc_)
 isnan = _E.isnan
 isinf = _E.isinf
 isfinite = _E.isfinite
@@ -140,19 +143,21 @@ bitwise_and = _E.bitwise_and
 bitwise_or = _E.bitwise_or
 bitwise_xor = _E.bitwise_xor
 clamp = _E.clamp
-clamp_ = _pointwise.inplace_function(_E.clamp_)
+clamp_ = _pointwise.function_form(_E.clamp_)
 clip = _E.clamp
-clip_ = _pointwise.inplace_function(_E.clamp_)
-clamp_min_ = _pointwise.inplace_function(_E.clamp_min_)
-clamp_max_ = _pointwise.inplace_function(_E.clamp_max_)
+clip_ = _pointwise.function_form(_E.clamp_)
+clamp_min = _E.clamp_min
+clamp_min_ = _pointwise.function_form(_E.clamp_min_)
+clamp_max = _E.clamp_max
+clamp_max_ = _pointwise.function_form(_E.clamp_max_)
 pow = _autocast.wrap(_E.pow, "fp32")
 div = _E.div
 divide = _E.div
 true_divide = _E.div
 rsub = _E.rsub
 where = _E.where
-fill_ = _pointwise.inplace_function(_E.fill_)
-zero_ = _pointwise.inplace_function(_E.zero_)
+fill_ = _pointwise.function_form(_E.fill_)
+zero_ = _pointwise.function_form(_E.zero_)
 reshape = _S.reshape
 transpose = _S.transpose
 swapaxes = _S.transpose
@@ -173,6 +178,7 @@ split = _S.split
 chunk = _S.chunk
 diagonal = _S.diagonal
 as_strided = _S.as_strided
+as_strided_ = _pointwise.function_form(_reshaping.make_view_inplace(_S.as_strided, "as_strided_"))
 clone = _S.clone
 sum = _R.sum
 mean = _R.mean
@@ -203,6 +209,7 @@ masked_fill = _I.masked_fill
 masked_select = _I.masked_select
 nonzero = _I.nonzero
 index_put = _I.index_put
+index_put_ = _pointwise.function_form(_I.index_put_)
 flip = _S.flip
 roll = _I.roll
 tril = _I.tril
@@ -216,6 +223,7 @@ concatenate = _S.cat
 stack = _I.stack
 hstack = _I.hstack
 vstack = _I.vstack
+row_stack = _I.vstack
 matmul = _autocast.wrap(_LA.matmul, "lower")
 mm = _autocast.wrap(_LA.mm, "lower")
 bmm = _autocast.wrap(_LA.bmm, "lower")
@@ -236,23 +244,25 @@ cdist = _autocast.wrap(_numerics.cdist, "fp32")
 logaddexp = _numerics.logaddexp
 meshgrid = _numerics.meshgrid
 cartesian_prod = _numerics.cartesian_prod
-cross = _numerics.cross
 block_diag = _numerics.block_diag
-cov = _numerics.cov
-corrcoef = _numerics.corrcoef
 trapezoid = _numerics.trapezoid
 trapz = _numerics.trapz
 bucketize = _numerics.bucketize
 searchsorted = _numerics.searchsorted
-inverse = _linalg_legacy.inverse
-det = _linalg_legacy.det
-logdet = _linalg_legacy.logdet
-slogdet = _linalg_legacy.slogdet
-cholesky = _linalg_legacy.cholesky
-qr = _linalg_legacy.qr
-svd = _linalg_legacy.svd
-pinverse = _linalg_legacy.pinverse
-matrix_power = _linalg_legacy.matrix_power
+combinations = _numerics.combinations
+cumulative_trapezoid = _numerics.cumulative_trapezoid
+cross = _numerics.cross
+cov = _numerics.cov
+corrcoef = _numerics.corrcoef
+inverse = _linalg_toplevel.inverse
+det = _linalg_toplevel.det
+logdet = _linalg_toplevel.logdet
+slogdet = _linalg_toplevel.slogdet
+cholesky = _linalg_toplevel.cholesky
+qr = _linalg_toplevel.qr
+svd = _linalg_toplevel.svd
+pinverse = _linalg_toplevel.pinverse
+matrix_power = _linalg_toplevel.matrix_power
 unique = _numerics.unique
 diff = _numerics.diff
 histc = _numerics.histc
@@ -262,22 +272,22 @@ addcmul = _pointwise.addcmul
 addcdiv = _pointwise.addcdiv
 hypot = _pointwise.hypot
 sinc = _pointwise.sinc
-sinc_ = _pointwise.inplace_function(_pointwise.sinc_)
+sinc_ = _pointwise.function_form(_pointwise.make_inplace(_pointwise.sinc, "sinc_"))
 deg2rad = _pointwise.deg2rad
-deg2rad_ = _pointwise.inplace_function(_pointwise.deg2rad_)
+deg2rad_ = _pointwise.function_form(_pointwise.make_inplace(_pointwise.deg2rad, "deg2rad_"))
 rad2deg = _pointwise.rad2deg
-rad2deg_ = _pointwise.inplace_function(_pointwise.rad2deg_)
+rad2deg_ = _pointwise.function_form(_pointwise.make_inplace(_pointwise.rad2deg, "rad2deg_"))
 frac = _pointwise.frac
-frac_ = _pointwise.inplace_function(_pointwise.frac_)
+frac_ = _pointwise.function_form(_pointwise.make_inplace(_pointwise.frac, "frac_"))
 fmod = _pointwise.fmod
 copysign = _pointwise.copysign
 heaviside = _pointwise.heaviside
 xlogy = _pointwise.xlogy
-xlogy_ = _pointwise.inplace_function(_pointwise.xlogy_)
+xlogy_ = _pointwise.function_form(_pointwise.make_inplace(_pointwise.xlogy, "xlogy_"))
 logaddexp2 = _pointwise.logaddexp2
 float_power = _pointwise.float_power
 nan_to_num = _pointwise.nan_to_num
-nan_to_num_ = _pointwise.inplace_function(_pointwise.nan_to_num_)
+nan_to_num_ = _pointwise.function_form(_pointwise.make_inplace(_pointwise.nan_to_num, "nan_to_num_"))
 signbit = _pointwise.signbit
 isposinf = _pointwise.isposinf
 isneginf = _pointwise.isneginf
@@ -291,7 +301,7 @@ take_along_dim = _indexing.take_along_dim
 repeat_interleave = _indexing.repeat_interleave
 diag = _indexing.diag
 trace = _indexing.trace
-median = _indexing.median
+median = _statistics.median
 cummax = _indexing.cummax
 cummin = _indexing.cummin
 logcumsumexp = _indexing.logcumsumexp
@@ -301,11 +311,14 @@ atleast_2d = _indexing.atleast_2d
 atleast_3d = _indexing.atleast_3d
 broadcast_tensors = _indexing.broadcast_tensors
 vander = _indexing.vander
-addmm = _autocast.wrap(_indexing.addmm, "lower")
-baddbmm = _autocast.wrap(_indexing.baddbmm, "lower")
-addmv = _indexing.addmv
-addr = _indexing.addr
-mv = _indexing.mv
+addmm = _autocast.wrap(_contractions.addmm, "lower")
+baddbmm = _autocast.wrap(_contractions.baddbmm, "lower")
+addbmm = _contractions.addbmm
+addmv = _contractions.addmv
+addmv_ = _pointwise.function_form(_pointwise.make_inplace(_contractions.addmv, "addmv_"))
+addr = _contractions.addr
+mv = _contractions.mv
+chain_matmul = _contractions.chain_matmul
 tile = _reshaping.tile
 ravel = _reshaping.ravel
 fliplr = _reshaping.fliplr
@@ -335,22 +348,48 @@ quantile = _statistics.quantile
 nanquantile = _statistics.nanquantile
 msort = _statistics.msort
 dist = _statistics.dist
-logit = _statistics.logit
-fmax = _statistics.fmax
-fmin = _statistics.fmin
+logit = _pointwise.logit
+logit_ = _pointwise.function_form(_pointwise.make_inplace(_pointwise.logit, "logit_"))
+fmax = _pointwise.fmax
+fmin = _pointwise.fmin
 lu_unpack = _lu.lu_unpack
 conv3d = _autocast.wrap(_conv3d.conv3d, "lower")
 conv_transpose3d = _autocast.wrap(_conv3d.conv_transpose3d, "lower")
 embedding_bag = _embedding_bag.embedding_bag
 gcd = _pointwise.gcd
-gcd_ = _pointwise.inplace_function(_pointwise.gcd_)
+gcd_ = _pointwise.function_form(_pointwise.make_inplace(_pointwise.gcd, "gcd_"))
 lcm = _pointwise.lcm
-lcm_ = _pointwise.inplace_function(_pointwise.lcm_)
+lcm_ = _pointwise.function_form(_pointwise.make_inplace(_pointwise.lcm, "lcm_"))
 ldexp = _pointwise.ldexp
-ldexp_ = _pointwise.inplace_function(_pointwise.ldexp_)
-nanmedian = _indexing.nanmedian
+ldexp_ = _pointwise.function_form(_pointwise.make_inplace(_pointwise.ldexp, "ldexp_"))
+nanmedian = _statistics.nanmedian
 unique_consecutive = _numerics.unique_consecutive
-matrix_exp = _linalg_legacy.matrix_exp
+matrix_exp = _linalg_toplevel.matrix_exp
+detach = _pointwise.function_form(_tensor.Tensor.detach)
+detach_ = _pointwise.function_form(_tensor.Tensor.detach_)
+is_signed = _pointwise.function_form(_tensor.Tensor.is_signed)
+is_floating_point = _pointwise.function_form(_tensor.Tensor.is_floating_point)
+is_complex = _pointwise.function_form(_tensor.Tensor.is_complex)
+is_nonzero = _pointwise.function_form(_tensor.Tensor.is_nonzero)
+is_same_size = _pointwise.function_form(_tensor.Tensor.is_same_size)
+is_distributed = _pointwise.function_form(_tensor.Tensor.is_distributed)
+get_device = _pointwise.function_form(_tensor.Tensor.get_device)
+adjoint = _pointwise.function_form(_tensor.Tensor.adjoint)
+index_fill = _scatter.index_fill
+index_copy = _scatter.index_copy
+put = _scatter.put
+renorm = _numerics.renorm
+split_with_sizes = _reshaping.split_with_sizes
+unsafe_split = _reshaping.unsafe_split
+unsafe_split_with_sizes = _reshaping.unsafe_split_with_sizes
+unsafe_chunk = _reshaping.unsafe_chunk
+fill = _pointwise.fill
+prelu = _autocast.wrap(_pointwise.prelu, "lower")
+hardshrink = _pointwise.hardshrink
+frobenius_norm = _matrix.frobenius_norm
+nuclear_norm = _matrix.nuclear_norm
+cholesky_solve = _matrix.cholesky_solve
+cholesky_inverse = _matrix.cholesky_inverse
 
 __all__ = [
     "neg",
@@ -475,7 +514,9 @@ __all__ = [
     "clamp_",
     "clip",
     "clip_",
+    "clamp_min",
     "clamp_min_",
+    "clamp_max",
     "clamp_max_",
     "pow",
     "div",
@@ -505,6 +546,7 @@ __all__ = [
     "chunk",
     "diagonal",
     "as_strided",
+    "as_strided_",
     "clone",
     "sum",
     "mean",
@@ -535,6 +577,7 @@ __all__ = [
     "masked_select",
     "nonzero",
     "index_put",
+    "index_put_",
     "flip",
     "roll",
     "tril",
@@ -548,6 +591,7 @@ __all__ = [
     "stack",
     "hstack",
     "vstack",
+    "row_stack",
     "matmul",
     "mm",
     "bmm",
@@ -568,14 +612,16 @@ __all__ = [
     "logaddexp",
     "meshgrid",
     "cartesian_prod",
-    "cross",
     "block_diag",
-    "cov",
-    "corrcoef",
     "trapezoid",
     "trapz",
     "bucketize",
     "searchsorted",
+    "combinations",
+    "cumulative_trapezoid",
+    "cross",
+    "cov",
+    "corrcoef",
     "inverse",
     "det",
     "logdet",
@@ -635,9 +681,12 @@ __all__ = [
     "vander",
     "addmm",
     "baddbmm",
+    "addbmm",
     "addmv",
+    "addmv_",
     "addr",
     "mv",
+    "chain_matmul",
     "tile",
     "ravel",
     "fliplr",
@@ -668,6 +717,7 @@ __all__ = [
     "msort",
     "dist",
     "logit",
+    "logit_",
     "fmax",
     "fmin",
     "lu_unpack",
@@ -683,4 +733,29 @@ __all__ = [
     "nanmedian",
     "unique_consecutive",
     "matrix_exp",
+    "detach",
+    "detach_",
+    "is_signed",
+    "is_floating_point",
+    "is_complex",
+    "is_nonzero",
+    "is_same_size",
+    "is_distributed",
+    "get_device",
+    "adjoint",
+    "index_fill",
+    "index_copy",
+    "put",
+    "renorm",
+    "split_with_sizes",
+    "unsafe_split",
+    "unsafe_split_with_sizes",
+    "unsafe_chunk",
+    "fill",
+    "prelu",
+    "hardshrink",
+    "frobenius_norm",
+    "nuclear_norm",
+    "cholesky_solve",
+    "cholesky_inverse",
 ]

@@ -328,12 +328,22 @@ def _where_method(self, condition, other):
     return where(condition, self, other)
 
 
-def _clamp_min_method(self, min):
-    return clamp(self, min=min)
+def clamp_min(Tensor input, min):
+    """Clamps all elements in ``input`` to be at least ``min``.
+
+    Args:
+        input (Tensor): the input tensor.
+        min (Number or Tensor): lower-bound of the range to be clamped to."""
+    return clamp(input, min=min)
 
 
-def _clamp_max_method(self, max):
-    return clamp(self, max=max)
+def clamp_max(Tensor input, max):
+    """Clamps all elements in ``input`` to be at most ``max``.
+
+    Args:
+        input (Tensor): the input tensor.
+        max (Number or Tensor): upper-bound of the range to be clamped to."""
+    return clamp(input, max=max)
 
 
 # ------------------------------------------------------------------ fill_ / copy_

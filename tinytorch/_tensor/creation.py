@@ -1,7 +1,12 @@
-"""Tensor factories: tensor, from_numpy, zeros/ones/full/empty (+ _like), arange, linspace, eye."""
+"""Tensor factories: tensor, as_tensor, asarray, from_numpy, zeros/ones/full/empty (+ _like), empty_strided,
+arange, range, linspace, logspace, eye, scalar_tensor."""
 from __future__ import annotations
 
+import itertools
+import math
 import numbers
+import warnings
+from typing import Optional, Sequence, Union
 
 import numpy as np
 
@@ -193,3 +198,109 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     d = to_dtype(dtype) if dtype is not None else get_default_dtype()
     return _finish(_wrap(_C.eye(int(n), m, d.code, _dev(device))), requires_grad)
+
+
+Number = Union[int, float, bool]
+
+
+def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, layout=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """Creates a one-dimensional tensor of size ``steps`` whose values are evenly spaced from
+    ``base ** start`` to ``base ** end``, inclusive, on a logarithmic scale with base ``base``.
+
+    Args:
+        start (float or Tensor): the starting value for the set of points.
+        end (float or Tensor): the ending value for the set of points.
+        steps (int): size of the constructed tensor.
+        base (float): base of the logarithm function. Default: ``10.0``.
+        dtype (tinytorch.dtype, optional): the desired data type of returned tensor.
+        layout (tinytorch.layout, optional): the desired layout; only ``tinytorch.strided``.
+        device (tinytorch.device, optional): the desired device of returned tensor.
+        requires_grad (bool, optional): if autograd should record operations on the returned tensor."""
+    exponents = linspace(start, end, steps, dtype="float64", device="cpu")
+    values = (math.log(base) * exponents).exp() if base > 0 else exponents.new_tensor(
+        [base ** float(e) for e in exponents.tolist()])
+    out = values.to(dtype=dtype or get_default_dtype(), device=device or "cpu")
+    return out.requires_grad_(requires_grad) if requires_grad else out
+
+
+# torch.range shadows the builtin in this module: nothing here calls the builtin
+def range(start: Number = 0, end: Optional[Number] = None, step: Number = 1, *, dtype=None, layout=None,
+          device=None, requires_grad: bool = False) -> Tensor:  # noqa: A001  (torch.range)
+    """Returns a 1-D tensor of size ``floor((end - start) / step) + 1`` with values from ``start`` to
+    ``end`` *inclusive* with step ``step``. Deprecated in PyTorch in favour of :func:`tinytorch.arange`.
+
+    Args:
+        start (Number): the starting value for the set of points. Default: ``0``.
+        end (Number): the ending value for the set of points.
+        step (Number): the gap between each pair of adjacent points. Default: ``1``.
+        dtype (tinytorch.dtype, optional): the desired data type of returned tensor (default: the default dtype).
+        layout (tinytorch.layout, optional): the desired layout; only ``tinytorch.strided``.
+        device (tinytorch.device, optional): the desired device of returned tensor.
+        requires_grad (bool, optional): if autograd should record operations on the returned tensor."""
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior "
+                  "is inconsistent with Python's range builtin. Instead, use torch.arange, which produces "
+                  "values in [start, end).", UserWarning, stacklevel=2)
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("range: step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("range: upper bound and larger bound inconsistent with step sign")
+    count = int(math.floor((end - start) / step)) + 1
+    out = tensor([start + i * step for i in itertools.islice(itertools.count(), count)],
+                 dtype=dtype or get_default_dtype(), device=device)
+    return out.requires_grad_(requires_grad) if requires_grad else out
+
+
+def empty_strided(size: Sequence[int], stride: Sequence[int], *, dtype=None, layout=None, device=None,
+                  requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """Creates a tensor with the specified ``size`` and ``stride``, filled with undefined data.
+
+    Args:
+        size (tuple of int): the shape of the output tensor.
+        stride (tuple of int): the strides of the output tensor.
+        dtype (tinytorch.dtype, optional): the desired data type of returned tensor.
+        layout (tinytorch.layout, optional): the desired layout; only ``tinytorch.strided``.
+        device (tinytorch.device, optional): the desired device of returned tensor.
+        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+        pin_memory (bool, optional): ignored (tinytorch's CPU memory is not pinned)."""
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape: size {list(size)}, stride {list(stride)}")
+    if any(s < 0 for s in size) or any(s < 0 for s in stride):
+        raise RuntimeError(f"empty_strided: negative size or stride: size {list(size)}, stride {list(stride)}")
+    extent = 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
+    base = empty(extent, dtype=dtype, device=device)
+    out = base.as_strided(size, stride)
+    return out.detach().requires_grad_(requires_grad) if requires_grad else out.detach()
+
+
+def asarray(obj, *, dtype=None, device=None, copy: Optional[bool] = None, requires_grad: bool = False) -> Tensor:
+    """Converts ``obj`` (a tensor, NumPy array, DLPack capsule holder, scalar or sequence) to a tensor,
+    sharing memory when it can unless ``copy=True``.
+
+    Args:
+        obj (object): the object to convert.
+        dtype (tinytorch.dtype, optional): the datatype of the returned tensor.
+        device (tinytorch.device, optional): the device of the returned tensor.
+        copy (bool, optional): True always copies, False never copies (raises if a copy is needed).
+        requires_grad (bool, optional): whether the result records operations for autograd."""
+    out = as_tensor(obj, dtype=dtype, device=device)
+    if copy is False and isinstance(obj, Tensor) and out is not obj and \
+            (out.dtype != obj.dtype or out.device != obj.device):
+        raise ValueError("asarray(copy=False): converting the tensor needs a copy (dtype or device differs)")
+    if copy:
+        out = out.clone() if isinstance(obj, Tensor) or out.data_ptr() == _data_ptr(obj) else out
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def _data_ptr(obj) -> Optional[int]:
+    interface = getattr(obj, "__array_interface__", None)
+    return interface["data"][0] if interface else None
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A 0-d tensor holding s (of the default dtype unless given)."""
+    t = tensor(s, dtype=dtype or get_default_dtype(), device=device)
+    return t.requires_grad_() if requires_grad else t

@@ -16,7 +16,7 @@ from tinytorch._tensor import interop as _interop
 from tinytorch._tensor import torch_function as _torch_function
 from tinytorch._core.cuda_loader import cuda_backend
 from tinytorch._core.dtype import DTYPES, bfloat16, bool_, device as _device, dtype as _dtype_cls, float16, float32, \
-    float64, int32, int64, to_dtype, uint8
+    float64, int32, int64, strided, to_dtype, uint8
 from tinytorch._core.engine import backward as _engine_backward
 from tinytorch._tensor.formatting import tensor_repr
 from tinytorch._ops import shape as S
@@ -222,8 +222,112 @@ class Tensor(TensorBase):
         """Marks this tensor's memory as used by ``stream`` (the allocator waits for it before reuse)."""
         cuda_backend().record_stream(self._impl, stream._impl)
 
+    # ------------------------------------------------------------ attributes and queries
     def is_floating_point(self) -> bool:
+        """Returns True if the data type of ``self`` is a floating point data type."""
         return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        """Returns False: tinytorch has no complex dtypes."""
+        return False
+
+    def is_signed(self) -> bool:
+        """Returns True if the data type of ``self`` is a signed data type."""
+        return self.dtype.is_floating_point or self.dtype.name in ("int32", "int64", "int16", "int8")
+
+    def is_distributed(self) -> bool:
+        """Returns False: tinytorch tensors are never distributed tensors."""
+        return False
+
+    def get_device(self) -> int:
+        """For CUDA tensors, returns the device ordinal of the GPU the tensor lives on; for CPU tensors, -1."""
+        return -1 if self.device.type == "cpu" else (self.device.index or 0)
+
+    def is_same_size(self, other: "Tensor") -> bool:
+        """Returns True if ``self`` and ``other`` have the same shape.
+
+        Args:
+            other (Tensor): the tensor to compare with."""
+        return tuple(self.shape) == tuple(other.shape)
+
+    def is_nonzero(self) -> bool:
+        """Returns True if the single element of ``self`` is not zero after type conversions."""
+        if self.numel() != 1:
+            if self.numel() == 0:
+                raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item() != 0)
+
+    @property
+    def nbytes(self) -> int:
+        """Total bytes of the tensor's elements (``numel() * element_size()``)."""
+        return self.numel() * self.element_size()
+
+    @property
+    def itemsize(self) -> int:
+        """Size in bytes of one element (``element_size()``)."""
+        return self.element_size()
+
+    @property
+    def layout(self):
+        """The memory layout: always ``tinytorch.strided``."""
+        return strided
+
+    @property
+    def H(self) -> "Tensor":
+        """A view of a 2-D tensor transposed (no complex dtypes: no conjugation)."""
+        if self.dim() not in (0, 2):
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor.")
+        return self.t() if self.dim() == 2 else self
+
+    @property
+    def mH(self) -> "Tensor":
+        """A view with the last two dimensions transposed (no conjugation)."""
+        if self.dim() < 2:
+            raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
+                               f"Got {self.dim()}-D tensor.")
+        return self.transpose(-2, -1)
+
+    def adjoint(self) -> "Tensor":
+        """Returns a view of ``self`` with its last two dimensions transposed (no complex dtypes: no conjugation)."""
+        if self.dim() < 2:
+            raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of matrices. "
+                               f"Got {self.dim()}-D tensor.")
+        return self.transpose(-2, -1)
+
+    # backends tinytorch doesn't have: honestly False
+    is_meta = is_mps = is_xpu = is_ipu = is_mtia = is_maia = is_nested = is_mkldnn = is_xla = property(
+        lambda self: False, doc="False: tinytorch has no such backend.")
+
+    # ------------------------------------------------------------ new tensors like this one
+    def new(self, *args) -> "Tensor":
+        """Legacy constructor: ``x.new()`` is an empty tensor, ``x.new(2, 3)`` an uninitialized one of that size,
+        ``x.new(data)`` a tensor of ``data``; all with ``self``'s dtype and device.
+
+        Args:
+            args (ints or sequence or Tensor): a size, or data."""
+        if not args:
+            return self.new_empty((0,))
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            return args[0].to(self.dtype).detach()
+        if all(isinstance(a, int) for a in args):
+            return self.new_empty(args)
+        if len(args) == 1 and isinstance(args[0], (tuple, list)) and all(isinstance(a, int) for a in args[0]) \
+                and type(args[0]).__name__ == "Size":
+            return self.new_empty(tuple(args[0]))
+        return self.new_tensor(args[0] if len(args) == 1 else list(args))
+
+    def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
+        """Returns an uninitialized tensor of ``size`` and ``stride`` with ``self``'s dtype and device by default.
+
+        Args:
+            size (tuple of int): the shape of the output tensor.
+            stride (tuple of int): the strides of the output tensor.
+            dtype (tinytorch.dtype, optional): the desired type of returned tensor.
+            device (tinytorch.device, optional): the desired device of returned tensor.
+            requires_grad (bool, optional): if autograd should record operations on the returned tensor."""
+        return _creation.empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self.device,
+                                       requires_grad=requires_grad)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
         return _creation.zeros(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)

@@ -11,7 +11,7 @@ from typing import Any, Callable, List, Sequence, Tuple, Union
 import numpy as np
 
 from tinytorch._tensor.creation import from_numpy, tensor as _new_tensor  # (the transforms' argument is named tensor)
-from tinytorch.serialization._safetensors import _from_raw, _to_raw
+from tinytorch._tensor.raw_bits import from_bits, to_bits
 from tinytorch._tensor.tensor import Tensor
 from tinytorch.utils.data import _random
 
@@ -124,7 +124,7 @@ def _as_hw_array(img) -> Tuple[np.ndarray, Callable[[np.ndarray], Any], int]:
     """(numpy view, function turning a result back into img's type, index of the H axis)."""
     if isinstance(img, Tensor):
         dtype = img.dtype
-        return _to_raw(img), (lambda a: _from_raw(np.ascontiguousarray(a), dtype)), img.dim() - 2
+        return to_bits(img), (lambda a: from_bits(np.ascontiguousarray(a), dtype)), img.dim() - 2
     arr = np.asarray(img)
     if arr.ndim not in (2, 3):
         raise ValueError(f"expected an HxW or HxWxC image, got shape {arr.shape}")

@@ -7,7 +7,7 @@ from tinytorch._generated.functional import stack, where
 from tinytorch._core.size import Size
 from tinytorch.distributions import constraints
 from tinytorch.distributions._gamma_sampler import standard_gamma_rsample
-from tinytorch.distributions._special import digamma, lbeta, lgamma, xlogy
+from tinytorch.distributions._special import digamma, lbeta, lgamma
 from tinytorch.distributions.distribution import Distribution, expand_params
 from tinytorch.distributions.utils import broadcast_all, finfo
 from tinytorch.nn.functional import one_hot
@@ -48,7 +48,7 @@ class Dirichlet(Distribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return (xlogy(self.concentration - 1.0, value).sum(-1) + lgamma(self.concentration.sum(-1))
+        return ((self.concentration - 1.0).xlogy(value).sum(-1) + lgamma(self.concentration.sum(-1))
                 - lgamma(self.concentration).sum(-1))
 
     @property
@@ -114,7 +114,7 @@ class Beta(Distribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return (xlogy(self.concentration1 - 1, value) + xlogy(self.concentration0 - 1, 1 - value)
+        return ((self.concentration1 - 1).xlogy(value) + (self.concentration0 - 1).xlogy(1 - value)
                 - lbeta(self.concentration1, self.concentration0))
 
     def entropy(self):

@@ -6,7 +6,7 @@ from numbers import Number
 from tinytorch._core.size import Size
 from tinytorch.distributions import constraints
 from tinytorch.distributions._gamma_sampler import regularized_gamma_p, standard_gamma_rsample
-from tinytorch.distributions._special import digamma, lgamma, xlogy
+from tinytorch.distributions._special import digamma, lgamma
 from tinytorch.distributions.distribution import Distribution, expand_params
 from tinytorch.distributions.utils import broadcast_all, finfo
 
@@ -57,7 +57,7 @@ class Gamma(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         value = value.to(self.rate.dtype) if not value.dtype.is_floating_point else value
-        return (xlogy(self.concentration, self.rate) + xlogy(self.concentration - 1, value)
+        return (self.concentration.xlogy(self.rate) + (self.concentration - 1).xlogy(value)
                 - self.rate * value - lgamma(self.concentration))
 
     def cdf(self, value):

@@ -36,7 +36,7 @@ from tinytorch.models.init_control import Linear, no_init_weights
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.modules.quantized import SUPPORTED_QTYPES, QuantizedLinear
 from tinytorch.nn.parameter import Parameter
-from tinytorch.serialization._safetensors import _from_raw
+from tinytorch._tensor.raw_bits import from_bits
 from tinytorch._tensor.tensor import Tensor
 
 LLM_EXTRA = "pip install gguf tokenizers jinja2 (the [llm] extra: pip install '.[llm]' in tinytorch's checkout)"
@@ -183,7 +183,7 @@ def dense(info: WeightInfo, dtype, device) -> Tensor:
     if q in (_F32, _F16):
         t = from_numpy(_writable(info.raw))
     elif q == _BF16:
-        t = _from_raw(_writable(info.raw.view(np.uint16).reshape(info.shape)), bfloat16)
+        t = from_bits(_writable(info.raw.view(np.uint16).reshape(info.shape)), bfloat16)
     elif q in SUPPORTED_QTYPES:
         k = info.shape[-1]
         rows = info.raw.size // _C.quant_row_bytes(q, k)

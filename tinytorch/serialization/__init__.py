@@ -33,13 +33,14 @@ import json
 import math
 import os
 import struct
-from typing import IO, Any, BinaryIO, Callable, Dict, Optional, Union
+from typing import IO, Any, BinaryIO, Dict, Optional, Union
 
 import numpy as np
 
 from tinytorch.serialization import _torch_save
 
 from tinytorch.serialization import _torch_zip
+from tinytorch.serialization._map_location import MAP_LOCATION, place
 from tinytorch.serialization._safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 
 
@@ -56,14 +57,11 @@ def get_unsafe_globals_in_checkpoint(f: "FILE_LIKE") -> list:
     """
     return _torch_zip.unsafe_globals(f)
 from tinytorch._tensor.creation import from_numpy
-from tinytorch._core.dtype import device as _device
-from tinytorch.serialization._safetensors import _TT_TO_ST, _check_depth, _little_endian, _parse_header, _parse_tensors, \
-    _to_raw
-from tinytorch.serialization._safetensors import _from_raw  # noqa: F401  (re-exported: tests import it from here)
+from tinytorch._tensor.raw_bits import to_bits
+from tinytorch.serialization._safetensors import _TT_TO_ST, _check_depth, _little_endian, _parse_header, _parse_tensors
 from tinytorch._tensor.tensor import Tensor
 
 FILE_LIKE = Union[str, os.PathLike, BinaryIO, IO[bytes]]
-MAP_LOCATION = Optional[Union[Callable[[Tensor, str], Tensor], str, "tinytorch.device", Dict[str, str]]]
 
 _STRUCTURE_KEY = "tinytorch.structure"
 # save(..., digest=True): SHA-256 of everything that defines the values (_file_digest). Files from
@@ -174,13 +172,13 @@ def save(obj: Any, f: FILE_LIKE, format: str = "safetensors", digest: bool = Fal
         if digest:
             raise ValueError("tinytorch.save: digest=True needs format='safetensors'; PyTorch's zip format has "
                              "no place for it (its members carry only CRC-32s)")
-        _torch_save.save_torch(obj, f, _to_raw)
+        _torch_save.save_torch(obj, f, to_bits)
         return
     if format != "safetensors":
         raise ValueError(f"tinytorch.save: format must be 'safetensors' or 'torch', got {format!r}")
     enc = _Encoder()
     structure = enc.encode(obj, [])
-    raws = {name: _to_raw(t) for name, t in enc.tensors.items()}
+    raws = {name: to_bits(t) for name, t in enc.tensors.items()}
     # Largest items first keeps every tensor aligned to its item size with no holes in the buffer.
     order = sorted(raws, key=lambda n: -raws[n].dtype.itemsize)
     header: Dict[str, Any] = {"__metadata__": {"format": "tinytorch", _STRUCTURE_KEY: json.dumps(structure)}}
@@ -224,24 +222,6 @@ class _Decoder:
     def _fail(self, msg: str):
         raise RuntimeError(f"tinytorch.load: {self.fname}: corrupted structure metadata: {msg}")
 
-    def _place(self, t: Tensor, saved_dev: str) -> Tensor:
-        ml = self.map_location
-        if ml is None:
-            target: Any = saved_dev
-        elif callable(ml) and not isinstance(ml, (str, _device)):
-            return ml(t, saved_dev)
-        elif isinstance(ml, dict):
-            target = ml.get(saved_dev, saved_dev)
-        else:
-            target = ml
-        if str(_device(target)) == "cpu":
-            return t
-        try:
-            return t.to(target)
-        except Exception as e:
-            raise RuntimeError(f"tinytorch.load: {self.fname}: can't restore a tensor onto {target!r} ({e}); "
-                               "pass map_location='cpu' to load onto the CPU") from e
-
     def decode(self, node: Any) -> Any:
         if node is None or isinstance(node, (bool, int, float, str)):
             return node
@@ -255,7 +235,7 @@ class _Decoder:
                 self._fail(f"bad tensor reference {node!r}")
             if name not in self.tensors:
                 self._fail(f"reference to tensor {name!r} which is not in the file")
-            t = self._place(self.tensors[name], node.get("dev", "cpu"))
+            t = place(self.tensors[name], node.get("dev", "cpu"), self.map_location, self.fname)
             if node.get("rg"):
                 t.requires_grad_(True)
             return t
@@ -411,8 +391,7 @@ def _load_stream(fh: BinaryIO, fname: str, map_location: MAP_LOCATION, require_d
     tensors, metadata = _parse_tensors(data, fname)
     _verify_digest(data, metadata, fname, require_digest)
     if _STRUCTURE_KEY not in metadata:
-        dec = _Decoder(fname, tensors, map_location)
-        return {name: dec._place(t, "cpu") for name, t in tensors.items()}
+        return {name: place(t, "cpu", map_location, fname) for name, t in tensors.items()}
     def bad(msg: str):
         raise RuntimeError(f"tinytorch.load: {fname}: {msg}")
 

@@ -1,11 +1,10 @@
-"""The safetensors file format, strictly: the dtype codes, a tensor's exact bytes (``_to_raw`` /
-``_from_raw``, also the carrier of DataLoader workers and dataset caches) and the header parser,
-which checks every rule of the format (JSON depth scanned before json recurses, no duplicate keys,
-offsets that tile the data section) and names the broken one (docs/reliability.md). Used by
-``tinytorch.save`` / ``tinytorch.load`` (serialization.py)."""
+"""The safetensors file format, strictly: the dtype codes and the header parser, which checks
+every rule of the format (JSON depth scanned before json recurses, no duplicate keys, offsets
+that tile the data section) and names the broken one (docs/reliability.md). A tensor's exact
+bytes come from ``_tensor/raw_bits.py``. Used by ``tinytorch.save`` / ``tinytorch.load``
+(serialization/__init__.py)."""
 from __future__ import annotations
 
-import ctypes
 import json
 import math
 import re
@@ -14,8 +13,8 @@ from typing import Any, Callable, Dict
 
 import numpy as np
 
-from tinytorch._tensor.creation import empty, from_numpy
-from tinytorch._core.dtype import DTYPES, bfloat16
+from tinytorch._core.dtype import DTYPES
+from tinytorch._tensor.raw_bits import NUMPY_BITS, from_bits
 from tinytorch._tensor.tensor import Tensor
 
 _MAX_HEADER = 100_000_000  # the safetensors reference reader's limit
@@ -23,37 +22,6 @@ _ST_DTYPES = {"BOOL": "bool", "U8": "uint8", "I32": "int32", "I64": "int64",
               "F16": "float16", "BF16": "bfloat16", "F32": "float32", "F64": "float64"}
 _TT_TO_ST = {v: k for k, v in _ST_DTYPES.items()}
 _BY_NAME = {d.name: d for d in DTYPES}
-# numpy carrier of each dtype's bytes; bfloat16 travels as its raw uint16 bits
-_NP_RAW = {"bool": np.bool_, "uint8": np.uint8, "int32": np.int32, "int64": np.int64,
-           "float16": np.float16, "bfloat16": np.uint16, "float32": np.float32, "float64": np.float64}
-
-
-# ----------------------------------------------------------------------------- raw tensor bytes
-def _to_raw(t: Tensor) -> np.ndarray:
-    """A C-contiguous numpy array holding ``t``'s exact element bits (uint16 for bfloat16).
-
-    Shares memory with ``t`` where it can; callers that keep it must copy."""
-    t = t.detach()
-    if not t.is_cpu:
-        t = t.cpu()
-    if t.dtype is not bfloat16:
-        return np.asarray(t._impl.numpy(), order="C")  # not ascontiguousarray: it makes 0-d 1-d
-    impl = t._impl if t._impl.is_contiguous() else t._impl.contiguous()
-    n = impl.numel
-    # numpy has no bfloat16: read the bits straight from the tensor's memory (exact, NaN payloads too)
-    buf = ctypes.string_at(impl.data_ptr, 2 * n) if n else b""
-    return np.frombuffer(buf, dtype=np.uint16).reshape(tuple(impl.shape)).copy()
-
-
-def _from_raw(arr: np.ndarray, dtype) -> Tensor:
-    """Inverse of :func:`_to_raw`: a tensor of ``dtype`` whose bits are ``arr``'s (takes ownership)."""
-    if dtype is not bfloat16:
-        return from_numpy(np.asarray(arr, dtype=np.dtype(_NP_RAW[dtype.name]), order="C"))
-    arr = np.asarray(arr, dtype=np.uint16, order="C")
-    out = empty(tuple(arr.shape), dtype=bfloat16)
-    if arr.size:
-        ctypes.memmove(out._impl.data_ptr, arr.ctypes.data, arr.nbytes)
-    return out
 
 
 def _little_endian(a: np.ndarray) -> np.ndarray:
@@ -175,6 +143,6 @@ def _parse_tensors(data: bytes, fname: str):
     by_name = {e[2]: e for e in entries}
     for name in header:
         begin, end, _, shape, dt = by_name[name]
-        raw = np.frombuffer(buf[begin:end], dtype=np.dtype(_NP_RAW[dt.name]).newbyteorder("<"))
-        tensors[name] = _from_raw(raw.reshape(shape).copy(), dt)  # copy: own, aligned, writable memory
+        raw = np.frombuffer(buf[begin:end], dtype=np.dtype(NUMPY_BITS[dt.name]).newbyteorder("<"))
+        tensors[name] = from_bits(raw.reshape(shape).copy(), dt)  # copy: own, aligned, writable memory
     return tensors, metadata

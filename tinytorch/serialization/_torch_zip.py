@@ -30,9 +30,9 @@ from typing import Any, Callable, Dict
 import numpy as np
 
 from tinytorch._tensor.creation import empty
-from tinytorch._core.dtype import device as _device
 from tinytorch._ops import shape as S
 from tinytorch.serialization import _torch_unpickler
+from tinytorch.serialization._map_location import place
 from tinytorch.serialization._safe_globals import user_allowed_globals
 from tinytorch.serialization._torch_unpickler import LoadedStorage, RestrictedUnpickler, UnpicklingError
 from tinytorch._tensor.tensor import Tensor
@@ -289,29 +289,6 @@ def load_legacy(data: bytes, fname: str, map_location: Any) -> Any:
 
 
 # ----------------------------------------------------------------------------- placement
-def _move(flat: Tensor, location: str, map_location: Any, fname: str) -> Tensor:
-    ml = map_location
-    if ml is None:
-        target: Any = location
-    elif callable(ml) and not isinstance(ml, (str, _device)):
-        out = ml(flat, location)  # torch: fn(storage, location) -> storage; here the storage is a 1-D tensor
-        if not isinstance(out, Tensor) or out.shape != flat.shape or out.dtype is not flat.dtype:
-            raise RuntimeError(f"tinytorch.load: {fname}: map_location callable must return a tensor like the "
-                               f"storage it was given ({tuple(flat.shape)}, {flat.dtype.name})")
-        return out
-    elif isinstance(ml, dict):
-        target = ml.get(location, location)
-    else:
-        target = ml
-    if str(_device(target)) == "cpu":
-        return flat
-    try:
-        return flat.to(target)
-    except Exception as e:
-        raise RuntimeError(f"tinytorch.load: {fname}: can't restore a tensor onto {target!r} ({e}); pass "
-                           "map_location='cpu' to load onto the CPU") from e
-
-
 def _place(obj: Any, unpickler: RestrictedUnpickler, map_location: Any, fname: str) -> Any:
     storages = list(unpickler.storages.values())
     if map_location is None and all(st.location == "cpu" for st in storages):
@@ -324,7 +301,7 @@ def _place(obj: Any, unpickler: RestrictedUnpickler, map_location: Any, fname: s
             return t
         st: LoadedStorage = entry[1]
         if id(st) not in moved:
-            moved[id(st)] = _move(st.flat, st.location, map_location, fname)
+            moved[id(st)] = place(st.flat, st.location, map_location, fname, storage=True)
         flat = moved[id(st)]
         if flat is st.flat:
             return t

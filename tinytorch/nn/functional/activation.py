@@ -8,6 +8,7 @@ from tinytorch._tensor.creation import empty, zeros_like
 from tinytorch._generated.functional import where
 from tinytorch._ops import elementwise as _E
 from tinytorch._ops.norm import log_softmax as _log_softmax, softmax as _softmax
+from tinytorch._composites.pointwise import hardshrink, prelu  # noqa: F401  (tinytorch.prelu is the same)
 from tinytorch._tensor.tensor import Tensor
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -125,24 +126,6 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
         raise RuntimeError(f"glu: Halving dimension must be even, but dimension {dim} is size {input.shape[dim]}")
     a, b = input.chunk(2, dim)
     return a * b.sigmoid()
-
-
-def prelu(input: Tensor, weight: Tensor) -> Tensor:
-    """max(0, x) + weight * min(0, x), weight per channel (dim 1; dim 0 for 1-D input) or shared."""
-    if weight.numel() != 1:
-        channels = input.shape[1] if input.dim() >= 2 else input.shape[0]
-        if weight.numel() != channels:
-            raise RuntimeError(f"prelu: mismatch in parameter count: weight has {weight.numel()} elements, input "
-                               f"{list(input.shape)} has {channels} channels")
-        shape = [1] * input.dim()
-        shape[1 if input.dim() >= 2 else 0] = channels
-        weight = weight.reshape(shape)
-    return where(input > 0, input, input * weight)
-
-
-def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """x where |x| > lambd, else 0."""
-    return input * (input.abs() > lambd)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:

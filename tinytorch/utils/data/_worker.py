@@ -19,7 +19,7 @@ import numpy as np
 
 from tinytorch._core.dtype import _dtype_by_name
 from tinytorch._core.threads import set_num_threads
-from tinytorch.serialization._safetensors import _from_raw, _to_raw
+from tinytorch._tensor.raw_bits import from_bits, to_bits
 from tinytorch._tensor.tensor import Tensor
 from tinytorch.utils.data import _random
 
@@ -152,14 +152,14 @@ def _map_structure(obj: Any, fn_leaf, is_leaf) -> Any:
 
 def pack(obj: Any) -> Any:
     """Replaces every tensor in a nested structure with a picklable payload."""
-    return _map_structure(obj, lambda t: _TensorPayload(_to_raw(t), t.dtype.name, t.requires_grad),
+    return _map_structure(obj, lambda t: _TensorPayload(to_bits(t), t.dtype.name, t.requires_grad),
                           lambda x: isinstance(x, Tensor))
 
 
 def unpack(obj: Any) -> Any:
     """Inverse of :func:`pack`, run in the main process."""
     def rebuild(p: _TensorPayload):
-        t = _from_raw(p.array, _dtype_by_name(p.dtype))
+        t = from_bits(p.array, _dtype_by_name(p.dtype))
         return t.requires_grad_(True) if p.requires_grad else t
     return _map_structure(obj, rebuild, lambda x: isinstance(x, _TensorPayload))
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from tinytorch._tensor.creation import from_numpy, tensor
 from tinytorch._core.dtype import bool_, float64, from_numpy_dtype, int64
-from tinytorch.serialization._safetensors import _from_raw, _to_raw
+from tinytorch._tensor.raw_bits import from_bits, to_bits
 from tinytorch._tensor.tensor import Tensor
 
 _np_str_obj_array_pattern = re.compile(r"[SaUO]")
@@ -40,7 +40,7 @@ def _stack_tensors(batch: List[Tensor]) -> Tensor:
         if tuple(t.shape) != tuple(batch[0].shape):
             raise RuntimeError("stack expects each tensor to be equal size, but got "
                                f"{list(batch[0].shape)} at entry 0 and {list(t.shape)} at another entry")
-    return _from_raw(np.stack([_to_raw(t) for t in batch]), dtype)
+    return from_bits(np.stack([to_bits(t) for t in batch]), dtype)
 
 
 def default_convert(data: Any) -> Any:

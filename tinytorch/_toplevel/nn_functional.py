@@ -328,7 +328,7 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool,
         reduction (int): 0 none, 1 mean, 2 sum."""
 
 
-_SAME_AS_F = ("hardshrink", "cosine_similarity", "pairwise_distance", "pdist", "prelu", "pixel_shuffle",
+_SAME_AS_F = ("cosine_similarity", "pairwise_distance", "pdist", "pixel_shuffle",
               "pixel_unshuffle", "channel_shuffle", "avg_pool1d", "adaptive_avg_pool1d", "conv_transpose1d",
               "conv_transpose2d", "bilinear")   # torch's top-level signature is F's
 
@@ -339,24 +339,6 @@ _OWN = {fn.__name__: fn for fn in (
     triplet_margin_loss, poisson_nll_loss)}
 _OWN.update({name: _inplace(_OWN[name[:-1]], name) for name in (
     "selu_", "celu_", "threshold_", "rrelu_", "alpha_dropout_", "feature_alpha_dropout_")})
-
-def _hardshrink(self: Tensor, lambd: float = 0.5) -> Tensor:
-    """See :func:`tinytorch.hardshrink`.
-
-    Args:
-        lambd (float): the lambda value for the Hardshrink formulation. Default: ``0.5``."""
-    return F.hardshrink(self, lambd)
-
-
-def _prelu(self: Tensor, weight: Tensor) -> Tensor:
-    """See :func:`tinytorch.prelu`.
-
-    Args:
-        weight (Tensor): the learnable slopes, one or one per channel."""
-    return F.prelu(self, weight)
-
-
-TENSOR_METHODS = {"hardshrink": _hardshrink, "prelu": _prelu}   # installed on Tensor by the package root
 
 NAMES = frozenset(_SAME_AS_F) | frozenset(_OWN)
 
