@@ -10,7 +10,7 @@ from typing import Any, Dict, Optional
 
 from tinytorch._core.cuda_loader import cuda_backend
 
-from tinytorch._generated.functional import stack
+from tinytorch._ops.index import stack
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch._tensor.tensor import Tensor
 

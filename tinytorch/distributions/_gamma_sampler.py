@@ -17,7 +17,8 @@ import math
 
 from tinytorch._tensor.creation import arange
 from tinytorch._core.dtype import float32, float64
-from tinytorch._generated.functional import cat, where
+from tinytorch._ops.elementwise import where
+from tinytorch._ops.shape import cat
 from tinytorch.autograd.function import Function
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.distributions._sampling import standard_normal, standard_uniform

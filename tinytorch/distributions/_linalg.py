@@ -5,7 +5,8 @@ sizes of distributions; tinytorch.linalg will carry LAPACK/cuSOLVER versions).""
 from __future__ import annotations
 
 from tinytorch._tensor.creation import arange, eye
-from tinytorch._generated.functional import cat, stack
+from tinytorch._ops.index import stack
+from tinytorch._ops.shape import cat
 from tinytorch._tensor.tensor import Tensor
 
 

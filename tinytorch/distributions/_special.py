@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from tinytorch._core.dtype import float64
-from tinytorch._generated.functional import where
+from tinytorch._ops.elementwise import where
 from tinytorch._tensor.tensor import Tensor
 
 # Lanczos approximation, g = 7, n = 9 (relative error ~1e-15 for Re(x) > 0.5)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from numbers import Number
 
 from tinytorch._tensor.creation import arange
-from tinytorch._generated.functional import where
+from tinytorch._ops.elementwise import where
 from tinytorch._core.size import Size
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.distributions import constraints

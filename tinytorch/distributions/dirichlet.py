@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from numbers import Number
 
-from tinytorch._generated.functional import stack, where
+from tinytorch._ops.elementwise import where
+from tinytorch._ops.index import stack
 from tinytorch._core.size import Size
 from tinytorch.distributions import constraints
 from tinytorch.distributions._gamma_sampler import standard_gamma_rsample

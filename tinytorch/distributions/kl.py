@@ -6,7 +6,7 @@ import math
 import warnings
 from functools import total_ordering
 
-from tinytorch._generated.functional import where
+from tinytorch._ops.elementwise import where
 from tinytorch.distributions._special import digamma, lgamma
 from tinytorch.distributions.bernoulli import Bernoulli
 from tinytorch.distributions.binomial import Binomial

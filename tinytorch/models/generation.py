@@ -10,7 +10,9 @@ from typing import Callable, Optional, Sequence, Union
 
 from tinytorch._tensor.creation import as_tensor, ones, zeros
 from tinytorch._core.dtype import bool_, int64
-from tinytorch._generated.functional import multinomial, sort, topk, where
+from tinytorch._composites.sampling import multinomial
+from tinytorch._ops.elementwise import where
+from tinytorch._ops.index import sort, topk
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn import functional as F
 from tinytorch._tensor.tensor import Tensor

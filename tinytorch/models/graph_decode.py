@@ -20,7 +20,7 @@ from typing import Dict, Optional, Sequence, Tuple
 
 from tinytorch._tensor.creation import arange, as_tensor, full, zeros
 from tinytorch._core.dtype import int64
-from tinytorch._generated.functional import where
+from tinytorch._ops.elementwise import where
 from tinytorch.models.kv_cache import KVCache
 from tinytorch._tensor.tensor import Tensor
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tinytorch._generated.functional import cat
+from tinytorch._ops.shape import cat
 from tinytorch.models.config import LlamaConfig
 from tinytorch.models.kv_cache import KVCache
 from tinytorch.models.rotary import apply_rotary_pos_emb

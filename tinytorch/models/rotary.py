@@ -14,7 +14,8 @@ import numpy as np
 
 from tinytorch._tensor.creation import from_numpy
 from tinytorch._core.dtype import float32, float64
-from tinytorch._generated.functional import cat, stack
+from tinytorch._ops.index import stack
+from tinytorch._ops.shape import cat
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules.module import Module
 from tinytorch._tensor.tensor import Tensor

@@ -7,7 +7,7 @@ from typing import Any, Callable, Optional
 from tinytorch import _C
 from tinytorch.optim._hyperparameters import _as_float, _check_hyperparameters
 from tinytorch.optim.optimizer import Optimizer, ParamsT, _zeros_like, scalar_state
-from tinytorch._generated.functional import stack
+from tinytorch._ops.index import stack
 from tinytorch.random import Generator, randn
 from tinytorch._tensor.tensor import Tensor
 

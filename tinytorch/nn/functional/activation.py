@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tinytorch._core.graph import is_grad_enabled
 from tinytorch._tensor.creation import empty, zeros_like
-from tinytorch._generated.functional import where
+from tinytorch._ops.elementwise import where
 from tinytorch._ops import elementwise as _E
 from tinytorch._ops.norm import log_softmax as _log_softmax, softmax as _softmax
 from tinytorch._composites.pointwise import hardshrink, prelu  # noqa: F401  (tinytorch.prelu is the same)

@@ -15,7 +15,7 @@ All are composed from tensor ops (autograd records their parts). Formulas:
 """
 from __future__ import annotations
 
-from tinytorch._generated.functional import maximum, minimum, where
+from tinytorch._ops.elementwise import maximum, minimum, where
 from tinytorch.nn.functional.activation import log_softmax, logsigmoid
 from tinytorch.nn.functional.loss import cross_entropy
 from tinytorch._tensor.tensor import Tensor

@@ -8,7 +8,9 @@ from typing import Sequence, Union
 
 from tinytorch._tensor.creation import full, tensor
 from tinytorch._core.dtype import int64
-from tinytorch._generated.functional import cat, logsumexp, stack, where
+from tinytorch._ops.elementwise import where
+from tinytorch._ops.index import stack
+from tinytorch._ops.shape import cat
 from tinytorch._tensor.tensor import Tensor
 
 # a finite "log 0": impossible alignments keep logsumexp's gradient finite (exp(-inf - -inf) is nan)
@@ -108,7 +110,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, 
     for t in range(1, t_max):
         prev1 = cat([neg, alpha[:, :-1]], 1)
         prev2 = where(skip_t, cat([neg2, alpha[:, :-2]], 1), alpha * 0.0 + _LOG_ZERO)
-        new = logsumexp(stack([alpha, prev1, prev2], 0), 0) + emit[t]
+        new = stack([alpha, prev1, prev2], 0).logsumexp(0) + emit[t]
         alpha = where(valid, new, new * 0.0 + _LOG_ZERO)
         alphas.append(alpha)
     losses = []
@@ -118,7 +120,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, 
         else:
             a = alphas[in_len[b] - 1][b]
             end = 2 * tg_len[b]
-            ll = a[end] if end == 0 else logsumexp(stack([a[end], a[end - 1]]), 0)
+            ll = a[end] if end == 0 else stack([a[end], a[end - 1]]).logsumexp(0)
         losses.append(-ll)
     loss = stack(losses)                                                     # (N,)
     impossible = loss > -_LOG_ZERO / 2

@@ -3,7 +3,7 @@ pairwise_distance (composed from norms, so every device and dtype differentiates
 from __future__ import annotations
 
 from tinytorch._ops import reduce as _R
-from tinytorch._generated.functional import triu_indices
+from tinytorch._composites.reshaping import triu_indices
 from tinytorch._tensor.tensor import Tensor
 
 

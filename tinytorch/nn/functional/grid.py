@@ -8,7 +8,8 @@ import warnings
 from typing import List, Optional
 
 from tinytorch._tensor.creation import arange
-from tinytorch._generated.functional import stack, where
+from tinytorch._ops.elementwise import where
+from tinytorch._ops.index import stack
 from tinytorch._tensor.tensor import Tensor
 
 

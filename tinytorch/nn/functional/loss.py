@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from tinytorch._tensor.creation import full as _full  # (poisson_nll_loss has an argument named full)
-from tinytorch._generated.functional import minimum, where
+from tinytorch._ops.elementwise import minimum, where
 from tinytorch._ops import loss as _LOSS
 from tinytorch.nn.functional.activation import logsigmoid, softplus
 from tinytorch.nn.functional.distance import cosine_similarity, pairwise_distance

@@ -9,7 +9,7 @@ from typing import Optional, Tuple
 
 from tinytorch._tensor.creation import zeros
 from tinytorch._core.dtype import bool_
-from tinytorch._generated.functional import cat
+from tinytorch._ops.shape import cat
 from tinytorch.nn.functional.activation import softmax
 from tinytorch.nn.functional.attention import scaled_dot_product_attention
 from tinytorch.nn.functional.dropout import dropout

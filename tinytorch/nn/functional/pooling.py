@@ -7,7 +7,7 @@ import math
 from typing import Any, Optional, Tuple
 
 from tinytorch._tensor.creation import arange, full, tensor as _tensor, zeros
-from tinytorch._generated.functional import stack
+from tinytorch._ops.index import stack
 from tinytorch._ops import elementwise as _E
 from tinytorch._ops.shape import cat
 from tinytorch._ops.pool import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: F401

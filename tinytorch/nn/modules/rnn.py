@@ -12,7 +12,9 @@ import math
 from typing import Optional, Tuple, Union
 
 from tinytorch._tensor.creation import empty, zeros
-from tinytorch._generated.functional import cat, stack, tanh
+from tinytorch._ops.elementwise import tanh
+from tinytorch._ops.index import stack
+from tinytorch._ops.shape import cat
 from tinytorch._ops import rnn as _fused_rnn
 from tinytorch.nn import functional as F
 from tinytorch.nn import init

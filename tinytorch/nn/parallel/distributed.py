@@ -28,7 +28,7 @@ from tinytorch import distributed as dist
 from tinytorch._core.graph import is_grad_enabled
 from tinytorch._tensor.creation import tensor, zeros
 from tinytorch._core.dtype import device as _device, int32
-from tinytorch._generated.functional import cat
+from tinytorch._ops.shape import cat
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn.modules.module import Module
 from tinytorch._tensor.tensor import Tensor

@@ -7,7 +7,8 @@ import warnings
 from tinytorch import _C
 from tinytorch._tensor.creation import tensor
 from tinytorch._core.dtype import float32
-from tinytorch._generated.functional import cat, stack
+from tinytorch._ops.index import stack
+from tinytorch._ops.shape import cat
 from tinytorch._core.tensor_base import _wrap
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch._tensor.tensor import Tensor

@@ -1,7 +1,7 @@
 """parameters_to_vector / vector_to_parameters."""
 from __future__ import annotations
 
-from tinytorch._generated.functional import cat
+from tinytorch._ops.shape import cat
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch._tensor.tensor import Tensor
 
