@@ -21,9 +21,14 @@ Shape contiguous_strides(const Shape& shape) {
   return strides;
 }
 
+// Every tensor's element count comes through here, views included: a shape whose product overflows
+// int64 (expand(2**62, 4), a crafted checkpoint's geometry) is refused, not wrapped to a small count.
 int64_t shape_numel(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t s : shape) n *= s;
+  bool overflow = false;
+  for (int64_t s : shape) overflow |= __builtin_mul_overflow(n, s, &n);
+  for (int64_t s : shape) if (s == 0) return 0;   // empty, however large the other dimensions
+  TT_CHECK(!overflow, "numel: integer multiplication overflow for sizes ", shape_str(shape));
   return n;
 }
 
@@ -93,7 +98,10 @@ Tensor Tensor::as_strided(const Shape& shape, const Shape& strides, std::optiona
     TT_CHECK(shape[i] >= 0, "as_strided: negative size ", shape[i]);
     TT_CHECK(strides[i] >= 0, "as_strided: negative strides are not supported, got ", shape_str(strides));
     if (shape[i] == 0) { max_index = -1; break; }
-    max_index += (shape[i] - 1) * strides[i];
+    int64_t reach = 0;   // checked: a wrapped reach would pass the capacity check below
+    TT_CHECK(!__builtin_mul_overflow(shape[i] - 1, strides[i], &reach) &&
+                 !__builtin_add_overflow(max_index, reach, &max_index),
+             "as_strided: sizes ", shape_str(shape), " and strides ", shape_str(strides), " overflow int64");
   }
   int64_t capacity = static_cast<int64_t>(storage_->nbytes() / tt::itemsize(dtype_));
   TT_CHECK(max_index < capacity, "as_strided: setStorage: sizes ", shape_str(shape), ", strides ",

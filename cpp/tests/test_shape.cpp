@@ -118,6 +118,17 @@ TEST(ShapeErrors, BadInputs) {
   EXPECT_THROW(arange(0.0, 1.0, -1.0, DType::Float32), std::runtime_error);
 }
 
+// Views whose element count or reach overflows int64 are refused (they used to report a wrapped numel).
+TEST(ShapeOps, SizesThatOverflowAreRefused) {
+  Tensor one = Tensor::empty({1, 1}, DType::Float32);
+  EXPECT_THROW(one.expand({int64_t(1) << 62, 4}), std::runtime_error);
+  EXPECT_THROW(one.expand({int64_t(1) << 32, int64_t(1) << 32}), std::runtime_error);
+  EXPECT_EQ(one.expand({0, int64_t(1) << 62}).numel(), 0);   // empty, however large the other dimension
+  Tensor four = Tensor::empty({4}, DType::Float32);
+  EXPECT_THROW(four.as_strided({3, 2}, {int64_t(1) << 62, 1}, 0), std::runtime_error);
+  EXPECT_THROW(Tensor::empty({int64_t(1) << 40, int64_t(1) << 40}, DType::Float32), std::runtime_error);
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, ShapeTest,
                          ::testing::Values(DType::Float32, DType::Float16, DType::BFloat16, DType::Float64),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
