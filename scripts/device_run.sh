@@ -41,13 +41,16 @@ if [[ " $stages " == *" ctest "* ]]; then
   tail -3 "$OUT/ctest.log" | tee -a "$OUT/summary.log"
 fi
 if [[ " $stages " == *" pytest "* ]]; then
-  log "pytest tests/cuda"
-  (cd tests && timeout 540 python3 -m pytest -q -p no:cacheprovider --maxfail=300 -rf cuda ${PYTEST_ARGS:-}) > "$OUT/pytest_cuda.log" 2>&1
+  # every test marked cuda, wherever its concern's folder is (the multi-process ones: the dist stage)
+  log "pytest -m 'cuda and not dist' tests"
+  (cd tests && timeout 540 python3 -m pytest -q -p no:cacheprovider -m "cuda and not dist" --maxfail=300 -rf . \
+    ${PYTEST_ARGS:-}) > "$OUT/pytest_cuda.log" 2>&1
   grep -E "^FAILED|^ERROR|passed|failed" "$OUT/pytest_cuda.log" | tail -60 | tee -a "$OUT/summary.log"
 fi
 if [[ " $stages " == *" pytestcpu "* ]]; then
-  log "pytest tests/cpu"
-  (cd tests && timeout 600 python3 -m pytest -q -p no:cacheprovider cpu) > "$OUT/pytest_cpu.log" 2>&1
+  log "pytest -m 'not cuda and not dist' tests"
+  (cd tests && timeout 600 python3 -m pytest -q -p no:cacheprovider -m "not cuda and not dist" .) \
+    > "$OUT/pytest_cpu.log" 2>&1
   tail -5 "$OUT/pytest_cpu.log" | tee -a "$OUT/summary.log"
 fi
 if [[ " $stages " == *" demo "* ]]; then
@@ -84,9 +87,9 @@ if [[ " $stages " == *" ddpbench "* ]]; then
   grep -av "^rounds:" "$OUT/ddp_bench.log" | tail -40 | tee -a "$OUT/summary.log"
 fi
 if [[ " $stages " == *" attn "* ]]; then
-  log "pytest tests/cuda/test_cuda_attention_fused.py"
+  log "pytest tests/ops/attention/test_cuda_attention_fused.py"
   (cd tests && timeout ${ATTN_TEST_TIMEOUT:-240} python3 -m pytest -q -p no:cacheprovider -rf \
-    cuda/test_cuda_attention_fused.py) > "$OUT/pytest_attn.log" 2>&1
+    ops/attention/test_cuda_attention_fused.py) > "$OUT/pytest_attn.log" 2>&1
   grep -E "^FAILED|^ERROR|passed|failed" "$OUT/pytest_attn.log" | tail -40 | tee -a "$OUT/summary.log"
   log "bench/attention_bench.py (fused vs composed vs torch SDPA)"
   timeout ${ATTN_BENCH_TIMEOUT:-200} python3 bench/attention_bench.py --device cuda ${ATTN_BENCH_ARGS:-} \

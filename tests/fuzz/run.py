@@ -67,9 +67,9 @@ def summary(counts: collections.Counter, notes: list, limit: int = 25) -> str:
     return "\n".join(lines)
 
 
-if __name__ == "__main__":      # python tests/fuzzer/run.py numpy|torch N SEED [REPORT.json]
+if __name__ == "__main__":      # python tests/fuzz/run.py numpy|torch N SEED [REPORT.json]
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from fuzzer.strategies import corpus
+    from fuzz.strategies import corpus
     tier, n, seed_value = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     counts, notes = run_cases(corpus(n, seed_value), tier)
     print(summary(counts, notes, limit=60))

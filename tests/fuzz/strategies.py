@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from fuzzer.catalogue import BY_NAME, ENTRIES, _matmul_shapes
-from fuzzer.inputs import DTYPES, FLOATS, LAYOUTS, SPECIALS
+from fuzz.catalogue import BY_NAME, ENTRIES, _matmul_shapes
+from fuzz.inputs import DTYPES, FLOATS, LAYOUTS, SPECIALS
 
 
 @st.composite

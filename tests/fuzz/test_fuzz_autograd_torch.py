@@ -1,5 +1,5 @@
 """Autograd misuse programs against torch (pytest -m fuzz): both raise, or both give the same
-gradients (tests/fuzzer/autograd_programs.py)."""
+gradients (tests/fuzz/autograd_programs.py)."""
 import collections
 import json
 import os
@@ -8,8 +8,8 @@ import sys
 import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from fuzzer import autograd_programs
-from fuzzer.run import run_isolated
+from fuzz import autograd_programs
+from fuzz.run import run_isolated
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.fuzz

@@ -1,8 +1,8 @@
-"""Checkpoint and autograd-misuse fuzzing, CI tier (tests/fuzzer/checkpoints.py,
-tests/fuzzer/autograd_programs.py): seeded hypothesis corpora, each item run in a child
+"""Checkpoint and autograd-misuse fuzzing, CI tier (tests/fuzz/checkpoints.py,
+tests/fuzz/autograd_programs.py): seeded hypothesis corpora, each item run in a child
 interpreter. A damaged checkpoint loads or raises RuntimeError; a misused graph raises one of
 PyTorch's exception types; nothing crashes or hangs. The torch comparison of the autograd
-programs is in tests/fuzz/ (pytest -m fuzz)."""
+programs is in test_fuzz_autograd_torch.py (pytest -m fuzz)."""
 import collections
 import json
 import os
@@ -12,8 +12,8 @@ import numpy as np
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 import tinytorch as tt
-from fuzzer import autograd_programs, checkpoints
-from fuzzer.run import run_isolated
+from fuzz import autograd_programs, checkpoints
+from fuzz.run import run_isolated
 
 HERE = os.path.dirname(os.path.abspath(checkpoints.__file__))
 

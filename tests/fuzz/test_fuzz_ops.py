@@ -1,13 +1,13 @@
 """The op fuzzer's CI tier: a seeded hypothesis corpus over every op-table row and the ops with
-dims, indices and sizes (tests/fuzzer/catalogue.py), every dtype and memory layout, NaN/inf, 0-size
+dims, indices and sizes (tests/fuzz/catalogue.py), every dtype and memory layout, NaN/inf, 0-size
 and 0-dim shapes, out-of-range arguments and overflowing sizes; each case runs in a child
 interpreter, so a crash or a hang is a reported failure, not a dead test run. Values are checked
 against float64 numpy; bad arguments must raise an exception of PyTorch's kinds.
 The long tier against torch is tests/fuzz/test_fuzz_torch.py (`pytest -m fuzz`)."""
 import pytest
 
-from fuzzer.run import FAILING, run_cases, summary
-from fuzzer.strategies import corpus
+from fuzz.run import FAILING, run_cases, summary
+from fuzz.strategies import corpus
 
 CASES = 4000
 

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from fuzzer.run import FAILING, run_cases, summary
-from fuzzer.strategies import corpus
+from fuzz.run import FAILING, run_cases, summary
+from fuzz.strategies import corpus
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.fuzz

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import tinytorch as tt
-from conftest import GRAD_TOL, assert_close  # tests/conftest.py (imported at load: a later conftest shadows it)
+from support.numeric import GRAD_TOL, assert_close
 
 FUSED_NODE = "ScaledDotProductFlashAttentionBackward0"
 

@@ -1,9 +1,9 @@
-"""batch_norm's fused kernels against float64 numpy (shared by tests/cpu and tests/cuda): forward,
+"""batch_norm's fused kernels against float64 numpy (shared by the CPU and CUDA tests): forward,
 running statistics and gradients, over dtypes, layouts and odd shapes."""
 import numpy as np
 
 import tinytorch.nn.functional as F
-from conftest import GRAD_TOL, TOL, assert_close, make
+from support.numeric import GRAD_TOL, TOL, assert_close, make
 
 SHAPES = [(5, 3), (4, 3, 7), (3, 5, 6, 7), (2, 16, 1, 1), (16, 4, 4, 5)]
 LAYOUTS = ["contiguous", "transposed", "sliced", "expanded"]

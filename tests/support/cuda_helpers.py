@@ -9,7 +9,7 @@ import numpy as np
 
 import tinytorch as tt
 
-from conftest import TOL, to_numpy
+from support.numeric import TOL, to_numpy
 
 INTS = ["int32", "int64", "uint8"]
 

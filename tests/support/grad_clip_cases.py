@@ -1,11 +1,11 @@
-"""clip_grad_norm_'s multi-tensor path (shared by tests/cpu and tests/cuda): the total norm and the
+"""clip_grad_norm_'s multi-tensor path (shared by the CPU and CUDA tests): the total norm and the
 clipped gradients against float64 numpy, for gradients of every float dtype, mixed in one list,
 small and large (several blocks), more tensors than one kernel launch takes, and a non-contiguous
 gradient (which takes the per-tensor path)."""
 import numpy as np
 
 import tinytorch as tt
-from conftest import TOL, assert_close, to_numpy
+from support.numeric import TOL, assert_close, to_numpy
 
 SHAPES = [(3, 4), (5,), (70001,), (2, 3, 4)] + [(7,)] * 70  # > 64 tensors: two launches on CUDA
 

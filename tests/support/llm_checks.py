@@ -6,7 +6,7 @@ from __future__ import annotations
 import tinytorch as tt
 from tinytorch.models.graph_decode import static_decode_logits
 
-from conftest import GRAD_TOL, assert_close
+from support.numeric import GRAD_TOL, assert_close
 
 NET_TOL_F32 = GRAD_TOL["float32"]  # a whole network in float32 (as test_llm_model.py)
 

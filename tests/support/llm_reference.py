@@ -1,4 +1,4 @@
-"""Helpers of the tests/cpu/test_llm_*.py files: random tiny Llama-family checkpoints (HF names,
+"""Helpers of the tests/models/test_llm_*.py files: random tiny Llama-family checkpoints (HF names,
 numpy), writing them as safetensors/config.json or GGUF, and a float64 numpy forward pass."""
 from __future__ import annotations
 

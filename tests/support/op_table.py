@@ -1,6 +1,6 @@
 """The op-table test rows, read from the op schema (codegen/ops.py): every elementwise row with a
-numpy reference, how to call it, its input range and which checks apply. tests/cpu/test_op_table.py
-and tests/cuda/test_cuda_op_table.py run them."""
+numpy reference, how to call it, its input range and which checks apply. tests/ops/elementwise/test_op_table.py
+and tests/ops/elementwise/test_cuda_op_table.py run them."""
 from __future__ import annotations
 
 import math
@@ -14,7 +14,7 @@ import numpy as np
 
 import tinytorch as tt
 
-_CODEGEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "codegen")
+_CODEGEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "codegen")
 sys.path.insert(0, _CODEGEN)
 from ops import SCHEMA  # noqa: E402
 sys.path.remove(_CODEGEN)

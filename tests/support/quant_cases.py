@@ -3,7 +3,7 @@
 Weights are random blocks with small finite fp16 scale fields (every bit pattern of the other
 fields is a valid block). The reference is gguf's numpy ``gguf.quants.dequantize`` (so the block
 layouts are checked against gguf's); where gguf is not installed (the GPU machine), the tinytorch
-CPU dequantizer, which tests/cpu/test_quant.py checks against gguf, stands in for it."""
+CPU dequantizer, which tests/ops/quant/test_quant.py checks against gguf, stands in for it."""
 from __future__ import annotations
 
 from enum import IntEnum

@@ -6,7 +6,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Iterator
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def loaded(relative_path: str, name: str) -> Iterator[ModuleType]:
