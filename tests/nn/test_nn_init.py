@@ -99,6 +99,21 @@ def test_trunc_normal():
     np.testing.assert_allclose(b.std(), 0.8796, rtol=0.02)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_trunc_normal_vit_init_is_finite_and_normal(dtype):
+    # timm/ViT's init: std=0.02 with the default bounds +-2 (absolute, so ~100 sigma): the samples near the
+    # ends of the uniform draw go through erfinv near +-1, where a float32 Newton iteration gave NaNs
+    tt.manual_seed(0)
+    w = to_numpy(init.trunc_normal_(tt.empty(1000, 1000, dtype=getattr(tt, dtype)), std=0.02)).ravel()
+    assert np.isfinite(w).all(), f"{np.isnan(w).sum()} NaNs"
+    # the sorted samples follow N(0, 0.02^2): Kolmogorov-Smirnov distance to its CDF
+    w = np.sort(w.astype(np.float64))
+    cdf = 0.5 * (1 + np.vectorize(math.erf)(w / (0.02 * math.sqrt(2))))
+    ks = np.max(np.abs(cdf - (np.arange(1, w.size + 1) - 0.5) / w.size))
+    assert ks < (0.01 if dtype == "bfloat16" else 0.003), ks
+    assert np.abs(w).max() < 0.2   # ~10 sigma at most in 10^6 samples
+
+
 @pytest.mark.parametrize("shape", [(6, 4), (4, 6), (3, 2, 2, 2)])
 def test_orthogonal(shape):
     t = tt.empty(*shape)

@@ -116,16 +116,10 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
     lo, hi = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
     with no_grad():
-        tensor.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
-        t = tensor.float() if tensor.dtype.name in ("float16", "bfloat16") else tensor
-        # erfinv via Newton on erf (no erfinv kernel): 3 iterations from a rational start
-        y = t.clamp(-1 + 1e-7, 1 - 1e-7)
-        w = -((1 - y) * (1 + y)).log()
-        x = y.sign() * (w * 0.5 * math.pi).sqrt() * 0.8862269254527580
-        for _ in range(4):
-            err = x.erf() - y
-            x = x - err / ((-(x * x)).exp() * (2 / math.sqrt(math.pi)))
-        tensor.copy_(x * (std * math.sqrt(2.0)) + mean)
+        # the uniform draw and its inverse CDF in float64: near +-1 a float32 or bfloat16 draw rounds to +-1,
+        # where erfinv is infinite (and the float32 Newton iteration used before gave NaNs)
+        u = tensor.new_empty(tuple(tensor.shape), dtype=float64).uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
+        tensor.copy_(u.erfinv() * (std * math.sqrt(2.0)) + mean)
         tensor.clamp_(a, b)
     return tensor
 

@@ -67,3 +67,18 @@ def test_stacks_and_splits():
         tt.hsplit(m, 3)
     with pytest.raises(RuntimeError, match="at least 2 dimension"):
         tt.vsplit(x, 7)
+
+
+@pytest.mark.parametrize("make_view", [
+    lambda: tt.ones(1, 1).expand(2**62, 4),
+    lambda: tt.ones(1, 1).expand(2**32, 2**32),
+    lambda: tt.ones(4).as_strided((3, 2), (2**62, 1)),
+])
+def test_views_whose_size_overflows_are_refused(make_view):
+    # torch: "numel: integer multiplication overflow"; a wrapped count made such views look empty or small
+    with pytest.raises(RuntimeError, match="overflow"):
+        make_view()
+
+
+def test_an_empty_dimension_keeps_a_huge_view_empty():
+    assert tt.ones(1, 1).expand(0, 2**62).numel() == 0
