@@ -7,6 +7,7 @@ Generated files are committed, so a build needs no generator; each starts with a
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import re
 import sys
@@ -15,6 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
+from docs_elementwise import DOCS  # noqa: E402
 from ops import SCHEMA  # noqa: E402
 from schema import BINARY_CLASSES, UNARY_CLASSES, camel  # noqa: E402
 
@@ -79,29 +81,70 @@ def _binary_grad(b) -> list:
     return out
 
 
+def _docstring(doc: str) -> list:
+    """The lines of a function body's docstring literal (raw where the text has a backslash)."""
+    lines = doc.split("\n")
+    out = [f'    {"r" if chr(92) in doc else ""}"""{lines[0]}'] + [f"    {ln}" if ln else "" for ln in lines[1:]]
+    out[-1] += '"""'
+    return out
+
+
+def _inplace_doc(name: str, doc: str) -> str:
+    """`<name>_`'s docstring: "In-place version of <name>." and the function's Args less ``input``
+    (self); keyword arguments alone stay under Args."""
+    sections, current = {}, None
+    for line in doc.split("\n"):
+        if line in ("Args:", "Keyword args:"):
+            current = sections.setdefault(line, [])
+        elif current is not None and line.startswith("        "):
+            current[-1] += "\n" + line
+        elif current is not None and line.startswith("    "):
+            current.append(line)
+        else:
+            current = None
+    args = [e for e in sections.get("Args:", []) if not e.startswith("    input ")]
+    keyword = sections.get("Keyword args:", [])
+    if not args:
+        args, keyword = keyword, []
+    blocks = [f"In-place version of {name}."] + [f"{title}\n" + "\n".join(entries)
+                                                 for title, entries in (("Args:", args), ("Keyword args:", keyword))
+                                                 if entries]
+    return "\n\n".join(blocks)
+
+
 def _function(name: str, tensors: str, sig: str, call: str, doc: str, inplace: bool, inplace_call: str) -> list:
     """A row's public function of `tensors` ("Tensor input" or "input, other"), and its in-place variant
     `<name>_(self, ...)` where it has one."""
-    out = [f"def {name}({tensors}{sig}):", f'    """{doc}"""', f"    return {call}"]
+    out = [f"def {name}({tensors}{sig}):"] + _docstring(doc) + [f"    return {call}"]
     if inplace:
         self_args = "Tensor self" + tensors.split("input", 1)[1]
-        out += ["", f"def {name}_({self_args}{sig}):", f'    """In-place version of {name}."""',
-                f"    return {inplace_call}"]
+        out += ["", f"def {name}_({self_args}{sig}):"] + _docstring(_inplace_doc(name, doc)) + \
+            [f"    return {inplace_call}"]
     return out
+
+
+def _row_doc(row, summary: str, args: str) -> str:
+    """The row's docstring: its ``doc``, else docs_elementwise.DOCS's entry, else the default (a kernel
+    behind an nn.functional function, public="F", keeps its summary: the function documents the Args)."""
+    if row.doc or row.name in DOCS:
+        return inspect.cleandoc(row.doc or DOCS[row.name])
+    return f"{summary}\n\nArgs:\n{args}" if row.public is True else summary
 
 
 def _unary_fn(u) -> list:
     params = _params(u)
     sig = "".join(f", {p}={d}" for p, d in params)
     args = "".join(f", {p}" for p, _ in params)
-    doc = u.doc or f"Returns a new tensor with the {u.name} of the elements of input."
+    doc = _row_doc(u, f"Returns a new tensor with the {u.name} of the elements of input.",
+                   "    input (Tensor): the input tensor.")
     return _function(u.name, "Tensor input", sig, f"_unary(\"{u.name}\", input{args})", doc, u.inplace,
                      f"_inplace_unary(\"{u.name}\", self{args})")
 
 
 def _binary_fn(b) -> list:
     sig, arg = (", *, alpha=1", ", alpha") if b.alpha else ("", "")
-    doc = b.doc or f"Computes {b.name} of input and other elementwise (broadcasting, type promotion)."
+    doc = _row_doc(b, f"Computes {b.name} of input and other elementwise (broadcasting, type promotion).",
+                   "    input (Tensor): the input tensor.\n    other (Tensor): the second input tensor.")
     return _function(b.name, "input, other", sig, f"_binary(\"{b.name}\", input, other{arg})", doc, b.inplace,
                      f"_inplace(\"{b.name}\", self, other{arg})")
 

@@ -46,7 +46,7 @@ class Unary:
     autocast: Optional[str] = None
     ref: Optional[str] = None           # numpy reference of x (float64), for the op-table tests
     domain: tuple = (-2.0, 2.0)         # test input range
-    doc: str = ""
+    doc: str = ""                       # its docstring (else codegen/docs_elementwise.py's entry, else the default)
 
 
 @dataclass
@@ -65,7 +65,7 @@ class Binary:
     autocast: Optional[str] = None
     ref: Optional[str] = None           # numpy reference of (x, y)
     domain: tuple = (-2.0, 2.0)
-    doc: str = ""
+    doc: str = ""                       # its docstring (else codegen/docs_elementwise.py's entry, else the default)
 
 
 @dataclass

@@ -79,9 +79,6 @@ def _dispatch_op_functions() -> None:
 
 _tf.on_first_subclass(_dispatch_op_functions)
 
-# Docstrings: PyTorch's summary and an Args section per function and Tensor method, from tables
-from tinytorch._docs.docstrings import document_api as _document_api  # noqa: E402
-_document_api(globals(), Tensor)
 
 __version__ = "0.1.0"
 

@@ -11,11 +11,27 @@ from typing import Any, Callable, Iterator, Optional
 def compile(model: Optional[Callable] = None, *, fullgraph: bool = False, dynamic: Optional[bool] = None,  # noqa: A001
             backend: Any = None, mode: Optional[str] = None, options: Optional[dict] = None,
             name: Optional[str] = None, disable: bool = False, **kwargs: Any) -> Callable:
-    """compile(model=None, *, fullgraph=False, dynamic=None, backend='inductor', mode=None,
-    options=None, disable=False) -> model
+    """options=None, disable=False) -> model
 
     Returns ``model`` unchanged (tinytorch has no compiler; see the module docstring). Used as
-    ``@compile`` or ``@compile(mode=...)`` it decorates to the same function."""
+    ``@compile`` or ``@compile(mode=...)`` it decorates to the same function.
+
+    Args:
+        model (Callable): module/function to optimize. Default: ``None``
+
+    Keyword args:
+        fullgraph (bool): accepted for PyTorch compatibility (tinytorch runs eagerly). Default:
+            ``False``
+        dynamic (bool or None): accepted for PyTorch compatibility (tinytorch runs eagerly). Default:
+            ``None``
+        backend (str or Callable): accepted for PyTorch compatibility (tinytorch runs eagerly). Default:
+            ``None``
+        mode (str): accepted for PyTorch compatibility (tinytorch runs eagerly). Default: ``None``
+        options (dict, optional): accepted for PyTorch compatibility (tinytorch runs eagerly). Default:
+            ``None``
+        name (str, optional): accepted for PyTorch compatibility (tinytorch runs eagerly). Default:
+            ``None``
+        disable (bool): turn compile() into a no-op for testing. Default: ``False``"""
     if model is None:
         return lambda fn: fn
     if not callable(model):

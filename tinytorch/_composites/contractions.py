@@ -101,7 +101,11 @@ def _contract(a: Tensor, sa: str, b: Tensor, sb: str, keep: str) -> tuple[Tensor
 def einsum(equation: str, *operands) -> Tensor:
     """Sums the product of the elements of the operands along dimensions specified using a notation
     based on the Einstein summation convention (``'...'`` for broadcast dims, implicit or explicit
-    output). Operands are contracted left to right, each pair by one batched matmul."""
+    output). Operands are contracted left to right, each pair by one batched matmul.
+
+    Args:
+        equation (str): the subscripts for the Einstein summation.
+        operands (Tensor...): the tensors to compute the Einstein summation of."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not operands:
@@ -123,7 +127,13 @@ def einsum(equation: str, *operands) -> Tensor:
 
 
 def tensordot(a: Tensor, b: Tensor, dims: Union[int, Sequence] = 2) -> Tensor:
-    """Contracts the last ``dims`` dims of a with the first of b, or the given lists of dims."""
+    """Contracts the last ``dims`` dims of a with the first of b, or the given lists of dims.
+
+    Args:
+        a (Tensor): left tensor to contract.
+        b (Tensor): right tensor to contract.
+        dims (int or tuple of two lists of ints): number of dimensions to contract or explicit lists of
+            dimensions for :attr:`a` and :attr:`b` respectively. Default: ``2``"""
     if isinstance(dims, int):
         da, db = list(range(a.dim() - dims, a.dim())), list(range(dims))
     else:
@@ -147,7 +157,11 @@ def _check_1d(name: str, a: Tensor, b: Tensor) -> None:
 
 
 def dot(input: Tensor, other: Tensor) -> Tensor:
-    """The dot product of two 1-D tensors."""
+    """The dot product of two 1-D tensors.
+
+    Args:
+        input (Tensor): the first tensor to be multiplied.
+        other (Tensor): the second tensor to be multiplied."""
     _check_1d("dot", input, other)
     return (input * other).sum()
 
@@ -156,14 +170,22 @@ vdot = dot   # (no complex dtypes: vdot is dot)
 
 
 def inner(input: Tensor, other: Tensor) -> Tensor:
-    """Sums the products over the last dims of both (a scalar operand multiplies)."""
+    """Sums the products over the last dims of both (a scalar operand multiplies).
+
+    Args:
+        input (Tensor): the first tensor to be multiplied.
+        other (Tensor): the second tensor to be multiplied."""
     if input.dim() == 0 or other.dim() == 0:
         return input * other
     return tensordot(input, other, ([-1], [-1]))
 
 
 def outer(input: Tensor, vec2: Tensor) -> Tensor:
-    """The outer product of two 1-D tensors."""
+    """The outer product of two 1-D tensors.
+
+    Args:
+        input (Tensor): the input tensor.
+        vec2 (Tensor): 1-D input vector."""
     return input.reshape(-1, 1) * vec2.reshape(1, -1)
 
 
@@ -171,7 +193,11 @@ ger = outer
 
 
 def kron(input: Tensor, other: Tensor) -> Tensor:
-    """The Kronecker product: a block tensor of input[i] * other."""
+    """The Kronecker product: a block tensor of input[i] * other.
+
+    Args:
+        input (Tensor): the first tensor to be multiplied.
+        other (Tensor): the second tensor to be multiplied."""
     n = max(input.dim(), other.dim())
     a = input.reshape(*([1] * (n - input.dim())), *input.shape)
     b = other.reshape(*([1] * (n - other.dim())), *other.shape)
@@ -187,7 +213,16 @@ def _scaled(t: Tensor, s) -> Tensor:
 
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """``beta * input + alpha * (mat1 @ mat2)``; with beta = 0 input is ignored (NaN included)."""
+    r"""``beta * input + alpha * (mat1 @ mat2)``; with beta = 0 input is ignored (NaN included).
+
+    Args:
+        input (Tensor): matrix to be added.
+        mat1 (Tensor): the first matrix to be matrix multiplied.
+        mat2 (Tensor): the second matrix to be matrix multiplied.
+
+    Keyword args:
+        beta (Number, optional): multiplier for :attr:`input` (:math:`\beta`). Default: ``1``
+        alpha (Number, optional): multiplier for :math:`mat1 @ mat2` (:math:`\alpha`). Default: ``1``"""
     if mat1.dim() != 2 or mat2.dim() != 2:
         raise RuntimeError(f"addmm: mat1 and mat2 must be matrices, got {mat1.dim()}-D and {mat2.dim()}-D")
     prod = _scaled(mat1.mm(mat2), alpha)
@@ -195,7 +230,17 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
 
 
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices."""
+    r"""``beta * input + alpha * (batch1 @ batch2)`` for batches of matrices.
+
+    Args:
+        input (Tensor): the tensor to be added.
+        batch1 (Tensor): the first batch of matrices to be multiplied.
+        batch2 (Tensor): the second batch of matrices to be multiplied.
+
+    Keyword args:
+        beta (Number, optional): multiplier for :attr:`input` (:math:`\beta`). Default: ``1``
+        alpha (Number, optional): multiplier for :math:`\text{batch1} \mathbin{@} \text{batch2}`
+            (:math:`\alpha`). Default: ``1``"""
     if batch1.dim() != 3 or batch2.dim() != 3:
         raise RuntimeError(f"baddbmm: batch1 must be a 3D tensor, got {batch1.dim()}-D and {batch2.dim()}-D")
     prod = _scaled(batch1.bmm(batch2), alpha)
@@ -203,20 +248,43 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -
 
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:
-    """Matrix-vector product."""
+    """Matrix-vector product.
+
+    Args:
+        input (Tensor): the first tensor to be multiplied.
+        vec (Tensor): vector to be multiplied."""
     if input.dim() != 2 or vec.dim() != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.dim()}, {vec.dim()}")
     return input.matmul(vec)
 
 
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """``beta * input + alpha * (mat @ vec)``."""
+    r"""``beta * input + alpha * (mat @ vec)``.
+
+    Args:
+        input (Tensor): vector to be added.
+        mat (Tensor): matrix to be matrix multiplied.
+        vec (Tensor): vector to be matrix multiplied.
+
+    Keyword args:
+        beta (Number, optional): multiplier for :attr:`input` (:math:`\beta`). Default: ``1``
+        alpha (Number, optional): multiplier for :math:`mat @ vec` (:math:`\alpha`). Default: ``1``"""
     prod = _scaled(mv(mat, vec), alpha)
     return prod if beta == 0 else _scaled(input, beta) + prod
 
 
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
-    """``beta * input + alpha * outer(vec1, vec2)``."""
+    r"""``beta * input + alpha * outer(vec1, vec2)``.
+
+    Args:
+        input (Tensor): matrix to be added.
+        vec1 (Tensor): the first vector of the outer product.
+        vec2 (Tensor): the second vector of the outer product.
+
+    Keyword args:
+        beta (Number, optional): multiplier for :attr:`input` (:math:`\beta`). Default: ``1``
+        alpha (Number, optional): multiplier for :math:`\text{vec1} \otimes \text{vec2}`
+            (:math:`\alpha`). Default: ``1``"""
     if vec1.dim() != 1 or vec2.dim() != 1:
         raise RuntimeError(f"addr: Expected 1-D arguments for vec1 and vec2, got {vec1.dim()}-D and {vec2.dim()}-D")
     prod = _scaled(vec1.unsqueeze(1) * vec2.unsqueeze(0), alpha)

@@ -54,7 +54,24 @@ def _check(input: Tensor, weight: Tensor, groups: int, op: str, transposed: bool
 
 def conv3d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: _Triple = 1,
            padding: Union[str, _Triple] = 0, dilation: _Triple = 1, groups: int = 1) -> Tensor:
-    """3-D convolution over (N, C_in, D, H, W) or (C_in, D, H, W); weight (C_out, C_in / groups, kD, kH, kW)."""
+    r"""Applies a 3D convolution over an input image composed of several input planes.
+
+    3-D convolution over (N, C_in, D, H, W) or (C_in, D, H, W); weight (C_out, C_in / groups, kD, kH, kW).
+
+    Args:
+        input (Tensor): input tensor of shape :math:`(\text{minibatch} , \text{in\_channels} , iT , iH ,
+            iW)`.
+        weight (Tensor): filters of shape :math:`(\text{out\_channels} ,
+            \frac{\text{in\_channels}}{\text{groups}} , kT , kH , kW)`.
+        bias (Tensor, optional): optional bias of shape :math:`(\text{out\_channels})`. Default:
+            ``None``
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``1``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
+        groups (int, optional): number of blocked connections from input channels to output channels.
+            Default: ``1``"""
     _check(input, weight, groups, "conv3d", False)
     stride, dilation = _triple(stride, "stride", "conv3d"), _triple(dilation, "dilation", "conv3d")
     kernel = tuple(weight.shape[2:])
@@ -102,7 +119,27 @@ def conv3d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride:
 def conv_transpose3d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: _Triple = 1,
                      padding: _Triple = 0, output_padding: _Triple = 0, groups: int = 1,
                      dilation: _Triple = 1) -> Tensor:
-    """3-D transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W); weight (C_in, C_out / groups, kD, kH, kW)."""
+    r"""Applies a 3D transposed convolution operator over an input image composed of several input planes,
+    sometimes also called "deconvolution".
+
+    3-D transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W); weight (C_in, C_out / groups, kD, kH, kW).
+
+    Args:
+        input (Tensor): input tensor of shape :math:`(\text{minibatch} , \text{in\_channels} , iT , iH ,
+            iW)`.
+        weight (Tensor): filters of shape :math:`(\text{in\_channels} ,
+            \frac{\text{out\_channels}}{\text{groups}} , kT , kH , kW)`.
+        bias (Tensor, optional): optional bias of shape :math:`(\text{out\_channels})`. Default:
+            ``None``
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``1``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        output_padding (int or tuple, optional): additional size added to one side of each dimension in
+            the output shape. Default: ``0``
+        groups (int, optional): number of blocked connections from input channels to output channels.
+            Default: ``1``
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``"""
     op = "conv_transpose3d"
     _check(input, weight, groups, op, True)
     stride, padding = _triple(stride, "stride", op), _triple(padding, "padding", op)

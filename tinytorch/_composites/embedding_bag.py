@@ -51,7 +51,22 @@ def embedding_bag(weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_b
     Returns ``(output (B, E), offset2bag (L,), bag_size (B,), max_indices)``: the bag of every
     index, the number of (non-padding) indices in every bag, and for mode 2 the row each maximum
     came from, (B, E) (-1 in empty bags); for modes 0 and 1 ``max_indices`` is ``bag_size``. The
-    first output is ``nn.functional.embedding_bag``'s."""
+    first output is ``nn.functional.embedding_bag``'s.
+
+    Args:
+        weight (Tensor): the embedding matrix (num_embeddings, embedding_dim).
+        indices (Tensor): 1-D tensor of indices into the embedding matrix, cut into bags at
+            :attr:`offsets`.
+        offsets (Tensor): the starting position of each bag in :attr:`indices`.
+        scale_grad_by_freq (bool): scale gradients by the inverse of frequency of the words in the
+            mini-batch. Default: ``False``
+        mode (int): 0 (sum), 1 (mean) or 2 (max). Default: ``0``
+        sparse (bool): sparse gradients (not supported: raises NotImplementedError). Default: ``False``
+        per_sample_weights (Tensor, optional): a weight per index, multiplying its row (sum mode).
+            Default: ``None``
+        include_last_offset (bool): if ``True``, offsets has one more element, the end of the last bag
+            (CSR format). Default: ``False``
+        padding_idx (int, optional): an index left out of every bag. Default: ``None``"""
     return bag_reduce(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
                       include_last_offset, padding_idx, True)
 

@@ -41,7 +41,16 @@ def _expand_index(index: Tensor, dim: int, like: Tensor) -> Tensor:
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Union[int, float] = 1) -> Tensor:
     """Adds ``alpha * source`` into input at ``index`` along ``dim`` (repeated indices
-    accumulate): out[..., index[i], ...] += alpha * source[..., i, ...]."""
+    accumulate): out[..., index[i], ...] += alpha * source[..., i, ...].
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int): the axis along which to index.
+        index (Tensor): indices of :attr:`source` to select from.
+        source (Tensor): the tensor containing values to add.
+
+    Keyword args:
+        alpha (Number): the scalar multiplier for :attr:`source`. Default: ``1``"""
     if index.dim() > 1:
         raise IndexError("index_add_(): Index is supposed to be a vector")
     if index.dtype not in (int64, int32):
@@ -65,7 +74,15 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
 
 
 def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Union[int, float] = 1) -> Tensor:
-    """In-place ``index_add``."""
+    """In-place ``index_add``.
+
+    Args:
+        dim (int): the axis along which to index.
+        index (Tensor): indices of :attr:`source` to select from.
+        source (Tensor): the tensor containing values to add.
+
+    Keyword args:
+        alpha (Number): the scalar multiplier for :attr:`source`. Default: ``1``"""
     return self.copy_(index_add(self, dim, index, source, alpha=alpha))
 
 
@@ -78,7 +95,19 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     scatter) with ``reduce`` ("sum", "mean", "amax", "amin", "prod"), together with input's
     value there when ``include_self``; positions nothing is scattered to keep input's value.
     Gradients: sum and mean as linear maps, amax/amin split evenly between the tied maxima as
-    PyTorch; prod has no gradient here (NotImplementedError when one is needed)."""
+    PyTorch; prod has no gradient here (NotImplementedError when one is needed).
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int): the axis along which to index.
+        index (LongTensor): the indices of elements to scatter.
+        src (Tensor): the source element(s) to scatter.
+        reduce (str): the reduction to apply for non-unique indices: ``'sum'``, ``'prod'``, ``'mean'``,
+            ``'amax'`` or ``'amin'``.
+
+    Keyword args:
+        include_self (bool): whether elements from the :attr:`input` tensor are included in the
+            reduction. Default: ``True``"""
     if reduce not in _REDUCTIONS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     if src.dtype != input.dtype:
@@ -139,13 +168,29 @@ def _numpy_index(index: np.ndarray, dim: int) -> tuple:
 
 def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                     include_self: bool = True) -> Tensor:
-    """In-place ``scatter_reduce``."""
+    """In-place ``scatter_reduce``.
+
+    Args:
+        dim (int): the axis along which to index.
+        index (LongTensor): the indices of elements to scatter.
+        src (Tensor): the source element(s) to scatter.
+        reduce (str): the reduction to apply for non-unique indices: ``'sum'``, ``'prod'``, ``'mean'``,
+            ``'amax'`` or ``'amin'``.
+
+    Keyword args:
+        include_self (bool): whether elements from the :attr:`input` tensor are included in the
+            reduction. Default: ``True``"""
     return self.copy_(scatter_reduce(self, dim, index, src, reduce, include_self=include_self))
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim: Optional[int] = None) -> Tensor:
     """Picks values along ``dim`` at ``indices`` (broadcast against input outside dim); with
-    ``dim=None`` input is flattened first."""
+    ``dim=None`` input is flattened first.
+
+    Args:
+        input (Tensor): the input tensor.
+        indices (LongTensor): the indices into :attr:`input`. Must have long dtype.
+        dim (int): the axis along which to index. Default: ``None``"""
     if dim is None:
         return input.reshape(-1).gather(0, indices.reshape(-1).long())
     dim = _wrap(dim, input.dim(), "take_along_dim")
@@ -165,7 +210,18 @@ def repeat_interleave(input: Tensor, repeats: Union[Tensor, int, None] = None, d
                       output_size: Optional[int] = None) -> Tensor:
     """Repeats each element ``repeats`` times (an int, or one count per element along dim);
     ``dim=None`` flattens first. ``repeat_interleave(counts)`` alone gives
-    ``arange(len(counts))`` repeated by counts."""
+    ``arange(len(counts))`` repeated by counts.
+
+    Args:
+        input (Tensor): the input tensor.
+        repeats (Tensor or int): the number of repetitions for each element. Default: ``None``
+        dim (int, optional): the dimension along which to repeat values. By default, use the flattened
+            input array, and return a flat output array. Default: ``None``
+
+    Keyword args:
+        output_size (int, optional): total output size for the given axis (e.g. sum of repeats). If
+            given, it will avoid the synchronization needed to calculate the output shape. Default:
+            ``None``"""
     if repeats is None:
         counts = input
         if counts.dim() > 1:
@@ -201,7 +257,11 @@ def repeat_interleave(input: Tensor, repeats: Union[Tensor, int, None] = None, d
 
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     """1-D input: a square matrix with input on its ``diagonal``-th diagonal; 2-D input: the
-    ``diagonal``-th diagonal of input, as a new 1-D tensor."""
+    ``diagonal``-th diagonal of input, as a new 1-D tensor.
+
+    Args:
+        input (Tensor): the input tensor.
+        diagonal (int, optional): the diagonal to consider. Default: ``0``"""
     if input.dim() == 1:
         n = input.numel() + abs(diagonal)
         out = zeros(n, n, dtype=input.dtype, device=input.device)
@@ -214,7 +274,10 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
 
 
 def trace(input: Tensor) -> Tensor:
-    """Sum of the main diagonal of a 2-D tensor."""
+    """Sum of the main diagonal of a 2-D tensor.
+
+    Args:
+        input (Tensor): the input tensor."""
     if input.dim() != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
     if input.dtype is bool_:
@@ -250,19 +313,31 @@ def _cum_extreme(input: Tensor, dim: int, take_new, result_type, op: str):
 
 
 def cummax(input: Tensor, dim: int):
-    """Running maximum along dim and the index where it was attained: ``(values, indices)``."""
+    """Running maximum along dim and the index where it was attained: ``(values, indices)``.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int): the dimension to do the operation over."""
     return _cum_extreme(input, dim, lambda v, best: v >= best, cummax_result, "cummax")
 
 
 def cummin(input: Tensor, dim: int):
-    """Running minimum along dim and the index where it was attained: ``(values, indices)``."""
+    """Running minimum along dim and the index where it was attained: ``(values, indices)``.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int): the dimension to do the operation over."""
     return _cum_extreme(input, dim, lambda v, best: v <= best, cummin_result, "cummin")
 
 
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """``log(cumsum(exp(input), dim))`` without overflow or underflow: a log-space scan
     (Hillis-Steele: log2(n) steps of logaddexp with the sequence shifted by 1, 2, 4, ...), in
-    float32 for 16-bit inputs, as PyTorch computes them."""
+    float32 for 16-bit inputs, as PyTorch computes them.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int): the dimension to do the operation over."""
     dim = _wrap(dim, input.dim(), "logcumsumexp")
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"logcumsumexp: expected a floating point input, got {input.dtype}")
@@ -288,7 +363,12 @@ def _logaddexp(a: Tensor, b: Tensor) -> Tensor:
 
 
 def count_nonzero(input: Tensor, dim: Union[int, Sequence[int], None] = None) -> Tensor:
-    """Number of nonzero values (in all of input, or along dim)."""
+    """Number of nonzero values (in all of input, or along dim).
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int or tuple of ints, optional): the dimension or dimensions to reduce. If ``None``, all
+            dimensions are reduced. Default: ``None``"""
     nz = (input != 0).to(int64)
     return nz.sum() if dim is None else nz.sum(dim=dim)
 
@@ -308,22 +388,34 @@ def _atleast(n: int, *tensors):
 
 
 def atleast_1d(*tensors):
-    """Views each input with at least 1 dimension."""
+    """Views each input with at least 1 dimension.
+
+    Args:
+        tensors (Tensor...): the input tensors (or one sequence of them)."""
     return _atleast(1, *tensors)
 
 
 def atleast_2d(*tensors):
-    """Views each input with at least 2 dimensions (a 1-D (n,) becomes (1, n))."""
+    """Views each input with at least 2 dimensions (a 1-D (n,) becomes (1, n)).
+
+    Args:
+        tensors (Tensor...): the input tensors (or one sequence of them)."""
     return _atleast(2, *tensors)
 
 
 def atleast_3d(*tensors):
-    """Views each input with at least 3 dimensions ((n,) -> (1, n, 1), (m, n) -> (m, n, 1))."""
+    """Views each input with at least 3 dimensions ((n,) -> (1, n, 1), (m, n) -> (m, n, 1)).
+
+    Args:
+        tensors (Tensor...): the input tensors (or one sequence of them)."""
     return _atleast(3, *tensors)
 
 
 def broadcast_tensors(*tensors) -> tuple:
-    """Expands the inputs to their common broadcast shape (views)."""
+    """Expands the inputs to their common broadcast shape (views).
+
+    Args:
+        tensors (Tensor...): any number of tensors of the same type."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     shape = ()
@@ -339,7 +431,14 @@ def broadcast_tensors(*tensors) -> tuple:
 
 
 def vander(x: Tensor, N: Optional[int] = None, increasing: bool = False) -> Tensor:
-    """Vandermonde matrix: columns x**(N-1), ..., x**0 (or increasing powers)."""
+    """Vandermonde matrix: columns x**(N-1), ..., x**0 (or increasing powers).
+
+    Args:
+        x (Tensor): 1-D input tensor.
+        N (int, optional): number of columns in the output. If N is not specified, a square array is
+            returned :math:`(N = len(x))`. Default: ``None``
+        increasing (bool, optional): order of the powers of the columns. If True, the powers increase
+            from left to right, if False (the default) they are reversed. Default: ``False``"""
     if x.dim() != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
     n = x.numel() if N is None else N
@@ -356,7 +455,15 @@ def vander(x: Tensor, N: Optional[int] = None, increasing: bool = False) -> Tens
 
 def random_(self: Tensor, from_: int = 0, to: Optional[int] = None, *, generator=None, **kwargs) -> Tensor:
     """Fills self with integers drawn uniformly from [from, to - 1] (``random_(to)`` alone: [0, to);
-    no bounds: [0, 2**mantissa] for floats, the dtype's range for integers), as PyTorch."""
+    no bounds: [0, 2**mantissa] for floats, the dtype's range for integers), as PyTorch.
+
+    Args:
+        from_ (int): the lowest integer to draw (the only bound when :attr:`to` is ``None``: then the
+            draw is on [0, from_)). Default: ``0``
+        to (int, optional): one above the highest integer to draw. Default: ``None``
+
+    Keyword args:
+        generator (Generator, optional): a pseudorandom number generator for sampling. Default: ``None``"""
     if "from" in kwargs:
         from_ = kwargs.pop("from")
     if kwargs:

@@ -20,7 +20,11 @@ __all__ = ["logaddexp", "meshgrid", "cartesian_prod", "diff", "cross", "cdist", 
 
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     """Logarithm of the sum of exponentiations of the inputs, log(exp(input) + exp(other)),
-    computed without overflow as max + log1p(exp(-|input - other|))."""
+    computed without overflow as max + log1p(exp(-|input - other|)).
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor): the second input tensor."""
     _require_floating("logaddexp", input, other)
     out = input.maximum(other) + (-(input - other).abs()).exp().log1p()
     if isinstance(input, Tensor) and isinstance(other, Tensor):
@@ -30,7 +34,14 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:
 
 
 def meshgrid(*tensors, indexing: str = "ij") -> tuple:
-    """Coordinate grids from 1-D tensors: 'ij' (matrix) or 'xy' (Cartesian) indexing."""
+    """Coordinate grids from 1-D tensors: 'ij' (matrix) or 'xy' (Cartesian) indexing.
+
+    Args:
+        tensors (Tensor...): scalars or 1 dimensional tensors. Scalars will be treated as tensors of
+            size :math:`(1,)` automatically.
+
+    Keyword args:
+        indexing (str, optional): the indexing mode, either ``'xy'`` or ``'ij'``. Default: ``'ij'``"""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing not in ("ij", "xy"):
@@ -47,7 +58,10 @@ def meshgrid(*tensors, indexing: str = "ij") -> tuple:
 
 
 def cartesian_prod(*tensors) -> Tensor:
-    """All combinations of the 1-D tensors' elements, one per row."""
+    """All combinations of the 1-D tensors' elements, one per row.
+
+    Args:
+        tensors (Tensor...): any number of 1 dimensional tensors."""
     if len(tensors) == 1:
         return tensors[0]
     return stack([g.reshape(-1) for g in meshgrid(*tensors, indexing="ij")], 1)
@@ -55,7 +69,16 @@ def cartesian_prod(*tensors) -> Tensor:
 
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Optional[Tensor] = None,
          append: Optional[Tensor] = None) -> Tensor:
-    """The n-th forward difference along dim (after concatenating prepend and append)."""
+    """The n-th forward difference along dim (after concatenating prepend and append).
+
+    Args:
+        input (Tensor): the input tensor.
+        n (int, optional): the number of times to recursively compute the difference. Default: ``1``
+        dim (int, optional): the dimension to compute the difference along. Default: ``-1``
+        prepend (Tensor, optional): values to prepend to :attr:`input` along :attr:`dim` before
+            computing the difference. Default: ``None``
+        append (Tensor, optional): values to append to :attr:`input` along :attr:`dim` before computing
+            the difference. Default: ``None``"""
     x = input
     if prepend is not None or append is not None:
         x = cat([t for t in (prepend, x, append) if t is not None], dim)
@@ -66,7 +89,12 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Optional[Tensor] = N
 
 
 def cross(input: Tensor, other: Tensor, dim: Optional[int] = None) -> Tensor:
-    """The cross product of 3-vectors along dim (the first dim of size 3 if None)."""
+    """The cross product of 3-vectors along dim (the first dim of size 3 if None).
+
+    Args:
+        input (Tensor): the first tensor to be multiplied.
+        other (Tensor): the second tensor to be multiplied.
+        dim (int, optional): the dimension to take the cross-product in. Default: ``None``"""
     if dim is None:
         dim = next((d for d, s in enumerate(input.shape) if s == 3), None)
         if dim is None:
@@ -79,13 +107,25 @@ def cross(input: Tensor, other: Tensor, dim: Optional[int] = None) -> Tensor:
 
 
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
-    """p-norm distances between each pair of rows: (*, P, M) and (*, R, M) -> (*, P, R)."""
+    r"""p-norm distances between each pair of rows: (*, P, M) and (*, R, M) -> (*, P, R).
+
+    Args:
+        x1 (Tensor): input tensor of shape :math:`B \times P \times M`.
+        x2 (Tensor): input tensor of shape :math:`B \times R \times M`.
+        p (float): p value for the p-norm distance to calculate between each vector pair :math:`\in [0,
+            \infty]`. Default: ``2.0``
+        compute_mode (str): ``'use_mm_for_euclid_dist_if_necessary'``, ``'use_mm_for_euclid_dist'`` or
+            ``'donot_use_mm_for_euclid_dist'``: whether the Euclidean distance uses a matrix
+            multiplication. Default: ``'use_mm_for_euclid_dist_if_necessary'``"""
     d = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     return d.abs().amax(-1) if p == float("inf") else d.norm(float(p), -1)
 
 
 def block_diag(*tensors) -> Tensor:
-    """A block diagonal matrix from 0-D, 1-D (a row) or 2-D tensors."""
+    """A block diagonal matrix from 0-D, 1-D (a row) or 2-D tensors.
+
+    Args:
+        tensors (Tensor...): one or more tensors with 0, 1, or 2 dimensions."""
     mats = [t.reshape(1, 1) if t.dim() == 0 else t.reshape(1, -1) if t.dim() == 1 else t for t in tensors]
     rows = sum(m.shape[0] for m in mats)
     dtype = mats[0].dtype if mats else float32
@@ -100,7 +140,17 @@ def block_diag(*tensors) -> Tensor:
 
 
 def cov(input: Tensor, correction: int = 1, fweights=None, aweights=None) -> Tensor:
-    """The covariance of the variables in the rows of input (observations in the columns)."""
+    """The covariance of the variables in the rows of input (observations in the columns).
+
+    Args:
+        input (Tensor): a 2D matrix containing multiple variables and observations, or a Scalar or 1D
+            vector representing a single variable.
+        correction (int): difference between the sample size and sample degrees of freedom (Bessel's
+            correction is ``correction=1``). Default: ``1``
+        fweights (tensor, optional): a Scalar or 1D tensor of observation vector frequencies
+            representing the number of times each observation should be repeated. Default: ``None``
+        aweights (tensor, optional): a Scalar or 1D array of observation vector weights. Default:
+            ``None``"""
     if fweights is not None or aweights is not None:
         raise NotImplementedError("cov: fweights and aweights are not implemented")
     x = input if input.dim() == 2 else input.reshape(1, -1)
@@ -110,7 +160,11 @@ def cov(input: Tensor, correction: int = 1, fweights=None, aweights=None) -> Ten
 
 
 def corrcoef(input: Tensor) -> Tensor:
-    """Pearson correlation coefficients of the rows of input."""
+    """Pearson correlation coefficients of the rows of input.
+
+    Args:
+        input (Tensor): a 2D matrix containing multiple variables and observations, or a Scalar or 1D
+            vector representing a single variable."""
     c = cov(input)
     if c.dim() == 0:
         return c / c
@@ -119,7 +173,16 @@ def corrcoef(input: Tensor) -> Tensor:
 
 
 def trapezoid(y: Tensor, x: Optional[Tensor] = None, *, dx: Optional[float] = None, dim: int = -1) -> Tensor:
-    """The trapezoidal rule along dim, with sample points x or spacing dx (default 1)."""
+    """The trapezoidal rule along dim, with sample points x or spacing dx (default 1).
+
+    Args:
+        y (Tensor): values to use when computing the trapezoidal rule.
+        x (Tensor, optional): if specified, defines spacing between values as specified above. Default:
+            ``None``
+
+    Keyword args:
+        dx (float): constant spacing between values. Default: ``None``
+        dim (int): the dimension along which to compute the trapezoidal rule. Default: ``-1``"""
     n = y.shape[dim]
     avg = (y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)) * 0.5
     if x is None:
@@ -131,7 +194,13 @@ trapz = trapezoid
 
 
 def bincount(input: Tensor, weights: Optional[Tensor] = None, minlength: int = 0) -> Tensor:
-    """How many times each non-negative integer occurs (or the sum of its weights)."""
+    """How many times each non-negative integer occurs (or the sum of its weights).
+
+    Args:
+        input (Tensor): 1-d int tensor.
+        weights (Tensor, optional): weight for each value in the input tensor. Should be of same size as
+            input tensor. Default: ``None``
+        minlength (int): minimum number of bins. Should be non-negative. Default: ``0``"""
     if input.dim() != 1 or input.dtype.is_floating_point:
         raise RuntimeError(f"bincount only supports 1-d non-negative integral inputs, got {input.dtype} "
                            f"{list(input.shape)}")
@@ -147,7 +216,23 @@ def bincount(input: Tensor, weights: Optional[Tensor] = None, minlength: int = 0
 def searchsorted(sorted_sequence: Tensor, values, *, out_int32: bool = False, right: bool = False, side=None,
                  sorter=None) -> Tensor:
     """Indices at which values would be inserted into the last dim of sorted_sequence to keep it
-    sorted (the first such index, or the last with right=True / side='right')."""
+    sorted (the first such index, or the last with right=True / side='right').
+
+    Args:
+        sorted_sequence (Tensor): N-D or 1-D tensor, containing monotonically increasing sequence on the
+            *innermost* dimension unless :attr:`sorter` is provided.
+        values (Tensor or Scalar): N-D tensor or a Scalar containing the search value(s).
+
+    Keyword args:
+        out_int32 (bool, optional): indicate the output data type: int32 if True, int64 otherwise.
+            Default: ``False``
+        right (bool, optional): if False, return the first suitable location that is found. If True,
+            return the last such index. Default: ``False``
+        side (str, optional): the same as :attr:`right` but preferred: ``'left'`` or ``'right'``.
+            Default: ``None``
+        sorter (LongTensor, optional): if provided, a tensor matching the shape of the unsorted
+            :attr:`sorted_sequence` containing a sequence of indices that sort it in the ascending order
+            on the innermost dimension. Default: ``None``"""
     if sorter is not None:
         raise NotImplementedError("searchsorted: sorter is not implemented (sort the sequence first)")
     right = right or side == "right"
@@ -162,12 +247,28 @@ def searchsorted(sorted_sequence: Tensor, values, *, out_int32: bool = False, ri
 
 
 def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:
-    """The bucket of each input value, boundaries being sorted (right=False: boundaries[i-1] < x <= boundaries[i])."""
+    """The bucket of each input value, boundaries being sorted (right=False: boundaries[i-1] < x <= boundaries[i]).
+
+    Args:
+        input (Tensor or Scalar): N-D tensor or a Scalar containing the search value(s).
+        boundaries (Tensor): 1-D tensor, must contain a strictly increasing sequence.
+
+    Keyword args:
+        out_int32 (bool, optional): indicate the output data type: int32 if True, int64 otherwise.
+            Default: ``False``
+        right (bool, optional): if False, return the first suitable location that is found. If True,
+            return the last such index. Default: ``False``"""
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
-    """A histogram of equal-width bins between min and max (the data's range when both are 0)."""
+    """A histogram of equal-width bins between min and max (the data's range when both are 0).
+
+    Args:
+        input (Tensor): the input tensor.
+        bins (int): number of histogram bins. Default: ``100``
+        min (Scalar): lower end of the range (inclusive). Default: ``0``
+        max (Scalar): upper end of the range (inclusive). Default: ``0``"""
     x = input.reshape(-1).to(input.dtype if input.dtype.is_floating_point else float32)
     lo, hi = float(min), float(max)
     if lo == hi:
@@ -183,7 +284,18 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
            dim: Optional[int] = None):
     """The unique elements (sorted), and optionally the index of each input element in them and
-    their counts."""
+    their counts.
+
+    Args:
+        input (Tensor): the input tensor.
+        sorted (bool): whether to sort the unique elements in ascending order before returning as
+            output. Default: ``True``
+        return_inverse (bool): whether to also return the indices for where elements in the original
+            input ended up in the returned unique list. Default: ``False``
+        return_counts (bool): whether to also return the counts for each unique element. Default:
+            ``False``
+        dim (int, optional): the dimension to operate upon. If ``None``, the unique of the flattened
+            input is returned. Default: ``None``"""
     if dim is not None:
         raise NotImplementedError("unique(dim=...) is not implemented")
     flat = input.reshape(-1)
@@ -208,7 +320,15 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
                        dim: Optional[int] = None):
     """Eliminates all but the first element from every consecutive group of equivalent elements
     (of the flattened input, or of the slices along ``dim``); optionally the index of each input
-    element (slice) in the output, and the length of each group."""
+    element (slice) in the output, and the length of each group.
+
+    Args:
+        input (Tensor): the input tensor.
+        return_inverse (bool): whether to also return the indices for where elements in the original
+            input ended up in the returned unique list. Default: ``False``
+        return_counts (bool): whether to also return the counts for each unique element. Default:
+            ``False``
+        dim (int): the dimension to do the operation over. Default: ``None``"""
     x = input.reshape(-1) if dim is None else input.movedim(dim, 0)
     n = x.shape[0]
     if n == 0:

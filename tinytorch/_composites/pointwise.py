@@ -54,7 +54,12 @@ def _check_same_dtype(op: str, input: Tensor, other: Tensor, what: str = "other"
 
 def lerp(input: Tensor, end: Tensor, weight: Union[Tensor, Number]) -> Tensor:
     """Linear interpolation: ``input + weight * (end - input)``; ``end`` (and a tensor
-    ``weight``) must have input's dtype, as PyTorch."""
+    ``weight``) must have input's dtype, as PyTorch.
+
+    Args:
+        input (Tensor): the tensor with the starting points.
+        end (Tensor): the tensor with the ending points.
+        weight (float or tensor): the weight for the interpolation formula."""
     _check_same_dtype("lerp", input, end, "end")
     if isinstance(weight, Tensor):
         _check_same_dtype("lerp", input, weight, "weight")
@@ -62,14 +67,30 @@ def lerp(input: Tensor, end: Tensor, weight: Union[Tensor, Number]) -> Tensor:
 
 
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
-    """``input + value * tensor1 * tensor2``."""
+    """``input + value * tensor1 * tensor2``.
+
+    Args:
+        input (Tensor): the tensor to be added.
+        tensor1 (Tensor): the tensor to be multiplied.
+        tensor2 (Tensor): the tensor to be multiplied.
+
+    Keyword args:
+        value (Number, optional): multiplier for :math:`tensor1 .* tensor2`. Default: ``1``"""
     prod = tensor1 * tensor2
     return input + (prod if value == 1 else prod * value)
 
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 1) -> Tensor:
-    """``input + value * tensor1 / tensor2`` (integer tensors are refused, as PyTorch: their
-    division would truncate)."""
+    r"""``input + value * tensor1 / tensor2`` (integer tensors are refused, as PyTorch: their
+    division would truncate).
+
+    Args:
+        input (Tensor): the tensor to be added.
+        tensor1 (Tensor): the numerator tensor.
+        tensor2 (Tensor): the denominator tensor.
+
+    Keyword args:
+        value (Number, optional): multiplier for :math:`\text{tensor1} / \text{tensor2}`. Default: ``1``"""
     if not tensor1.dtype.is_floating_point and not tensor2.dtype.is_floating_point:
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release "
                            "addcdiv will perform a true division of tensor1 and tensor2. Use "
@@ -80,7 +101,11 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Number = 
 
 def hypot(input: Tensor, other: Tensor) -> Tensor:
     """``sqrt(input**2 + other**2)`` elementwise, without overflow for large inputs (scaled by
-    the larger magnitude)."""
+    the larger magnitude).
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor): the second input tensor."""
     _require_floating("hypot", input, other)
     a, b = input.abs(), _as_tensor(other, input).abs()
     big = a.maximum(b)
@@ -92,7 +117,10 @@ def hypot(input: Tensor, other: Tensor) -> Tensor:
 
 
 def sinc(input: Tensor) -> Tensor:
-    """Normalized sinc: ``sin(pi x) / (pi x)``, 1 at 0 (gradient 0 there)."""
+    """Normalized sinc: ``sin(pi x) / (pi x)``, 1 at 0 (gradient 0 there).
+
+    Args:
+        input (Tensor): the input tensor."""
     x = input if input.dtype.is_floating_point else input.float()
     px = x * math.pi
     zero = x == 0
@@ -101,19 +129,28 @@ def sinc(input: Tensor) -> Tensor:
 
 
 def deg2rad(input: Tensor) -> Tensor:
-    """Degrees to radians."""
+    """Degrees to radians.
+
+    Args:
+        input (Tensor): the input tensor."""
     x = input if input.dtype.is_floating_point else input.float()
     return x * (math.pi / 180.0)
 
 
 def rad2deg(input: Tensor) -> Tensor:
-    """Radians to degrees."""
+    """Radians to degrees.
+
+    Args:
+        input (Tensor): the input tensor."""
     x = input if input.dtype.is_floating_point else input.float()
     return x * (180.0 / math.pi)
 
 
 def frac(input: Tensor) -> Tensor:
-    """Fractional part, ``input - trunc(input)`` (sign of input); floating inputs only."""
+    """Fractional part, ``input - trunc(input)`` (sign of input); floating inputs only.
+
+    Args:
+        input (Tensor): the input tensor."""
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"\"frac_cpu\" not implemented for '{input.dtype}'")
     return input - input.trunc()
@@ -122,7 +159,11 @@ def frac(input: Tensor) -> Tensor:
 def fmod(input: Tensor, other: Union[Tensor, Number]) -> Tensor:
     """C's fmod: the remainder of ``input / other`` with the sign of input (``remainder`` takes
     the divisor's sign): the remainder, moved by one divisor where the signs differ (exact for
-    integers; the gradient for other is -trunc(input / other), as PyTorch)."""
+    integers; the gradient for other is -trunc(input / other), as PyTorch).
+
+    Args:
+        input (Tensor): the dividend.
+        other (Tensor or Number): the divisor."""
     r = input.remainder(other)
     adjust = (r != 0) & ((r < 0) != (input < 0))
     out = where(adjust, r - other, r)
@@ -132,7 +173,12 @@ def fmod(input: Tensor, other: Union[Tensor, Number]) -> Tensor:
 
 
 def copysign(input: Tensor, other: Union[Tensor, Number]) -> Tensor:
-    """|input| with the sign of other (a negative zero or NaN sign bit counts as negative)."""
+    """|input| with the sign of other (a negative zero or NaN sign bit counts as negative).
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor or Number): contains value(s) whose signbit(s) are applied to the magnitudes in
+            :attr:`input`."""
     x = input if input.dtype.is_floating_point else input.float()
     o = _as_tensor(other, x)
     neg = signbit(o)
@@ -141,7 +187,11 @@ def copysign(input: Tensor, other: Union[Tensor, Number]) -> Tensor:
 
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
     """Heaviside step: 0 where input < 0, ``values`` where input == 0, 1 where input > 0 (no
-    gradient, as PyTorch: its derivative is not implemented there either)."""
+    gradient, as PyTorch: its derivative is not implemented there either).
+
+    Args:
+        input (Tensor): the input tensor.
+        values (Tensor): the values to use where :attr:`input` is zero."""
     if not isinstance(values, Tensor):
         raise TypeError(f"heaviside(): argument 'values' must be Tensor, not {type(values).__name__}")
     if input.requires_grad or values.requires_grad:
@@ -152,7 +202,11 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
 
 
 def xlogy(input: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
-    """``input * log(other)``, 0 where input is 0 (NaN if other is NaN)."""
+    """``input * log(other)``, 0 where input is 0 (NaN if other is NaN).
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor): the second input tensor."""
     if not isinstance(input, Tensor):
         input = _as_tensor(float(input), other)
     dtype = _promoted_dtype(input, other)
@@ -163,7 +217,11 @@ def xlogy(input: Union[Tensor, Number], other: Union[Tensor, Number]) -> Tensor:
 
 
 def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
-    """``log2(2**input + 2**other)`` without overflow."""
+    """``log2(2**input + 2**other)`` without overflow.
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor): the second input tensor."""
     _require_floating("logaddexp2", input, other)
     m = input.maximum(other)
     out = m + (-(input - other).abs()).exp2().log1p() * (1.0 / math.log(2.0))
@@ -171,7 +229,11 @@ def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
 
 
 def float_power(input: Union[Tensor, Number], exponent: Union[Tensor, Number]) -> Tensor:
-    """``input ** exponent`` computed in float64, as PyTorch's float_power."""
+    """``input ** exponent`` computed in float64, as PyTorch's float_power.
+
+    Args:
+        input (Tensor or Number): the base value(s).
+        exponent (Tensor or Number): the exponent value(s)."""
     base = input.to(float64) if isinstance(input, Tensor) else input
     exp = exponent.to(float64) if isinstance(exponent, Tensor) else exponent
     if not isinstance(base, Tensor):
@@ -180,7 +242,10 @@ def float_power(input: Union[Tensor, Number], exponent: Union[Tensor, Number]) -
 
 
 def signbit(input: Tensor) -> Tensor:
-    """True where the sign bit is set: negative numbers and -0.0 (NaNs read as positive)."""
+    """True where the sign bit is set: negative numbers and -0.0 (NaNs read as positive).
+
+    Args:
+        input (Tensor): the input tensor."""
     if not input.dtype.is_floating_point:
         return input < 0
     x = input.detach()
@@ -189,19 +254,35 @@ def signbit(input: Tensor) -> Tensor:
 
 
 def isposinf(input: Tensor) -> Tensor:
-    """True where input is +inf."""
+    """True where input is +inf.
+
+    Args:
+        input (Tensor): the input tensor."""
     return input.isinf() & (input > 0)
 
 
 def isneginf(input: Tensor) -> Tensor:
-    """True where input is -inf."""
+    """True where input is -inf.
+
+    Args:
+        input (Tensor): the input tensor."""
     return input.isinf() & (input < 0)
 
 
 def nan_to_num(input: Tensor, nan: float = 0.0, posinf: Optional[float] = None,
                neginf: Optional[float] = None) -> Tensor:
-    """NaN -> ``nan``, +inf -> ``posinf`` (default: the dtype's max), -inf -> ``neginf``
-    (default: the dtype's lowest); the gradient passes where the value is kept, 0 elsewhere."""
+    r"""NaN -> ``nan``, +inf -> ``posinf`` (default: the dtype's max), -inf -> ``neginf``
+    (default: the dtype's lowest); the gradient passes where the value is kept, 0 elsewhere.
+
+    Args:
+        input (Tensor): the input tensor.
+        nan (Number, optional): the value to replace :literal:`NaN`\s with. Default: ``0.0``
+        posinf (Number, optional): if a Number, the value to replace positive infinity values with. If
+            None, positive infinity values are replaced with the greatest finite value representable by
+            :attr:`input`'s dtype. Default: ``None``
+        neginf (Number, optional): if a Number, the value to replace negative infinity values with. If
+            None, negative infinity values are replaced with the lowest finite value representable by
+            :attr:`input`'s dtype. Default: ``None``"""
     if not input.dtype.is_floating_point:
         return input.clone()
     big = finfo(input.dtype).max
@@ -215,7 +296,15 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: Optional[float] = None,
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
             equal_nan: bool = False) -> Tensor:
     """``|input - other| <= atol + rtol * |other|`` elementwise (equal values, infinities
-    included, are close; NaNs only with ``equal_nan``); both inputs must share a dtype."""
+    included, are close; NaNs only with ``equal_nan``); both inputs must share a dtype.
+
+    Args:
+        input (Tensor): first tensor to compare.
+        other (Tensor): second tensor to compare.
+        rtol (float, optional): relative tolerance. Default: ``1e-05``
+        atol (float, optional): absolute tolerance. Default: ``1e-08``
+        equal_nan (bool, optional): if ``True``, then two ``NaN`` s will be considered equal. Default:
+            ``False``"""
     other = _as_tensor(other, input)
     if input.dtype != other.dtype:
         raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
@@ -238,13 +327,25 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
 
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
-    """True when every element of input is close to other's (see ``isclose``)."""
+    """True when every element of input is close to other's (see ``isclose``).
+
+    Args:
+        input (Tensor): first tensor to compare.
+        other (Tensor): second tensor to compare.
+        rtol (float, optional): relative tolerance. Default: ``1e-05``
+        atol (float, optional): absolute tolerance. Default: ``1e-08``
+        equal_nan (bool, optional): if ``True``, then two ``NaN`` s will be considered equal. Default:
+            ``False``"""
     return bool(isclose(input, other, rtol, atol, equal_nan).all().item())
 
 
 def equal(input: Tensor, other: Tensor) -> bool:
     """True when both tensors have the same size and elements (values compared after type
-    promotion, as PyTorch)."""
+    promotion, as PyTorch).
+
+    Args:
+        input (Tensor): first tensor to compare.
+        other (Tensor): second tensor to compare."""
     if not isinstance(other, Tensor):
         raise TypeError(f"equal(): argument 'other' must be Tensor, not {type(other).__name__}")
     if tuple(input.shape) != tuple(other.shape):
@@ -255,7 +356,17 @@ def equal(input: Tensor, other: Tensor) -> bool:
 def isin(elements: Union[Tensor, Number], test_elements: Union[Tensor, Number], *,
          assume_unique: bool = False, invert: bool = False) -> Tensor:
     """Whether each element of ``elements`` is in ``test_elements`` (a bool tensor of elements'
-    shape): a sorted search, O((n + m) log m)."""
+    shape): a sorted search, O((n + m) log m).
+
+    Args:
+        elements (Tensor or Scalar): input elements.
+        test_elements (Tensor or Scalar): values against which to test for each input element.
+
+    Keyword args:
+        assume_unique (bool, optional): if True, assumes both :attr:`elements` and :attr:`test_elements`
+            contain unique elements, which can speed up the calculation. Default: ``False``
+        invert (bool, optional): if True, inverts the boolean return tensor, resulting in True values
+            for elements *not* in :attr:`test_elements`. Default: ``False``"""
     if not isinstance(elements, Tensor):
         elements = _as_tensor(elements, test_elements)
     if not isinstance(test_elements, Tensor):
@@ -299,7 +410,11 @@ def _require_integer(op: str, *operands: Tensor) -> None:
 
 def gcd(input: Tensor, other: Tensor) -> Tensor:
     """The element-wise greatest common divisor (non-negative; ``gcd(0, 0) = 0``) of integer tensors,
-    by Euclid's algorithm on all elements at once."""
+    by Euclid's algorithm on all elements at once.
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor): the second input tensor."""
     _require_integer("gcd", input, other)
     dtype = _result_dtype(input, other)
     shape = (input.detach() == other.detach()).shape   # the broadcast shape
@@ -312,7 +427,11 @@ def gcd(input: Tensor, other: Tensor) -> Tensor:
 
 
 def lcm(input: Tensor, other: Tensor) -> Tensor:
-    """The element-wise least common multiple (non-negative; 0 when either is 0) of integer tensors."""
+    """The element-wise least common multiple (non-negative; 0 when either is 0) of integer tensors.
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor): the second input tensor."""
     _require_integer("lcm", input, other)
     g = gcd(input, other)
     one = _tensor(1, dtype=g.dtype, device=g.device)
@@ -320,9 +439,43 @@ def lcm(input: Tensor, other: Tensor) -> Tensor:
 
 
 def ldexp(input: Tensor, other: Tensor) -> Tensor:
-    """Multiplies ``input`` by 2 to the power ``other`` (a floating result: float32 for integer operands)."""
+    """Multiplies ``input`` by 2 to the power ``other`` (a floating result: float32 for integer operands).
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor): the second input tensor."""
     dtype = _promoted_dtype(input, other)
     return input.to(dtype) * _tensor(2.0, dtype=dtype, device=input.device).pow(other)
+
+
+def _entry_name(entry: str) -> str:
+    return entry.split()[0].rstrip(":")
+
+
+def derived_doc(summary: str, doc: Optional[str], drop: Optional[str] = None, first: Optional[str] = None) -> str:
+    """The docstring of a made form (an in-place method, a function form): ``summary``, then the Args and
+    Keyword args of ``doc`` (the docstring of what it wraps) less the entry ``drop``, with ``first`` (an
+    Args entry) put in front when the Args don't begin with its name. Keyword args alone read as Args."""
+    sections: dict = {}
+    entries: Optional[list] = None
+    for line in inspect.cleandoc(doc or "").split("\n"):
+        if line in ("Args:", "Keyword args:"):
+            entries = sections.setdefault(line, [])
+        elif entries is not None and line.startswith("        "):
+            entries[-1] += "\n" + line
+        elif entries is not None and line.startswith("    "):
+            entries.append(line)
+        else:
+            entries = None
+    args = [e for e in sections.get("Args:", []) if _entry_name(e) != drop]
+    keyword = sections.get("Keyword args:", [])
+    if first and (not args or _entry_name(args[0]) != _entry_name(first)):
+        args.insert(0, first)
+    if not args:
+        args, keyword = keyword, []
+    blocks = [summary] + [f"{title}\n" + "\n".join(e)
+                          for title, e in (("Args:", args), ("Keyword args:", keyword)) if e]
+    return "\n\n".join(blocks)
 
 
 def make_inplace(fn, name: str):
@@ -338,7 +491,7 @@ def make_inplace(fn, name: str):
                                f"{tuple(out.shape)}")
         return self.copy_(out)
     inplace.__name__ = inplace.__qualname__ = name
-    inplace.__doc__ = f"In-place version of :meth:`~Tensor.{name[:-1]}`."
+    first = None
     # help(), the stubs and the Args section show the out-of-place parameters, self first
     try:
         sig = inspect.signature(fn)
@@ -347,6 +500,8 @@ def make_inplace(fn, name: str):
                                             return_annotation="Tensor")
     except (TypeError, ValueError):   # a builtin without a signature
         pass
+    inplace.__doc__ = derived_doc(f"In-place version of :meth:`~Tensor.{name[:-1]}`.", fn.__doc__,
+                                  drop=first.name if first is not None else None)
     return inplace
 
 
@@ -358,9 +513,10 @@ def function_form(method):
     def fn(input: Tensor, *args, **kwargs):
         return method(input, *args, **kwargs)
     fn.__name__ = fn.__qualname__ = name
-    # a function form's Args come from the glossary (tinytorch/_docs), its summary from the method
-    summary = (method.__doc__ or "").strip().split("\n")[0]
-    fn.__doc__ = f"In-place version of :func:`{name[:-1]}`." if name.endswith("_") else summary
+    # the method's summary (its first line) and Args, input first
+    doc = inspect.cleandoc(method.__doc__ or "")
+    summary = f"In-place version of :func:`{name[:-1]}`." if name.endswith("_") else doc.split("\n")[0]
+    fn.__doc__ = derived_doc(summary, doc, drop="self", first="    input (Tensor): the input tensor.")
     try:
         sig = inspect.signature(method)
         first, *rest = sig.parameters.values()
@@ -371,19 +527,32 @@ def function_form(method):
 
 
 def logit(input: Tensor, eps: Optional[float] = None) -> Tensor:
-    """``log(p / (1 - p))``, with p clamped to [eps, 1 - eps] when eps is given."""
+    """``log(p / (1 - p))``, with p clamped to [eps, 1 - eps] when eps is given.
+
+    Args:
+        input (Tensor): the input tensor.
+        eps (float, optional): the epsilon for input clamp bound. If ``None``, inputs outside [0, 1]
+            give NaN. Default: ``None``"""
     x = input if input.dtype.is_floating_point else input.float()   # 1 - x must not wrap in uint8
     p = x if eps is None else x.clamp(eps, 1 - eps)
     return (p / (1 - p)).log()
 
 
 def fmax(input: Tensor, other: Tensor) -> Tensor:
-    """Elementwise maximum that ignores a NaN when the other value is a number."""
+    """Elementwise maximum that ignores a NaN when the other value is a number.
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor): the second input tensor."""
     return where(input.isnan(), other, where(other.isnan(), input, input.maximum(other)))
 
 
 def fmin(input: Tensor, other: Tensor) -> Tensor:
-    """Elementwise minimum that ignores a NaN when the other value is a number."""
+    """Elementwise minimum that ignores a NaN when the other value is a number.
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor): the second input tensor."""
     return where(input.isnan(), other, where(other.isnan(), input, input.minimum(other)))
 
 

@@ -13,6 +13,7 @@ from tinytorch._tensor.creation import tensor as _tensor, zeros
 from tinytorch._core.dtype import int64
 from tinytorch._core.graph import is_grad_enabled
 from tinytorch._ops.shape import cat
+from tinytorch._composites.pointwise import derived_doc
 from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["tile", "ravel", "fliplr", "flipud", "rot90", "column_stack", "dstack", "tensor_split", "hsplit",
@@ -22,7 +23,11 @@ __all__ = ["tile", "ravel", "fliplr", "flipud", "rot90", "column_stack", "dstack
 
 def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
     """Repeats input along each dimension (``dims`` shorter than input.dim() is padded with 1s
-    in front, as PyTorch)."""
+    in front, as PyTorch).
+
+    Args:
+        input (Tensor): the input tensor.
+        dims (tuple): the number of repetitions per dimension."""
     dims = tuple(dims)
     if len(dims) < input.dim():
         dims = (1,) * (input.dim() - len(dims)) + dims
@@ -30,26 +35,40 @@ def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
 
 
 def ravel(input: Tensor) -> Tensor:
-    """A contiguous flattened tensor (a view when possible)."""
+    """A contiguous flattened tensor (a view when possible).
+
+    Args:
+        input (Tensor): the input tensor."""
     return input.reshape(-1)
 
 
 def fliplr(input: Tensor) -> Tensor:
-    """Flips the columns (dim 1) of a tensor of at least 2 dimensions."""
+    """Flips the columns (dim 1) of a tensor of at least 2 dimensions.
+
+    Args:
+        input (Tensor): the input tensor."""
     if input.dim() < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return input.flip(1)
 
 
 def flipud(input: Tensor) -> Tensor:
-    """Flips the rows (dim 0) of a tensor of at least 1 dimension."""
+    """Flips the rows (dim 0) of a tensor of at least 1 dimension.
+
+    Args:
+        input (Tensor): the input tensor."""
     if input.dim() < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return input.flip(0)
 
 
 def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
-    """Rotates by 90 degrees k times in the plane of dims (from the first towards the second)."""
+    """Rotates by 90 degrees k times in the plane of dims (from the first towards the second).
+
+    Args:
+        input (Tensor): the input tensor.
+        k (int): number of times to rotate. Default: ``1``
+        dims (a list or tuple): axis to rotate. Default: ``(0, 1)``"""
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
     d0, d1 = (d % input.dim() for d in dims)
@@ -66,13 +85,19 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
 
 
 def column_stack(tensors: Sequence[Tensor]) -> Tensor:
-    """Stacks 0-d/1-d tensors as columns (and 2-d ones as they are) horizontally."""
+    """Stacks 0-d/1-d tensors as columns (and 2-d ones as they are) horizontally.
+
+    Args:
+        tensors (sequence of Tensors): sequence of tensors to concatenate."""
     cols = [t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors]
     return cat(cols, 1)
 
 
 def dstack(tensors: Sequence[Tensor]) -> Tensor:
-    """Stacks along the third dimension (inputs viewed as at least 3-D: (n,) -> (1, n, 1))."""
+    """Stacks along the third dimension (inputs viewed as at least 3-D: (n,) -> (1, n, 1)).
+
+    Args:
+        tensors (sequence of Tensors): sequence of tensors to concatenate."""
     def at3(t):
         if t.dim() == 0:
             return t.reshape(1, 1, 1)
@@ -86,7 +111,14 @@ def dstack(tensors: Sequence[Tensor]) -> Tensor:
 
 def tensor_split(input: Tensor, indices_or_sections: Union[int, Sequence[int], Tensor], dim: int = 0) -> tuple:
     """Splits into n nearly equal parts (the first ``size % n`` one element longer) or at the
-    given indices, as ``numpy.array_split``; views of input."""
+    given indices, as ``numpy.array_split``; views of input.
+
+    Args:
+        input (Tensor): the input tensor.
+        indices_or_sections (Tensor, int or list or tuple of ints): if an int ``n``, :attr:`input` is
+            split into ``n`` sections along :attr:`dim` (as equal as possible); if a list of indices, it
+            is split at each of them.
+        dim (int): dimension along which to split the tensor. Default: ``0``"""
     size = input.shape[dim]
     if isinstance(indices_or_sections, Tensor):
         indices_or_sections = indices_or_sections.tolist()
@@ -117,23 +149,42 @@ def _split_along(input: Tensor, sections, dim: int, op: str, min_dim: int) -> tu
 
 
 def hsplit(input: Tensor, sections) -> tuple:
-    """``tensor_split`` along dim 1 (dim 0 for 1-D input); an int must divide the size."""
+    """``tensor_split`` along dim 1 (dim 0 for 1-D input); an int must divide the size.
+
+    Args:
+        input (Tensor): the input tensor.
+        sections (int or list of ints): the number of equal parts, or the indices at which to split."""
     return _split_along(input, sections, 1 if input.dim() > 1 else 0, "hsplit", 1)
 
 
 def vsplit(input: Tensor, sections) -> tuple:
-    """``tensor_split`` along dim 0 of a tensor of at least 2 dimensions."""
+    """``tensor_split`` along dim 0 of a tensor of at least 2 dimensions.
+
+    Args:
+        input (Tensor): the input tensor.
+        sections (int or list of ints): the number of equal parts, or the indices at which to split."""
     return _split_along(input, sections, 0, "vsplit", 2)
 
 
 def dsplit(input: Tensor, sections) -> tuple:
-    """``tensor_split`` along dim 2 of a tensor of at least 3 dimensions."""
+    """``tensor_split`` along dim 2 of a tensor of at least 3 dimensions.
+
+    Args:
+        input (Tensor): the input tensor.
+        sections (int or list of ints): the number of equal parts, or the indices at which to split."""
     return _split_along(input, sections, 2, "dsplit", 3)
 
 
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """Matrices whose ``offset`` diagonal (in dims dim1, dim2 of the output) holds input's last
-    dimension."""
+    dimension.
+
+    Args:
+        input (Tensor): the input tensor.
+        offset (int, optional): which diagonal to consider: 0 is the main diagonal, positive above it,
+            negative below. Default: ``0``
+        dim1 (int, optional): first dimension with respect to which to take diagonal. Default: ``-2``
+        dim2 (int, optional): second dimension with respect to which to take diagonal. Default: ``-1``"""
     n = input.shape[-1] + abs(offset)
     out_dim = input.dim() + 1
     d1, d2 = dim1 % out_dim, dim2 % out_dim
@@ -163,12 +214,21 @@ def _put_diag(out: Tensor, rows: Tensor, cols: Tensor, values: Tensor) -> Tensor
 
 
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:
-    """A 2-D matrix with the flattened input on its ``offset`` diagonal."""
+    """A 2-D matrix with the flattened input on its ``offset`` diagonal.
+
+    Args:
+        input (Tensor): the input tensor.
+        offset (int, optional): which diagonal to consider: 0 is the main diagonal, positive above it,
+            negative below. Default: ``0``"""
     return diag_embed(input.reshape(-1), offset)
 
 
 def take(input: Tensor, index: Tensor) -> Tensor:
-    """Elements of input (as if flattened) at ``index``; the result has index's shape."""
+    """Elements of input (as if flattened) at ``index``; the result has index's shape.
+
+    Args:
+        input (Tensor): the input tensor.
+        index (LongTensor): the indices into tensor."""
     n = input.numel()
     idx = index.long()
     idx = idx + (idx < 0).long() * n
@@ -176,7 +236,10 @@ def take(input: Tensor, index: Tensor) -> Tensor:
 
 
 def argwhere(input: Tensor) -> Tensor:
-    """Indices of the nonzero elements, one row per element: (count, input.dim())."""
+    """Indices of the nonzero elements, one row per element: (count, input.dim()).
+
+    Args:
+        input (Tensor): the input tensor."""
     return input.nonzero()
 
 
@@ -187,17 +250,49 @@ def _tri_indices(row: int, col: int, offset: int, lower: bool, dtype, device) ->
 
 
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
-    """The (2, N) coordinates of the lower triangle of a row x col matrix (row-major order)."""
+    """The (2, N) coordinates of the lower triangle of a row x col matrix (row-major order).
+
+    Args:
+        row (int): number of rows in the 2-D matrix.
+        col (int): number of columns in the 2-D matrix.
+        offset (int): diagonal offset from the main diagonal. Default: ``0``
+
+    Keyword args:
+        dtype (dtype, optional): the desired data type of returned tensor, only support ``int``,
+            ``long``. Default: ``long``.
+        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
+            device for the default tensor type (the CPU). Default: ``None``
+        layout (layout, optional): the desired layout of returned Tensor (only ``strided``). Default:
+            ``None``"""
     return _tri_indices(row, col, offset, True, dtype, device)
 
 
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
-    """The (2, N) coordinates of the upper triangle of a row x col matrix (row-major order)."""
+    """The (2, N) coordinates of the upper triangle of a row x col matrix (row-major order).
+
+    Args:
+        row (int): number of rows in the 2-D matrix.
+        col (int): number of columns in the 2-D matrix.
+        offset (int): diagonal offset from the main diagonal. Default: ``0``
+
+    Keyword args:
+        dtype (dtype, optional): the desired data type of returned tensor, only support ``int``,
+            ``long``. Default: ``long``.
+        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
+            device for the default tensor type (the CPU). Default: ``None``
+        layout (layout, optional): the desired layout of returned Tensor (only ``strided``). Default:
+            ``None``"""
     return _tri_indices(row, col, offset, False, dtype, device)
 
 
 def unravel_index(indices: Tensor, shape) -> tuple:
-    """Flat indices to coordinates in ``shape``: one tensor per dimension."""
+    """Flat indices to coordinates in ``shape``: one tensor per dimension.
+
+    Args:
+        indices (Tensor): an integer tensor containing indices into the flattened version of an
+            arbitrary tensor of shape :attr:`shape`.
+        shape (int, sequence of ints, or Size): the shape of the arbitrary tensor. All elements must be
+            non-negative."""
     if isinstance(shape, int):
         shape = (shape,)
     idx = indices if isinstance(indices, Tensor) else _tensor(indices, dtype=int64)
@@ -213,7 +308,10 @@ def unravel_index(indices: Tensor, shape) -> tuple:
 
 
 def positive(input: Tensor) -> Tensor:
-    """Returns input (bool tensors are refused, as PyTorch)."""
+    """Returns input (bool tensors are refused, as PyTorch).
+
+    Args:
+        input (Tensor): the input tensor."""
     if input.dtype.name == "bool":
         raise TypeError("The `+` operator, on a bool tensor is not supported.")
     return input
@@ -242,13 +340,15 @@ def make_view_inplace(view, name: str):
             self._output_nr = out._output_nr
         return self
     method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"In-place version of :meth:`~Tensor.{name[:-1]}`."
+    first = None
     try:
         sig = inspect.signature(view)
         first, *rest = sig.parameters.values()
         method.__signature__ = sig.replace(parameters=[first.replace(name="self")] + rest)
     except (TypeError, ValueError):
         pass
+    method.__doc__ = derived_doc(f"In-place version of :meth:`~Tensor.{name[:-1]}`.", view.__doc__,
+                                 drop=first.name if first is not None else None)
     return method
 
 

@@ -98,7 +98,15 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
     ``input`` is 1-D (one distribution over its entries) or 2-D (one per row); its entries are
     non-negative, finite, not all zero, and need not sum to one. Without replacement
     (the default) ``num_samples`` must not exceed the number of categories. Returns int64
-    indices of shape ``(num_samples,)`` or ``(rows, num_samples)``."""
+    indices of shape ``(num_samples,)`` or ``(rows, num_samples)``.
+
+    Args:
+        input (Tensor): the input tensor containing probabilities.
+        num_samples (int): number of samples to draw.
+        replacement (bool, optional): whether to draw with replacement or not. Default: ``False``
+
+    Keyword args:
+        generator (Generator, optional): a pseudorandom number generator for sampling. Default: ``None``"""
     _check_arguments(input, num_samples, replacement)
     fast_path = not replacement or num_samples == 1
     work = float64 if input.dtype == float64 else float32      # 16-bit inputs are drawn in float32

@@ -24,13 +24,35 @@ def _zero_nan(input: Tensor) -> Tensor:
 
 
 def nansum(input: Tensor, dim: _Dims = None, keepdim: bool = False, *, dtype=None) -> Tensor:
-    """Sum treating NaN as zero."""
+    """Sum treating NaN as zero.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int or tuple of ints, optional): the dimension or dimensions to reduce. If ``None``, all
+            dimensions are reduced. Default: ``None``
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``
+
+    Keyword args:
+        dtype (dtype, optional): the desired data type of returned tensor. If specified, the input
+            tensor is casted to :attr:`dtype` before the operation is performed. This is useful for
+            preventing data type overflows. Default: ``None``"""
     x = _zero_nan(input if dtype is None else input.to(dtype))
     return x.sum() if dim is None else x.sum(dim=dim, keepdim=keepdim)
 
 
 def nanmean(input: Tensor, dim: _Dims = None, keepdim: bool = False, *, dtype=None) -> Tensor:
-    """Mean of the non-NaN values (NaN where all are NaN)."""
+    """Mean of the non-NaN values (NaN where all are NaN).
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int or tuple of ints, optional): the dimension or dimensions to reduce. If ``None``, all
+            dimensions are reduced. Default: ``None``
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``
+
+    Keyword args:
+        dtype (dtype, optional): the desired data type of returned tensor. If specified, the input
+            tensor is casted to :attr:`dtype` before the operation is performed. This is useful for
+            preventing data type overflows. Default: ``None``"""
     x = input if dtype is None else input.to(dtype)
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got {x.dtype}")
@@ -40,7 +62,19 @@ def nanmean(input: Tensor, dim: _Dims = None, keepdim: bool = False, *, dtype=No
 
 
 def var_mean(input: Tensor, dim: _Dims = None, *, correction: float = 1, keepdim: bool = False, unbiased=None):
-    """(variance, mean) over dim."""
+    """(variance, mean) over dim.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int or tuple of ints, optional): the dimension or dimensions to reduce. If ``None``, all
+            dimensions are reduced. Default: ``None``
+
+    Keyword args:
+        correction (int): difference between the sample size and sample degrees of freedom (Bessel's
+            correction is ``correction=1``). Default: ``1``
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``
+        unbiased (bool, optional): whether to use Bessel's correction (deprecated; use
+            :attr:`correction`). Default: ``None``"""
     if unbiased is not None:
         correction = 1 if unbiased else 0
     var = input.var(dim=dim, correction=correction, keepdim=keepdim)
@@ -49,20 +83,45 @@ def var_mean(input: Tensor, dim: _Dims = None, *, correction: float = 1, keepdim
 
 
 def std_mean(input: Tensor, dim: _Dims = None, *, correction: float = 1, keepdim: bool = False, unbiased=None):
-    """(standard deviation, mean) over dim."""
+    """(standard deviation, mean) over dim.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int or tuple of ints, optional): the dimension or dimensions to reduce. If ``None``, all
+            dimensions are reduced. Default: ``None``
+
+    Keyword args:
+        correction (int): difference between the sample size and sample degrees of freedom (Bessel's
+            correction is ``correction=1``). Default: ``1``
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``
+        unbiased (bool, optional): whether to use Bessel's correction (deprecated; use
+            :attr:`correction`). Default: ``None``"""
     var, mean = var_mean(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
     return var.sqrt(), mean
 
 
 def aminmax(input: Tensor, *, dim: Optional[int] = None, keepdim: bool = False):
-    """``(min, max)`` of input (over dim)."""
+    """``(min, max)`` of input (over dim).
+
+    Args:
+        input (Tensor): the input tensor.
+
+    Keyword args:
+        dim (int, optional): the dimension to reduce. Default: ``None``
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``"""
     if dim is None:
         return aminmax_result(input.amin(), input.amax())
     return aminmax_result(input.amin(dim=dim, keepdim=keepdim), input.amax(dim=dim, keepdim=keepdim))
 
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
-    """The k-th smallest value along dim (1-based k) and its index."""
+    """The k-th smallest value along dim (1-based k) and its index.
+
+    Args:
+        input (Tensor): the input tensor.
+        k (int): k for the k-th smallest element.
+        dim (int, optional): the dimension to reduce. Default: ``-1``
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``"""
     x = input if input.dim() else input.reshape(1)
     n = x.shape[dim]
     if not 1 <= k <= n:
@@ -123,23 +182,53 @@ def _quantile(input: Tensor, q, dim, keepdim: bool, interpolation: str, ignore_n
 def quantile(input: Tensor, q, dim: Optional[int] = None, keepdim: bool = False, *,
              interpolation: str = "linear") -> Tensor:
     """The q-th quantiles (q a float or a tensor of floats in [0, 1]) over dim (all values with
-    dim=None); NaN where the slice holds a NaN."""
+    dim=None); NaN where the slice holds a NaN.
+
+    Args:
+        input (Tensor): the input tensor.
+        q (float or Tensor): a scalar or 1D tensor of quantile values in the range [0, 1].
+        dim (int, optional): the dimension to reduce. Default: ``None``
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``
+
+    Keyword args:
+        interpolation (str, optional): interpolation method to use when the desired quantile lies
+            between two data points. Can be ``linear``, ``lower``, ``higher``, ``midpoint`` and
+            ``nearest``. Default: ``'linear'``"""
     return _quantile(input, q, dim, keepdim, interpolation, False)
 
 
 def nanquantile(input: Tensor, q, dim: Optional[int] = None, keepdim: bool = False, *,
                 interpolation: str = "linear") -> Tensor:
-    """``quantile`` ignoring NaNs (NaN only where a slice is all NaN)."""
+    """``quantile`` ignoring NaNs (NaN only where a slice is all NaN).
+
+    Args:
+        input (Tensor): the input tensor.
+        q (float or Tensor): a scalar or 1D tensor of quantile values in the range [0, 1].
+        dim (int, optional): the dimension to reduce. Default: ``None``
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``
+
+    Keyword args:
+        interpolation (str, optional): interpolation method to use when the desired quantile lies
+            between two data points. Can be ``linear``, ``lower``, ``higher``, ``midpoint`` and
+            ``nearest``. Default: ``'linear'``"""
     return _quantile(input, q, dim, keepdim, interpolation, True)
 
 
 def msort(input: Tensor) -> Tensor:
-    """Sorts along dim 0 (values only)."""
+    """Sorts along dim 0 (values only).
+
+    Args:
+        input (Tensor): the input tensor."""
     return input.sort(dim=0)[0]
 
 
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
-    """The p-norm of ``input - other``."""
+    """The p-norm of ``input - other``.
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor): the right-hand-side input tensor.
+        p (float, optional): the norm to be computed. Default: ``2``"""
     d = (input - other).abs()
     if p == float("inf"):
         return d.amax()
@@ -195,12 +284,22 @@ def _lower_middle_of_non_nan(x: Tensor, order: Tensor, n: int, dim: int) -> Tens
 def median(input: Tensor, dim: Optional[int] = None, keepdim: bool = False):
     """The lower median (for an even count, the smaller of the two middle values). Without
     ``dim``, of all elements (a 0-d tensor); with it, ``(values, indices)`` along dim. NaN
-    propagates: a slice holding a NaN has median NaN (its index that of the first NaN)."""
+    propagates: a slice holding a NaN has median NaN (its index that of the first NaN).
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int, optional): the dimension to reduce. Default: ``None``
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``"""
     return _order_statistic(input, dim, keepdim, "median", _lower_middle_or_first_nan, median_result)
 
 
 def nanmedian(input: Tensor, dim: Optional[int] = None, keepdim: bool = False):
     """The lower median of the non-NaN values (NaN where all are NaN). Without ``dim``, of all
     elements (a 0-d tensor); with it, ``(values, indices)`` along dim (an all-NaN slice gives its
-    first NaN's index)."""
+    first NaN's index).
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int): the dimension to do the operation over. Default: ``None``
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``"""
     return _order_statistic(input, dim, keepdim, "nanmedian", _lower_middle_of_non_nan, nanmedian_result)

@@ -75,10 +75,15 @@ _default_dtype = float32
 
 
 def get_default_dtype() -> dtype:
+    """Get the current default floating point :class:`dtype`."""
     return _default_dtype
 
 
 def set_default_dtype(d: dtype) -> None:
+    """Sets the default floating point dtype to :attr:`d`.
+
+    Args:
+        d (dtype): the floating point dtype to make the default."""
     global _default_dtype
     if not isinstance(d, dtype) or not d.is_floating_point:
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
@@ -86,11 +91,20 @@ def set_default_dtype(d: dtype) -> None:
 
 
 def promote_types(type1: dtype, type2: dtype) -> dtype:
-    """The smallest dtype to which both type1 and type2 can be cast (PyTorch's promotion rules)."""
+    """The smallest dtype to which both type1 and type2 can be cast (PyTorch's promotion rules).
+
+    Args:
+        type1 (dtype): the first dtype.
+        type2 (dtype): the second dtype."""
     return DTYPES[_C.promote_types(type1.code, type2.code)]
 
 
 def can_cast(from_: dtype, to: dtype) -> bool:
+    """Determines if a type conversion is allowed under PyTorch casting rules.
+
+    Args:
+        from_ (dtype): the original dtype.
+        to (dtype): the target dtype."""
     return _C.can_cast(from_.code, to.code)
 
 

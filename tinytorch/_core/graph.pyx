@@ -52,6 +52,7 @@ def _set_grad_enabled(bint mode):
 
 
 def is_inference_mode_enabled():
+    """Returns True if inference mode is currently enabled."""
     return tt_inference_mode != 0
 
 

@@ -55,12 +55,16 @@ cdef class TensorBase:
         return Size(self._impl.shape)
 
     def size(self, dim=None):
-        """Returns the size of the tensor, or of dimension ``dim``."""
+        """Returns the size of the tensor, or of dimension ``dim``.
+
+        Args:
+            dim (int, optional): the dimension for which to retrieve the size. Default: ``None``"""
         if dim is None:
             return self.shape
         return self._impl.size(dim)
 
     def dim(self):
+        """Returns the number of dimensions of :attr:`self` tensor."""
         return self._impl.ndim
 
     @property
@@ -68,30 +72,46 @@ cdef class TensorBase:
         return self._impl.ndim
 
     def ndimension(self):
+        """Alias for :meth:`~Tensor.dim()`"""
         return self._impl.ndim
 
     def numel(self):
+        """Returns the total number of elements in the input tensor."""
         return self._impl.numel
 
     def nelement(self):
+        """Alias for :meth:`~Tensor.numel`"""
         return self._impl.numel
 
     def element_size(self):
+        """Returns the size in bytes of an individual element."""
         return self._impl.itemsize
 
     def stride(self, dim=None):
+        """Returns the stride of :attr:`self` tensor.
+
+        Args:
+            dim (int, optional): the desired dimension in which stride is required. Default: ``None``"""
         s = self._impl.stride()
         if dim is None:
             return s
         return s[dim]
 
     def storage_offset(self):
+        """Returns :attr:`self` tensor's offset in the underlying storage in terms of number of storage
+        elements (not bytes)."""
         return self._impl.storage_offset
 
     def is_contiguous(self, memory_format=None):
+        """Returns True if :attr:`self` tensor is contiguous in memory in the order specified by memory format.
+
+        Args:
+            memory_format (memory_format, optional): the desired memory format of returned tensor. Default:
+                ``None``"""
         return self._impl.is_contiguous()
 
     def data_ptr(self):
+        """Returns the address of the first element of :attr:`self` tensor."""
         return self._impl.data_ptr
 
     @property
@@ -132,7 +152,10 @@ cdef class TensorBase:
         self._requires_grad = value
 
     def requires_grad_(self, bint requires_grad=True):
-        """Change if autograd should record operations on this tensor: sets requires_grad in place."""
+        """Change if autograd should record operations on this tensor: sets requires_grad in place.
+
+        Args:
+            requires_grad (bool): if autograd should record operations on this tensor. Default: ``True``"""
         self.requires_grad = requires_grad
         return self
 
@@ -196,7 +219,10 @@ cdef class TensorBase:
 
     def register_hook(self, hook):
         """Registers a backward hook: ``hook(grad) -> Tensor or None``, called with the gradient
-        of this tensor; a returned tensor replaces the gradient. Returns a handle with remove()."""
+        of this tensor; a returned tensor replaces the gradient. Returns a handle with remove().
+
+        Args:
+            hook (Callable): the function to call with the gradient: ``hook(grad) -> Tensor or None``."""
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is not None:
@@ -207,7 +233,10 @@ cdef class TensorBase:
         return _RemovableHandle(self._hooks, hook)
 
     def register_post_accumulate_grad_hook(self, hook):
-        """Registers ``hook(tensor)`` run after the gradient has been accumulated into .grad."""
+        """Registers ``hook(tensor)`` run after the gradient has been accumulated into .grad.
+
+        Args:
+            hook (Callable): the function to call with the gradient: ``hook(grad) -> Tensor or None``."""
         if self._grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
         if self._post_accumulate_hooks is None:

@@ -42,7 +42,24 @@ def _conv2d_back(Node n, g):
 
 
 def conv2d(Tensor input, Tensor weight, bias=None, stride=1, padding=0, dilation=1, int groups=1):
-    """2-D convolution over an input of shape (N, C, H, W) or (C, H, W)."""
+    r"""Applies a 2D convolution over an input image composed of several input planes.
+
+    2-D convolution over an input of shape (N, C, H, W) or (C, H, W).
+
+    Args:
+        input (Tensor): input tensor of shape :math:`(\text{minibatch} , \text{in\_channels} , iH ,
+            iW)`.
+        weight (Tensor): filters of shape :math:`(\text{out\_channels} ,
+            \frac{\text{in\_channels}}{\text{groups}} , kH , kW)`.
+        bias (Tensor, optional): optional bias of shape :math:`(\text{out\_channels})`. Default:
+            ``None``
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``1``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
+        groups (int, optional): number of blocked connections from input channels to output channels.
+            Default: ``1``"""
     stride, dilation = _pair(stride), _pair(dilation)
     crop = (0, 0)
     if isinstance(padding, str):
@@ -70,7 +87,23 @@ def conv2d(Tensor input, Tensor weight, bias=None, stride=1, padding=0, dilation
 
 
 def conv1d(Tensor input, Tensor weight, bias=None, stride=1, padding=0, dilation=1, int groups=1):
-    """1-D convolution, as a 2-D convolution over a height of 1."""
+    r"""Applies a 1D convolution over an input signal composed of several input planes.
+
+    1-D convolution, as a 2-D convolution over a height of 1.
+
+    Args:
+        input (Tensor): input tensor of shape :math:`(\text{minibatch} , \text{in\_channels} , iW)`.
+        weight (Tensor): filters of shape :math:`(\text{out\_channels} ,
+            \frac{\text{in\_channels}}{\text{groups}} , kW)`.
+        bias (Tensor, optional): optional bias of shape :math:`(\text{out\_channels})`. Default:
+            ``None``
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``1``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
+        groups (int, optional): number of blocked connections from input channels to output channels.
+            Default: ``1``"""
     s = stride if isinstance(stride, int) else stride[0]
     p = padding if isinstance(padding, (int, str)) else padding[0]
     d = dilation if isinstance(dilation, int) else dilation[0]
@@ -102,8 +135,28 @@ def _conv_transpose2d_back(Node n, g):
 
 def conv_transpose2d(Tensor input, Tensor weight, bias=None, stride=1, padding=0, output_padding=0, int groups=1,
                      dilation=1):
-    """2-D transposed convolution ("deconvolution") over (N, C_in, H, W) or (C_in, H, W): the
-    gradient of conv2d with respect to its input. weight: (C_in, C_out / groups, kH, kW)."""
+    r"""Applies a 2D transposed convolution operator over an input image composed of several input planes,
+    sometimes also called "deconvolution".
+
+    2-D transposed convolution ("deconvolution") over (N, C_in, H, W) or (C_in, H, W): the
+    gradient of conv2d with respect to its input. weight: (C_in, C_out / groups, kH, kW).
+
+    Args:
+        input (Tensor): input tensor of shape :math:`(\text{minibatch} , \text{in\_channels} , iH ,
+            iW)`.
+        weight (Tensor): filters of shape :math:`(\text{in\_channels} ,
+            \frac{\text{out\_channels}}{\text{groups}} , *kernel)`.
+        bias (Tensor, optional): optional bias of shape :math:`(\text{out\_channels})`. Default:
+            ``None``
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``1``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        output_padding (int or tuple, optional): additional size added to one side of each dimension in
+            the output shape. Default: ``0``
+        groups (int, optional): number of blocked connections from input channels to output channels.
+            Default: ``1``
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``"""
     stride, padding, output_padding, dilation = _pair(stride), _pair(padding), _pair(output_padding), _pair(dilation)
     cdef int nd = input._impl.ndim
     if nd not in (3, 4) or weight._impl.ndim != 4:
@@ -135,7 +188,26 @@ def conv_transpose2d(Tensor input, Tensor weight, bias=None, stride=1, padding=0
 
 def conv_transpose1d(Tensor input, Tensor weight, bias=None, stride=1, padding=0, output_padding=0, int groups=1,
                      dilation=1):
-    """1-D transposed convolution, as a 2-D one over a height of 1."""
+    r"""Applies a 1D transposed convolution operator over an input signal composed of several input planes,
+    sometimes also called "deconvolution".
+
+    1-D transposed convolution, as a 2-D one over a height of 1.
+
+    Args:
+        input (Tensor): input tensor of shape :math:`(\text{minibatch} , \text{in\_channels} , iW)`.
+        weight (Tensor): filters of shape :math:`(\text{in\_channels} ,
+            \frac{\text{out\_channels}}{\text{groups}} , *kernel)`.
+        bias (Tensor, optional): optional bias of shape :math:`(\text{out\_channels})`. Default:
+            ``None``
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``1``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        output_padding (int or tuple, optional): additional size added to one side of each dimension in
+            the output shape. Default: ``0``
+        groups (int, optional): number of blocked connections from input channels to output channels.
+            Default: ``1``
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``"""
     one = lambda v: (1, v if isinstance(v, int) else v[0])  # noqa: E731
     out = conv_transpose2d(S.unsqueeze(input, -2), S.unsqueeze(weight, -2), bias, one(stride),
                            (0, padding if isinstance(padding, int) else padding[0]),

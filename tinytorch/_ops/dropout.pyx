@@ -17,7 +17,17 @@ def _dropout_back(Node n, g):
 
 
 def dropout(Tensor input, double p=0.5, bint training=True, bint inplace=False, generator=None):
-    """Zeroes elements with probability p and scales the rest by 1/(1-p) during training."""
+    r"""During training, randomly zeroes some elements of the input tensor with probability :attr:`p`,
+    scaling the others by :math:`\frac{1}{1-p}`.
+
+    Zeroes elements with probability p and scales the rest by 1/(1-p) during training.
+
+    Args:
+        input (Tensor): the input tensor.
+        p (float): probability of an element to be zeroed. Default: ``0.5``
+        training (bool): apply dropout if is ``True``. Default: ``True``
+        inplace (bool): if set to ``True``, will do this operation in-place. Default: ``False``
+        generator (Generator, optional): a pseudorandom number generator for sampling. Default: ``None``"""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:

@@ -113,7 +113,12 @@ def gelu(Tensor input, approximate="none"):
 
 
 def clamp(Tensor input, min=None, max=None):
-    """Clamps all elements in input into the range [min, max] (either bound may be a tensor)."""
+    """Clamps all elements in input into the range [min, max] (either bound may be a tensor).
+
+    Args:
+        input (Tensor): the input tensor.
+        min (Number or Tensor, optional): lower-bound of the range to be clamped to. Default: ``None``
+        max (Number or Tensor, optional): upper-bound of the range to be clamped to. Default: ``None``"""
     if min is None and max is None:
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -167,7 +172,11 @@ def _clamp_tensor_backward(Node n, g):
 
 
 def pow(input, exponent):
-    """Takes the power of each element in input with exponent and returns a tensor with the result."""
+    """Takes the power of each element in input with exponent and returns a tensor with the result.
+
+    Args:
+        input (Tensor or Number): the base value(s).
+        exponent (Tensor or Number): the exponent value(s)."""
     a, b = input, exponent
     if not isinstance(a, Tensor):
         if isinstance(b, Tensor) and isinstance(a, (int, float)) and not isinstance(a, bool):
@@ -225,12 +234,27 @@ def _binary_backward(BinaryNode n, g):
 
 
 def rsub(input, other, *, alpha=1):
-    """other - alpha * input."""
+    """other - alpha * input.
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor or Number): the tensor or number to subtract from :attr:`input`.
+
+    Keyword args:
+        alpha (Number): the multiplier for :attr:`other`. Default: ``1``"""
     return _binary("sub", other, input, alpha)
 
 
 def div(input, other, *, rounding_mode=None):
-    """Divides each element of input by other; rounding_mode None (true division), 'trunc' or 'floor'."""
+    """Divides each element of input by other; rounding_mode None (true division), 'trunc' or 'floor'.
+
+    Args:
+        input (Tensor): the dividend.
+        other (Tensor or Number): the divisor.
+
+    Keyword args:
+        rounding_mode (str, optional): type of rounding applied to the result: ``None`` (true division),
+            ``'trunc'`` (rounds towards zero) or ``'floor'`` (rounds down). Default: ``None``"""
     a, b = input, other
     if rounding_mode is None:
         return _binary("div", a, b)
@@ -247,7 +271,14 @@ def div(input, other, *, rounding_mode=None):
 
 
 def where(Tensor condition, input, other):
-    """Return a tensor of elements selected from either input or other, depending on condition."""
+    """Return a tensor of elements selected from either input or other, depending on condition.
+
+    Args:
+        condition (BoolTensor): when True (nonzero), yield input, otherwise yield other.
+        input (Tensor or Scalar): value (if :attr:`input` is a scalar) or values selected at indices
+            where :attr:`condition` is ``True``.
+        other (Tensor or Scalar): value (if :attr:`other` is a scalar) or values selected at indices
+            where :attr:`condition` is ``False``."""
     a, b = input, other
     ta = a if isinstance(a, Tensor) else None
     tb = b if isinstance(b, Tensor) else None
@@ -285,6 +316,14 @@ def _inplace_unary(str name, Tensor self, double a=0.0, double b=0.0):
 
 
 def div_(Tensor self, other, *, rounding_mode=None):
+    """In-place version of :meth:`~Tensor.div`.
+
+    Args:
+        other (Tensor or Number): the divisor.
+
+    Keyword args:
+        rounding_mode (str, optional): type of rounding applied to the result: ``None`` (true division),
+            ``'trunc'`` (rounds towards zero) or ``'floor'`` (rounds down). Default: ``None``"""
     if rounding_mode is not None:
         check_inplace(self, "div_")
         return rebase_inplace(self, div(self, other, rounding_mode=rounding_mode))
@@ -292,12 +331,21 @@ def div_(Tensor self, other, *, rounding_mode=None):
 
 
 def pow_(Tensor self, exponent):
+    """In-place version of :meth:`~Tensor.pow`.
+
+    Args:
+        exponent (Tensor or Number): the exponent value(s)."""
     if isinstance(exponent, (int, float)) and not isinstance(exponent, bool):
         return _inplace_unary("pow_scalar", self, float(exponent))
     return _inplace("pow", self, exponent)
 
 
 def clamp_(Tensor self, min=None, max=None):
+    """In-place version of :meth:`~Tensor.clamp`.
+
+    Args:
+        min (Number or Tensor, optional): lower-bound of the range to be clamped to. Default: ``None``
+        max (Number or Tensor, optional): upper-bound of the range to be clamped to. Default: ``None``"""
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         check_inplace(self, "clamp_")
         return rebase_inplace(self, clamp(self, min, max))
@@ -315,16 +363,30 @@ def clamp_(Tensor self, min=None, max=None):
 
 
 def clamp_min_(Tensor self, min):
+    """In-place version of :meth:`~Tensor.clamp_min`.
+
+    Args:
+        min (Number or Tensor): lower-bound of the range to be clamped to."""
     return clamp_(self, min=min)
 
 
 def clamp_max_(Tensor self, max):
+    """In-place version of :meth:`~Tensor.clamp_max`.
+
+    Args:
+        max (Number or Tensor): upper-bound of the range to be clamped to."""
     return clamp_(self, max=max)
 
 
 # ------------------------------------------------------------------ Tensor-method forms
 
 def _where_method(self, condition, other):
+    """``self.where(condition, y)`` is equivalent to ``tinytorch.where(condition, self, y)``.
+
+    Args:
+        condition (BoolTensor): when True (nonzero), yield input, otherwise yield other.
+        other (Tensor or Scalar): value (if :attr:`other` is a scalar) or values selected at indices
+            where :attr:`condition` is ``False``."""
     return where(condition, self, other)
 
 
@@ -354,7 +416,12 @@ def _copy_backward(Node n, g):
 
 
 def copy_(Tensor self, Tensor src, non_blocking=False):
-    """Copies the elements from src into self (broadcasting, casting) and returns self."""
+    """Copies the elements from src into self (broadcasting, casting) and returns self.
+
+    Args:
+        src (Tensor): the source tensor to copy from.
+        non_blocking (bool, optional): if ``True`` and the copy is between CPU and GPU, the copy may
+            occur asynchronously with respect to the host. Default: ``False``"""
     check_inplace(self, "copy_")
     base = self._base
     if base is not None and is_grad_enabled_c() and (requires_grad(src) or requires_grad(<Tensor>base)):
@@ -370,7 +437,10 @@ def copy_(Tensor self, Tensor src, non_blocking=False):
 
 
 def fill_(Tensor self, value):
-    """Fills self tensor with the specified value."""
+    """Fills self tensor with the specified value.
+
+    Args:
+        value (Number): the value to fill with."""
     check_inplace(self, "fill_")
     if isinstance(value, Tensor):
         value = (<Tensor>value).item()

@@ -2,172 +2,318 @@
 # Included by _ops/elementwise.pyx: the public functions of the binary elementwise rows.
 
 def add(input, other, *, alpha=1):
-    """Computes add of input and other elementwise (broadcasting, type promotion)."""
+    """Computes add of input and other elementwise (broadcasting, type promotion).
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor or Number): the tensor or number to add to :attr:`input`.
+
+    Keyword args:
+        alpha (Number): the multiplier for :attr:`other`. Default: ``1``"""
     return _binary("add", input, other, alpha)
 
 def add_(Tensor self, other, *, alpha=1):
-    """In-place version of add."""
+    """In-place version of add.
+
+    Args:
+        other (Tensor or Number): the tensor or number to add to :attr:`input`.
+
+    Keyword args:
+        alpha (Number): the multiplier for :attr:`other`. Default: ``1``"""
     return _inplace("add", self, other, alpha)
 
 
 def sub(input, other, *, alpha=1):
-    """Computes sub of input and other elementwise (broadcasting, type promotion)."""
+    """Computes sub of input and other elementwise (broadcasting, type promotion).
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor or Number): the tensor or number to subtract from :attr:`input`.
+
+    Keyword args:
+        alpha (Number): the multiplier for :attr:`other`. Default: ``1``"""
     return _binary("sub", input, other, alpha)
 
 def sub_(Tensor self, other, *, alpha=1):
-    """In-place version of sub."""
+    """In-place version of sub.
+
+    Args:
+        other (Tensor or Number): the tensor or number to subtract from :attr:`input`.
+
+    Keyword args:
+        alpha (Number): the multiplier for :attr:`other`. Default: ``1``"""
     return _inplace("sub", self, other, alpha)
 
 
 def mul(input, other):
-    """Computes mul of input and other elementwise (broadcasting, type promotion)."""
+    """Computes mul of input and other elementwise (broadcasting, type promotion).
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor or Number): the tensor or number to multiply input by."""
     return _binary("mul", input, other)
 
 def mul_(Tensor self, other):
-    """In-place version of mul."""
+    """In-place version of mul.
+
+    Args:
+        other (Tensor or Number): the tensor or number to multiply input by."""
     return _inplace("mul", self, other)
 
 
 def maximum(input, other):
-    """Computes maximum of input and other elementwise (broadcasting, type promotion)."""
+    """Computes maximum of input and other elementwise (broadcasting, type promotion).
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor): the second input tensor."""
     return _binary("maximum", input, other)
 
 
 def minimum(input, other):
-    """Computes minimum of input and other elementwise (broadcasting, type promotion)."""
+    """Computes minimum of input and other elementwise (broadcasting, type promotion).
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor): the second input tensor."""
     return _binary("minimum", input, other)
 
 
 def remainder(input, other):
-    """Computes remainder of input and other elementwise (broadcasting, type promotion)."""
+    """Computes remainder of input and other elementwise (broadcasting, type promotion).
+
+    Args:
+        input (Tensor): the dividend.
+        other (Tensor or Number): the divisor."""
     return _binary("remainder", input, other)
 
 def remainder_(Tensor self, other):
-    """In-place version of remainder."""
+    """In-place version of remainder.
+
+    Args:
+        other (Tensor or Number): the divisor."""
     return _inplace("remainder", self, other)
 
 
 def floor_divide(input, other):
-    """Computes floor_divide of input and other elementwise (broadcasting, type promotion)."""
+    """Computes floor_divide of input and other elementwise (broadcasting, type promotion).
+
+    Args:
+        input (Tensor): the dividend.
+        other (Tensor or Number): the divisor."""
     return _binary("floor_divide", input, other)
 
 def floor_divide_(Tensor self, other):
-    """In-place version of floor_divide."""
+    """In-place version of floor_divide.
+
+    Args:
+        other (Tensor or Number): the divisor."""
     return _inplace("floor_divide", self, other)
 
 
 def atan2(input, other):
-    """Computes atan2 of input and other elementwise (broadcasting, type promotion)."""
+    """Computes atan2 of input and other elementwise (broadcasting, type promotion).
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor): the second input tensor."""
     return _binary("atan2", input, other)
 
 def atan2_(Tensor self, other):
-    """In-place version of atan2."""
+    """In-place version of atan2.
+
+    Args:
+        other (Tensor): the second input tensor."""
     return _inplace("atan2", self, other)
 
 
 def eq(input, other):
-    """Computes eq of input and other elementwise (broadcasting, type promotion)."""
+    """Computes eq of input and other elementwise (broadcasting, type promotion).
+
+    Args:
+        input (Tensor): the tensor to compare.
+        other (Tensor or float): the tensor or value to compare."""
     return _binary("eq", input, other)
 
 def eq_(Tensor self, other):
-    """In-place version of eq."""
+    """In-place version of eq.
+
+    Args:
+        other (Tensor or float): the tensor or value to compare."""
     return _inplace("eq", self, other)
 
 
 def ne(input, other):
-    """Computes ne of input and other elementwise (broadcasting, type promotion)."""
+    """Computes ne of input and other elementwise (broadcasting, type promotion).
+
+    Args:
+        input (Tensor): the tensor to compare.
+        other (Tensor or float): the tensor or value to compare."""
     return _binary("ne", input, other)
 
 def ne_(Tensor self, other):
-    """In-place version of ne."""
+    """In-place version of ne.
+
+    Args:
+        other (Tensor or float): the tensor or value to compare."""
     return _inplace("ne", self, other)
 
 
 def lt(input, other):
-    """Computes lt of input and other elementwise (broadcasting, type promotion)."""
+    """Computes lt of input and other elementwise (broadcasting, type promotion).
+
+    Args:
+        input (Tensor): the tensor to compare.
+        other (Tensor or float): the tensor or value to compare."""
     return _binary("lt", input, other)
 
 def lt_(Tensor self, other):
-    """In-place version of lt."""
+    """In-place version of lt.
+
+    Args:
+        other (Tensor or float): the tensor or value to compare."""
     return _inplace("lt", self, other)
 
 
 def le(input, other):
-    """Computes le of input and other elementwise (broadcasting, type promotion)."""
+    """Computes le of input and other elementwise (broadcasting, type promotion).
+
+    Args:
+        input (Tensor): the tensor to compare.
+        other (Tensor or float): the tensor or value to compare."""
     return _binary("le", input, other)
 
 def le_(Tensor self, other):
-    """In-place version of le."""
+    """In-place version of le.
+
+    Args:
+        other (Tensor or float): the tensor or value to compare."""
     return _inplace("le", self, other)
 
 
 def gt(input, other):
-    """Computes gt of input and other elementwise (broadcasting, type promotion)."""
+    """Computes gt of input and other elementwise (broadcasting, type promotion).
+
+    Args:
+        input (Tensor): the tensor to compare.
+        other (Tensor or float): the tensor or value to compare."""
     return _binary("gt", input, other)
 
 def gt_(Tensor self, other):
-    """In-place version of gt."""
+    """In-place version of gt.
+
+    Args:
+        other (Tensor or float): the tensor or value to compare."""
     return _inplace("gt", self, other)
 
 
 def ge(input, other):
-    """Computes ge of input and other elementwise (broadcasting, type promotion)."""
+    """Computes ge of input and other elementwise (broadcasting, type promotion).
+
+    Args:
+        input (Tensor): the tensor to compare.
+        other (Tensor or float): the tensor or value to compare."""
     return _binary("ge", input, other)
 
 def ge_(Tensor self, other):
-    """In-place version of ge."""
+    """In-place version of ge.
+
+    Args:
+        other (Tensor or float): the tensor or value to compare."""
     return _inplace("ge", self, other)
 
 
 def logical_and(input, other):
-    """Computes logical_and of input and other elementwise (broadcasting, type promotion)."""
+    """Computes logical_and of input and other elementwise (broadcasting, type promotion).
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor): the second input tensor."""
     return _binary("logical_and", input, other)
 
 def logical_and_(Tensor self, other):
-    """In-place version of logical_and."""
+    """In-place version of logical_and.
+
+    Args:
+        other (Tensor): the second input tensor."""
     return _inplace("logical_and", self, other)
 
 
 def logical_or(input, other):
-    """Computes logical_or of input and other elementwise (broadcasting, type promotion)."""
+    """Computes logical_or of input and other elementwise (broadcasting, type promotion).
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor): the second input tensor."""
     return _binary("logical_or", input, other)
 
 def logical_or_(Tensor self, other):
-    """In-place version of logical_or."""
+    """In-place version of logical_or.
+
+    Args:
+        other (Tensor): the second input tensor."""
     return _inplace("logical_or", self, other)
 
 
 def logical_xor(input, other):
-    """Computes logical_xor of input and other elementwise (broadcasting, type promotion)."""
+    """Computes logical_xor of input and other elementwise (broadcasting, type promotion).
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor): the second input tensor."""
     return _binary("logical_xor", input, other)
 
 def logical_xor_(Tensor self, other):
-    """In-place version of logical_xor."""
+    """In-place version of logical_xor.
+
+    Args:
+        other (Tensor): the second input tensor."""
     return _inplace("logical_xor", self, other)
 
 
 def bitwise_and(input, other):
-    """Computes bitwise_and of input and other elementwise (broadcasting, type promotion)."""
+    """Computes bitwise_and of input and other elementwise (broadcasting, type promotion).
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor): the second input tensor."""
     return _binary("bitwise_and", input, other)
 
 def bitwise_and_(Tensor self, other):
-    """In-place version of bitwise_and."""
+    """In-place version of bitwise_and.
+
+    Args:
+        other (Tensor): the second input tensor."""
     return _inplace("bitwise_and", self, other)
 
 
 def bitwise_or(input, other):
-    """Computes bitwise_or of input and other elementwise (broadcasting, type promotion)."""
+    """Computes bitwise_or of input and other elementwise (broadcasting, type promotion).
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor): the second input tensor."""
     return _binary("bitwise_or", input, other)
 
 def bitwise_or_(Tensor self, other):
-    """In-place version of bitwise_or."""
+    """In-place version of bitwise_or.
+
+    Args:
+        other (Tensor): the second input tensor."""
     return _inplace("bitwise_or", self, other)
 
 
 def bitwise_xor(input, other):
-    """Computes bitwise_xor of input and other elementwise (broadcasting, type promotion)."""
+    """Computes bitwise_xor of input and other elementwise (broadcasting, type promotion).
+
+    Args:
+        input (Tensor): the input tensor.
+        other (Tensor): the second input tensor."""
     return _binary("bitwise_xor", input, other)
 
 def bitwise_xor_(Tensor self, other):
-    """In-place version of bitwise_xor."""
+    """In-place version of bitwise_xor.
+
+    Args:
+        other (Tensor): the second input tensor."""
     return _inplace("bitwise_xor", self, other)

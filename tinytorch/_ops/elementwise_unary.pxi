@@ -2,7 +2,10 @@
 # Included by _ops/elementwise.pyx: the public functions of the unary elementwise rows.
 
 def neg(Tensor input):
-    """Returns a new tensor with the neg of the elements of input."""
+    """Returns a new tensor with the neg of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("neg", input)
 
 def neg_(Tensor self):
@@ -11,7 +14,10 @@ def neg_(Tensor self):
 
 
 def abs(Tensor input):
-    """Returns a new tensor with the abs of the elements of input."""
+    """Returns a new tensor with the abs of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("abs", input)
 
 def abs_(Tensor self):
@@ -20,7 +26,10 @@ def abs_(Tensor self):
 
 
 def sign(Tensor input):
-    """Returns a new tensor with the sign of the elements of input."""
+    """Returns a new tensor with the sign of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("sign", input)
 
 def sign_(Tensor self):
@@ -29,7 +38,10 @@ def sign_(Tensor self):
 
 
 def exp(Tensor input):
-    """Returns a new tensor with the exp of the elements of input."""
+    """Returns a new tensor with the exp of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("exp", input)
 
 def exp_(Tensor self):
@@ -38,7 +50,10 @@ def exp_(Tensor self):
 
 
 def exp2(Tensor input):
-    """Returns a new tensor with the exp2 of the elements of input."""
+    """Returns a new tensor with the exp2 of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("exp2", input)
 
 def exp2_(Tensor self):
@@ -47,7 +62,10 @@ def exp2_(Tensor self):
 
 
 def log(Tensor input):
-    """Returns a new tensor with the log of the elements of input."""
+    """Returns a new tensor with the log of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("log", input)
 
 def log_(Tensor self):
@@ -56,7 +74,10 @@ def log_(Tensor self):
 
 
 def log2(Tensor input):
-    """Returns a new tensor with the log2 of the elements of input."""
+    """Returns a new tensor with the log2 of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("log2", input)
 
 def log2_(Tensor self):
@@ -65,7 +86,10 @@ def log2_(Tensor self):
 
 
 def log10(Tensor input):
-    """Returns a new tensor with the log10 of the elements of input."""
+    """Returns a new tensor with the log10 of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("log10", input)
 
 def log10_(Tensor self):
@@ -74,7 +98,10 @@ def log10_(Tensor self):
 
 
 def log1p(Tensor input):
-    """Returns a new tensor with the log1p of the elements of input."""
+    """Returns a new tensor with the log1p of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("log1p", input)
 
 def log1p_(Tensor self):
@@ -83,7 +110,10 @@ def log1p_(Tensor self):
 
 
 def expm1(Tensor input):
-    """Returns a new tensor with the expm1 of the elements of input."""
+    """Returns a new tensor with the expm1 of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("expm1", input)
 
 def expm1_(Tensor self):
@@ -92,7 +122,10 @@ def expm1_(Tensor self):
 
 
 def sqrt(Tensor input):
-    """Returns a new tensor with the sqrt of the elements of input."""
+    """Returns a new tensor with the sqrt of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("sqrt", input)
 
 def sqrt_(Tensor self):
@@ -101,7 +134,10 @@ def sqrt_(Tensor self):
 
 
 def rsqrt(Tensor input):
-    """Returns a new tensor with the rsqrt of the elements of input."""
+    """Returns a new tensor with the rsqrt of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("rsqrt", input)
 
 def rsqrt_(Tensor self):
@@ -110,7 +146,10 @@ def rsqrt_(Tensor self):
 
 
 def sin(Tensor input):
-    """Returns a new tensor with the sin of the elements of input."""
+    """Returns a new tensor with the sin of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("sin", input)
 
 def sin_(Tensor self):
@@ -119,7 +158,10 @@ def sin_(Tensor self):
 
 
 def cos(Tensor input):
-    """Returns a new tensor with the cos of the elements of input."""
+    """Returns a new tensor with the cos of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("cos", input)
 
 def cos_(Tensor self):
@@ -128,7 +170,10 @@ def cos_(Tensor self):
 
 
 def tan(Tensor input):
-    """Returns a new tensor with the tan of the elements of input."""
+    """Returns a new tensor with the tan of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("tan", input)
 
 def tan_(Tensor self):
@@ -137,7 +182,10 @@ def tan_(Tensor self):
 
 
 def asin(Tensor input):
-    """Returns a new tensor with the asin of the elements of input."""
+    """Returns a new tensor with the asin of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("asin", input)
 
 def asin_(Tensor self):
@@ -146,7 +194,10 @@ def asin_(Tensor self):
 
 
 def acos(Tensor input):
-    """Returns a new tensor with the acos of the elements of input."""
+    """Returns a new tensor with the acos of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("acos", input)
 
 def acos_(Tensor self):
@@ -155,7 +206,10 @@ def acos_(Tensor self):
 
 
 def atan(Tensor input):
-    """Returns a new tensor with the atan of the elements of input."""
+    """Returns a new tensor with the atan of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("atan", input)
 
 def atan_(Tensor self):
@@ -164,7 +218,10 @@ def atan_(Tensor self):
 
 
 def asinh(Tensor input):
-    """Returns a new tensor with the asinh of the elements of input."""
+    """Returns a new tensor with the asinh of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("asinh", input)
 
 def asinh_(Tensor self):
@@ -173,7 +230,10 @@ def asinh_(Tensor self):
 
 
 def acosh(Tensor input):
-    """Returns a new tensor with the acosh of the elements of input."""
+    """Returns a new tensor with the acosh of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("acosh", input)
 
 def acosh_(Tensor self):
@@ -182,7 +242,10 @@ def acosh_(Tensor self):
 
 
 def atanh(Tensor input):
-    """Returns a new tensor with the atanh of the elements of input."""
+    """Returns a new tensor with the atanh of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("atanh", input)
 
 def atanh_(Tensor self):
@@ -191,7 +254,10 @@ def atanh_(Tensor self):
 
 
 def sinh(Tensor input):
-    """Returns a new tensor with the sinh of the elements of input."""
+    """Returns a new tensor with the sinh of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("sinh", input)
 
 def sinh_(Tensor self):
@@ -200,7 +266,10 @@ def sinh_(Tensor self):
 
 
 def cosh(Tensor input):
-    """Returns a new tensor with the cosh of the elements of input."""
+    """Returns a new tensor with the cosh of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("cosh", input)
 
 def cosh_(Tensor self):
@@ -209,7 +278,10 @@ def cosh_(Tensor self):
 
 
 def tanh(Tensor input):
-    """Returns a new tensor with the tanh of the elements of input."""
+    """Returns a new tensor with the tanh of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("tanh", input)
 
 def tanh_(Tensor self):
@@ -218,7 +290,10 @@ def tanh_(Tensor self):
 
 
 def sigmoid(Tensor input):
-    """Returns a new tensor with the sigmoid of the elements of input."""
+    """Returns a new tensor with the sigmoid of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("sigmoid", input)
 
 def sigmoid_(Tensor self):
@@ -227,7 +302,10 @@ def sigmoid_(Tensor self):
 
 
 def relu(Tensor input):
-    """Returns a new tensor with the relu of the elements of input."""
+    """Returns a new tensor with the relu of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("relu", input)
 
 def relu_(Tensor self):
@@ -236,7 +314,10 @@ def relu_(Tensor self):
 
 
 def erf(Tensor input):
-    """Returns a new tensor with the erf of the elements of input."""
+    """Returns a new tensor with the erf of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("erf", input)
 
 def erf_(Tensor self):
@@ -245,7 +326,10 @@ def erf_(Tensor self):
 
 
 def erfinv(Tensor input):
-    """Returns a new tensor with the erfinv of the elements of input."""
+    """Returns a new tensor with the erfinv of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("erfinv", input)
 
 def erfinv_(Tensor self):
@@ -254,7 +338,10 @@ def erfinv_(Tensor self):
 
 
 def reciprocal(Tensor input):
-    """Returns a new tensor with the reciprocal of the elements of input."""
+    """Returns a new tensor with the reciprocal of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("reciprocal", input)
 
 def reciprocal_(Tensor self):
@@ -263,7 +350,10 @@ def reciprocal_(Tensor self):
 
 
 def square(Tensor input):
-    """Returns a new tensor with the square of the elements of input."""
+    """Returns a new tensor with the square of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("square", input)
 
 def square_(Tensor self):
@@ -272,7 +362,10 @@ def square_(Tensor self):
 
 
 def floor(Tensor input):
-    """Returns a new tensor with the floor of the elements of input."""
+    """Returns a new tensor with the floor of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("floor", input)
 
 def floor_(Tensor self):
@@ -281,7 +374,10 @@ def floor_(Tensor self):
 
 
 def ceil(Tensor input):
-    """Returns a new tensor with the ceil of the elements of input."""
+    """Returns a new tensor with the ceil of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("ceil", input)
 
 def ceil_(Tensor self):
@@ -290,7 +386,10 @@ def ceil_(Tensor self):
 
 
 def round(Tensor input):
-    """Returns a new tensor with the round of the elements of input."""
+    """Returns a new tensor with the round of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("round", input)
 
 def round_(Tensor self):
@@ -299,7 +398,10 @@ def round_(Tensor self):
 
 
 def trunc(Tensor input):
-    """Returns a new tensor with the trunc of the elements of input."""
+    """Returns a new tensor with the trunc of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("trunc", input)
 
 def trunc_(Tensor self):
@@ -308,22 +410,34 @@ def trunc_(Tensor self):
 
 
 def isnan(Tensor input):
-    """Returns a new tensor with the isnan of the elements of input."""
+    """Returns a new tensor with the isnan of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("isnan", input)
 
 
 def isinf(Tensor input):
-    """Returns a new tensor with the isinf of the elements of input."""
+    """Returns a new tensor with the isinf of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("isinf", input)
 
 
 def isfinite(Tensor input):
-    """Returns a new tensor with the isfinite of the elements of input."""
+    """Returns a new tensor with the isfinite of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("isfinite", input)
 
 
 def logical_not(Tensor input):
-    """Returns a new tensor with the logical_not of the elements of input."""
+    """Returns a new tensor with the logical_not of the elements of input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _unary("logical_not", input)
 
 def logical_not_(Tensor self):

@@ -26,7 +26,16 @@ def _embedding_back(Node n, g):
 
 
 def embedding(Tensor input, Tensor weight, padding_idx=None, bint scale_grad_by_freq=False):
-    """Looks up rows of ``weight`` (V, D) at ``input`` indices -> (*input.shape, D)."""
+    """Looks up rows of ``weight`` (V, D) at ``input`` indices -> (*input.shape, D).
+
+    Args:
+        input (Tensor): tensor containing indices into the embedding matrix.
+        weight (Tensor): the embedding matrix with number of rows equal to the maximum possible index +
+            1, and number of columns equal to the embedding size.
+        padding_idx (int, optional): if specified, the entries at :attr:`padding_idx` do not contribute
+            to the gradient. Default: ``None``
+        scale_grad_by_freq (bool, optional): if given, this will scale gradients by the inverse of
+            frequency of the words in the mini-batch. Default: ``False``"""
     return _record("EmbeddingBackward0", _embedding_back, (weight, None), _C.embedding(weight._impl, input._impl),
                    {"num_weights": weight._impl.shape[0], "padding_idx": padding_idx,
                     "scale_grad_by_freq": scale_grad_by_freq}, (input,))

@@ -26,7 +26,12 @@ def _index_select_back(Node n, g):
 
 
 def index_select(Tensor input, int dim, Tensor index):
-    """Selects entries of input along dim at the positions in index."""
+    """Selects entries of input along dim at the positions in index.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int): the axis along which to index.
+        index (IntTensor or LongTensor): the 1-D tensor containing the indices to index."""
     d = dim % max(input._impl.ndim, 1)
     return _record("IndexSelectBackward0", _index_select_back, (input,), _C.index_select(input._impl, dim, index._impl),
                    {"dim": d, "in_shape": input._impl.shape}, (index,))
@@ -38,7 +43,12 @@ def _gather_back(Node n, g):
 
 
 def gather(Tensor input, int dim, Tensor index):
-    """Gathers values along an axis specified by dim."""
+    """Gathers values along an axis specified by dim.
+
+    Args:
+        input (Tensor): the source tensor.
+        dim (int): the axis along which to index.
+        index (LongTensor): the indices of elements to gather."""
     return _record("GatherBackward0", _gather_back, (input,), _C.gather(input._impl, dim, index._impl),
                    {"dim": dim, "in_shape": input._impl.shape}, (index,))
 
@@ -54,7 +64,18 @@ def _scatter_back(Node n, g):
 
 def scatter(Tensor input, int dim, Tensor index, src=None, *, value=None, reduce=None):
     """Writes src (a tensor or a number) into input at the indices along dim (out of place); with
-    reduce='add', adds it there instead (as scatter_add)."""
+    reduce='add', adds it there instead (as scatter_add).
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int): the axis along which to index.
+        index (LongTensor): the indices of elements to scatter.
+        src (Tensor): the source element(s) to scatter. Default: ``None``
+
+    Keyword args:
+        value (Scalar): the value to scatter (instead of :attr:`src`). Default: ``None``
+        reduce (str, optional): reduction operation to apply, can be either ``'add'`` or ``'multiply'``.
+            Default: ``None``"""
     if src is None:
         src = value
     if reduce == "add":
@@ -78,7 +99,13 @@ def _scatter_add_back(Node n, g):
 
 
 def scatter_add(Tensor input, int dim, Tensor index, Tensor src):
-    """Adds all values from src into input at the indices along dim (out of place)."""
+    """Adds all values from src into input at the indices along dim (out of place).
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int): the axis along which to index.
+        index (LongTensor): the indices of elements to scatter.
+        src (Tensor): the source element(s) to scatter."""
     return _record("ScatterAddBackward0", _scatter_add_back, (input, src),
                    _C.scatter_add(input._impl, dim, index._impl, src._impl),
                    {"dim": dim}, (index,))
@@ -93,6 +120,18 @@ def _inplace_via(Tensor self, str name, result_fn, c_inplace):
 
 
 def scatter_(Tensor self, int dim, Tensor index, src=None, *, value=None, reduce=None):
+    """Writes all values from the tensor :attr:`src` into :attr:`self` at the indices specified in the
+    :attr:`index` tensor.
+
+    Args:
+        dim (int): the axis along which to index.
+        index (LongTensor): the indices of elements to scatter.
+        src (Tensor): the source element(s) to scatter. Default: ``None``
+
+    Keyword args:
+        value (Scalar): the value to scatter (instead of :attr:`src`). Default: ``None``
+        reduce (str, optional): reduction operation to apply, can be either ``'add'`` or ``'multiply'``.
+            Default: ``None``"""
     if src is None:
         src = value
     return _inplace_via(self, "scatter_", lambda: scatter(self, dim, index, src, reduce=reduce),
@@ -101,6 +140,13 @@ def scatter_(Tensor self, int dim, Tensor index, src=None, *, value=None, reduce
 
 
 def scatter_add_(Tensor self, int dim, Tensor index, Tensor src):
+    """Adds all values from the tensor :attr:`src` into :attr:`self` at the indices specified in the
+    :attr:`index` tensor.
+
+    Args:
+        dim (int): the axis along which to index.
+        index (LongTensor): the indices of elements to scatter.
+        src (Tensor): the source element(s) to scatter."""
     if is_grad_enabled_c() and requires_grad(src):
         check_inplace(self, "scatter_add_")
         return rebase_inplace(self, scatter_add(self, dim, index, src))
@@ -115,7 +161,12 @@ def _masked_fill_back(Node n, g):
 
 
 def masked_fill(Tensor input, Tensor mask, value):
-    """Fills elements of input with value where mask is True."""
+    """Fills elements of input with value where mask is True.
+
+    Args:
+        input (Tensor): the input tensor.
+        mask (BoolTensor): the boolean mask.
+        value (Number): the value to fill with."""
     if isinstance(value, Tensor):
         value = (<Tensor>value).item()
     return _record("MaskedFillBackward0", _masked_fill_back, (input, None),
@@ -124,6 +175,11 @@ def masked_fill(Tensor input, Tensor mask, value):
 
 
 def masked_fill_(Tensor self, Tensor mask, value):
+    """Fills elements of :attr:`self` tensor with :attr:`value` where :attr:`mask` is True.
+
+    Args:
+        mask (BoolTensor): the boolean mask.
+        value (Number): the value to fill with."""
     if isinstance(value, Tensor):
         value = (<Tensor>value).item()
     return _inplace_via(self, "masked_fill_", lambda: masked_fill(self, mask, value),
@@ -138,11 +194,25 @@ def _masked_select_back(Node n, g):
 
 
 def masked_select(Tensor input, Tensor mask):
+    """Returns a new 1-D tensor which indexes the :attr:`input` tensor according to the boolean mask
+    :attr:`mask` which is a `BoolTensor`.
+
+    Args:
+        input (Tensor): the input tensor.
+        mask (BoolTensor): the tensor containing the binary mask to index with."""
     return _record("MaskedSelectBackward0", _masked_select_back, (input,), _C.masked_select(input._impl, mask._impl),
                    {"in_shape": input._impl.shape}, (mask,))
 
 
 def nonzero(Tensor input, *, as_tuple=False):
+    """Returns a tensor containing the indices of all non-zero elements of :attr:`input`.
+
+    Args:
+        input (Tensor): the input tensor.
+
+    Keyword args:
+        as_tuple (bool): return a tuple of 1-D index tensors, one per dimension, instead of a 2-D
+            tensor. Default: ``False``"""
     out = wrap(_C.nonzero(input._impl))
     if as_tuple:
         return tuple(S.select(out, 1, i) for i in range(input._impl.ndim))
@@ -176,7 +246,14 @@ def _index_put_back(Node n, g):
 
 
 def index_put(Tensor input, indices, values, accumulate=False):
-    """Out-of-place ``input[indices] = values`` (or ``+=`` with accumulate)."""
+    """Out-of-place ``input[indices] = values`` (or ``+=`` with accumulate).
+
+    Args:
+        input (Tensor): the input tensor.
+        indices (tuple of LongTensor): tensors used to index into :attr:`input`.
+        values (Tensor): the values to put at the given indices.
+        accumulate (bool): whether to accumulate into :attr:`input` (add the values) instead of
+            replacing. Default: ``False``"""
     indices = list(indices)
     cdef Tensor v = values if isinstance(values, Tensor) else \
         wrap(_C.full([], float(values), input._impl.dtype_code, input._impl.device))
@@ -188,6 +265,14 @@ def index_put(Tensor input, indices, values, accumulate=False):
 
 
 def index_put_(Tensor self, indices, values, accumulate=False):
+    """Puts values from the tensor :attr:`values` into the tensor :attr:`self` using the indices specified
+    in :attr:`indices` (which is a tuple of Tensors).
+
+    Args:
+        indices (tuple of LongTensor): tensors used to index into :attr:`input`.
+        values (Tensor): the values to put at the given indices.
+        accumulate (bool): whether to accumulate into :attr:`input` (add the values) instead of
+            replacing. Default: ``False``"""
     indices = list(indices)
     check_inplace(self, "index_put_")
     if is_grad_enabled_c() and (requires_grad(self) or (isinstance(values, Tensor) and requires_grad(<Tensor>values))):
@@ -304,7 +389,12 @@ def setitem(Tensor x, key, value):
 # ------------------------------------------------------------------ joining and reordering
 
 def stack(tensors, int dim=0):
-    """Concatenates a sequence of tensors along a new dimension."""
+    """Concatenates a sequence of tensors along a new dimension.
+
+    Args:
+        tensors (sequence of Tensors): sequence of tensors to concatenate.
+        dim (int, optional): dimension to insert. Has to be between 0 and the number of dimensions of
+            concatenated tensors (inclusive). Default: ``0``"""
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
@@ -313,11 +403,19 @@ def stack(tensors, int dim=0):
 
 
 def hstack(tensors):
+    """Stack tensors in sequence horizontally (column wise).
+
+    Args:
+        tensors (sequence of Tensors): sequence of tensors to concatenate."""
     tensors = list(tensors)
     return cat(tensors, 0 if (<Tensor>tensors[0])._impl.ndim == 1 else 1)
 
 
 def vstack(tensors):
+    """Stack tensors in sequence vertically (row wise).
+
+    Args:
+        tensors (sequence of Tensors): sequence of tensors to concatenate."""
     return cat([t if t.dim() > 1 else S.unsqueeze(t, 0) for t in tensors], 0)
 
 
@@ -326,6 +424,14 @@ def _roll_back(Node n, g):
 
 
 def roll(Tensor input, shifts, dims=None):
+    """Roll the tensor :attr:`input` along the given dimension(s).
+
+    Args:
+        input (Tensor): the input tensor.
+        shifts (int or tuple of ints): the number of places by which the elements of the tensor are
+            shifted. If shifts is a tuple, dims must be a tuple of the same size, and each dimension
+            will be rolled by the corresponding value.
+        dims (int or tuple of ints): axis along which to roll. Default: ``None``"""
     shifts = [shifts] if isinstance(shifts, int) else list(shifts)
     dims = [] if dims is None else ([dims] if isinstance(dims, int) else list(dims))
     for d in dims:
@@ -348,7 +454,14 @@ def _repeat_back(Node n, g):
 
 
 def repeat(Tensor self, *sizes, repeats=None):
-    """``repeat(2, 1)``, ``repeat((2, 1))`` or ``repeat(repeats=(2, 1))``."""
+    """``repeat(2, 1)``, ``repeat((2, 1))`` or ``repeat(repeats=(2, 1))``.
+
+    Args:
+        sizes (Size or int...): the number of times to repeat this tensor along each dimension.
+
+    Keyword args:
+        repeats (Size or int..., optional): the number of times to repeat this tensor along each
+            dimension, as a keyword. Default: ``None``"""
     if repeats is not None:
         sizes = (repeats,)
     reps = list(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else list(sizes)
@@ -361,11 +474,23 @@ def _tri_back(Node n, g):
 
 
 def tril(Tensor input, int diagonal=0):
+    """Returns the lower triangular part of the matrix (2-D tensor) or batch of matrices :attr:`input`, the
+    other elements of the result tensor are set to 0.
+
+    Args:
+        input (Tensor): the input tensor.
+        diagonal (int, optional): the diagonal to consider. Default: ``0``"""
     return _record("TrilBackward0", _tri_back, (input,), _C.tril(input._impl, diagonal),
                    {"lower": True, "diagonal": diagonal})
 
 
 def triu(Tensor input, int diagonal=0):
+    """Returns the upper triangular part of a matrix (2-D tensor) or batch of matrices :attr:`input`, the
+    other elements of the result tensor are set to 0.
+
+    Args:
+        input (Tensor): the input tensor.
+        diagonal (int, optional): the diagonal to consider. Default: ``0``"""
     return _record("TriuBackward0", _tri_back, (input,), _C.triu(input._impl, diagonal),
                    {"lower": False, "diagonal": diagonal})
 
@@ -378,6 +503,15 @@ def _sorted_back(Node n, g):
 
 
 def sort(Tensor input, int dim=-1, bint descending=False, bint stable=False):
+    """Sorts the elements of the :attr:`input` tensor along a given dimension in ascending order by value.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int, optional): the dimension to sort along. Default: ``-1``
+        descending (bool, optional): controls the sorting order (ascending or descending). Default:
+            ``False``
+        stable (bool, optional): makes the sorting routine stable, which guarantees that the order of
+            equivalent elements is preserved. Default: ``False``"""
     values, indices = _C.sort(input._impl, dim, descending, stable)
     idx = wrap(indices)
     out = _record("SortBackward0", _sorted_back, (input,), values, {"dim": dim, "in_shape": input._impl.shape}, (idx,))
@@ -385,10 +519,29 @@ def sort(Tensor input, int dim=-1, bint descending=False, bint stable=False):
 
 
 def argsort(Tensor input, int dim=-1, bint descending=False, bint stable=False):
+    """Returns the indices that sort a tensor along a given dimension in ascending order by value.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int, optional): the dimension to sort along. Default: ``-1``
+        descending (bool, optional): controls the sorting order (ascending or descending). Default:
+            ``False``
+        stable (bool, optional): makes the sorting routine stable, which guarantees that the order of
+            equivalent elements is preserved. Default: ``False``"""
     return wrap(_C.argsort(input._impl, dim, descending, stable))
 
 
 def topk(Tensor input, int k, int dim=-1, bint largest=True, bint sorted=True):
+    """Returns the :attr:`k` largest elements of the given :attr:`input` tensor along a given dimension.
+
+    Args:
+        input (Tensor): the input tensor.
+        k (int): the k in "top-k".
+        dim (int, optional): the dimension to sort along. Default: ``-1``
+        largest (bool, optional): controls whether to return largest or smallest elements. Default:
+            ``True``
+        sorted (bool, optional): controls whether to return the elements in sorted order. Default:
+            ``True``"""
     values, indices = _C.topk(input._impl, k, dim, largest, sorted)
     idx = wrap(indices)
     out = _record("TopkBackward0", _sorted_back, (input,), values, {"dim": dim, "in_shape": input._impl.shape}, (idx,))

@@ -36,18 +36,32 @@ def _matmul_back(Node n, g):
 
 
 def matmul(Tensor input, Tensor other):
-    """Matrix product with NumPy/PyTorch semantics (1-D, 2-D, batched with broadcasting)."""
+    """Matrix product with NumPy/PyTorch semantics (1-D, 2-D, batched with broadcasting).
+
+    Args:
+        input (Tensor): the first tensor to be multiplied.
+        other (Tensor): the second tensor to be multiplied."""
     return _record("MmBackward0" if input._impl.ndim == 2 and other._impl.ndim == 2 else "MatmulBackward0",
                    _matmul_back, (input, other), _C.matmul(input._impl, other._impl), {}, (input, other))
 
 
 def mm(Tensor input, Tensor mat2):
+    """Performs a matrix multiplication of the matrices :attr:`input` and :attr:`mat2`.
+
+    Args:
+        input (Tensor): the first tensor to be multiplied.
+        mat2 (Tensor): the second matrix to be matrix multiplied."""
     if input._impl.ndim != 2 or mat2._impl.ndim != 2:
         raise RuntimeError(f"mm: expected 2-D tensors, got {input._impl.ndim}-D and {mat2._impl.ndim}-D")
     return matmul(input, mat2)
 
 
 def bmm(Tensor input, Tensor mat2):
+    """Performs a batch matrix-matrix product of matrices stored in :attr:`input` and :attr:`mat2`.
+
+    Args:
+        input (Tensor): the first tensor to be multiplied.
+        mat2 (Tensor): the second batch of matrices to be multiplied."""
     if input._impl.ndim != 3 or mat2._impl.ndim != 3:
         raise RuntimeError(f"bmm: expected 3-D tensors, got {input._impl.ndim}-D and {mat2._impl.ndim}-D")
     return _record("BmmBackward0", _matmul_back, (input, mat2), _C.bmm(input._impl, mat2._impl), {}, (input, mat2))
@@ -76,6 +90,14 @@ def _linear_back(Node n, Tensor g):
 
 
 def linear(Tensor input, Tensor weight, bias=None):
-    """y = input @ weight.T + bias"""
+    r"""Applies a linear transformation to the incoming data: :math:`y = xA^T + b`.
+
+    y = input @ weight.T + bias
+
+    Args:
+        input (Tensor): input of shape :math:`(*, \text{in\_features})`.
+        weight (Tensor): weight of shape :math:`(\text{out\_features}, \text{in\_features})`.
+        bias (Tensor, optional): optional bias of shape :math:`(\text{out\_features})`. Default:
+            ``None``"""
     return _record("AddmmBackward0", _linear_back, (input, weight, bias),
                    _C.linear(input._impl, weight._impl, _impl(bias)), {}, (input, weight))

@@ -21,7 +21,14 @@ def _softmax_back(Node n, g):
 
 
 def softmax(Tensor input, int dim, dtype=None):
-    """Softmax along dim, computed in float32 for half types."""
+    """Softmax along dim, computed in float32 for half types.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int): a dimension along which softmax will be computed.
+        dtype (dtype, optional): the desired data type of returned tensor. If specified, the input
+            tensor is casted to :attr:`dtype` before the operation is performed. This is useful for
+            preventing data type overflows. Default: ``None``"""
     d = _dims(dim, input._impl.ndim)[0]
     return _record("SoftmaxBackward0", _softmax_back, input, _C.softmax(input._impl, dim, _code(dtype)), None, False,
                    {"dim": d})
@@ -35,6 +42,14 @@ def _log_softmax_back(Node n, g):
 
 
 def log_softmax(Tensor input, int dim, dtype=None):
+    """Applies a softmax followed by a logarithm.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int): a dimension along which softmax will be computed.
+        dtype (dtype, optional): the desired data type of returned tensor. If specified, the input
+            tensor is casted to :attr:`dtype` before the operation is performed. This is useful for
+            preventing data type overflows. Default: ``None``"""
     d = _dims(dim, input._impl.ndim)[0]
     return _record("LogSoftmaxBackward0", _log_softmax_back, input, _C.log_softmax(input._impl, dim, _code(dtype)),
                    None, False, {"dim": d})
@@ -75,7 +90,15 @@ def _layer_norm_back(Node n, g):
 
 
 def layer_norm(Tensor input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    """Layer normalization over the last len(normalized_shape) dims."""
+    """Layer normalization over the last len(normalized_shape) dims.
+
+    Args:
+        input (Tensor): the input tensor.
+        normalized_shape (int or list or Size): the shape of the trailing dimensions normalized over.
+        weight (Tensor, optional): the elementwise affine weight, of shape :attr:`normalized_shape`.
+            Default: ``None``
+        bias (Tensor, optional): the optional bias tensor. Default: ``None``
+        eps (float): a value added to the denominator for numerical stability. Default: ``1e-05``"""
     shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
     y, mean_, rstd = _C.layer_norm(input._impl, shape, None if weight is None else (<Tensor>weight)._impl,
                                    None if bias is None else (<Tensor>bias)._impl, eps)
@@ -99,6 +122,15 @@ def _rms_norm_back(Node n, g):
 
 
 def rms_norm(Tensor input, normalized_shape, weight=None, eps=None):
+    """Apply Root Mean Square Layer Normalization.
+
+    Args:
+        input (Tensor): the input tensor.
+        normalized_shape (int or list or Size): the shape of the trailing dimensions normalized over.
+        weight (Tensor, optional): the elementwise affine weight, of shape :attr:`normalized_shape`.
+            Default: ``None``
+        eps (float, optional): a value added to the denominator for numerical stability (default: the
+            dtype's machine epsilon). Default: ``None``"""
     shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
     if eps is None:
         eps = _EPS.get(input._impl.dtype_code, _EPS[FLOAT32])

@@ -34,6 +34,20 @@ cdef tuple _stride(object stride):
 
 
 def max_pool2d(Tensor input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Applies a 2D max pooling over an input signal composed of several input planes.
+
+    Args:
+        input (Tensor): the input tensor.
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``None``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
+        ceil_mode (bool): when True, will use `ceil` instead of `floor` to compute the output shape.
+            Default: ``False``
+        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
+            ``False``"""
     k = _pair(kernel_size)
     s = _stride(stride)
     out, idx = _C.max_pool2d(input._impl, k, s, _pair(padding), _pair(dilation), ceil_mode)
@@ -51,6 +65,21 @@ def _avg_pool_back(Node n, g):
 
 def avg_pool2d(Tensor input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
+    """Applies a 2D average pooling over an input signal composed of several input planes.
+
+    Args:
+        input (Tensor): the input tensor.
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``None``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        ceil_mode (bool): when True, will use `ceil` instead of `floor` to compute the output shape.
+            Default: ``False``
+        count_include_pad (bool): when True, will include the zero-padding in the averaging calculation.
+            Default: ``True``
+        divisor_override (int, optional): if specified, it will be used as divisor, otherwise size of
+            the pooling region will be used. Default: ``None``"""
     k = _pair(kernel_size)
     s = _stride(stride)
     args = (k, s, _pair(padding), ceil_mode, count_include_pad, divisor_override)
@@ -66,6 +95,11 @@ def _adaptive_avg_back(Node n, g):
 
 
 def adaptive_avg_pool2d(Tensor input, output_size):
+    """Applies a 2D adaptive average pooling over an input signal composed of several input planes.
+
+    Args:
+        input (Tensor): the input tensor.
+        output_size (int or tuple): the target output size."""
     size = list(_pair(output_size))
     shape = input._impl.shape
     size = [shape[-2 + i] if v is None else v for i, v in enumerate(size)]

@@ -88,7 +88,18 @@ def _sum_back(ReduceNode n, g):
 
 
 def sum(Tensor input, dim=None, keepdim=False, *, dtype=None):
-    """Returns the sum of all elements, or over the given dimension(s)."""
+    """Returns the sum of all elements, or over the given dimension(s).
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int or tuple of ints, optional): the dimension or dimensions to reduce. If ``None``, all
+            dimensions are reduced. Default: ``None``
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``
+
+    Keyword args:
+        dtype (dtype, optional): the desired data type of returned tensor. If specified, the input
+            tensor is casted to :attr:`dtype` before the operation is performed. This is useful for
+            preventing data type overflows. Default: ``None``"""
     dims = _dims(dim, input._impl.ndim)
     return _record("SumBackward1" if dims is not None else "SumBackward0", _sum_back, input,
                    _C.sum(input._impl, dims, keepdim, _code(dtype)), dims, keepdim,
@@ -100,6 +111,19 @@ def _mean_back(ReduceNode n, g):
 
 
 def mean(Tensor input, dim=None, keepdim=False, *, dtype=None):
+    """Returns the mean value of all elements in the :attr:`input` tensor (or of each row over
+    :attr:`dim`).
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int or tuple of ints, optional): the dimension or dimensions to reduce. If ``None``, all
+            dimensions are reduced. Default: ``None``
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``
+
+    Keyword args:
+        dtype (dtype, optional): the desired data type of returned tensor. If specified, the input
+            tensor is casted to :attr:`dtype` before the operation is performed. This is useful for
+            preventing data type overflows. Default: ``None``"""
     dims = _dims(dim, input._impl.ndim)
     return _record("MeanBackward1" if dims is not None else "MeanBackward0", _mean_back, input,
                    _C.mean(input._impl, dims, keepdim, _code(dtype)), dims, keepdim,
@@ -136,6 +160,17 @@ def _prod_back(ReduceNode n, g):
 
 
 def prod(Tensor input, dim=None, keepdim=False, *, dtype=None):
+    """Returns the product of all elements in the :attr:`input` tensor (or of each row over :attr:`dim`).
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int, optional): the dimension to reduce. Default: ``None``
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``
+
+    Keyword args:
+        dtype (dtype, optional): the desired data type of returned tensor. If specified, the input
+            tensor is casted to :attr:`dtype` before the operation is performed. This is useful for
+            preventing data type overflows. Default: ``None``"""
     dims = _dims(dim, input._impl.ndim)
     return _record("ProdBackward0", _prod_back, input, _C.prod(input._impl, dims, keepdim, _code(dtype)),
                    dims, keepdim)
@@ -151,11 +186,27 @@ def _even_back(ReduceNode n, g):
 
 
 def amax(Tensor input, dim=(), keepdim=False):
+    """Returns the maximum value of each slice of the :attr:`input` tensor in the given dimension(s)
+    :attr:`dim`.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int or tuple of ints, optional): the dimension or dimensions to reduce. If ``None``, all
+            dimensions are reduced. Default: ``()``
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``"""
     dims = _dims(dim, input._impl.ndim) if dim != () else None
     return _record("AmaxBackward0", _even_back, input, _C.amax(input._impl, dims, keepdim), dims, keepdim)
 
 
 def amin(Tensor input, dim=(), keepdim=False):
+    """Returns the minimum value of each slice of the :attr:`input` tensor in the given dimension(s)
+    :attr:`dim`.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int or tuple of ints, optional): the dimension or dimensions to reduce. If ``None``, all
+            dimensions are reduced. Default: ``()``
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``"""
     dims = _dims(dim, input._impl.ndim) if dim != () else None
     return _record("AminBackward0", _even_back, input, _C.amin(input._impl, dims, keepdim), dims, keepdim)
 
@@ -188,27 +239,68 @@ def _max_min(str which, Tensor x, dim, keepdim, other):
 
 
 def max(Tensor input, dim=None, keepdim=False, other=None):
-    """max(): the largest element; max(dim) -> (values, indices); max(other) = maximum."""
+    """max(): the largest element; max(dim) -> (values, indices); max(other) = maximum.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int, optional): the dimension to reduce. Default: ``None``
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``
+        other (Tensor): the second input tensor (elementwise maximum or minimum). Default: ``None``"""
     return _max_min("max", input, dim, keepdim, other)
 
 
 def min(Tensor input, dim=None, keepdim=False, other=None):
+    """Returns the minimum value of all elements in the :attr:`input` tensor; with :attr:`dim`, a
+    namedtuple ``(values, indices)``; with :attr:`other`, the elementwise minimum.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int, optional): the dimension to reduce. Default: ``None``
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``
+        other (Tensor): the second input tensor (elementwise maximum or minimum). Default: ``None``"""
     return _max_min("min", input, dim, keepdim, other)
 
 
 def argmax(Tensor input, dim=None, keepdim=False):
+    """Returns the indices of the maximum value of all elements in the :attr:`input` tensor (or along
+    :attr:`dim`).
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int, optional): the dimension to reduce. Default: ``None``
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``"""
     return wrap(_C.argmax(input._impl, dim, keepdim))
 
 
 def argmin(Tensor input, dim=None, keepdim=False):
+    """Returns the indices of the minimum value(s) of the flattened tensor or along a dimension.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int, optional): the dimension to reduce. Default: ``None``
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``"""
     return wrap(_C.argmin(input._impl, dim, keepdim))
 
 
 def all(Tensor input, dim=None, keepdim=False):
+    """Tests if all elements in :attr:`input` evaluate to `True` (over :attr:`dim` when given).
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int or tuple of ints, optional): the dimension or dimensions to reduce. If ``None``, all
+            dimensions are reduced. Default: ``None``
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``"""
     return wrap(_C.all(input._impl, _dims(dim, input._impl.ndim), keepdim))
 
 
 def any(Tensor input, dim=None, keepdim=False):
+    """Tests if any element in :attr:`input` evaluates to `True` (over :attr:`dim` when given).
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int or tuple of ints, optional): the dimension or dimensions to reduce. If ``None``, all
+            dimensions are reduced. Default: ``None``
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``"""
     return wrap(_C.any(input._impl, _dims(dim, input._impl.ndim), keepdim))
 
 
@@ -230,7 +322,19 @@ def _var_back(ReduceNode n, g):
 
 
 def var(Tensor input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Variance over dim(s) with Bessel's correction (``correction=1`` by default)."""
+    """Variance over dim(s) with Bessel's correction (``correction=1`` by default).
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int or tuple of ints, optional): the dimension or dimensions to reduce. If ``None``, all
+            dimensions are reduced. Default: ``None``
+        unbiased (bool, optional): whether to use Bessel's correction (deprecated; use
+            :attr:`correction`). Default: ``None``
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``
+
+    Keyword args:
+        correction (int): difference between the sample size and sample degrees of freedom (Bessel's
+            correction is ``correction=1``). Default: ``None``"""
     if isinstance(dim, bool):
         unbiased, dim = dim, None
     c = _correction(unbiased, correction)
@@ -248,6 +352,19 @@ def _std_back(ReduceNode n, g):
 
 
 def std(Tensor input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Calculates the standard deviation over the dimensions specified by :attr:`dim`.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int or tuple of ints, optional): the dimension or dimensions to reduce. If ``None``, all
+            dimensions are reduced. Default: ``None``
+        unbiased (bool, optional): whether to use Bessel's correction (deprecated; use
+            :attr:`correction`). Default: ``None``
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``
+
+    Keyword args:
+        correction (int): difference between the sample size and sample degrees of freedom (Bessel's
+            correction is ``correction=1``). Default: ``None``"""
     if isinstance(dim, bool):
         unbiased, dim = dim, None
     c = _correction(unbiased, correction)
@@ -262,6 +379,14 @@ def _lse_back(ReduceNode n, g):
 
 
 def logsumexp(Tensor input, dim, keepdim=False):
+    """Returns the log of summed exponentials of each row of the :attr:`input` tensor in the given
+    dimension :attr:`dim`.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int or tuple of ints, optional): the dimension or dimensions to reduce. If ``None``, all
+            dimensions are reduced.
+        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``"""
     dims = _dims(dim, input._impl.ndim)
     return _record("LogsumexpBackward0", _lse_back, input, _C.logsumexp(input._impl, dims, keepdim), dims, keepdim)
 
@@ -285,7 +410,19 @@ def _norm_back(ReduceNode n, g):
 
 
 def norm(Tensor input, p="fro", dim=None, keepdim=False, dtype=None):
-    """Vector p-norm over dim(s) (``'fro'`` = 2-norm over all given dims)."""
+    """Vector p-norm over dim(s) (``'fro'`` = 2-norm over all given dims).
+
+    Args:
+        input (Tensor): the input tensor.
+        p (float or str, optional): the order of norm: a number, ``inf``, ``-inf``, ``'fro'`` or
+            ``'nuc'``. Default: ``'fro'``
+        dim (int or tuple of ints, optional): the dimension or dimensions to reduce. If ``None``, all
+            dimensions are reduced. Default: ``None``
+        keepdim (bool, optional): whether the output tensors have :attr:`dim` retained or not. Default:
+            ``False``
+        dtype (dtype, optional): the desired data type of returned tensor. If specified, the input
+            tensor is casted to :attr:`dtype` before the operation is performed. This is useful for
+            preventing data type overflows. Default: ``None``"""
     if p == "fro" or p is None:
         p = 2.0
     if isinstance(p, str):
@@ -305,6 +442,16 @@ def _cumsum_back(Node n, g):
 
 
 def cumsum(Tensor input, int dim, *, dtype=None):
+    """Returns the cumulative sum of elements of :attr:`input` in the dimension :attr:`dim`.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int): the dimension to do the operation over.
+
+    Keyword args:
+        dtype (dtype, optional): the desired data type of returned tensor. If specified, the input
+            tensor is casted to :attr:`dtype` before the operation is performed. This is useful for
+            preventing data type overflows. Default: ``None``"""
     d = _dims(dim, input._impl.ndim)[0]
     out = wrap(_C.cumsum(input._impl, dim, _code(dtype)))
     if out.dtype.is_floating_point:
@@ -350,6 +497,16 @@ def _cumprod_back(Node n, g):
 
 
 def cumprod(Tensor input, int dim, *, dtype=None):
+    """Returns the cumulative product of elements of :attr:`input` in the dimension :attr:`dim`.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int): the dimension to do the operation over.
+
+    Keyword args:
+        dtype (dtype, optional): the desired data type of returned tensor. If specified, the input
+            tensor is casted to :attr:`dtype` before the operation is performed. This is useful for
+            preventing data type overflows. Default: ``None``"""
     d = _dims(dim, input._impl.ndim)[0]
     out = wrap(_C.cumprod(input._impl, dim, _code(dtype)))
     if out.dtype.is_floating_point:

@@ -79,7 +79,14 @@ cdef list _as_shape(tuple args):
 
 def view(Tensor self, *shape, size=None, dtype=None):
     """Returns a new tensor with the same data as the self tensor but of a different shape
-    (``view(2, 3)``, ``view((2, 3))``, ``view(size=(2, 3))``), or ``view(dtype)``."""
+    (``view(2, 3)``, ``view((2, 3))``, ``view(size=(2, 3))``), or ``view(dtype)``.
+
+    Args:
+        shape (Size or int...): the desired size.
+
+    Keyword args:
+        size (Size or tuple, optional): the desired size, as a keyword. Default: ``None``
+        dtype (dtype): the desired dtype (a view of the same bytes). Default: ``None``"""
     if size is not None or dtype is not None:
         shape = (size if size is not None else dtype,)
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
@@ -90,7 +97,14 @@ def view(Tensor self, *shape, size=None, dtype=None):
 def reshape(Tensor input, *sizes, shape=None):
     """Returns a tensor with the same data and number of elements as input, but with the
     specified shape (``reshape(2, 3)``, ``reshape((2, 3))``, ``reshape(shape=(2, 3))``): a view
-    when possible, otherwise a copy."""
+    when possible, otherwise a copy.
+
+    Args:
+        input (Tensor): the input tensor.
+        sizes (torch.Size or int...): the desired size: separate ints or one tuple.
+
+    Keyword args:
+        shape (tuple of int): the new shape: separate ints or one tuple. Default: ``None``"""
     impl = input._impl.reshape(_as_shape(sizes) if shape is None else list(shape))
     return _record_view("ReshapeAliasBackward0" if impl.storage_ptr == input._impl.storage_ptr else "ViewBackward0",
                         input, impl, _reshape_back)
@@ -101,11 +115,22 @@ def _transpose_back(Node n, g):
 
 
 def transpose(Tensor input, int dim0, int dim1):
+    """Returns a tensor that is a transposed version of :attr:`input`. The given dimensions :attr:`dim0`
+    and :attr:`dim1` are swapped.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim0 (int): the first dimension to be swapped.
+        dim1 (int): the second dimension to be swapped."""
     return _record_view("TransposeBackward0", input, input._impl.transpose(dim0, dim1), _transpose_back,
                         {"d0": dim0, "d1": dim1})
 
 
 def t(Tensor input):
+    """Expects :attr:`input` to be <= 2-D tensor and transposes dimensions 0 and 1.
+
+    Args:
+        input (Tensor): the input tensor."""
     if input._impl.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input._impl.ndim}D")
     if input._impl.ndim < 2:
@@ -121,7 +146,16 @@ def _permute_back(Node n, g):
 
 
 def permute(Tensor input, *args, dims=None):
-    """``permute(1, 0)``, ``permute((1, 0))`` or ``permute(dims=(1, 0))``."""
+    """Returns a view of the original tensor :attr:`input` with its dimensions permuted.
+
+    ``permute(1, 0)``, ``permute((1, 0))`` or ``permute(dims=(1, 0))``.
+
+    Args:
+        input (Tensor): the input tensor.
+        args (int...): the desired ordering of dimensions, as separate ints or one tuple.
+
+    Keyword args:
+        dims (tuple of int): the desired ordering of dimensions. Default: ``None``"""
     dims = _as_shape(args) if dims is None else list(dims)
     nd = input._impl.ndim
     wrapped = [d + nd if d < 0 else d for d in dims]
@@ -129,6 +163,14 @@ def permute(Tensor input, *args, dims=None):
 
 
 def movedim(Tensor input, source, destination):
+    """Moves the dimension(s) of :attr:`input` at the position(s) in :attr:`source` to the position(s) in
+    :attr:`destination`.
+
+    Args:
+        input (Tensor): the input tensor.
+        source (int or tuple of ints): original positions of the dims to move. These must be unique.
+        destination (int or tuple of ints): destination positions for each of the original dims. These
+            must also be unique."""
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
     if len(src) != len(dst):
@@ -155,20 +197,41 @@ def _expand_back(Node n, g):
 
 
 def expand(Tensor self, *sizes, size=None):
-    """``expand(2, 3)``, ``expand((2, 3))`` or ``expand(size=(2, 3))``."""
+    """``expand(2, 3)``, ``expand((2, 3))`` or ``expand(size=(2, 3))``.
+
+    Args:
+        sizes (torch.Size or int...): the desired size: separate ints or one tuple.
+
+    Keyword args:
+        size (Size or int...): the new shape. Default: ``None``"""
     return _record_view("ExpandBackward0", self, self._impl.expand(_as_shape(sizes) if size is None else list(size)),
                         _expand_back)
 
 
 def expand_as(Tensor self, Tensor other):
+    """Expand this tensor to the same size as :attr:`other`.
+
+    Args:
+        other (Tensor): the result tensor has the same size as :attr:`other`."""
     return expand(self, other._impl.shape)
 
 
 def broadcast_to(Tensor input, size):
+    """Broadcasts :attr:`input` to the shape :attr:`size`.
+
+    Args:
+        input (Tensor): the input tensor.
+        size (Size or int...): the new shape."""
     return expand(input, size)
 
 
 def squeeze(Tensor input, dim=None):
+    """Returns a tensor with all specified dimensions of :attr:`input` of size `1` removed.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int or tuple of ints, optional): if given, the input will be squeezed only in the specified
+            dimensions. Default: ``None``"""
     if dim is None:
         impl = input._impl.squeeze()
     else:
@@ -177,15 +240,35 @@ def squeeze(Tensor input, dim=None):
 
 
 def unsqueeze(Tensor input, int dim):
+    """Returns a new tensor with a dimension of size one inserted at the specified position.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int): the index at which to insert the singleton dimension."""
     return _record_view("UnsqueezeBackward0", input, input._impl.unsqueeze(dim), _reshape_back)
 
 
 def flatten(Tensor input, int start_dim=0, int end_dim=-1):
+    """Flattens :attr:`input` by reshaping it into a one-dimensional tensor. If :attr:`start_dim` or
+    :attr:`end_dim` are passed, only dimensions starting with :attr:`start_dim` and ending with
+    :attr:`end_dim` are flattened.
+
+    Args:
+        input (Tensor): the input tensor.
+        start_dim (int): the first dim to flatten. Default: ``0``
+        end_dim (int): the last dim to flatten. Default: ``-1``"""
     impl = input._impl.flatten(start_dim, end_dim)
     return _record_view("ViewBackward0", input, impl, _reshape_back)
 
 
 def unflatten(Tensor input, int dim, sizes):
+    """Expands a dimension of the input tensor over multiple dimensions.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int): dimension to be unflattened, specified as an index into ``input.shape``.
+        sizes (tuple of ints): new shape of the unflattened dimension. One of its elements can be `-1`
+            in which case the corresponding output dimension is inferred."""
     shape = list(input._impl.shape)
     nd = len(shape)
     dim = dim + nd if dim < 0 else dim
@@ -230,6 +313,14 @@ def _slice_scatter(Tensor g, shape, int dim, start, stop, int step):
 
 
 def narrow(Tensor input, int dim, int start, int length):
+    """Returns a new tensor that is a narrowed version of :attr:`input` tensor.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int): the dimension along which to narrow.
+        start (int or Tensor): index of the element to start the narrowed dimension from. Can be
+            negative, which means indexing from the end of `dim`.
+        length (int): length of the narrowed dimension, must be weakly positive."""
     input._impl.narrow(dim, start, length)   # validates
     n = input._impl.shape[dim]
     start = start + n if start < 0 else start
@@ -241,6 +332,12 @@ def _select_back(Node n, g):
 
 
 def select(Tensor input, int dim, int index):
+    """Slices the :attr:`input` tensor along the selected dimension at the given index.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int): the dimension to slice.
+        index (int): the index to select with."""
     impl = input._impl.select(dim, index)
     nd = input._impl.ndim
     d = dim + nd if dim < 0 else dim
@@ -250,6 +347,12 @@ def select(Tensor input, int dim, int index):
 
 
 def unbind(Tensor input, int dim=0):
+    """Removes a tensor dimension. Returns a tuple of all slices along a given dimension, already without
+    it.
+
+    Args:
+        input (Tensor): the input tensor.
+        dim (int): dimension to remove. Default: ``0``"""
     cdef int d = wrap_dim(dim, input._impl.ndim)
     return _record_pieces("UnbindBackward0", input, d, [(i, i + 1) for i in range(input._impl.size(d))], True)
 
@@ -306,7 +409,13 @@ def _pieces_back_back(Node n, g):
 
 
 def split(Tensor tensor, split_size_or_sections, int dim=0):
-    """Splits the tensor into chunks (views)."""
+    """Splits the tensor into chunks (views).
+
+    Args:
+        tensor (Tensor): tensor to split.
+        split_size_or_sections (int or list(int)): size of a single chunk or list of sizes for each
+            chunk.
+        dim (int): dimension along which to split the tensor. Default: ``0``"""
     size = tensor._impl.size(dim)
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
@@ -329,6 +438,13 @@ def split(Tensor tensor, split_size_or_sections, int dim=0):
 
 
 def chunk(Tensor input, int chunks, int dim=0):
+    """Attempts to split a tensor into the specified number of chunks. Each chunk is a view of the input
+    tensor.
+
+    Args:
+        input (Tensor): the input tensor.
+        chunks (int): number of chunks to return.
+        dim (int): dimension along which to split the tensor. Default: ``0``"""
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     size = input._impl.size(dim)
@@ -364,18 +480,44 @@ def _view_scatter(Tensor g, shape, view_fn):
 
 
 def unfold(Tensor self, int dimension, int size, int step):
+    """Returns a view of the original tensor which contains all slices of size :attr:`size` from
+    :attr:`self` tensor in the dimension :attr:`dimension`.
+
+    Args:
+        dimension (int): dimension in which unfolding happens.
+        size (int): the size of each slice that is unfolded.
+        step (int): the step between each slice."""
     fn = lambda t: unfold(t, dimension, size, step)
     return _record_view("UnfoldBackward0", self, self._impl.unfold(dimension, size, step), _strided_view_back,
                         {"view_fn": fn})
 
 
 def diagonal(Tensor input, int offset=0, int dim1=0, int dim2=1):
+    """Returns a partial view of :attr:`input` with the its diagonal elements with respect to :attr:`dim1`
+    and :attr:`dim2` appended as a dimension at the end of the shape.
+
+    Args:
+        input (Tensor): the input tensor.
+        offset (int, optional): which diagonal to consider: 0 is the main diagonal, positive above it,
+            negative below. Default: ``0``
+        dim1 (int, optional): first dimension with respect to which to take diagonal. Default: ``0``
+        dim2 (int, optional): second dimension with respect to which to take diagonal. Default: ``1``"""
     fn = lambda t: diagonal(t, offset, dim1, dim2)
     return _record_view("DiagonalBackward0", input, input._impl.diagonal(offset, dim1, dim2), _strided_view_back,
                         {"view_fn": fn})
 
 
 def as_strided(Tensor input, size, stride, storage_offset=None):
+    """Create a view of an existing tensor with specified :attr:`size`, :attr:`stride` and
+    :attr:`storage_offset`.
+
+    Args:
+        input (Tensor): the input tensor.
+        size (tuple or ints): the shape of the output tensor.
+        stride (tuple or ints): the stride of the output tensor.
+        storage_offset (int, optional): the offset in the underlying storage of the output tensor. If
+            ``None``, the storage_offset of the output tensor will match the input tensor. Default:
+            ``None``"""
     if requires_grad(input) and not input._impl.is_contiguous() and is_grad_enabled_c():
         # the gradient goes to the input elements at the positions the view reads (by geometry)
         out = wrap(input._impl.as_strided(list(size), list(stride), storage_offset))
@@ -402,13 +544,24 @@ def _identity_back(Node n, g):
 
 
 def contiguous(Tensor self, memory_format=None):
-    """Returns a contiguous tensor containing the same data (self if already contiguous)."""
+    """Returns a contiguous tensor containing the same data (self if already contiguous).
+
+    Args:
+        memory_format (memory_format, optional): the desired memory format of returned tensor. Default:
+            ``None``"""
     if self._impl.is_contiguous():
         return self
     return clone(self)
 
 
 def clone(Tensor input, memory_format=None):
+    """Returns a copy of :attr:`input`. This function is differentiable, so gradients will flow back from
+    the result of this operation to :attr:`input`.
+
+    Args:
+        input (Tensor): the input tensor.
+        memory_format (memory_format, optional): the desired memory format of returned tensor. Default:
+            ``None``"""
     cdef Tensor out = wrap(input._impl.clone())
     cdef Node n = make_node("CloneBackward0", _identity_back, (input,))
     if n is not None:
@@ -448,12 +601,18 @@ def to_device(Tensor x, device_impl, bint non_blocking=False, bint copy=False):
 
 
 def view_as(Tensor self, Tensor other):
-    """View this tensor as the same size as other."""
+    """View this tensor as the same size as other.
+
+    Args:
+        other (Tensor): the result tensor has the same size as :attr:`other`."""
     return view(self, other._impl.shape)
 
 
 def reshape_as(Tensor self, Tensor other):
-    """Returns this tensor as the same shape as other."""
+    """Returns this tensor as the same shape as other.
+
+    Args:
+        other (Tensor): the result tensor has the same shape as :attr:`other`."""
     return reshape(self, other._impl.shape)
 
 
@@ -465,7 +624,12 @@ def _cat_back(Node n, g):
 
 
 def cat(tensors, int dim=0):
-    """Concatenates the given sequence of tensors in the given dimension."""
+    """Concatenates the given sequence of tensors in the given dimension.
+
+    Args:
+        tensors (sequence of Tensors): sequence of tensors to concatenate. Non-empty tensors provided
+            must have the same shape, except in the cat dimension.
+        dim (int, optional): the dimension over which the tensors are concatenated. Default: ``0``"""
     tensors = list(tensors)
     out_impl = _C.cat([(<Tensor>t)._impl for t in tensors], dim)
     nd = out_impl.ndim
@@ -484,5 +648,10 @@ def _flip_back(Node n, g):
 
 
 def flip(Tensor input, dims):
+    """Reverse the order of an n-D tensor along given axis in dims.
+
+    Args:
+        input (Tensor): the input tensor.
+        dims (a list or tuple): axis to flip on."""
     dims = [dims] if isinstance(dims, int) else list(dims)
     return _record("FlipBackward0", _flip_back, (input,), _C.flip(input._impl, dims), {"dims": dims})

@@ -59,7 +59,19 @@ def _infer_dtype(data) -> "dtype":
 
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
-    """Constructs a tensor with no autograd history by copying ``data``."""
+    """Constructs a tensor with no autograd history by copying ``data``.
+
+    Args:
+        data (array_like): initial data for the tensor. Can be a list, tuple, NumPy ``ndarray``, scalar,
+            and other types.
+        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, infers data type
+            from :attr:`data`. Default: ``None``
+        device (device, optional): the device of the constructed tensor. If None and data is a tensor
+            then the device of data is used. Default: ``None``
+        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+            Default: ``False``
+        pin_memory (bool, optional): if set, returned tensor would be allocated in the pinned memory.
+            Works only for CPU tensors. Default: ``False``"""
     if isinstance(data, Tensor):
         out = data.detach().clone()
         if dtype is not None:
@@ -115,6 +127,15 @@ def _from_array(arr: np.ndarray, d) -> Tensor:
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """Converts :attr:`data` into a tensor, sharing data and preserving autograd history if possible.
+
+    Args:
+        data (array_like): initial data for the tensor. Can be a list, tuple, NumPy ``ndarray``, scalar,
+            and other types.
+        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, infers data type
+            from :attr:`data`. Default: ``None``
+        device (device, optional): the device of the constructed tensor. If None and data is a tensor
+            then the device of data is used. Default: ``None``"""
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dtype) if (dtype or device) else data
     if isinstance(data, np.ndarray) and dtype is None and device is None:
@@ -126,18 +147,51 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
 
 
 def from_numpy(arr: np.ndarray) -> Tensor:
-    """Creates a Tensor sharing memory with the numpy array."""
+    """Creates a Tensor sharing memory with the numpy array.
+
+    Args:
+        arr (numpy.ndarray): the array whose memory the tensor shares."""
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
     return _wrap(_C.from_numpy(arr))
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """Returns a tensor filled with uninitialized data. The shape of the tensor is defined by the variable
+    argument :attr:`size`.
+
+    Args:
+        size (int...): a sequence of integers defining the shape of the output tensor. Can be a variable
+            number of arguments or a collection like a list or tuple.
+
+    Keyword args:
+        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
+            default (see :func:`set_default_dtype`). Default: ``None``
+        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
+            device for the default tensor type (the CPU). Default: ``None``
+        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+            Default: ``False``
+        pin_memory (bool, optional): if set, returned tensor would be allocated in the pinned memory.
+            Works only for CPU tensors. Default: ``False``"""
     d = to_dtype(dtype) if dtype is not None else get_default_dtype()
     return _finish(_wrap(_C.empty(_shape(size), d.code, _dev(device))), requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Creates a tensor of size :attr:`size` filled with :attr:`fill_value`.
+
+    Args:
+        size (int...): a list, tuple, or :class:`Size` of integers defining the shape of the output
+            tensor.
+        fill_value (Scalar): the value to fill the output tensor with.
+
+    Keyword args:
+        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
+            default (see :func:`set_default_dtype`). Default: ``None``
+        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
+            device for the default tensor type (the CPU). Default: ``None``
+        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+            Default: ``False``"""
     if dtype is None:
         dtype = bool_ if isinstance(fill_value, bool) else (int64 if isinstance(fill_value, int) else get_default_dtype())
     d = to_dtype(dtype)
@@ -146,10 +200,38 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
 
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Returns a tensor filled with the scalar value `0`, with the shape defined by the variable argument
+    :attr:`size`.
+
+    Args:
+        size (int...): a sequence of integers defining the shape of the output tensor. Can be a variable
+            number of arguments or a collection like a list or tuple.
+
+    Keyword args:
+        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
+            default (see :func:`set_default_dtype`). Default: ``None``
+        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
+            device for the default tensor type (the CPU). Default: ``None``
+        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+            Default: ``False``"""
     return full(_shape(size), 0.0, dtype=dtype or get_default_dtype(), device=device, requires_grad=requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Returns a tensor filled with the scalar value `1`, with the shape defined by the variable argument
+    :attr:`size`.
+
+    Args:
+        size (int...): a sequence of integers defining the shape of the output tensor. Can be a variable
+            number of arguments or a collection like a list or tuple.
+
+    Keyword args:
+        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
+            default (see :func:`set_default_dtype`). Default: ``None``
+        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
+            device for the default tensor type (the CPU). Default: ``None``
+        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+            Default: ``False``"""
     return full(_shape(size), 1.0, dtype=dtype or get_default_dtype(), device=device, requires_grad=requires_grad)
 
 
@@ -158,27 +240,89 @@ def _like(x: Tensor, dtype, device):
 
 
 def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:  # noqa: A002
+    """Returns an uninitialized tensor with the same size as :attr:`input`.
+
+    Args:
+        input (Tensor): the size of :attr:`input` will determine size of the output tensor.
+
+    Keyword args:
+        dtype (dtype, optional): the desired data type of returned Tensor. If ``None``, defaults to the
+            dtype of :attr:`input`. Default: ``None``
+        device (device, optional): the desired device of returned tensor. If ``None``, defaults to the
+            device of :attr:`input`. Default: ``None``
+        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+            Default: ``False``"""
     d, dev = _like(input, dtype, device)
     return empty(input.shape, dtype=d, device=dev, requires_grad=requires_grad)
 
 
 def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:  # noqa: A002
+    """Returns a tensor filled with the scalar value `0`, with the same size as :attr:`input`.
+
+    Args:
+        input (Tensor): the size of :attr:`input` will determine size of the output tensor.
+
+    Keyword args:
+        dtype (dtype, optional): the desired data type of returned Tensor. If ``None``, defaults to the
+            dtype of :attr:`input`. Default: ``None``
+        device (device, optional): the desired device of returned tensor. If ``None``, defaults to the
+            device of :attr:`input`. Default: ``None``
+        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+            Default: ``False``"""
     d, dev = _like(input, dtype, device)
     return zeros(input.shape, dtype=d, device=dev, requires_grad=requires_grad)
 
 
 def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:  # noqa: A002
+    """Returns a tensor filled with the scalar value `1`, with the same size as :attr:`input`.
+
+    Args:
+        input (Tensor): the size of :attr:`input` will determine size of the output tensor.
+
+    Keyword args:
+        dtype (dtype, optional): the desired data type of returned Tensor. If ``None``, defaults to the
+            dtype of :attr:`input`. Default: ``None``
+        device (device, optional): the desired device of returned tensor. If ``None``, defaults to the
+            device of :attr:`input`. Default: ``None``
+        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+            Default: ``False``"""
     d, dev = _like(input, dtype, device)
     return ones(input.shape, dtype=d, device=dev, requires_grad=requires_grad)
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:  # noqa: A002
+    """Returns a tensor filled with :attr:`fill_value`, with the same size as :attr:`input`.
+
+    Args:
+        input (Tensor): the size of :attr:`input` will determine size of the output tensor.
+        fill_value (Scalar): the value to fill the output tensor with.
+
+    Keyword args:
+        dtype (dtype, optional): the desired data type of returned Tensor. If ``None``, defaults to the
+            dtype of :attr:`input`. Default: ``None``
+        device (device, optional): the desired device of returned tensor. If ``None``, defaults to the
+            device of :attr:`input`. Default: ``None``
+        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+            Default: ``False``"""
     d, dev = _like(input, dtype, device)
     return full(input.shape, fill_value, dtype=d, device=dev, requires_grad=requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """1-D tensor of values in [start, end) taken with common difference step."""
+    """1-D tensor of values in [start, end) taken with common difference step.
+
+    Args:
+        start (Number): the starting value for the set of points.
+        end (Number): the ending value for the set of points. Default: ``None``
+        step (Number, optional): the gap between each pair of adjacent points. Default: ``1``
+
+    Keyword args:
+        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
+            default (see :func:`set_default_dtype`). Default: ``None``
+        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
+            device for the default tensor type (the CPU). Default: ``None``
+        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+            Default: ``False``"""
     if end is None:
         start, end = 0, start
     is_int = all(isinstance(v, int) for v in (start, end, step))
@@ -191,11 +335,39 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Creates a one-dimensional tensor of size :attr:`steps` whose values are evenly spaced from
+    :attr:`start` to :attr:`end`, inclusive.
+
+    Args:
+        start (float or Tensor): the starting value for the set of points.
+        end (float or Tensor): the ending value for the set of points.
+        steps (int): size of the constructed tensor.
+
+    Keyword args:
+        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
+            default (see :func:`set_default_dtype`). Default: ``None``
+        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
+            device for the default tensor type (the CPU). Default: ``None``
+        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+            Default: ``False``"""
     d = to_dtype(dtype) if dtype is not None else get_default_dtype()
     return _finish(_wrap(_C.linspace(float(start), float(end), int(steps), d.code, _dev(device))), requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Returns a 2-D tensor with ones on the diagonal and zeros elsewhere.
+
+    Args:
+        n (int): the number of rows.
+        m (int, optional): the number of columns with default being :attr:`n`. Default: ``None``
+
+    Keyword args:
+        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
+            default (see :func:`set_default_dtype`). Default: ``None``
+        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
+            device for the default tensor type (the CPU). Default: ``None``
+        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+            Default: ``False``"""
     d = to_dtype(dtype) if dtype is not None else get_default_dtype()
     return _finish(_wrap(_C.eye(int(n), m, d.code, _dev(device))), requires_grad)
 
@@ -301,6 +473,17 @@ def _data_ptr(obj) -> Optional[int]:
 
 
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """A 0-d tensor holding s (of the default dtype unless given)."""
+    """A 0-d tensor holding s (of the default dtype unless given).
+
+    Args:
+        s (Number): the value of the 0-dimensional tensor.
+
+    Keyword args:
+        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
+            default (see :func:`set_default_dtype`). Default: ``None``
+        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
+            device for the default tensor type (the CPU). Default: ``None``
+        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+            Default: ``False``"""
     t = tensor(s, dtype=dtype or get_default_dtype(), device=device)
     return t.requires_grad_() if requires_grad else t

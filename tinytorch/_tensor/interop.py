@@ -71,7 +71,11 @@ def to_dlpack(t: TensorBase, stream: Any = None, max_version: Optional[Tuple[int
 def from_dlpack(ext_tensor: Any) -> TensorBase:
     """Converts a tensor from an external library (anything with ``__dlpack__``, or a DLPack capsule)
     into a ``tinytorch.Tensor`` sharing its memory, as ``torch.from_dlpack``. A capsule can be
-    consumed once."""
+    consumed once.
+
+    Args:
+        ext_tensor (object with ``__dlpack__``, or a DLPack capsule): the tensor or DLPack capsule to
+            convert."""
     if hasattr(ext_tensor, "__dlpack__"):
         dev_type, dev_id = ext_tensor.__dlpack_device__()
         kwargs: dict = {}

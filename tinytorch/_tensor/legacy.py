@@ -103,11 +103,14 @@ def resolve_type(spec: Any) -> tuple:
 
 
 def tensor_type(self: Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
-    """type(dtype=None, non_blocking=False) -> str or Tensor
-
-    Returns the type name ('torch.FloatTensor') if ``dtype`` is not given, else casts this
+    """Returns the type name ('torch.FloatTensor') if ``dtype`` is not given, else casts this
     tensor to ``dtype``: a dtype, a legacy type (``tinytorch.LongTensor``) or its name
-    ('torch.cuda.FloatTensor' also moves it to the GPU). Returns self when nothing changes."""
+    ('torch.cuda.FloatTensor' also moves it to the GPU). Returns self when nothing changes.
+
+    Args:
+        dtype (dtype or string): the desired type. Default: ``None``
+        non_blocking (bool): if ``True`` and the source is in pinned memory, the copy will be
+            asynchronous with respect to the host. Default: ``False``"""
     if dtype is None:
         return type_name(self)
     d, device_type = resolve_type(dtype)

@@ -13,7 +13,11 @@ __all__ = ["result_type", "broadcast_shapes", "typename"]
 
 def result_type(tensor1: Any, tensor2: Any):
     """The dtype an arithmetic op on the two operands gives (PyTorch's promotion: 0-d tensors and
-    Python numbers rank below dimensioned tensors), read from an addition of empty stand-ins."""
+    Python numbers rank below dimensioned tensors), read from an addition of empty stand-ins.
+
+    Args:
+        tensor1 (Tensor or Number): an input tensor or number.
+        tensor2 (Tensor or Number): an input tensor or number."""
     def probe(x):
         if isinstance(x, Tensor):
             return x.new_empty((0,) if x.dim() else ())
@@ -25,7 +29,10 @@ def result_type(tensor1: Any, tensor2: Any):
 
 
 def broadcast_shapes(*shapes) -> tuple:
-    """The shape the given shapes broadcast to (RuntimeError when they don't)."""
+    """The shape the given shapes broadcast to (RuntimeError when they don't).
+
+    Args:
+        shapes (int or tuple of ints...): the shapes to broadcast."""
     out: list = []
     for s in shapes:
         s = (s,) if isinstance(s, int) else tuple(s)
@@ -40,7 +47,10 @@ def broadcast_shapes(*shapes) -> tuple:
 
 
 def typename(obj: Any) -> str:
-    """PyTorch's type name of obj: 'torch.FloatTensor' for tensors, else module.qualname."""
+    """PyTorch's type name of obj: 'torch.FloatTensor' for tensors, else module.qualname.
+
+    Args:
+        obj (object): the object whose type to represent."""
     if isinstance(obj, Tensor):
         return obj.type()
     module = getattr(obj, "__module__", "") or ""

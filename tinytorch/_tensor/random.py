@@ -41,26 +41,36 @@ def _gen(generator):
 
 
 def manual_seed(seed: int):
-    """Sets the seed for generating random numbers on all devices."""
+    """Sets the seed for generating random numbers on all devices.
+
+    Args:
+        seed (int): the desired seed."""
     _C.manual_seed(int(seed))
     return default_generator
 
 
 def seed() -> int:
+    """Sets the seed for generating random numbers to a non-deterministic random number."""
     return _C.seed()
 
 
 def initial_seed() -> int:
+    """Returns the initial seed for generating random numbers as a Python `long`."""
     return _C.initial_seed()
 
 
 def get_rng_state():
+    """Returns the random number generator state as a `ByteTensor`."""
     g = Generator.__new__(Generator)
     g.device, g._impl = _device("cpu"), _C.default_generator(None)
     return g.get_state()
 
 
 def set_rng_state(state) -> None:
+    """Sets the random number generator state.
+
+    Args:
+        state (ByteTensor): the desired state."""
     g = Generator.__new__(Generator)
     g.device, g._impl = _device("cpu"), _C.default_generator(None)
     g.set_state(state)
@@ -90,13 +100,39 @@ def _dev(device):
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False):
-    """Uniform random numbers on [0, 1)."""
+    """Uniform random numbers on [0, 1).
+
+    Args:
+        size (int...): a sequence of integers defining the shape of the output tensor. Can be a variable
+            number of arguments or a collection like a list or tuple.
+
+    Keyword args:
+        generator (Generator, optional): a pseudorandom number generator for sampling. Default: ``None``
+        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
+            default (see :func:`set_default_dtype`). Default: ``None``
+        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
+            device for the default tensor type (the CPU). Default: ``None``
+        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+            Default: ``False``"""
     d = to_dtype(dtype) if dtype is not None else get_default_dtype()
     return _finish(_wrap(_C.rand(_shape(size), d.code, _dev(device), _gen(generator))), requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False):
-    """Standard normal random numbers."""
+    """Standard normal random numbers.
+
+    Args:
+        size (int...): a sequence of integers defining the shape of the output tensor. Can be a variable
+            number of arguments or a collection like a list or tuple.
+
+    Keyword args:
+        generator (Generator, optional): a pseudorandom number generator for sampling. Default: ``None``
+        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
+            default (see :func:`set_default_dtype`). Default: ``None``
+        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
+            device for the default tensor type (the CPU). Default: ``None``
+        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+            Default: ``False``"""
     d = to_dtype(dtype) if dtype is not None else get_default_dtype()
     return _finish(_wrap(_C.randn(_shape(size), d.code, _dev(device), _gen(generator))), requires_grad)
 
@@ -130,11 +166,27 @@ def _randint_args(args: tuple, low, high, size) -> tuple:
 
 def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, device=None,
             requires_grad: bool = False, layout=None, pin_memory: bool = False):
-    """randint(low=0, high, size, *, generator=None, dtype=None, device=None, requires_grad=False)
-
-    Returns a tensor filled with random integers drawn uniformly from [low, high), of shape
+    """Returns a tensor filled with random integers drawn uniformly from [low, high), of shape
     ``size``; as PyTorch, ``randint(high, size)`` and ``randint(low, high, size)`` (or keywords).
-    The dtype defaults to int64."""
+    The dtype defaults to int64.
+
+    Args:
+        args (int...): positional ``(high, size)`` or ``(low, high, size)``, as PyTorch.
+
+    Keyword args:
+        low (int, optional): lowest integer to be drawn from the distribution. Default: ``None``
+        high (int): one above the highest integer to be drawn from the distribution. Default: ``None``
+        size (tuple): a tuple defining the shape of the output tensor. Default: ``None``
+        generator (Generator, optional): a pseudorandom number generator for sampling. Default: ``None``
+        dtype (dtype, optional): the desired data type of returned tensor. Default: ``int64``.
+        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
+            device for the default tensor type (the CPU). Default: ``None``
+        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+            Default: ``False``
+        layout (layout, optional): the desired layout of returned Tensor (only ``strided``). Default:
+            ``None``
+        pin_memory (bool, optional): if set, returned tensor would be allocated in the pinned memory.
+            Works only for CPU tensors. Default: ``False``"""
     low, high, size = _randint_args(args, low, high, size)
     if isinstance(size, int):
         raise TypeError(f"randint(): argument 'size' must be tuple of ints, not {type(size).__name__}")
@@ -148,23 +200,73 @@ def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, d
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False):
-    """A random permutation of integers from 0 to n - 1."""
+    """A random permutation of integers from 0 to n - 1.
+
+    Args:
+        n (int): the upper bound (exclusive).
+
+    Keyword args:
+        generator (Generator, optional): a pseudorandom number generator for sampling. Default: ``None``
+        dtype (dtype, optional): the desired data type of returned tensor. Default: ``int64``.
+        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
+            device for the default tensor type (the CPU). Default: ``None``
+        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+            Default: ``False``"""
     d = to_dtype(dtype) if dtype is not None else int64
     return _wrap(_C.randperm(int(n), d.code, _dev(device), _gen(generator)))
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad: bool = False):  # noqa: A002
+    """Returns a tensor with the same size as :attr:`input` that is filled with random numbers from a
+    uniform distribution on the interval :math:`[0, 1)`.
+
+    Args:
+        input (Tensor): the size of :attr:`input` will determine size of the output tensor.
+
+    Keyword args:
+        dtype (dtype, optional): the desired data type of returned Tensor. If ``None``, defaults to the
+            dtype of :attr:`input`. Default: ``None``
+        device (device, optional): the desired device of returned tensor. If ``None``, defaults to the
+            device of :attr:`input`. Default: ``None``
+        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+            Default: ``False``"""
     return rand(input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad: bool = False):  # noqa: A002
+    """Returns a tensor with the same size as :attr:`input` that is filled with random numbers from a
+    normal distribution with mean 0 and variance 1.
+
+    Args:
+        input (Tensor): the size of :attr:`input` will determine size of the output tensor.
+
+    Keyword args:
+        dtype (dtype, optional): the desired data type of returned Tensor. If ``None``, defaults to the
+            dtype of :attr:`input`. Default: ``None``
+        device (device, optional): the desired device of returned tensor. If ``None``, defaults to the
+            device of :attr:`input`. Default: ``None``
+        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+            Default: ``False``"""
     return randn(input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,  # noqa: A002
                  requires_grad: bool = False):
-    """randint_like(input, low=0, high, *, dtype=None, device=None): random integers on
-    [low, high) with input's shape (and its dtype and device unless given)."""
+    """[low, high) with input's shape (and its dtype and device unless given).
+
+    Args:
+        input (Tensor): the size of :attr:`input` will determine size of the output tensor.
+        low (int, optional): lowest integer to be drawn from the distribution. Default: ``0``
+        high (int): one above the highest integer to be drawn from the distribution. Default: ``None``
+
+    Keyword args:
+        generator (Generator, optional): a pseudorandom number generator for sampling. Default: ``None``
+        dtype (dtype, optional): the desired data type of returned Tensor. If ``None``, defaults to the
+            dtype of :attr:`input`. Default: ``None``
+        device (device, optional): the desired device of returned tensor. If ``None``, defaults to the
+            device of :attr:`input`. Default: ``None``
+        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+            Default: ``False``"""
     if high is None:
         low, high = 0, low
     return randint(low, high, input.shape, generator=generator, dtype=dtype or input.dtype,
@@ -172,32 +274,88 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
 
 
 def bernoulli(input, *, generator=None):
-    """Draws binary random numbers (0 or 1) with probabilities ``input``."""
+    """Draws binary random numbers (0 or 1) with probabilities ``input``.
+
+    Args:
+        input (Tensor): the input tensor of probability values for the Bernoulli distribution.
+
+    Keyword args:
+        generator (Generator, optional): a pseudorandom number generator for sampling. Default: ``None``"""
     return _wrap(_C.bernoulli(input._impl, _gen(generator)))
 
 
 def normal(mean: float, std: float, size, *, generator=None, dtype=None, device=None):
+    """Returns a tensor of random numbers drawn from separate normal distributions whose mean and standard
+    deviation are given.
+
+    Args:
+        mean (float or Tensor): the mean (of each element's distribution).
+        std (float or Tensor): the standard deviation (of each element's distribution).
+        size (tuple): a tuple defining the shape of the output tensor.
+
+    Keyword args:
+        generator (Generator, optional): a pseudorandom number generator for sampling. Default: ``None``
+        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
+            default (see :func:`set_default_dtype`). Default: ``None``
+        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
+            device for the default tensor type (the CPU). Default: ``None``"""
     t = randn(size, generator=generator, dtype=dtype, device=device)
     return t.mul_(std).add_(mean)
 
 
 # Tensor methods: in-place random fills (no autograd history: they overwrite values).
 def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
+    r"""Fills :attr:`self` tensor with numbers sampled from the continuous uniform distribution: :math:`f(x)
+    = \dfrac{1}{b - a}`.
+
+    Args:
+        a (float): the lower bound of the uniform distribution. Default: ``0.0``
+        b (float): the upper bound of the uniform distribution. Default: ``1.0``
+
+    Keyword args:
+        generator (Generator, optional): a pseudorandom number generator for sampling. Default: ``None``"""
     _C.uniform_(self._impl, float(a), float(b), _gen(generator))
     return self
 
 
 def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
+    """Fills :attr:`self` tensor with elements samples from the normal distribution parameterized by
+    :attr:`mean` and :attr:`std`.
+
+    Args:
+        mean (float): the mean of the normal distribution. Default: ``0.0``
+        std (float): the standard deviation of the normal distribution. Default: ``1.0``
+
+    Keyword args:
+        generator (Generator, optional): a pseudorandom number generator for sampling. Default: ``None``"""
     _C.normal_(self._impl, float(mean), float(std), _gen(generator))
     return self
 
 
 def bernoulli_(self, p: float = 0.5, *, generator=None):
+    r"""Fills each location of :attr:`self` with an independent sample from
+    :math:`\text{Bernoulli}(\texttt{p})`.
+
+    Args:
+        p (float or Tensor, optional): the probability of drawing 1 (default: the values of this
+            tensor). Default: ``0.5``
+
+    Keyword args:
+        generator (Generator, optional): a pseudorandom number generator for sampling. Default: ``None``"""
     _C.bernoulli_(self._impl, float(p), _gen(generator))
     return self
 
 
 def _bernoulli_method(self, p=None, *, generator=None):
+    r"""Returns a result tensor where each :math:`\texttt{result[i]}` is independently sampled from
+    :math:`\text{Bernoulli}(\texttt{self[i]})`.
+
+    Args:
+        p (float or Tensor, optional): the probability of drawing 1 (default: the values of this
+            tensor). Default: ``None``
+
+    Keyword args:
+        generator (Generator, optional): a pseudorandom number generator for sampling. Default: ``None``"""
     if p is None:
         return bernoulli(self, generator=generator)
     return self.new_empty(self.shape).bernoulli_(p, generator=generator)

@@ -40,7 +40,10 @@ class Tensor(TensorBase):
         return _torch_function.default_torch_function(cls, func, types, args, kwargs)
 
     def as_subclass(self, cls) -> "Tensor":
-        """Makes a ``cls`` instance with the same data pointer as ``self``, attached to the same autograd graph."""
+        """Makes a ``cls`` instance with the same data pointer as ``self``, attached to the same autograd graph.
+
+        Args:
+            cls (type): the Tensor subclass to view the tensor as."""
         return _torch_function.as_subclass(self, cls, Tensor, S.as_strided)
 
     def __init__(self, *args, **kwargs) -> None:
@@ -55,12 +58,26 @@ class Tensor(TensorBase):
         self._impl = t._impl
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Computes the gradient of current tensor w.r.t. graph leaves."""
+        """Computes the gradient of current tensor w.r.t. graph leaves.
+
+        Args:
+            gradient (Tensor, optional): the gradient of the function being differentiated w.r.t. ``self``.
+                This argument can be omitted if ``self`` is a scalar. Default: ``None``
+            retain_graph (bool, optional): if ``False``, the graph used to compute the grads will be freed;
+                if ``None``, the value is inferred from ``create_graph``. Default: ``None``
+            create_graph (bool, optional): if ``True``, graph of the derivative will be constructed,
+                allowing to compute higher order derivative products. Default: ``False``
+            inputs (sequence of Tensor, optional): inputs w.r.t. which the gradient will be accumulated into
+                ``.grad``. All other tensors will be ignored. Default: ``None``"""
         _engine_backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
 
     # ------------------------------------------------------------ conversions
     def numpy(self, force: bool = False) -> np.ndarray:
-        """Returns the tensor as a NumPy ndarray sharing its memory (CPU tensors)."""
+        """Returns the tensor as a NumPy ndarray sharing its memory (CPU tensors).
+
+        Args:
+            force (bool): if ``True``, the ndarray may be a copy of the tensor instead of always sharing
+                memory. Default: ``False``"""
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if force and not self.is_cpu:
@@ -86,6 +103,8 @@ class Tensor(TensorBase):
         return _interop.cuda_array_interface(self)
 
     def tolist(self):
+        """Returns the tensor as a (nested) list. For scalars, a standard Python number is returned, just like
+        with :meth:`~Tensor.item`."""
         if self.dtype.name == "bfloat16":
             return self.detach().float().cpu()._impl.numpy().tolist()
         return self.detach().cpu()._impl.numpy().tolist()
@@ -144,7 +163,11 @@ class Tensor(TensorBase):
 
     def to(self, *args, **kwargs) -> "Tensor":
         """Performs Tensor dtype and/or device conversion: ``to(dtype)``, ``to(device)``,
-        ``to(device, dtype)``, ``to(other)``; ``non_blocking`` and ``copy`` as PyTorch."""
+        ``to(device, dtype)``, ``to(other)``; ``non_blocking`` and ``copy`` as PyTorch.
+
+        Args:
+            args (dtype, device or Tensor...): ``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or
+                ``to(other)`` (the dtype and device of the tensor :attr:`other`)."""
         dtype = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)
         non_blocking = kwargs.pop("non_blocking", False)
@@ -175,36 +198,57 @@ class Tensor(TensorBase):
         return out
 
     def type_as(self, other: "Tensor") -> "Tensor":
+        """Returns this tensor cast to the type of the given tensor.
+
+        Args:
+            other (Tensor): the tensor which has the desired type."""
         return self.to(other.dtype)
 
     def float(self) -> "Tensor":
+        """``self.float32()`` is equivalent to ``self.to(tinytorch.float32)``."""
         return self.to(float32)
 
     def double(self) -> "Tensor":
+        """``self.float64()`` is equivalent to ``self.to(tinytorch.float64)``."""
         return self.to(float64)
 
     def half(self) -> "Tensor":
+        """``self.float16()`` is equivalent to ``self.to(tinytorch.float16)``."""
         return self.to(float16)
 
     def bfloat16(self) -> "Tensor":
+        """``self.bfloat16()`` is equivalent to ``self.to(tinytorch.bfloat16)``."""
         return self.to(bfloat16)
 
     def long(self) -> "Tensor":
+        """``self.int64()`` is equivalent to ``self.to(tinytorch.int64)``."""
         return self.to(int64)
 
     def int(self) -> "Tensor":
+        """``self.int32()`` is equivalent to ``self.to(tinytorch.int32)``."""
         return self.to(int32)
 
     def bool(self) -> "Tensor":
+        """``self.bool()`` is equivalent to ``self.to(tinytorch.bool)``."""
         return self.to(bool_)
 
     def byte(self) -> "Tensor":
+        """``self.uint8()`` is equivalent to ``self.to(tinytorch.uint8)``."""
         return self.to(uint8)
 
     def cpu(self) -> "Tensor":
+        """Returns a copy of this object in CPU memory. If this object is already in CPU memory, then no copy
+        is performed and the original object is returned."""
         return self.to("cpu")
 
     def cuda(self, device=None, non_blocking: bool = False) -> "Tensor":
+        """Returns a copy of this object in CUDA memory. If this object is already in CUDA memory and on the
+        correct device, then no copy is performed and the original object is returned.
+
+        Args:
+            device (device, optional): the destination GPU device. Default: ``None``
+            non_blocking (bool): if ``True`` and the source is in pinned memory, the copy will be
+                asynchronous with respect to the host. Default: ``False``"""
         return self.to("cuda" if device is None else _device(device), non_blocking=non_blocking)
 
     def pin_memory(self) -> "Tensor":
@@ -215,16 +259,22 @@ class Tensor(TensorBase):
         return _wrap(backend.pin_memory(self._impl))
 
     def is_pinned(self) -> bool:
+        """Returns true if this tensor resides in pinned memory."""
         backend = cuda_backend()
         return bool(backend is not None and backend.is_pinned(self._impl))
 
     def record_stream(self, stream) -> None:
-        """Marks this tensor's memory as used by ``stream`` (the allocator waits for it before reuse)."""
+        """Marks this tensor's memory as used by ``stream`` (the allocator waits for it before reuse).
+
+        Args:
+            stream (Stream): the stream the tensor's memory is used on."""
         cuda_backend().record_stream(self._impl, stream._impl)
 
     # ------------------------------------------------------------ attributes and queries
     def is_floating_point(self) -> bool:
-        """Returns True if the data type of ``self`` is a floating point data type."""
+        """Returns True if the data type of :attr:`self` is a floating point data type.
+
+        Returns True if the data type of ``self`` is a floating point data type."""
         return self.dtype.is_floating_point
 
     def is_complex(self) -> bool:
@@ -330,19 +380,85 @@ class Tensor(TensorBase):
                                        requires_grad=requires_grad)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        """Returns a Tensor of size :attr:`size` filled with ``0``. By default, the returned Tensor has the
+        same :class:`dtype` and :class:`device` as this tensor.
+
+        Args:
+            size (int...): a list, tuple, or :class:`Size` of integers defining the shape of the output
+                tensor.
+
+        Keyword args:
+            dtype (dtype, optional): the desired type of returned tensor. If ``None``, same dtype as this
+                tensor. Default: ``None``
+            device (device, optional): the desired device of returned tensor. If ``None``, same device as
+                this tensor. Default: ``None``
+            requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+                Default: ``False``"""
         return _creation.zeros(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        """Returns a Tensor of size :attr:`size` filled with ``1``. By default, the returned Tensor has the
+        same :class:`dtype` and :class:`device` as this tensor.
+
+        Args:
+            size (int...): a list, tuple, or :class:`Size` of integers defining the shape of the output
+                tensor.
+
+        Keyword args:
+            dtype (dtype, optional): the desired type of returned tensor. If ``None``, same dtype as this
+                tensor. Default: ``None``
+            device (device, optional): the desired device of returned tensor. If ``None``, same device as
+                this tensor. Default: ``None``
+            requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+                Default: ``False``"""
         return _creation.ones(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        """Returns a Tensor of size :attr:`size` filled with :attr:`fill_value`. By default, the returned
+        Tensor has the same :class:`dtype` and :class:`device` as this tensor.
+
+        Args:
+            size (int...): a list, tuple, or :class:`Size` of integers defining the shape of the output
+                tensor.
+            fill_value (Scalar): the value to fill the output tensor with.
+            dtype (dtype, optional): the desired type of returned tensor. If ``None``, same dtype as this
+                tensor. Default: ``None``
+            device (device, optional): the desired device of returned tensor. If ``None``, same device as
+                this tensor. Default: ``None``
+            requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+                Default: ``False``"""
         return _creation.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                               requires_grad=requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        """Returns a Tensor of size :attr:`size` filled with uninitialized data. By default, the returned
+        Tensor has the same :class:`dtype` and :class:`device` as this tensor.
+
+        Args:
+            size (int...): a list, tuple, or :class:`Size` of integers defining the shape of the output
+                tensor.
+
+        Keyword args:
+            dtype (dtype, optional): the desired type of returned tensor. If ``None``, same dtype as this
+                tensor. Default: ``None``
+            device (device, optional): the desired device of returned tensor. If ``None``, same device as
+                this tensor. Default: ``None``
+            requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+                Default: ``False``"""
         return _creation.empty(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        """Returns a new Tensor with :attr:`data` as the tensor data. By default, the returned Tensor has the
+        same :class:`dtype` and :class:`device` as this tensor.
+
+        Args:
+            data (array_like): the returned Tensor copies :attr:`data`.
+            dtype (dtype, optional): the desired type of returned tensor. If ``None``, same dtype as this
+                tensor. Default: ``None``
+            device (device, optional): the desired device of returned tensor. If ``None``, same device as
+                this tensor. Default: ``None``
+            requires_grad (bool, optional): if autograd should record operations on the returned tensor.
+                Default: ``False``"""
         return _creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
@@ -351,9 +467,16 @@ _torch_function._tensor_class[0] = Tensor
 
 
 def is_tensor(obj) -> bool:
+    """Returns True if :attr:`obj` is a tinytorch tensor.
+
+    Args:
+        obj (object): the object to test."""
     return isinstance(obj, Tensor)
 
 
 def numel(input: Tensor) -> int:  # noqa: A002  (PyTorch's parameter name)
-    """The total number of elements in input."""
+    """The total number of elements in input.
+
+    Args:
+        input (Tensor): the input tensor."""
     return input.numel()

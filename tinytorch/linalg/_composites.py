@@ -152,7 +152,10 @@ def matrix_exp(A: Tensor) -> Tensor:
     """Computes the matrix exponential of a square matrix or of each square matrix in a batch, by
     scaling and squaring: ``exp(A) = exp(A / 2**s) ** (2**s)`` with ``A / 2**s`` of 1-norm at most
     1/2, where an 18-term Taylor series is exact to float64 rounding. Differentiable (autograd
-    records the products); float16/bfloat16 inputs are computed in float32."""
+    records the products); float16/bfloat16 inputs are computed in float32.
+
+    Args:
+        A (Tensor): tensor of shape `(*, n, n)` where `*` is zero or more batch dimensions."""
     if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
         rows, cols = (A.shape[-2] if A.dim() > 1 else 1), (A.shape[-1] if A.dim() else 1)
         raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they are {rows} by "

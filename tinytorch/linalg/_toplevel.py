@@ -17,39 +17,67 @@ SVDResult = namedtuple("svd", ["U", "S", "V"])
 
 
 def inverse(input: Tensor) -> Tensor:
-    """Alias for ``tinytorch.linalg.inv``."""
+    """Alias for ``tinytorch.linalg.inv``.
+
+    Args:
+        input (Tensor): the input tensor."""
     return inv(input)
 
 
 def det(input: Tensor) -> Tensor:
-    """Alias for ``tinytorch.linalg.det``."""
+    """Alias for ``tinytorch.linalg.det``.
+
+    Args:
+        input (Tensor): the input tensor."""
     return _det(input)
 
 
 def slogdet(input: Tensor) -> SlogdetResult:
-    """Alias for ``tinytorch.linalg.slogdet``."""
+    """Alias for ``tinytorch.linalg.slogdet``.
+
+    Args:
+        input (Tensor): the input tensor."""
     return SlogdetResult(*_slogdet(input))
 
 
 def logdet(input: Tensor) -> Tensor:
-    """Computes the log-determinant: nan for a negative determinant, -inf for a singular matrix."""
+    """Computes the log-determinant: nan for a negative determinant, -inf for a singular matrix.
+
+    Args:
+        input (Tensor): the input tensor."""
     sign, logabsdet = _slogdet(input)
     return logabsdet.where(sign >= 0, logabsdet.new_full((), float("nan")))
 
 
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
-    """Computes the Cholesky decomposition (as ``tinytorch.linalg.cholesky``)."""
+    """Computes the Cholesky decomposition (as ``tinytorch.linalg.cholesky``).
+
+    Args:
+        input (Tensor): the input tensor.
+        upper (bool, optional): flag that indicates whether to return a upper or lower triangular
+            matrix. Default: ``False``"""
     return _cholesky(input, upper=upper)
 
 
 def qr(input: Tensor, some: bool = True) -> QRResult:
-    """Computes the QR decomposition; ``some=False`` gives the complete one."""
+    """Computes the QR decomposition; ``some=False`` gives the complete one.
+
+    Args:
+        input (Tensor): the input tensor.
+        some (bool, optional): set to ``True`` for reduced QR decomposition and ``False`` for complete
+            QR decomposition. Default: ``True``"""
     return QRResult(*_qr(input, "reduced" if some else "complete"))
 
 
 def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> SVDResult:
     """Computes ``input = U diag(S) V^T`` (note V, not Vh); ``some=False`` gives the full U and V.
-    Without ``compute_uv``, U and V are zero-filled (m, m) and (n, n) matrices, as PyTorch."""
+    Without ``compute_uv``, U and V are zero-filled (m, m) and (n, n) matrices, as PyTorch.
+
+    Args:
+        input (Tensor): the input tensor.
+        some (bool, optional): controls whether to compute the reduced or full decomposition. Default:
+            ``True``
+        compute_uv (bool, optional): controls whether to compute `U` and `V`. Default: ``True``"""
     if not compute_uv:
         m, n = input.shape[-2], input.shape[-1]
         batch = tuple(input.shape[:-2])
@@ -61,10 +89,19 @@ def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> SVDResult:
 
 
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
-    """Computes the pseudoinverse, dropping singular values below ``rcond * S_max``."""
+    """Computes the pseudoinverse, dropping singular values below ``rcond * S_max``.
+
+    Args:
+        input (Tensor): the input tensor.
+        rcond (float): a floating-point value to determine the cutoff for small singular values.
+            Default: ``1e-15``"""
     return pinv(input, rtol=rcond)
 
 
 def matrix_power(input: Tensor, n: int) -> Tensor:
-    """Alias for ``tinytorch.linalg.matrix_power``."""
+    """Alias for ``tinytorch.linalg.matrix_power``.
+
+    Args:
+        input (Tensor): the input tensor.
+        n (int): the power to raise the matrix to."""
     return _matrix_power(input, n)

@@ -97,8 +97,3 @@ from tinytorch._tensor import autocast as _autocast  # noqa: E402
 from tinytorch.nn.functional._autocast_policy import POLICY as _AUTOCAST_POLICY  # noqa: E402
 
 _autocast.wrap_namespace(globals(), _AUTOCAST_POLICY)
-
-# Docstrings: PyTorch's summaries and an Args section per function, from tables (nn/_docstrings.py)
-from tinytorch.nn._docstrings import document_functions as _document_functions  # noqa: E402
-
-_document_functions(globals())

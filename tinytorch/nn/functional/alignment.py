@@ -43,7 +43,13 @@ def token_log_probs(logits: Tensor, labels: Tensor, ignore_index: int = -100) ->
     """``log p(labels[..., t] | logits[..., t, :])`` for every position: ``(*, T, V), (*, T) -> (*, T)``.
 
     Positions whose label is ``ignore_index`` get 0 (their label is replaced by 0 for the gather).
-    Computed in float32 at least (log_softmax of half logits loses the small probabilities)."""
+    Computed in float32 at least (log_softmax of half logits loses the small probabilities).
+
+    Args:
+        logits (Tensor): ``[..., num_features]`` unnormalized log probabilities.
+        labels (Tensor): the token ids, :math:`(*, T)`.
+        ignore_index (int, optional): Specifies a target value that is ignored and does not contribute
+            to the input gradient. Default: ``-100``"""
     _check_tensor("token_log_probs", "logits", logits)
     _check_tensor("token_log_probs", "labels", labels)
     if logits.dim() < 1 or tuple(labels.shape) != tuple(logits.shape[:-1]):
@@ -146,7 +152,12 @@ def dpo_loss(policy_chosen_logps: Tensor, policy_rejected_logps: Tensor, ref_cho
 # ---------------------------------------------------------------------------- GRPO
 def group_relative_advantages(rewards: Tensor, group_size: int, eps: float = 1e-4) -> Tensor:
     """``(r - mean) / (std + eps)`` within consecutive groups of ``group_size`` rewards (``(B,)``,
-    ``B = groups × group_size``; the unbiased std, as TRL's ``GRPOTrainer``)."""
+    ``B = groups × group_size``; the unbiased std, as TRL's ``GRPOTrainer``).
+
+    Args:
+        rewards (Tensor): one reward per completion, :math:`(B,)`, in consecutive groups.
+        group_size (int): the number of completions per prompt.
+        eps (float): a value added for numerical stability. Default: ``0.0001``"""
     _check_tensor("group_relative_advantages", "rewards", rewards)
     if rewards.dim() != 1:
         raise ValueError(f"grpo: rewards must be 1-D (B,), got shape {list(rewards.shape)}")
@@ -223,7 +234,16 @@ def distillation_loss(student_logits: Tensor, teacher_logits: Tensor, labels: Te
     gradient's scale independent of ``T``. Logits are ``(N, C)`` or ``(B, T, C)`` (labels ``(N,)`` /
     ``(B, T)``); positions whose label is ``ignore_index`` are left out of both terms. With
     ``labels=None`` only the soft term is computed (``alpha`` must be 1).
-    """
+
+    Args:
+        student_logits (Tensor): the student's logits, :math:`(*, V)`.
+        teacher_logits (Tensor): the teacher's logits, :math:`(*, V)`.
+        labels (Tensor, optional): the class indices (token ids). Default: ``None``
+        temperature (float): the softmax temperature :math:`T`. Default: ``2.0``
+        alpha (float): the weight of the distillation term (1 - alpha weighs the cross entropy).
+            Default: ``0.5``
+        ignore_index (int, optional): Specifies a target value that is ignored and does not contribute
+            to the input gradient. Default: ``-100``"""
     _check_same_shapes("distillation_loss", student_logits=student_logits, teacher_logits=teacher_logits)
     if not temperature > 0:
         raise ValueError(f"distillation_loss: temperature must be > 0, got {temperature}")

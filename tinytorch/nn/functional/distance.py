@@ -8,17 +8,42 @@ from tinytorch._tensor.tensor import Tensor
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """Perform :math:`L_p` normalization of inputs over specified dimension.
+
+    Args:
+        input (Tensor): the input tensor.
+        p (float): the norm degree. Default: ``2.0``
+        dim (int or tuple): the dimension to reduce. Default: ``1``
+        eps (float): a value added for numerical stability. Default: ``1e-12``"""
     return input / _R.norm(input, p, dim, keepdim=True).clamp(min=eps)
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """Returns cosine similarity between ``x1`` and ``x2``, computed along dim.
+
+    Args:
+        x1 (Tensor): first input.
+        x2 (Tensor): second input.
+        dim (int): dimension where cosine similarity is computed. Default: ``1``
+        eps (float): a value added for numerical stability. Default: ``1e-08``"""
     n1 = _R.norm(x1, 2, dim).clamp(min=eps)
     n2 = _R.norm(x2, 2, dim).clamp(min=eps)
     return (x1 * x2).sum(dim) / (n1 * n2)
 
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
-    """||x1 - x2 + eps||_p over the last dim."""
+    r"""Computes the pairwise distance between input vectors, or between columns of input matrices:
+    :math:`\|x_1 - x_2 + \epsilon\|_p` over the last dimension.
+
+    ||x1 - x2 + eps||_p over the last dim.
+
+    Args:
+        x1 (Tensor): first input.
+        x2 (Tensor): second input.
+        p (float): the norm degree. Default: ``2.0``
+        eps (float): small value to avoid division by zero. Default: ``1e-06``
+        keepdim (bool, optional): determines whether or not to keep the vector dimension. Default:
+            ``False``"""
     return (x1 - x2 + eps).norm(p, -1, keepdim)
 
 

@@ -21,17 +21,41 @@ def _channel_dropout(input: Tensor, p: float, training: bool, inplace: bool, spa
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zeroes whole channels of (N, C, L) or (C, L) input with probability p, scaling the rest by 1/(1-p)."""
+    """Randomly zero out entire channels (a channel is a 1D feature map).
+
+    Zeroes whole channels of (N, C, L) or (C, L) input with probability p, scaling the rest by 1/(1-p).
+
+    Args:
+        input (Tensor): the input tensor.
+        p (float): probability of an element to be zeroed. Default: ``0.5``
+        training (bool): apply dropout if is ``True``. Default: ``True``
+        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
     return _channel_dropout(input, p, training, inplace, 1, "dropout1d")
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zeroes whole channels of (N, C, H, W) or (C, H, W) input with probability p, scaling the rest by 1/(1-p)."""
+    """Randomly zero out entire channels (a channel is a 2D feature map).
+
+    Zeroes whole channels of (N, C, H, W) or (C, H, W) input with probability p, scaling the rest by 1/(1-p).
+
+    Args:
+        input (Tensor): the input tensor.
+        p (float): probability of an element to be zeroed. Default: ``0.5``
+        training (bool): apply dropout if is ``True``. Default: ``True``
+        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
     return _channel_dropout(input, p, training, inplace, 2, "dropout2d")
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p, scaling the rest by 1/(1-p)."""
+    """Randomly zero out entire channels (a channel is a 3D feature map).
+
+    Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p, scaling the rest by 1/(1-p).
+
+    Args:
+        input (Tensor): the input tensor.
+        p (float): probability of an element to be zeroed. Default: ``0.5``
+        training (bool): apply the training-mode behaviour if ``True``. Default: ``True``
+        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
     return _channel_dropout(input, p, training, inplace, 3, "dropout3d")
 
 

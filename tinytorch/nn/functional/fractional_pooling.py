@@ -94,13 +94,41 @@ def _fractional(input: Tensor, n: int, kernel_size: Any, output_size: Any, outpu
 def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
                                        output_ratio: Any = None, return_indices: bool = False,
                                        _random_samples: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
-    """2-D fractional max pooling over (N, C, H, W) or (C, H, W); returns (values, flat H * W indices)."""
+    """Applies 2D fractional max pooling over an input signal composed of several input planes.
+
+    2-D fractional max pooling over (N, C, H, W) or (C, H, W); returns (values, flat H * W indices).
+
+    Args:
+        input (Tensor): the input tensor.
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        output_size (int or tuple): the target output size. Default: ``None``
+        output_ratio (float or tuple, optional): If one wants to have an output size as a ratio of the
+            input size, this option can be given. This has to be a number or tuple in the range (0, 1).
+            Default: ``None``
+        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
+            ``False``
+        _random_samples (Tensor, optional): the pseudo-random samples in [0, 1) that place the pooling
+            windows, :math:`(N, C, 2)` (2-D) or :math:`(N, C, 3)` (3-D); drawn on each call when
+            ``None``. Default: ``None``"""
     return _fractional(input, 2, kernel_size, output_size, output_ratio, _random_samples, "fractional_max_pool2d")
 
 
 def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
                           return_indices: bool = False, _random_samples: Optional[Tensor] = None) -> Any:
-    """Applies 2D fractional max pooling over an input signal composed of several input planes."""
+    """Applies 2D fractional max pooling over an input signal composed of several input planes.
+
+    Args:
+        input (Tensor): the input tensor.
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        output_size (int or tuple): the target output size. Default: ``None``
+        output_ratio (float or tuple, optional): If one wants to have an output size as a ratio of the
+            input size, this option can be given. This has to be a number or tuple in the range (0, 1).
+            Default: ``None``
+        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
+            ``False``
+        _random_samples (Tensor, optional): the pseudo-random samples in [0, 1) that place the pooling
+            windows, :math:`(N, C, 2)` (2-D) or :math:`(N, C, 3)` (3-D); drawn on each call when
+            ``None``. Default: ``None``"""
     out, idx = fractional_max_pool2d_with_indices(input, kernel_size, output_size, output_ratio, return_indices,
                                                   _random_samples)
     return (out, idx) if return_indices else out
@@ -109,13 +137,41 @@ def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = No
 def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
                                        output_ratio: Any = None, return_indices: bool = False,
                                        _random_samples: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
-    """3-D fractional max pooling over (N, C, T, H, W) or (C, T, H, W); returns (values, flat indices)."""
+    """Applies 3D fractional max pooling over an input signal composed of several input planes.
+
+    3-D fractional max pooling over (N, C, T, H, W) or (C, T, H, W); returns (values, flat indices).
+
+    Args:
+        input (Tensor): the input tensor.
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        output_size (int or tuple): the target output size. Default: ``None``
+        output_ratio (float or tuple, optional): If one wants to have an output size as a ratio of the
+            input size, this option can be given. This has to be a number or tuple in the range (0, 1).
+            Default: ``None``
+        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
+            ``False``
+        _random_samples (Tensor, optional): the pseudo-random samples in [0, 1) that place the pooling
+            windows, :math:`(N, C, 2)` (2-D) or :math:`(N, C, 3)` (3-D); drawn on each call when
+            ``None``. Default: ``None``"""
     return _fractional(input, 3, kernel_size, output_size, output_ratio, _random_samples, "fractional_max_pool3d")
 
 
 def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
                           return_indices: bool = False, _random_samples: Optional[Tensor] = None) -> Any:
-    """Applies 3D fractional max pooling over an input signal composed of several input planes."""
+    """Applies 3D fractional max pooling over an input signal composed of several input planes.
+
+    Args:
+        input (Tensor): the input tensor.
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        output_size (int or tuple): the target output size. Default: ``None``
+        output_ratio (float or tuple, optional): If one wants to have an output size as a ratio of the
+            input size, this option can be given. This has to be a number or tuple in the range (0, 1).
+            Default: ``None``
+        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
+            ``False``
+        _random_samples (Tensor, optional): the pseudo-random samples in [0, 1) that place the pooling
+            windows, :math:`(N, C, 2)` (2-D) or :math:`(N, C, 3)` (3-D); drawn on each call when
+            ``None``. Default: ``None``"""
     out, idx = fractional_max_pool3d_with_indices(input, kernel_size, output_size, output_ratio, return_indices,
                                                   _random_samples)
     return (out, idx) if return_indices else out

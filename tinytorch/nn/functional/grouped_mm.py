@@ -24,8 +24,23 @@ _FLOATS = ("float32", "bfloat16", "float16", "float64")
 
 def grouped_mm(mat_a: Tensor, mat_b: Tensor, *, offs: Optional[Tensor] = None, bias: Optional[Tensor] = None,
                out_dtype: Any = None) -> Tensor:
-    """Computes a grouped matrix multiply that shares weight shapes across experts but allows
-    jagged token counts per expert."""
+    """Computes a grouped matrix multiply that shares weight shapes across experts but allows jagged token
+    counts per expert, which is common in Mixture-of-Experts (MoE) layers.
+
+    Computes a grouped matrix multiply that shares weight shapes across experts but allows
+    jagged token counts per expert.
+
+    Args:
+        mat_a (Tensor): Left operand. When 2D, its leading dimension is sliced into groups according to
+            ``offs``. When 3D, its first dimension enumerates the groups directly.
+        mat_b (Tensor): Right operand: 3D ``(num_groups, K, N)``, or 2D with its jagged dimension sliced
+            by ``offs``.
+        offs (Tensor, optional): 1D tensor of monotonically increasing ``int32`` offsets that delimit
+            the jagged dimension of any 2D operand; ``offs[i]`` marks the end of group ``i``. Default:
+            ``None``
+        bias (Tensor, optional): not supported yet (as PyTorch's): raises NotImplementedError. Default:
+            ``None``
+        out_dtype (dtype, optional): the output dtype (must be ``mat_a``'s). Default: ``None``"""
     for name, m in (("mat_a", mat_a), ("mat_b", mat_b)):
         if m.dim() not in (2, 3):
             raise RuntimeError(f"{name} has to be 2 or 3d")

@@ -88,8 +88,30 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
                          weight: Optional[Tensor] = None, reduction: str = "mean", ignore_index: Optional[int] = None,
                          label_smoothing: float = 0.0,
                          options: Optional[LinearCrossEntropyOptions] = None) -> Tensor:
-    """Cross entropy of ``linear(input, linear_weight, linear_bias)`` against ``target``; a
-    (C, d_1, ..., d_K, in_features) weight gives K-dimensional logits (N, C, d_1, ..., d_K)."""
+    r"""Compute the cross entropy loss between inputs, transformed linearly, and target.
+
+    Cross entropy of ``linear(input, linear_weight, linear_bias)`` against ``target``; a
+    (C, d_1, ..., d_K, in_features) weight gives K-dimensional logits (N, C, d_1, ..., d_K).
+
+    Args:
+        input (Tensor): the input tensor.
+        linear_weight (Tensor): linear weight, :math:`(C, in\_features)` or :math:`(C, d_1, ..., d_K,
+            in\_features)`.
+        target (Tensor): the target tensor, same shape as the input unless stated.
+        linear_bias (Tensor, optional): bias added to the linear projection (shape ``(C,)`` or ``(C,
+            d_1, ..., d_K)``, matching :attr:`linear_weight`). Default: ``None``
+        weight (Tensor, optional): a manual rescaling weight given to each class. If given, has to be a
+            Tensor of size `C`. Default: ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``
+        ignore_index (int, optional): Specifies a target value that is ignored and does not contribute
+            to the input gradient. Default: ``None``
+        label_smoothing (float, optional): A float in [0.0, 1.0]. Specifies the amount of smoothing when
+            computing the loss, where 0.0 means no smoothing. Default: ``0.0``
+        options (LinearCrossEntropyOptions, optional): chunking options; ``None`` computes the full
+            logits (the reference implementation). Default: ``None``"""
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     ignore = -100 if ignore_index is None else ignore_index

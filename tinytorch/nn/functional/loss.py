@@ -47,6 +47,22 @@ def _finish(loss: Tensor, size_average, reduce, reduction: str) -> Tensor:
 
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
              weight=None) -> Tensor:
+    """Compute the element-wise mean squared error, with optional weighting.
+
+    Args:
+        input (Tensor): the input tensor.
+        target (Tensor): the target tensor, same shape as the input unless stated.
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``
+        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
+            ``None``"""
     loss = (input - target).square()
     if weight is not None:
         loss = loss * weight
@@ -54,11 +70,41 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
 
 
 def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """Function that takes the mean element-wise absolute value difference.
+
+    Args:
+        input (Tensor): the input tensor.
+        target (Tensor): the target tensor, same shape as the input unless stated.
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     return _reduce((input - target).abs(), _legacy_reduction(size_average, reduce, reduction))
 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
                    beta: float = 1.0) -> Tensor:
+    """Compute the Smooth L1 loss.
+
+    Args:
+        input (Tensor): the input tensor.
+        target (Tensor): the target tensor, same shape as the input unless stated.
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``
+        beta (float, optional): specifies the threshold at which to change between L1 and L2 loss. The
+            value must be non-negative. Default: ``1.0``"""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise ValueError("smooth_l1_loss does not support negative values for beta.")
@@ -69,6 +115,19 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0, weight=None) -> Tensor:
+    """Compute the Huber loss, with optional weighting.
+
+    Args:
+        input (Tensor): the input tensor.
+        target (Tensor): the target tensor, same shape as the input unless stated.
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``
+        delta (float, optional): specifies the threshold at which to change between delta-scaled L1 and
+            L2 loss. The value must be positive. Default: ``1.0``
+        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
+            ``None``"""
     d = (input - target).abs()
     loss = where(d < delta, d.square() * 0.5, (d - 0.5 * delta) * delta)
     if weight is not None:
@@ -78,8 +137,29 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
 
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False, size_average=None,
                      eps: float = 1e-8, reduce=None, reduction: str = "mean") -> Tensor:
-    """exp(input) - target * input (log_input), or input - target * log(input + eps); with full,
-    plus Stirling's term target * log(target) - target + log(2 pi target) / 2 where target > 1."""
+    r"""Compute the Poisson negative log likelihood loss.
+
+    exp(input) - target * input (log_input), or input - target * log(input + eps); with full,
+    plus Stirling's term target * log(target) - target + log(2 pi target) / 2 where target > 1.
+
+    Args:
+        input (Tensor): the input tensor.
+        target (Tensor): the target tensor, same shape as the input unless stated.
+        log_input (bool, optional): if ``True`` the loss is computed as :math:`\exp(\text{input}) -
+            \text{target}*\text{input}`, if ``False`` the loss is :math:`\text{input} -
+            \text{target}*\log(\text{input}+\text{eps})`. Default: ``True``
+        full (bool, optional): whether to compute full loss, i. e. to add the Stirling approximation
+            term (or the constant of the Gaussian). Default: ``False``
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        eps (float): a value added for numerical stability. Default: ``1e-08``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
     if full:
         safe = where(target > 1, target, 1.0)   # (log of 1 where the term is dropped)
@@ -90,7 +170,22 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
 
 def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, eps: float = 1e-6,
                       reduction: str = "mean") -> Tensor:
-    """(log(max(var, eps)) + (input - target)^2 / max(var, eps)) / 2 (+ log(2 pi) / 2 with full)."""
+    """Gaussian negative log likelihood loss.
+
+    (log(max(var, eps)) + (input - target)^2 / max(var, eps)) / 2 (+ log(2 pi) / 2 with full).
+
+    Args:
+        input (Tensor): the input tensor.
+        target (Tensor): the target tensor, same shape as the input unless stated.
+        var (Tensor or float): tensor of positive variance(s), one for each of the expectations in the
+            input (heteroscedastic), or a single one (homoscedastic).
+        full (bool, optional): whether to compute full loss, i. e. to add the Stirling approximation
+            term (or the constant of the Gaussian). Default: ``False``
+        eps (float): a value added for numerical stability. Default: ``1e-06``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     if not isinstance(var, Tensor):
         var = _full((), float(var), dtype=input.dtype, device=input.device)
     if var.dim() == input.dim() - 1 or (var.dim() == input.dim() and var.shape[-1] == 1 and input.shape[-1] != 1):
@@ -108,13 +203,57 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
 
 def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
              reduction: str = "mean") -> Tensor:
-    """Negative log likelihood over log-probabilities ``input`` (N, C, *) or (C,) and class indices."""
+    r"""Compute the negative log likelihood loss.
+
+    Negative log likelihood over log-probabilities ``input`` (N, C, *) or (C,) and class indices.
+
+    Args:
+        input (Tensor): log-probabilities, :math:`(N, C)` where `C = number of classes`, :math:`(C)`, or
+            :math:`(N, C, d_1, ..., d_K)` in case of K-dimensional loss.
+        target (Tensor): :math:`(N)` where each value is :math:`0 \leq \text{targets}[i] \leq C-1`, or
+            :math:`(N, d_1, ..., d_K)` for K-dimensional loss.
+        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
+            ``None``
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        ignore_index (int, optional): Specifies a target value that is ignored and does not contribute
+            to the input gradient. Default: ``-100``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     return _LOSS.nll_loss(input, target, weight, ignore_index, _legacy_reduction(size_average, reduce, reduction))
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index: int = -100,
                   reduce=None, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
-    """Cross entropy between logits (N, C, *) or (C,) and class indices or class probabilities."""
+    """Compute the cross entropy loss between input logits and target.
+
+    Cross entropy between logits (N, C, *) or (C,) and class indices or class probabilities.
+
+    Args:
+        input (Tensor): predicted unnormalized logits, :math:`(C)`, :math:`(N, C)` or :math:`(N, C, d_1,
+            ..., d_K)`.
+        target (Tensor): ground truth class indices (:math:`(N)` or :math:`(N, d_1, ..., d_K)`, values
+            in :math:`[0, C)`) or class probabilities (the input's shape).
+        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
+            ``None``
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        ignore_index (int, optional): Specifies a target value that is ignored and does not contribute
+            to the input gradient. Default: ``-100``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``
+        label_smoothing (float, optional): A float in [0.0, 1.0]. Specifies the amount of smoothing when
+            computing the loss, where 0.0 means no smoothing. Default: ``0.0``"""
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     return _LOSS.cross_entropy(input, target, weight, ignore_index, _legacy_reduction(size_average, reduce, reduction),
@@ -123,6 +262,22 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
 
 def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None, reduce=None,
                          reduction: str = "mean") -> Tensor:
+    """Compute Binary Cross Entropy between the target and input probabilities.
+
+    Args:
+        input (Tensor): the input tensor.
+        target (Tensor): the target tensor, same shape as the input unless stated.
+        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
+            ``None``
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_shape("binary_cross_entropy", input, target)
     # PyTorch clamps the log terms at -100
@@ -134,6 +289,24 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_averag
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None, size_average=None, reduce=None,
                                      reduction: str = "mean", pos_weight=None) -> Tensor:
+    """Compute Binary Cross Entropy between target and input logits.
+
+    Args:
+        input (Tensor): the input tensor.
+        target (Tensor): the target tensor, same shape as the input unless stated.
+        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
+            ``None``
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``
+        pos_weight (Tensor, optional): a weight of positive examples to be broadcasted with target.
+            Default: ``None``"""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_shape("binary_cross_entropy_with_logits", input, target)
     # log(1 + exp(-|x|)) keeps it stable for large |x|
@@ -150,6 +323,21 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None,
 
 def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
            log_target: bool = False) -> Tensor:
+    """Compute the KL Divergence loss.
+
+    Args:
+        input (Tensor): the input tensor.
+        target (Tensor): the target tensor, same shape as the input unless stated.
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``
+        log_target (bool, optional): specifies whether `target` is the log space. Default: ``False``"""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if log_target:
         loss = target.exp() * (target - input)
@@ -162,7 +350,24 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
 
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight=None, size_average=None, reduce=None,
                                 reduction: str = "mean") -> Tensor:
-    """-mean over classes of target * log(sigmoid(x)) + (1 - target) * log(sigmoid(-x))."""
+    """Compute the multilabel soft margin loss.
+
+    -mean over classes of target * log(sigmoid(x)) + (1 - target) * log(sigmoid(-x)).
+
+    Args:
+        input (Tensor): the input tensor.
+        target (Tensor): the target tensor, same shape as the input unless stated.
+        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
+            ``None``
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
@@ -171,7 +376,26 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight=None, size
 
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0, weight=None,
                       size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
-    """sum over classes j != y of max(0, margin - x[y] + x[j])^p / C (times weight[y])."""
+    """Compute the multi margin loss, with optional weighting.
+
+    sum over classes j != y of max(0, margin - x[y] + x[j])^p / C (times weight[y]).
+
+    Args:
+        input (Tensor): the input tensor.
+        target (Tensor): the target tensor, same shape as the input unless stated.
+        p (int): the exponent of the hinge: 1 or 2. Default: ``1``
+        margin (float, optional): the margin of the loss. Default: ``1.0``
+        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
+            ``None``
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
     x = input if input.dim() == 2 else input.unsqueeze(0)
@@ -190,27 +414,97 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average=None,
                         reduce=None, reduction: str = "mean") -> Tensor:
-    """max(0, -target * (input1 - input2) + margin)."""
+    """Compute the margin ranking loss.
+
+    max(0, -target * (input1 - input2) + margin).
+
+    Args:
+        input1 (Tensor): the first input.
+        input2 (Tensor): the second input.
+        target (Tensor): the target tensor, same shape as the input unless stated.
+        margin (float, optional): the margin of the loss. Default: ``0.0``
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     return _finish((-target * (input1 - input2) + margin).clamp(min=0), size_average, reduce, reduction)
 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None, reduce=None,
                          reduction: str = "mean") -> Tensor:
-    """x where target is 1, max(0, margin - x) where target is -1."""
+    """Compute the hinge embedding loss.
+
+    x where target is 1, max(0, margin - x) where target is -1.
+
+    Args:
+        input (Tensor): the input tensor.
+        target (Tensor): the target tensor, same shape as the input unless stated.
+        margin (float, optional): the margin of the loss. Default: ``1.0``
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     loss = where(target == 1, input, 0.0) + where(target == -1, (margin - input).clamp(min=0), 0.0)
     return _finish(loss, size_average, reduce, reduction)
 
 
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
-    """log(1 + exp(-target * input))."""
+    """Compute the soft margin loss.
+
+    log(1 + exp(-target * input)).
+
+    Args:
+        input (Tensor): the input tensor.
+        target (Tensor): the target tensor, same shape as the input unless stated.
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     return _finish(softplus(-target * input), size_average, reduce, reduction)
 
 
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2.0,
                         eps: float = 1e-6, swap: bool = False, size_average=None, reduce=None,
                         reduction: str = "mean") -> Tensor:
-    """max(d(a, p) - d(a, n) + margin, 0) with the pairwise p-distance d (swap: the smaller of
-    d(a, n) and d(p, n))."""
+    """Compute the triplet loss between given input tensors and a margin greater than 0.
+
+    max(d(a, p) - d(a, n) + margin, 0) with the pairwise p-distance d (swap: the smaller of
+    d(a, n) and d(p, n)).
+
+    Args:
+        anchor (Tensor): the anchor input tensor.
+        positive (Tensor): the positive input tensor.
+        negative (Tensor): the negative input tensor.
+        margin (float, optional): the margin; must be greater than 0. Default: ``1.0``
+        p (float): the norm degree. Default: ``2.0``
+        eps (float): small value to avoid division by zero. Default: ``1e-06``
+        swap (bool, optional): the distance swap is described in detail in the paper `Learning shallow
+            convolutional feature descriptors with triplet losses` by V. Balntas, E. Riba et al.
+            Default: ``False``
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     d_ap = pairwise_distance(anchor, positive, p, eps)
     d_an = pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -220,6 +514,22 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average=None,
                           reduce=None, reduction: str = "mean") -> Tensor:
+    """Compute the cosine embedding loss.
+
+    Args:
+        input1 (Tensor): the first input.
+        input2 (Tensor): the second input.
+        target (Tensor): the target tensor, same shape as the input unless stated.
+        margin (float, optional): the margin of the loss. Default: ``0.0``
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     cos = cosine_similarity(input1, input2, dim=-1 if input1.dim() == 1 else 1)
     loss = where(target == 1, 1 - cos, (cos - margin).clamp(min=0))

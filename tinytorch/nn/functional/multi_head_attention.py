@@ -73,9 +73,55 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
                                  static_k: Optional[Tensor] = None, static_v: Optional[Tensor] = None,
                                  average_attn_weights: bool = True,
                                  is_causal: bool = False) -> Tuple[Tensor, Optional[Tensor]]:
-    """Multi-head attention of (L, N, E) queries over (S, N, E_k) keys and (S, N, E_v) values (or
+    r"""Forward method for MultiHeadAttention.
+
+    Multi-head attention of (L, N, E) queries over (S, N, E_k) keys and (S, N, E_v) values (or
     unbatched (L, E), (S, E_k), (S, E_v)); returns (output (L, N, E), weights (N, L, S) averaged
-    over heads, (N, H, L, S) with ``average_attn_weights=False``, or None)."""
+    over heads, (N, H, L, S) with ``average_attn_weights=False``, or None).
+
+    Args:
+        query (Tensor): query tensor; shape :math:`(N, ..., L, E)`.
+        key (Tensor): key tensor; shape :math:`(N, ..., S, E)`.
+        value (float): the value to replace with.
+        embed_dim_to_check (int): total dimension of the model.
+        num_heads (int): number of parallel attention heads. Note that ``embed_dim`` will be split
+            across ``num_heads`` (i.e. each head will have dimension ``embed_dim // num_heads``).
+        in_proj_weight (Tensor): input projection weight, :math:`(3E, E)`.
+        in_proj_bias (Tensor): input projection bias, :math:`(3E)`.
+        bias_k (Tensor): bias of the key sequence to be added at dim=0, :math:`(1, 1, E)`.
+        bias_v (Tensor): bias of the value sequence to be added at dim=0, :math:`(1, 1, E)`.
+        add_zero_attn (bool): if specified, adds a new batch of zeros to the key and value sequences at
+            dim=1.
+        dropout_p (float): dropout probability; if greater than 0.0, dropout is applied.
+        out_proj_weight (Tensor): the output projection weight, :math:`(E, E)`.
+        out_proj_bias (Tensor): the output projection bias, :math:`(E)`.
+        training (bool): apply the training-mode behaviour if ``True``. Default: ``True``
+        key_padding_mask (Tensor, optional): if provided, specified padding elements in the key will be
+            ignored by the attention (bool: ``True`` is ignored; float: added to the scores), :math:`(N,
+            S)`. Default: ``None``
+        need_weights (bool): output attn_output_weights. Default: ``True``
+        attn_mask (Tensor, optional): attention mask; shape must be broadcastable to the shape of
+            attention weights, :math:`(N,..., L, S)`. Two types of masks are supported: a boolean mask
+            where a value of True indicates that the element *should* take part in attention, or a float
+            mask of the same type as query, key, value that is added to the attention score. Default:
+            ``None``
+        use_separate_proj_weight (bool): the function accept the proj. weights for query, key, and value
+            in different forms. If false, in_proj_weight will be used, which is a combination of
+            q_proj_weight, k_proj_weight, v_proj_weight. Default: ``False``
+        q_proj_weight (Tensor, optional): input projection weight of the query, :math:`(E, E)`. Default:
+            ``None``
+        k_proj_weight (Tensor, optional): input projection weight of the key, :math:`(E, kdim)`.
+            Default: ``None``
+        v_proj_weight (Tensor, optional): input projection weight of the value, :math:`(E, vdim)`.
+            Default: ``None``
+        static_k (Tensor, optional): static key used for attention operators, :math:`(N*num\_heads, S,
+            E/num\_heads)`. Default: ``None``
+        static_v (Tensor, optional): static value used for attention operators, :math:`(N*num\_heads, S,
+            E/num\_heads)`. Default: ``None``
+        average_attn_weights (bool): if ``True``, the returned ``attn_weights`` are averaged across
+            heads; otherwise given per head. Default: ``True``
+        is_causal (bool): if set to true, the attention masking is a lower triangular matrix when the
+            mask is a square matrix. Default: ``False``"""
     batched = query.dim() == 3
     if query.dim() not in (2, 3):
         raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {query.dim()}-D "

@@ -9,6 +9,16 @@ from tinytorch._tensor.tensor import Tensor
 
 
 def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
+    r"""Apply Layer Normalization for last certain number of dimensions.
+
+    Args:
+        input (Tensor): the input tensor.
+        normalized_shape (int or list or Size): input shape from an expected input of size :math:`[*
+            \times \text{normalized\_shape}[0] \times \dots]`; the normalization is over the last
+            dimensions of that shape.
+        weight (Tensor): the weight tensor. Default: ``None``
+        bias (Tensor, optional): the optional bias tensor. Default: ``None``
+        eps (float): a value added for numerical stability. Default: ``1e-05``"""
     return _layer_norm(input, normalized_shape, weight, bias, eps)
 
 
@@ -35,7 +45,21 @@ def _update_running_stats(running_mean, running_var, mean: Tensor, var: Tensor, 
 
 def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
-    """Batch normalization over dim 1 of (N, C, *) input; updates running stats in training."""
+    """Apply Batch Normalization for each channel across a batch of data.
+
+    Batch normalization over dim 1 of (N, C, *) input; updates running stats in training.
+
+    Args:
+        input (Tensor): the input tensor.
+        running_mean (Tensor, optional): the running mean, updated in place in training.
+        running_var (Tensor, optional): the running variance, updated in place in training.
+        weight (Tensor): the weight tensor. Default: ``None``
+        bias (Tensor, optional): the optional bias tensor. Default: ``None``
+        training (bool): normalize with the batch statistics and update the running ones. Default:
+            ``False``
+        momentum (float, optional): the value used for the running_mean and running_var computation. Can
+            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
+        eps (float): a value added for numerical stability. Default: ``1e-05``"""
     dims = [0] + list(range(2, input.dim()))
     shape = [1, input.shape[1]] + [1] * (input.dim() - 2)
     if training:
@@ -63,9 +87,25 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
 
 def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats: bool = True, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
-    """Normalizes each channel of each sample over its spatial dims: batch_norm on the
+    """Apply Instance Normalization independently for each channel in every data sample within a batch.
+
+    Normalizes each channel of each sample over its spatial dims: batch_norm on the
     (1, N * C, *) view with the per-channel tensors repeated N times, as PyTorch's; running
-    stats, when given, are updated with the per-sample stats averaged over the batch."""
+    stats, when given, are updated with the per-sample stats averaged over the batch.
+
+    Args:
+        input (Tensor): the input tensor.
+        running_mean (Tensor, optional): the running mean, updated in place in training. Default:
+            ``None``
+        running_var (Tensor, optional): the running variance, updated in place in training. Default:
+            ``None``
+        weight (Tensor): the weight tensor. Default: ``None``
+        bias (Tensor, optional): the optional bias tensor. Default: ``None``
+        use_input_stats (bool): normalize with the input's statistics (else with the running ones).
+            Default: ``True``
+        momentum (float, optional): the value used for the running_mean and running_var computation. Can
+            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
+        eps (float): a value added for numerical stability. Default: ``1e-05``"""
     if input.dim() < 3:
         raise ValueError(f"instance_norm: expected (N, C, *) input, got {list(input.shape)}")
     if not use_input_stats and (running_mean is None or running_var is None):
@@ -84,6 +124,14 @@ def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=Non
 
 
 def group_norm(input: Tensor, num_groups: int, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
+    """Apply Group Normalization for last certain number of dimensions.
+
+    Args:
+        input (Tensor): the input tensor.
+        num_groups (int): number of groups to separate the channels into.
+        weight (Tensor): the weight tensor. Default: ``None``
+        bias (Tensor, optional): the optional bias tensor. Default: ``None``
+        eps (float): a value added for numerical stability. Default: ``1e-05``"""
     n, c = input.shape[0], input.shape[1]
     if c % num_groups:
         raise ValueError(f"group_norm: num_channels ({c}) must be divisible by num_groups ({num_groups})")

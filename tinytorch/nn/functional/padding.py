@@ -42,13 +42,15 @@ def _pad_constant(x: Tensor, pairs, value: float) -> Tensor:
 
 
 def pad(input: Tensor, pad, mode: str = "constant", value: Optional[float] = None) -> Tensor:
-    """Pads tensor.
+    r"""Pads tensor.
 
-    ``pad = (left_last, right_last, left_prev, right_prev, ...)`` pads the last ``len(pad) // 2``
-    dimensions; negative values crop. ``mode``: ``'constant'`` (fill with ``value``, default 0),
-    ``'reflect'`` (mirror without repeating the edge), ``'replicate'`` (repeat the edge) or
-    ``'circular'`` (wrap around). The last three pad the last 1, 2 or 3 dimensions of a 2-D/3-D,
-    3-D/4-D or 4-D/5-D input, as PyTorch's. Differentiable in every mode."""
+    Args:
+        input (Tensor): the input tensor.
+        pad (tuple): m-elements tuple, where :math:`\frac{m}{2} \leq` input dimensions and :math:`m` is
+            even: the padding sizes, starting from the last dimension.
+        mode (str): ``'constant'``, ``'reflect'``, ``'replicate'`` or ``'circular'``. Default:
+            ``'constant'``
+        value (float): fill value for ``'constant'`` padding. Default: ``None``"""
     pad = [int(v) for v in pad]
     k = len(pad) // 2
     if len(pad) % 2:

@@ -20,7 +20,22 @@ def _one(v) -> int:
 
 def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
-    """1-D max pooling over (N, C, L) or (C, L), as a 2-D pooling over a height of 1."""
+    """Applies a 1D max pooling over an input signal composed of several input planes.
+
+    1-D max pooling over (N, C, L) or (C, L), as a 2-D pooling over a height of 1.
+
+    Args:
+        input (Tensor): the input tensor.
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``None``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
+        ceil_mode (bool): when True, will use `ceil` instead of `floor` to compute the output shape.
+            Default: ``False``
+        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
+            ``False``"""
     s = None if stride is None else (1, _one(stride))
     r = max_pool2d(input.unsqueeze(-2), (1, _one(kernel_size)), s, (0, _one(padding)), (1, _one(dilation)),
                    ceil_mode, return_indices)
@@ -31,18 +46,44 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
 
 def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True) -> Tensor:
+    """Applies a 1D average pooling over an input signal composed of several input planes.
+
+    Args:
+        input (Tensor): the input tensor.
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``None``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        ceil_mode (bool): when True, will use `ceil` instead of `floor` to compute the output shape.
+            Default: ``False``
+        count_include_pad (bool): when True, will include the zero-padding in the averaging calculation.
+            Default: ``True``"""
     s = None if stride is None else (1, _one(stride))
     return avg_pool2d(input.unsqueeze(-2), (1, _one(kernel_size)), s, (0, _one(padding)), ceil_mode,
                       count_include_pad).squeeze(-2)
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    """Applies a 1D adaptive average pooling over an input signal composed of several input planes.
+
+    Args:
+        input (Tensor): the input tensor.
+        output_size (int or tuple): the target output size."""
     return adaptive_avg_pool2d(input.unsqueeze(-2), (1, _one(output_size))).squeeze(-2)
 
 
 def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
-    """Max over the adaptive windows [floor(i * H / Ho), ceil((i + 1) * H / Ho)) of (N, C, H, W) or
-    (C, H, W) input; with return_indices, the flat H * W position of each maximum."""
+    """Applies a 2D adaptive max pooling over an input signal composed of several input planes.
+
+    Max over the adaptive windows [floor(i * H / Ho), ceil((i + 1) * H / Ho)) of (N, C, H, W) or
+    (C, H, W) input; with return_indices, the flat H * W position of each maximum.
+
+    Args:
+        input (Tensor): the input tensor.
+        output_size (int or tuple): the target output size.
+        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
+            ``False``"""
     h, w = input.shape[-2:]
     size = [output_size] * 2 if isinstance(output_size, int) else list(output_size)
     ho, wo = (h if size[0] is None else size[0]), (w if size[1] is None else size[1])
@@ -65,7 +106,15 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
 
 
 def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
-    """adaptive_max_pool2d over a height of 1, for (N, C, L) or (C, L) input."""
+    """Applies a 1D adaptive max pooling over an input signal composed of several input planes.
+
+    adaptive_max_pool2d over a height of 1, for (N, C, L) or (C, L) input.
+
+    Args:
+        input (Tensor): the input tensor.
+        output_size (int or tuple): the target output size.
+        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
+            ``False``"""
     r = adaptive_max_pool2d(input.unsqueeze(-2), (1, _one(output_size)), return_indices)
     return (r[0].squeeze(-2), r[1].squeeze(-2)) if return_indices else r.squeeze(-2)
 
@@ -73,23 +122,61 @@ def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False
 # ----------------------------------------------------------------------------- *_with_indices
 def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                             return_indices: bool = False):
-    """:func:`max_pool1d` returning ``(output, indices)`` whatever ``return_indices`` says."""
+    """:func:`max_pool1d` returning ``(output, indices)`` whatever ``return_indices`` says.
+
+    Args:
+        input (Tensor): the input tensor.
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``None``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
+        ceil_mode (bool): when True, will use `ceil` instead of `floor` to compute the output shape.
+            Default: ``False``
+        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
+            ``False``"""
     return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                             return_indices: bool = False):
-    """:func:`max_pool2d` returning ``(output, indices)`` whatever ``return_indices`` says."""
+    """:func:`max_pool2d` returning ``(output, indices)`` whatever ``return_indices`` says.
+
+    Args:
+        input (Tensor): the input tensor.
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``None``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
+        ceil_mode (bool): when True, will use `ceil` instead of `floor` to compute the output shape.
+            Default: ``False``
+        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
+            ``False``"""
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices: bool = False):
-    """:func:`adaptive_max_pool1d` returning ``(output, indices)``."""
+    """:func:`adaptive_max_pool1d` returning ``(output, indices)``.
+
+    Args:
+        input (Tensor): the input tensor.
+        output_size (int or tuple): the target output size.
+        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
+            ``False``"""
     return adaptive_max_pool1d(input, output_size, True)
 
 
 def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices: bool = False):
-    """:func:`adaptive_max_pool2d` returning ``(output, indices)``."""
+    """:func:`adaptive_max_pool2d` returning ``(output, indices)``.
+
+    Args:
+        input (Tensor): the input tensor.
+        output_size (int or tuple): the target output size.
+        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
+            ``False``"""
     return adaptive_max_pool2d(input, output_size, True)
 
 
@@ -326,8 +413,24 @@ def _pool_out(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int
 def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                             dilation: Any = 1, ceil_mode: bool = False,
                             return_indices: bool = True) -> Tuple[Tensor, Tensor]:
-    """3-D max pooling over (N, C, D, H, W) or (C, D, H, W), with the flat (D, H, W) position of
-    each maximum (int64, for ``max_unpool3d``)."""
+    """Applies a 3D max pooling over an input signal composed of several input planes, returning the
+    indices of the maxima too.
+
+    3-D max pooling over (N, C, D, H, W) or (C, D, H, W), with the flat (D, H, W) position of
+    each maximum (int64, for ``max_unpool3d``).
+
+    Args:
+        input (Tensor): the input tensor.
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``None``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
+        ceil_mode (bool): when True, will use `ceil` instead of `floor` to compute the output shape.
+            Default: ``False``
+        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
+            ``True``"""
     if input.dim() not in (4, 5):
         raise RuntimeError(f"max_pool3d: expected a 4-D (C, D, H, W) or 5-D (N, C, D, H, W) input, got "
                            f"{list(input.shape)}")
@@ -366,9 +469,18 @@ def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
 
 def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,
                                      return_indices: bool = True) -> Tuple[Tensor, Tensor]:
-    """3-D adaptive max pooling over (N, C, D, H, W) or (C, D, H, W): windows
+    """Applies a 3D adaptive max pooling over an input signal composed of several input planes, returning
+    the indices of the maxima too.
+
+    3-D adaptive max pooling over (N, C, D, H, W) or (C, D, H, W): windows
     [floor(i * D / Do), ceil((i + 1) * D / Do)) per dim, with the flat (D, H, W) position of each
-    maximum."""
+    maximum.
+
+    Args:
+        input (Tensor): the input tensor.
+        output_size (int or tuple): the target output size.
+        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
+            ``True``"""
     if input.dim() not in (4, 5):
         raise RuntimeError(f"adaptive_max_pool3d: expected a 4-D (C, D, H, W) or 5-D (N, C, D, H, W) input, got "
                            f"{list(input.shape)}")
@@ -400,8 +512,20 @@ def _first_argmax(vals: Tensor) -> Tensor:
 
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  output_size: Optional[Any] = None) -> Tensor:
-    """Computes a partial inverse of :func:`max_pool3d`: the maxima go back to their positions,
-    every other output is zero."""
+    """Compute a partial inverse of :class:`MaxPool3d`.
+
+    Computes a partial inverse of :func:`max_pool3d`: the maxima go back to their positions,
+    every other output is zero.
+
+    Args:
+        input (Tensor): the input tensor.
+        indices (Tensor): the indices given out by the max pooling with ``return_indices=True``.
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``None``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        output_size (int or tuple): the target output size. Default: ``None``"""
     kernel = _triple(kernel_size, "kernel_size")
     stride = kernel if stride is None else _triple(stride, "stride")
     if input.dim() not in (4, 5):
@@ -411,9 +535,20 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
 
 
 def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False) -> Tensor:
-    r"""Applies a 3D power-average pooling over an input signal composed of several input planes:
+    r"""Apply a 3D power-average pooling over an input signal composed of several input planes.
+
+    Applies a 3D power-average pooling over an input signal composed of several input planes:
     :math:`f(X) = \sqrt[p]{\sum_{x \in X} x^{p}}` over each window. If the sum of all inputs to the
-    power of `p` is zero, the gradient is set to zero as well."""
+    power of `p` is zero, the gradient is set to zero as well.
+
+    Args:
+        input (Tensor): the input tensor.
+        norm_type (float, optional): The p of the p-norm to compute for the :attr:`max_norm` option.
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``None``
+        ceil_mode (bool): when True, will use `ceil` instead of `floor` to compute the output shape.
+            Default: ``False``"""
     kd, kh, kw = _triple(kernel_size, "kernel_size")
     out = avg_pool3d(input.pow(norm_type), (kd, kh, kw), stride, 0, ceil_mode)
     return (out.sign() * _E.relu(out.abs())).mul(kd * kh * kw).pow(1.0 / norm_type)

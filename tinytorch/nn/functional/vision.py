@@ -68,7 +68,20 @@ def interpolate(input: Tensor, size: Union[int, Sequence[int], None] = None,
     The input is (N, C, *spatial) with 1 to 3 spatial dims (1 for ``linear``, 2 for ``bilinear``,
     1 or 2 for ``area``). ``align_corners`` (linear modes only) aligns the centers of the corner
     pixels instead of their outer edges. ``bicubic``, ``trilinear`` and ``antialias`` are not
-    implemented."""
+    implemented.
+
+    Args:
+        input (Tensor): the input tensor.
+        size (int or tuple, optional): output spatial sizes. Default: ``None``
+        scale_factor (float or tuple, optional): multiplier for spatial size. Default: ``None``
+        mode (str, optional): the upsampling algorithm: one of ``'nearest'``, ``'linear'``,
+            ``'bilinear'``, ``'nearest-exact'`` and ``'area'``. Default: ``'nearest'``
+        align_corners (bool, optional): if ``True``, the corner pixels of the input and output tensors
+            are aligned, and thus preserving the values at those pixels. Default: ``None``
+        recompute_scale_factor (bool, optional): recompute the scale_factor for use in the interpolation
+            calculation. Default: ``None``
+        antialias (bool, optional): flag to apply anti-aliasing (not supported: raises
+            NotImplementedError). Default: ``False``"""
     if mode not in _SPATIAL:
         raise NotImplementedError(f"interpolate: mode {mode!r} is not implemented "
                                   f"(nearest, nearest-exact, linear, bilinear, area)")
@@ -99,7 +112,14 @@ def interpolate(input: Tensor, size: Union[int, Sequence[int], None] = None,
 # ------------------------------------------------------------------ pixel shuffle
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
-    """(*, C * r^2, H, W) -> (*, C, H * r, W * r)."""
+    r"""Rearranges elements in a tensor of shape :math:`(*, C \times r^2, H, W)` to a tensor of shape
+    :math:`(*, C, H \times r, W \times r)`, where r is the :attr:`upscale_factor`.
+
+    (*, C * r^2, H, W) -> (*, C, H * r, W * r).
+
+    Args:
+        input (Tensor): the input tensor.
+        upscale_factor (int): factor to increase spatial resolution by."""
     r = upscale_factor
     *lead, c, h, w = input.shape
     if c % (r * r):
@@ -112,7 +132,15 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
-    """(*, C, H * r, W * r) -> (*, C * r^2, H, W)."""
+    r"""Reverses the :class:`~nn.PixelShuffle` operation by rearranging elements in a tensor of shape
+    :math:`(*, C, H \times r, W \times r)` to a tensor of shape :math:`(*, C \times r^2, H, W)`, where r
+    is the :attr:`downscale_factor`.
+
+    (*, C, H * r, W * r) -> (*, C * r^2, H, W).
+
+    Args:
+        input (Tensor): the input tensor.
+        downscale_factor (int): factor to decrease spatial resolution by."""
     r = downscale_factor
     *lead, c, h, w = input.shape
     if h % r or w % r:
@@ -140,7 +168,18 @@ def _patch_positions(h: int, w: int, kernel_size, dilation, padding, stride, dev
 
 
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
-    """Extracts sliding local blocks (im2col): (N, C, H, W) -> (N, C * kh * kw, L)."""
+    """Extract sliding local blocks from a batched input tensor.
+
+    Extracts sliding local blocks (im2col): (N, C, H, W) -> (N, C * kh * kw, L).
+
+    Args:
+        input (Tensor): the input tensor.
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``1``"""
     batched = input.dim() == 4
     x = input if batched else input.unsqueeze(0)
     if x.dim() != 4:
@@ -154,8 +193,21 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
 
 
 def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
-    """Combines sliding local blocks into a tensor, summing overlaps (col2im; unfold's adjoint):
-    (N, C * kh * kw, L) -> (N, C, H, W)."""
+    """Combine an array of sliding local blocks into a large containing tensor.
+
+    Combines sliding local blocks into a tensor, summing overlaps (col2im; unfold's adjoint):
+    (N, C * kh * kw, L) -> (N, C, H, W).
+
+    Args:
+        input (Tensor): the input tensor.
+        output_size (int or tuple): the shape of the spatial dimensions of the output (i.e.,
+            ``output.sizes()[2:]``).
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``1``"""
     batched = input.dim() == 3
     x = input if batched else input.unsqueeze(0)
     h, w = _pair4(output_size)

@@ -55,8 +55,3 @@ from tinytorch.nn.modules.transformer import (  # noqa: F401
     Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
 )
 from tinytorch.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
-
-# Docstrings: PyTorch's summaries and an Args section per module, from tables (nn/_docstrings.py)
-from tinytorch.nn._docstrings import document_modules as _document_modules  # noqa: E402
-
-_document_modules(globals(), Module)

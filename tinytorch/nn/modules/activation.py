@@ -12,6 +12,10 @@ from tinytorch.nn.common_types import _device_t, _dtype_t
 
 
 class ReLU(Module):
+    """Applies the rectified linear unit function element-wise.
+
+    Args:
+        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
@@ -24,6 +28,11 @@ class ReLU(Module):
 
 
 class GELU(Module):
+    r"""Applies the Gaussian Error Linear Units function: :math:`\text{GELU}(x) = x * \Phi(x)`.
+
+    Args:
+        approximate (str, optional): the gelu approximation algorithm to use: ``'none'`` | ``'tanh'``.
+            Default: ``'none'``"""
     def __init__(self, approximate: str = "none") -> None:
         super().__init__()
         self.approximate = approximate
@@ -36,6 +45,10 @@ class GELU(Module):
 
 
 class SiLU(Module):
+    """Applies the Sigmoid Linear Unit (SiLU) function, element-wise.
+
+    Args:
+        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
@@ -48,16 +61,22 @@ class SiLU(Module):
 
 
 class Tanh(Module):
+    """Applies the Hyperbolic Tangent (Tanh) function element-wise."""
     def forward(self, x: Tensor) -> Tensor:
         return F.tanh(x)
 
 
 class Sigmoid(Module):
+    """Applies the Sigmoid function element-wise."""
     def forward(self, x: Tensor) -> Tensor:
         return F.sigmoid(x)
 
 
 class Mish(Module):
+    """Applies the Mish function, element-wise.
+
+    Args:
+        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
@@ -70,6 +89,10 @@ class Mish(Module):
 
 
 class Hardswish(Module):
+    """Applies the Hardswish function, element-wise.
+
+    Args:
+        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
@@ -82,6 +105,12 @@ class Hardswish(Module):
 
 
 class Softmax(Module):
+    """Applies the Softmax function to an n-dimensional input Tensor, rescaling them so that the elements
+    of the n-dimensional output Tensor lie in the range [0,1] and sum to 1.
+
+    Args:
+        dim (int): a dimension along which the softmax will be computed (so every slice along dim will
+            sum to 1). Default: ``None``"""
     def __init__(self, dim: Optional[int] = None) -> None:
         super().__init__()
         self.dim = dim
@@ -94,6 +123,11 @@ class Softmax(Module):
 
 
 class LogSoftmax(Module):
+    r"""Applies the :math:`\log(\text{Softmax}(x))` function to an n-dimensional input Tensor.
+
+    Args:
+        dim (int): a dimension along which the softmax will be computed (so every slice along dim will
+            sum to 1). Default: ``None``"""
     def __init__(self, dim: Optional[int] = None) -> None:
         super().__init__()
         self.dim = dim
@@ -106,6 +140,12 @@ class LogSoftmax(Module):
 
 
 class LeakyReLU(Module):
+    """Applies the LeakyReLU function element-wise.
+
+    Args:
+        negative_slope (float): controls the angle of the negative slope (which is used for negative
+            input values). Default: ``0.01``
+        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
         super().__init__()
         self.negative_slope, self.inplace = negative_slope, inplace
@@ -118,6 +158,11 @@ class LeakyReLU(Module):
 
 
 class ELU(Module):
+    r"""Applies the Exponential Linear Unit (ELU) function, element-wise.
+
+    Args:
+        alpha (float): the :math:`\alpha` value for the formula. Default: ``1.0``
+        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
         self.alpha, self.inplace = alpha, inplace
@@ -130,6 +175,11 @@ class ELU(Module):
 
 
 class Softplus(Module):
+    r"""Applies the Softplus function element-wise.
+
+    Args:
+        beta (float): the :math:`\beta` value for the formula. Default: ``1.0``
+        threshold (float): values above this revert to a linear function. Default: ``20.0``"""
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
         super().__init__()
         self.beta, self.threshold = beta, threshold
@@ -142,6 +192,12 @@ class Softplus(Module):
 
 
 class Hardtanh(Module):
+    """Applies the HardTanh function element-wise.
+
+    Args:
+        min_val (float): minimum value of the linear region range. Default: ``-1.0``
+        max_val (float): maximum value of the linear region range. Default: ``1.0``
+        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
         if max_val <= min_val:
@@ -156,6 +212,10 @@ class Hardtanh(Module):
 
 
 class ReLU6(Hardtanh):
+    r"""Applies the ReLU6 function element-wise: :math:`\text{ReLU6}(x) = \min(\max(0,x), 6)`.
+
+    Args:
+        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
     def __init__(self, inplace: bool = False) -> None:
         super().__init__(0.0, 6.0, inplace)
 
@@ -164,11 +224,16 @@ class ReLU6(Hardtanh):
 
 
 class LogSigmoid(Module):
+    """Applies the Logsigmoid function element-wise."""
     def forward(self, x: Tensor) -> Tensor:
         return F.logsigmoid(x)
 
 
 class SELU(Module):
+    """Applies the SELU function element-wise.
+
+    Args:
+        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
@@ -178,6 +243,12 @@ class SELU(Module):
 
 
 class CELU(Module):
+    r"""Applies the CELU function element-wise: :math:`\text{CELU}(x) = \max(0,x) + \min(0, \alpha *
+    (\exp(x/\alpha) - 1))`.
+
+    Args:
+        alpha (float): the :math:`\alpha` value for the formula. Default: ``1.0``
+        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
         self.alpha, self.inplace = alpha, inplace
@@ -190,16 +261,24 @@ class CELU(Module):
 
 
 class Softsign(Module):
+    """Applies the element-wise Softsign function."""
     def forward(self, x: Tensor) -> Tensor:
         return F.softsign(x)
 
 
 class Tanhshrink(Module):
+    """Applies the element-wise Tanhshrink function."""
     def forward(self, x: Tensor) -> Tensor:
         return F.tanhshrink(x)
 
 
 class Threshold(Module):
+    """Thresholds each element of the input Tensor.
+
+    Args:
+        threshold (float): the value to threshold at.
+        value (float): the value to replace with.
+        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
     def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
         super().__init__()
         self.threshold, self.value, self.inplace = threshold, value, inplace
@@ -212,6 +291,11 @@ class Threshold(Module):
 
 
 class GLU(Module):
+    r"""Applies the gated linear unit function :math:`{GLU}(a, b)= a \otimes \sigma(b)` where :math:`a` is
+    the first half of the input matrices and :math:`b` is the second half.
+
+    Args:
+        dim (int): the dimension on which to split the input. Default: ``-1``"""
     def __init__(self, dim: int = -1) -> None:
         super().__init__()
         self.dim = dim
@@ -224,7 +308,16 @@ class GLU(Module):
 
 
 class PReLU(Module):
-    """max(0, x) + a * min(0, x) with a learnable a (one, or one per channel), initialized to init."""
+    r"""Applies the element-wise PReLU function: :math:`\text{PReLU}(x) = \max(0,x) + a * \min(0,x)`.
+
+    max(0, x) + a * min(0, x) with a learnable a (one, or one per channel), initialized to init.
+
+    Args:
+        num_parameters (int): number of :math:`a` to learn. Although it takes an int as input, there is
+            only two values are legitimate: 1, or the number of channels at input. Default: ``1``
+        init (float): the initial value of :math:`a`. Default: ``0.25``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device: _device_t = None,
                  dtype: _dtype_t = None) -> None:
@@ -240,6 +333,10 @@ class PReLU(Module):
 
 
 class Hardshrink(Module):
+    r"""Applies the Hard Shrinkage (Hardshrink) function element-wise.
+
+    Args:
+        lambd (float): the :math:`\lambda` value for the shrinkage formulation. Default: ``0.5``"""
     def __init__(self, lambd: float = 0.5) -> None:
         super().__init__()
         self.lambd = lambd
@@ -249,11 +346,20 @@ class Hardshrink(Module):
 
 
 class Softshrink(Hardshrink):
+    r"""Applies the soft shrinkage function element-wise.
+
+    Args:
+        lambd (float): the :math:`\lambda` value for the shrinkage formulation. Default: ``0.5``"""
     def forward(self, x: Tensor) -> Tensor:
         return F.softshrink(x, self.lambd)
 
 
 class Softmin(Module):
+    """Applies the Softmin function to an n-dimensional input Tensor.
+
+    Args:
+        dim (int): a dimension along which the softmax will be computed (so every slice along dim will
+            sum to 1). Default: ``None``"""
     def __init__(self, dim: Optional[int] = None) -> None:
         super().__init__()
         self.dim = dim
@@ -263,6 +369,10 @@ class Softmin(Module):
 
 
 class Hardsigmoid(Module):
+    """Applies the Hardsigmoid function element-wise.
+
+    Args:
+        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace

@@ -23,8 +23,21 @@ _ASMoutput = namedtuple("_ASMoutput", ["output", "loss"])
 
 
 class AdaptiveLogSoftmaxWithLoss(Module):
-    """Efficient softmax approximation: forward returns ``(output, loss)``, the target log
-    probability of each row and the mean negative log likelihood."""
+    """Efficient softmax approximation.
+
+    Efficient softmax approximation: forward returns ``(output, loss)``, the target log
+    probability of each row and the mean negative log likelihood.
+
+    Args:
+        in_features (int): size of each input sample.
+        n_classes (int): Number of classes in the dataset.
+        cutoffs (Sequence): Cutoffs used to assign targets to their buckets.
+        div_value (float, optional): value used as an exponent to compute sizes of the clusters.
+            Default: ``4.0``
+        head_bias (bool, optional): If ``True``, adds a bias term to the 'head' of the adaptive softmax.
+            Default: ``False``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
 
     def __init__(self, in_features: int, n_classes: int, cutoffs: Sequence[int], div_value: float = 4.0,
                  head_bias: bool = False, device: _device_t = None, dtype: _dtype_t = None) -> None:

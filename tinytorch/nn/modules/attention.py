@@ -15,12 +15,33 @@ from tinytorch.nn.common_types import _device_t, _dtype_t
 
 
 class MultiheadAttention(Module):
-    """Multi-head attention: softmax(Q K^T / sqrt(head_dim) + masks) V per head, then out_proj.
+    """Allows the model to jointly attend to information from different representation subspaces.
+
+    Multi-head attention: softmax(Q K^T / sqrt(head_dim) + masks) V per head, then out_proj.
 
     Inputs are (L, N, E) (or (N, L, E) with batch_first=True, or unbatched (L, E)). Boolean masks mark
     positions that may NOT be attended (True = masked), float masks are added to the scores, as in PyTorch.
     forward returns (attn_output, attn_weights) with weights (N, L, S) averaged over heads, (N, H, L, S)
-    with average_attn_weights=False, or None with need_weights=False."""
+    with average_attn_weights=False, or None with need_weights=False.
+
+    Args:
+        embed_dim (int): total dimension of the model.
+        num_heads (int): number of parallel attention heads. Note that ``embed_dim`` will be split
+            across ``num_heads`` (i.e. each head will have dimension ``embed_dim // num_heads``).
+        dropout (float): dropout probability. Default: ``0.0``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
+        add_bias_kv (bool): if specified, adds bias to the key and value sequences at dim=0. Default:
+            ``False``
+        add_zero_attn (bool): if specified, adds a new batch of zeros to the key and value sequences at
+            dim=1. Default: ``False``
+        kdim (int, optional): total number of features for keys. Default: ``None`` (uses
+            ``kdim=embed_dim``).
+        vdim (int, optional): total number of features for values. Default: ``None`` (uses
+            ``vdim=embed_dim``).
+        batch_first (bool): if ``True``, then the input and output tensors are provided as (batch, seq,
+            feature). Default: ``False``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
                  add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: Optional[int] = None,

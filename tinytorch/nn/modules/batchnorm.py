@@ -77,17 +77,70 @@ class _BatchNorm(_NormBase):
 
 
 class BatchNorm1d(_BatchNorm):
-    """Batch normalization over (N, C) or (N, C, L) input."""
+    """Applies Batch Normalization over a 2D or 3D input.
+
+    Batch normalization over (N, C) or (N, C, L) input.
+
+    Args:
+        num_features (int): number of features or channels :math:`C` of the input.
+        eps (float): a value added for numerical stability. Default: ``1e-05``
+        momentum (float, optional): the value used for the running_mean and running_var computation. Can
+            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
+        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
+            parameters. Default: ``True``
+        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
+            running mean and variance, and when set to ``False``, this module does not track such
+            statistics and uses batch statistics instead in both training and eval modes. Default:
+            ``True``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``"""
     _ranks = (2, 3)
 
 
 class BatchNorm2d(_BatchNorm):
-    """Batch normalization over (N, C, H, W) input."""
+    """Applies Batch Normalization over a 4D input (a mini-batch of 2D inputs with additional channel
+    dimension).
+
+    Batch normalization over (N, C, H, W) input.
+
+    Args:
+        num_features (int): number of features or channels :math:`C` of the input.
+        eps (float): a value added for numerical stability. Default: ``1e-05``
+        momentum (float, optional): the value used for the running_mean and running_var computation. Can
+            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
+        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
+            parameters. Default: ``True``
+        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
+            running mean and variance, and when set to ``False``, this module does not track such
+            statistics and uses batch statistics instead in both training and eval modes. Default:
+            ``True``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``"""
     _ranks = (4,)
 
 
 class BatchNorm3d(_BatchNorm):
-    """Batch normalization over (N, C, D, H, W) input."""
+    """Applies Batch Normalization over a 5D input (a mini-batch of 3D inputs with additional channel
+    dimension).
+
+    Batch normalization over (N, C, D, H, W) input.
+
+    Args:
+        num_features (int): number of features or channels :math:`C` of the input.
+        eps (float): a value added for numerical stability. Default: ``1e-05``
+        momentum (float, optional): the value used for the running_mean and running_var computation. Can
+            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
+        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
+            parameters. Default: ``True``
+        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
+            running mean and variance, and when set to ``False``, this module does not track such
+            statistics and uses batch statistics instead in both training and eval modes. Default:
+            ``True``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``"""
     _ranks = (5,)
 
 
@@ -131,17 +184,65 @@ class _LazyNormBase(LazyModuleMixin):
 
 
 class LazyBatchNorm1d(_LazyNormBase, BatchNorm1d):
-    """``BatchNorm1d`` whose ``num_features`` is read from the first input."""
+    """A :class:`torch.nn.BatchNorm1d` module with lazy initialization.
+
+    ``BatchNorm1d`` whose ``num_features`` is read from the first input.
+
+    Args:
+        eps (float): a value added for numerical stability. Default: ``1e-05``
+        momentum (float, optional): the value used for the running_mean and running_var computation. Can
+            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
+        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
+            parameters. Default: ``True``
+        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
+            running mean and variance, and when set to ``False``, this module does not track such
+            statistics and uses batch statistics instead in both training and eval modes. Default:
+            ``True``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``"""
     cls_to_become = BatchNorm1d
 
 
 class LazyBatchNorm2d(_LazyNormBase, BatchNorm2d):
-    """``BatchNorm2d`` whose ``num_features`` is read from the first input."""
+    """A :class:`torch.nn.BatchNorm2d` module with lazy initialization.
+
+    ``BatchNorm2d`` whose ``num_features`` is read from the first input.
+
+    Args:
+        eps (float): a value added for numerical stability. Default: ``1e-05``
+        momentum (float, optional): the value used for the running_mean and running_var computation. Can
+            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
+        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
+            parameters. Default: ``True``
+        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
+            running mean and variance, and when set to ``False``, this module does not track such
+            statistics and uses batch statistics instead in both training and eval modes. Default:
+            ``True``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``"""
     cls_to_become = BatchNorm2d
 
 
 class LazyBatchNorm3d(_LazyNormBase, BatchNorm3d):
-    """``BatchNorm3d`` whose ``num_features`` is read from the first input."""
+    """A :class:`torch.nn.BatchNorm3d` module with lazy initialization.
+
+    ``BatchNorm3d`` whose ``num_features`` is read from the first input.
+
+    Args:
+        eps (float): a value added for numerical stability. Default: ``1e-05``
+        momentum (float, optional): the value used for the running_mean and running_var computation. Can
+            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
+        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
+            parameters. Default: ``True``
+        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
+            running mean and variance, and when set to ``False``, this module does not track such
+            statistics and uses batch statistics instead in both training and eval modes. Default:
+            ``True``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``"""
     cls_to_become = BatchNorm3d
 
 
@@ -178,7 +279,26 @@ class _AllReduceSum(Function):
 
 
 class SyncBatchNorm(_BatchNorm):
-    """Batch normalization over (N, C, *) input with statistics synchronized across processes."""
+    """Applies Batch Normalization over a N-Dimensional input.
+
+    Batch normalization over (N, C, *) input with statistics synchronized across processes.
+
+    Args:
+        num_features (int): number of features or channels :math:`C` of the input.
+        eps (float): a value added for numerical stability. Default: ``1e-05``
+        momentum (float, optional): the value used for the running_mean and running_var computation. Can
+            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
+        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
+            parameters. Default: ``True``
+        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
+            running mean and variance, and when set to ``False``, this module does not track such
+            statistics and uses batch statistics instead in both training and eval modes. Default:
+            ``True``
+        process_group (ProcessGroup, optional): synchronization of stats happen within each process
+            group individually. Default behavior is synchronization across the whole world.
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``"""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: Optional[float] = 0.1, affine: bool = True,
                  track_running_stats: bool = True, process_group: Optional[Any] = None, device: _device_t = None,

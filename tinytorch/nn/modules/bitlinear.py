@@ -206,7 +206,7 @@ def unpack_ternary(packed: Tensor, in_features: int, table: Tensor | None = None
 
 
 class PackedBitLinear(Module):
-    r"""Inference form of a :class:`BitLinear`: the ternary weight packed at 2 bits per weight.
+    """Inference form of a :class:`BitLinear`: the ternary weight packed at 2 bits per weight.
 
     The forward quantizes the input to int8 per token as in training and computes
     ``y = (x̃ W̃ᵀ) · γ / s + b``. The module holds 1/16 of a float32 weight's bytes (plus γ and the
@@ -219,7 +219,15 @@ class PackedBitLinear(Module):
 
     Built by :meth:`BitLinear.pack`; ``packed`` is a ``(out_features, ceil(in_features / 4))``
     uint8 buffer, ``weight_scale`` is γ.
-    """
+
+    Args:
+        packed (Tensor): the ternary weight packed at 2 bits per weight (uint8).
+        weight_scale (float): the scale of the ternary weight.
+        in_features (int): size of each input sample.
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``None``
+        input_norm (bool): normalize the input (RMS) before quantizing it, as BitNet b1.58. Default:
+            ``True``
+        eps (float): a value added for numerical stability. Default: ``1e-05``"""
 
     def __init__(self, packed: Tensor, weight_scale: float, in_features: int, bias: Tensor | None = None, *,
                  input_norm: bool = True, eps: float = _EPS) -> None:

@@ -9,7 +9,9 @@ from tinytorch.nn.parameter import Parameter
 
 
 class Sequential(Module):
-    """Modules called in the order they are passed (or in an OrderedDict's order)."""
+    """A sequential container. Modules will be added to it in the order they are passed in the constructor.
+
+    Modules called in the order they are passed (or in an OrderedDict's order)."""
 
     def __init__(self, *args: Module) -> None:
         super().__init__()
@@ -50,7 +52,10 @@ class Sequential(Module):
 
 
 class ModuleList(Module):
-    """Holds submodules in a list."""
+    """Holds submodules in a list.
+
+    Args:
+        modules (iterable or dict, optional): the modules to add. Default: ``None``"""
 
     def __init__(self, modules: Iterable[Module] | None = None) -> None:
         super().__init__()
@@ -112,7 +117,12 @@ class ModuleList(Module):
 
 
 class ModuleDict(Module):
-    """Holds submodules in a dictionary (insertion ordered)."""
+    """Holds submodules in a dictionary.
+
+    Holds submodules in a dictionary (insertion ordered).
+
+    Args:
+        modules (iterable or dict, optional): the modules to add. Default: ``None``"""
 
     def __init__(self, modules: Optional[Union[Mapping[str, Module], Iterable[Tuple[str, Module]]]] = None
                  ) -> None:
@@ -157,7 +167,10 @@ class ModuleDict(Module):
 
 
 class ParameterList(Module):
-    """Holds parameters in a list."""
+    """Holds parameters in a list.
+
+    Args:
+        values (iterable, optional): an iterable of Parameters to add to the list. Default: ``None``"""
 
     def __init__(self, values: Optional[Iterable[Any]] = None) -> None:
         super().__init__()
@@ -188,7 +201,11 @@ class ParameterList(Module):
 
 
 class ParameterDict(Module):
-    """Holds parameters in a dictionary."""
+    """Holds parameters in a dictionary.
+
+    Args:
+        parameters (iterable, optional): a mapping (dictionary) of (string : Parameter) or an iterable
+            of key-value pairs of type (string, Parameter). Default: ``None``"""
 
     def __init__(self, parameters: Optional[Union[Mapping[str, Any], Iterable[Tuple[str, Any]]]] = None
                  ) -> None:

@@ -2,6 +2,7 @@
 whose ``in_channels`` is read from the first input (the mechanism: nn/modules/lazy.py)."""
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any
 
@@ -87,7 +88,26 @@ class _ConvNd(Module):
 
 
 class Conv2d(_ConvNd):
-    """2-D convolution over (N, C_in, H, W) or (C_in, H, W) input."""
+    """Applies a 2D convolution over an input signal composed of several input planes.
+
+    2-D convolution over (N, C_in, H, W) or (C_in, H, W) input.
+
+    Args:
+        in_channels (int): number of channels in the input image.
+        out_channels (int): number of channels produced by the convolution.
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``1``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
+        groups (int, optional): number of blocked connections from input channels to output channels.
+            Default: ``1``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
+        padding_mode (str, optional): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+            Default: ``'zeros'``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
     _n = 2
 
     def forward(self, x: Tensor) -> Tensor:
@@ -97,7 +117,26 @@ class Conv2d(_ConvNd):
 
 
 class Conv1d(_ConvNd):
-    """1-D convolution over (N, C_in, L) or (C_in, L) input."""
+    """Applies a 1D convolution over an input signal composed of several input planes.
+
+    1-D convolution over (N, C_in, L) or (C_in, L) input.
+
+    Args:
+        in_channels (int): number of channels in the input image.
+        out_channels (int): number of channels produced by the convolution.
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``1``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
+        groups (int, optional): number of blocked connections from input channels to output channels.
+            Default: ``1``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
+        padding_mode (str, optional): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+            Default: ``'zeros'``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
     _n = 1
 
     def forward(self, x: Tensor) -> Tensor:
@@ -155,7 +194,28 @@ class _ConvTransposeNd(_ConvNd):
 
 
 class ConvTranspose2d(_ConvTransposeNd):
-    """2-D transposed convolution over (N, C_in, H, W) or (C_in, H, W) input."""
+    """Applies a 2D transposed convolution operator over an input image composed of several input planes.
+
+    2-D transposed convolution over (N, C_in, H, W) or (C_in, H, W) input.
+
+    Args:
+        in_channels (int): number of channels in the input image.
+        out_channels (int): number of channels produced by the convolution.
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``1``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        output_padding (int or tuple, optional): additional size added to one side of each dimension in
+            the output shape. Default: ``0``
+        groups (int, optional): number of blocked connections from input channels to output channels.
+            Default: ``1``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
+        padding_mode (str, optional): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+            Default: ``'zeros'``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
     _n = 2
 
     def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
@@ -165,7 +225,28 @@ class ConvTranspose2d(_ConvTransposeNd):
 
 
 class ConvTranspose1d(_ConvTransposeNd):
-    """1-D transposed convolution over (N, C_in, L) or (C_in, L) input."""
+    """Applies a 1D transposed convolution operator over an input image composed of several input planes.
+
+    1-D transposed convolution over (N, C_in, L) or (C_in, L) input.
+
+    Args:
+        in_channels (int): number of channels in the input image.
+        out_channels (int): number of channels produced by the convolution.
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``1``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        output_padding (int or tuple, optional): additional size added to one side of each dimension in
+            the output shape. Default: ``0``
+        groups (int, optional): number of blocked connections from input channels to output channels.
+            Default: ``1``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
+        padding_mode (str, optional): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+            Default: ``'zeros'``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
     _n = 1
 
     def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
@@ -175,7 +256,26 @@ class ConvTranspose1d(_ConvTransposeNd):
 
 
 class Conv3d(_ConvNd):
-    """3-D convolution over (N, C_in, D, H, W) or (C_in, D, H, W) input."""
+    """Applies a 3D convolution over an input signal composed of several input planes.
+
+    3-D convolution over (N, C_in, D, H, W) or (C_in, D, H, W) input.
+
+    Args:
+        in_channels (int): number of channels in the input image.
+        out_channels (int): number of channels produced by the convolution.
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``1``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
+        groups (int, optional): number of blocked connections from input channels to output channels.
+            Default: ``1``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
+        padding_mode (str, optional): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+            Default: ``'zeros'``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
     _n = 3
 
     def forward(self, x: Tensor) -> Tensor:
@@ -185,7 +285,28 @@ class Conv3d(_ConvNd):
 
 
 class ConvTranspose3d(_ConvTransposeNd):
-    """3-D transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W) input."""
+    """Applies a 3D transposed convolution operator over an input image composed of several input planes.
+
+    3-D transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W) input.
+
+    Args:
+        in_channels (int): number of channels in the input image.
+        out_channels (int): number of channels produced by the convolution.
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``1``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        output_padding (int or tuple, optional): additional size added to one side of each dimension in
+            the output shape. Default: ``0``
+        groups (int, optional): number of blocked connections from input channels to output channels.
+            Default: ``1``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
+        padding_mode (str, optional): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+            Default: ``'zeros'``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
     _n = 3
 
     def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
@@ -238,6 +359,23 @@ class _LazyConvMixin(_LazyConvXdMixin):
     def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
                  groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device: _device_t = None,
                  dtype: _dtype_t = None) -> None:
+        """
+        Args:
+            out_channels (int): number of channels produced by the convolution.
+            kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+            stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+                ``1``
+            padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+                ``0``
+            dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
+            groups (int, optional): number of blocked connections from input channels to output channels.
+                Default: ``1``
+            bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
+            padding_mode (str, optional): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+                Default: ``'zeros'``
+            device (device, optional): the device of the parameters and buffers. Default: ``None``
+            dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
+        """
         super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
         self._lazy_placeholders(out_channels, bias, device, dtype)
 
@@ -248,6 +386,25 @@ class _LazyConvTransposeMixin(_LazyConvXdMixin):
     def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
                  padding_mode: str = "zeros", device: _device_t = None, dtype: _dtype_t = None) -> None:
+        """
+        Args:
+            out_channels (int): number of channels produced by the convolution.
+            kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+            stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+                ``1``
+            padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+                ``0``
+            output_padding (int or tuple, optional): additional size added to one side of each dimension in
+                the output shape. Default: ``0``
+            groups (int, optional): number of blocked connections from input channels to output channels.
+                Default: ``1``
+            bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
+            dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
+            padding_mode (str, optional): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+                Default: ``'zeros'``
+            device (device, optional): the device of the parameters and buffers. Default: ``None``
+            dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
+        """
         super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
                          device, dtype)
         self._lazy_placeholders(out_channels, bias, device, dtype)
@@ -257,9 +414,11 @@ def _lazy_class(eager: type, family: type) -> type:
     """``Lazy<eager>``: the family's mixin over the eager class it becomes after the first input
     (a module-level class of this module: pickle and ``isinstance(m, eager)`` work as usual)."""
     name = "Lazy" + eager.__name__
-    return type(name, (family, eager), {
-        "__doc__": f"``{eager.__name__}`` whose ``in_channels`` is read from the first input.",
-        "__module__": __name__, "__qualname__": name, "cls_to_become": eager})
+    doc = (f"A :class:`torch.nn.{eager.__name__}` module with lazy initialization of the ``in_channels`` argument."
+           f"\n\n``{eager.__name__}`` whose ``in_channels`` is read from the first input.\n\n"
+           + inspect.cleandoc(family.__init__.__doc__))   # the family constructor's Args
+    return type(name, (family, eager), {"__doc__": doc, "__module__": __name__, "__qualname__": name,
+                                        "cls_to_become": eager})
 
 
 LazyConv1d, LazyConv2d, LazyConv3d = (_lazy_class(c, _LazyConvMixin) for c in (Conv1d, Conv2d, Conv3d))

@@ -21,7 +21,15 @@ class _DropoutNd(Module):
 
 
 class Dropout(Module):
-    """During training, zeroes elements with probability p and scales by 1/(1-p)."""
+    r"""During training, randomly zeroes some of the elements of the input tensor with probability
+    :attr:`p`; the outputs are scaled by a factor of :math:`\frac{1}{1-p}` during training. During
+    evaluation the module simply computes an identity function.
+
+    During training, zeroes elements with probability p and scales by 1/(1-p).
+
+    Args:
+        p (float): probability of an element to be zeroed. Default: ``0.5``
+        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
 
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
@@ -37,21 +45,39 @@ class Dropout(Module):
 
 
 class Dropout1d(_DropoutNd):
-    """Zeroes whole channels of (N, C, L) input during training."""
+    """Randomly zero out entire channels (a channel is a 1D feature map).
+
+    Zeroes whole channels of (N, C, L) input during training.
+
+    Args:
+        p (float): probability of an element to be zeroed. Default: ``0.5``
+        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
 
     def forward(self, x: Tensor) -> Tensor:
         return F.dropout1d(x, self.p, self.training, self.inplace)
 
 
 class Dropout2d(_DropoutNd):
-    """Zeroes whole channels of (N, C, H, W) input during training."""
+    """Randomly zero out entire channels (a channel is a 2D feature map).
+
+    Zeroes whole channels of (N, C, H, W) input during training.
+
+    Args:
+        p (float): probability of an element to be zeroed. Default: ``0.5``
+        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
 
     def forward(self, x: Tensor) -> Tensor:
         return F.dropout2d(x, self.p, self.training, self.inplace)
 
 
 class Dropout3d(_DropoutNd):
-    """Zeroes whole channels of (N, C, D, H, W) input during training."""
+    """Randomly zero out entire channels (a channel is a 3D feature map).
+
+    Zeroes whole channels of (N, C, D, H, W) input during training.
+
+    Args:
+        p (float): probability of an element to be zeroed. Default: ``0.5``
+        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
 
     def forward(self, x: Tensor) -> Tensor:
         return F.dropout3d(x, self.p, self.training, self.inplace)

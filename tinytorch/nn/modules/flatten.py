@@ -10,6 +10,11 @@ __all__ = ["Flatten", "Unflatten"]
 
 
 class Flatten(Module):
+    """Flattens a contiguous range of dims into a tensor.
+
+    Args:
+        start_dim (int): first dim to flatten. Default: ``1``
+        end_dim (int): last dim to flatten. Default: ``-1``"""
     def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
         super().__init__()
         self.start_dim, self.end_dim = start_dim, end_dim
@@ -22,6 +27,11 @@ class Flatten(Module):
 
 
 class Unflatten(Module):
+    """Unflattens a tensor dim expanding it to a desired shape.
+
+    Args:
+        dim (int): dimension to be unflattened.
+        unflattened_size (tuple or Size): new shape of the unflattened dimension."""
     def __init__(self, dim: int, unflattened_size: Sequence[int]) -> None:
         super().__init__()
         self.dim, self.unflattened_size = dim, tuple(unflattened_size)

@@ -11,7 +11,17 @@ __all__ = ["Fold", "Unfold"]
 
 
 class Unfold(Module):
-    """Extracts sliding local blocks: (N, C, H, W) -> (N, C * prod(kernel_size), L)."""
+    """Extracts sliding local blocks from a batched input tensor.
+
+    Extracts sliding local blocks: (N, C, H, W) -> (N, C * prod(kernel_size), L).
+
+    Args:
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``1``"""
 
     def __init__(self, kernel_size: _size_any_t, dilation: _size_any_t = 1, padding: _size_any_t = 0,
                  stride: _size_any_t = 1) -> None:
@@ -23,7 +33,19 @@ class Unfold(Module):
 
 
 class Fold(Unfold):
-    """Combines sliding local blocks into (N, C, *output_size), summing overlapping values."""
+    """Combines an array of sliding local blocks into a large containing tensor.
+
+    Combines sliding local blocks into (N, C, *output_size), summing overlapping values.
+
+    Args:
+        output_size (int or tuple): the shape of the spatial dimensions of the output (i.e.,
+            ``output.sizes()[2:]``).
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``1``"""
 
     def __init__(self, output_size: _size_any_t, kernel_size: _size_any_t, dilation: _size_any_t = 1,
                  padding: _size_any_t = 0, stride: _size_any_t = 1) -> None:

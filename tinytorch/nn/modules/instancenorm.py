@@ -31,17 +31,67 @@ class _InstanceNorm(_NormBase):
 
 
 class InstanceNorm1d(_InstanceNorm):
-    """Instance normalization over (N, C, L) or (C, L) input."""
+    """Applies Instance Normalization over a 2D (unbatched) or 3D (batched) input.
+
+    Instance normalization over (N, C, L) or (C, L) input.
+
+    Args:
+        num_features (int): number of features or channels :math:`C` of the input.
+        eps (float): a value added for numerical stability. Default: ``1e-05``
+        momentum (float, optional): the value used for the running_mean and running_var computation. Can
+            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
+        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
+            parameters. Default: ``False``
+        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
+            running mean and variance, and when set to ``False``, this module does not track such
+            statistics and uses batch statistics instead in both training and eval modes. Default:
+            ``False``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
     _spatial = 1
 
 
 class InstanceNorm2d(_InstanceNorm):
-    """Instance normalization over (N, C, H, W) or (C, H, W) input."""
+    """Applies Instance Normalization over a 4D input (a mini-batch of 2D inputs with additional channel
+    dimension).
+
+    Instance normalization over (N, C, H, W) or (C, H, W) input.
+
+    Args:
+        num_features (int): number of features or channels :math:`C` of the input.
+        eps (float): a value added for numerical stability. Default: ``1e-05``
+        momentum (float, optional): the value used for the running_mean and running_var computation. Can
+            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
+        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
+            parameters. Default: ``False``
+        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
+            running mean and variance, and when set to ``False``, this module does not track such
+            statistics and uses batch statistics instead in both training and eval modes. Default:
+            ``False``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
     _spatial = 2
 
 
 class InstanceNorm3d(_InstanceNorm):
-    """Instance normalization over (N, C, D, H, W) or (C, D, H, W) input."""
+    """Applies Instance Normalization over a 5D input (a mini-batch of 3D inputs with additional channel
+    dimension).
+
+    Instance normalization over (N, C, D, H, W) or (C, D, H, W) input.
+
+    Args:
+        num_features (int): number of features or channels :math:`C` of the input.
+        eps (float): a value added for numerical stability. Default: ``1e-05``
+        momentum (float, optional): the value used for the running_mean and running_var computation. Can
+            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
+        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
+            parameters. Default: ``False``
+        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
+            running mean and variance, and when set to ``False``, this module does not track such
+            statistics and uses batch statistics instead in both training and eval modes. Default:
+            ``False``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
     _spatial = 3
 
 
@@ -51,15 +101,63 @@ class _LazyInstanceNormBase(_LazyNormBase):
 
 
 class LazyInstanceNorm1d(_LazyInstanceNormBase, InstanceNorm1d):
-    """``InstanceNorm1d`` whose ``num_features`` is read from the first input."""
+    """A :class:`torch.nn.InstanceNorm1d` module with lazy initialization of the ``num_features`` argument.
+
+    ``InstanceNorm1d`` whose ``num_features`` is read from the first input.
+
+    Args:
+        eps (float): a value added for numerical stability. Default: ``1e-05``
+        momentum (float, optional): the value used for the running_mean and running_var computation. Can
+            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
+        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
+            parameters. Default: ``True``
+        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
+            running mean and variance, and when set to ``False``, this module does not track such
+            statistics and uses batch statistics instead in both training and eval modes. Default:
+            ``True``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``"""
     cls_to_become = InstanceNorm1d
 
 
 class LazyInstanceNorm2d(_LazyInstanceNormBase, InstanceNorm2d):
-    """``InstanceNorm2d`` whose ``num_features`` is read from the first input."""
+    """A :class:`torch.nn.InstanceNorm2d` module with lazy initialization of the ``num_features`` argument.
+
+    ``InstanceNorm2d`` whose ``num_features`` is read from the first input.
+
+    Args:
+        eps (float): a value added for numerical stability. Default: ``1e-05``
+        momentum (float, optional): the value used for the running_mean and running_var computation. Can
+            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
+        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
+            parameters. Default: ``True``
+        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
+            running mean and variance, and when set to ``False``, this module does not track such
+            statistics and uses batch statistics instead in both training and eval modes. Default:
+            ``True``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``"""
     cls_to_become = InstanceNorm2d
 
 
 class LazyInstanceNorm3d(_LazyInstanceNormBase, InstanceNorm3d):
-    """``InstanceNorm3d`` whose ``num_features`` is read from the first input."""
+    """A :class:`torch.nn.InstanceNorm3d` module with lazy initialization of the ``num_features`` argument.
+
+    ``InstanceNorm3d`` whose ``num_features`` is read from the first input.
+
+    Args:
+        eps (float): a value added for numerical stability. Default: ``1e-05``
+        momentum (float, optional): the value used for the running_mean and running_var computation. Can
+            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
+        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
+            parameters. Default: ``True``
+        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
+            running mean and variance, and when set to ``False``, this module does not track such
+            statistics and uses batch statistics instead in both training and eval modes. Default:
+            ``True``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``"""
     cls_to_become = InstanceNorm3d

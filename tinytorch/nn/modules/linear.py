@@ -24,7 +24,9 @@ def _weight_and_bias(module: Module, weight_shape: tuple, bias: bool, device, dt
 
 
 class Identity(Module):
-    """A placeholder that returns its input (arguments are ignored)."""
+    """A placeholder identity operator that is argument-insensitive.
+
+    A placeholder that returns its input (arguments are ignored)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__()
@@ -34,8 +36,17 @@ class Identity(Module):
 
 
 class Linear(Module):
-    """y = x A^T + b. Weight: kaiming_uniform_(a=sqrt(5)), i.e. U(-1/sqrt(in_features), 1/sqrt(in_features));
-    bias ~ U(-1/sqrt(in_features), 1/sqrt(in_features)), as PyTorch."""
+    """Applies an affine linear transformation to the incoming data: :math:`y = xA^T + b`.
+
+    y = x A^T + b. Weight: kaiming_uniform_(a=sqrt(5)), i.e. U(-1/sqrt(in_features), 1/sqrt(in_features));
+    bias ~ U(-1/sqrt(in_features), 1/sqrt(in_features)), as PyTorch.
+
+    Args:
+        in_features (int): size of each input sample.
+        out_features (int): size of each output sample.
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device: _device_t = None,
                  dtype: _dtype_t = None) -> None:
@@ -70,7 +81,17 @@ class NonDynamicallyQuantizableLinear(Linear):
 
 
 class Bilinear(Module):
-    """y = x1^T A x2 + b, A: (out, in1, in2)."""
+    """Applies a bilinear transformation to the incoming data: :math:`y = x_1^T A x_2 + b`.
+
+    y = x1^T A x2 + b, A: (out, in1, in2).
+
+    Args:
+        in1_features (int): size of each first input sample.
+        in2_features (int): size of each second input sample.
+        out_features (int): size of each output sample.
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
 
     def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True,
                  device: _device_t = None, dtype: _dtype_t = None) -> None:
@@ -96,7 +117,15 @@ class Bilinear(Module):
 
 
 class LazyLinear(LazyModuleMixin, Linear):
-    """``Linear`` whose ``in_features`` is the last dimension of the first input."""
+    """A :class:`torch.nn.Linear` module where `in_features` is inferred.
+
+    ``Linear`` whose ``in_features`` is the last dimension of the first input.
+
+    Args:
+        out_features (int): size of each output sample.
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
 
     cls_to_become = Linear
 

@@ -35,16 +35,57 @@ class _WeightedLoss(_Loss):
 
 
 class MSELoss(_Loss):
+    """Creates a criterion that measures the mean squared error (squared L2 norm) between each element in
+    the input :math:`x` and target :math:`y`.
+
+    Args:
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
 class L1Loss(_Loss):
+    """Creates a criterion that measures the mean absolute error (MAE) between each element in the input
+    :math:`x` and target :math:`y`.
+
+    Args:
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
 class SmoothL1Loss(_Loss):
+    """Creates a criterion that uses a squared term if the absolute element-wise error falls below beta and
+    an L1 term otherwise.
+
+    Args:
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``
+        beta (float, optional): specifies the threshold at which to change between L1 and L2 loss. The
+            value must be non-negative. Default: ``1.0``"""
     def __init__(self, size_average: Optional[bool] = None, reduce: Optional[bool] = None, reduction: str = "mean",
                  beta: float = 1.0) -> None:
         super().__init__(size_average, reduce, reduction)
@@ -55,6 +96,16 @@ class SmoothL1Loss(_Loss):
 
 
 class HuberLoss(_Loss):
+    """Creates a criterion that uses a squared term if the absolute element-wise error falls below delta
+    and a delta-scaled L1 term otherwise.
+
+    Args:
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``
+        delta (float, optional): specifies the threshold at which to change between delta-scaled L1 and
+            L2 loss. The value must be positive. Default: ``1.0``"""
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
         super().__init__(reduction=reduction)
         self.delta = delta
@@ -64,6 +115,22 @@ class HuberLoss(_Loss):
 
 
 class NLLLoss(_WeightedLoss):
+    """The negative log likelihood loss. It is useful to train a classification problem with `C` classes.
+
+    Args:
+        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
+            ``None``
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        ignore_index (int, optional): Specifies a target value that is ignored and does not contribute
+            to the input gradient. Default: ``-100``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     def __init__(self, weight: Optional[Tensor] = None, size_average: Optional[bool] = None, ignore_index: int = -100,
                  reduce: Optional[bool] = None, reduction: str = "mean") -> None:
         super().__init__(weight, size_average, reduce, reduction)
@@ -74,6 +141,24 @@ class NLLLoss(_WeightedLoss):
 
 
 class CrossEntropyLoss(_WeightedLoss):
+    """This criterion computes the cross entropy loss between input logits and target.
+
+    Args:
+        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
+            ``None``
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        ignore_index (int, optional): Specifies a target value that is ignored and does not contribute
+            to the input gradient. Default: ``-100``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``
+        label_smoothing (float, optional): A float in [0.0, 1.0]. Specifies the amount of smoothing when
+            computing the loss, where 0.0 means no smoothing. Default: ``0.0``"""
     def __init__(self, weight: Optional[Tensor] = None, size_average: Optional[bool] = None, ignore_index: int = -100,
                  reduce: Optional[bool] = None, reduction: str = "mean", label_smoothing: float = 0.0) -> None:
         super().__init__(weight, size_average, reduce, reduction)
@@ -85,11 +170,44 @@ class CrossEntropyLoss(_WeightedLoss):
 
 
 class BCELoss(_WeightedLoss):
+    """Creates a criterion that measures the Binary Cross Entropy between the target and the input
+    probabilities.
+
+    Args:
+        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
+            ``None``
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(_Loss):
+    """This loss combines a `Sigmoid` layer and the `BCELoss` in one single class. This version is more
+    numerically stable than using a plain `Sigmoid` followed by a `BCELoss` as, by combining the
+    operations into one layer, we take advantage of the log-sum-exp trick for numerical stability.
+
+    Args:
+        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
+            ``None``
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``
+        pos_weight (Tensor, optional): a weight of positive examples to be broadcasted with target.
+            Default: ``None``"""
     def __init__(self, weight: Optional[Tensor] = None, size_average: Optional[bool] = None,
                  reduce: Optional[bool] = None, reduction: str = "mean", pos_weight: Optional[Tensor] = None) -> None:
         super().__init__(size_average, reduce, reduction)
@@ -102,6 +220,19 @@ class BCEWithLogitsLoss(_Loss):
 
 
 class KLDivLoss(_Loss):
+    """The Kullback-Leibler divergence loss.
+
+    Args:
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``
+        log_target (bool, optional): specifies whether `target` is the log space. Default: ``False``"""
     _reductions = ("none", "mean", "sum", "batchmean")
 
     def __init__(self, size_average: Optional[bool] = None, reduce: Optional[bool] = None, reduction: str = "mean",
@@ -114,6 +245,21 @@ class KLDivLoss(_Loss):
 
 
 class CosineEmbeddingLoss(_Loss):
+    """Creates a criterion that measures the loss given input tensors :math:`x_1`, :math:`x_2` and a
+    `Tensor` label :math:`y` with values 1 or -1. Use (:math:`y=1`) to maximize the cosine similarity of
+    two inputs, and (:math:`y=-1`) otherwise.
+
+    Args:
+        margin (float, optional): the margin of the loss. Default: ``0.0``
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     def __init__(self, margin: float = 0.0, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
                  reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
@@ -124,6 +270,20 @@ class CosineEmbeddingLoss(_Loss):
 
 
 class MarginRankingLoss(_Loss):
+    """Creates a criterion that measures the loss given inputs :math:`x1`, :math:`x2`, two 1D mini-batch or
+    0D `Tensors`, and a label 1D mini-batch or 0D `Tensor` :math:`y` (containing 1 or -1).
+
+    Args:
+        margin (float, optional): the margin of the loss. Default: ``0.0``
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     def __init__(self, margin: float = 0.0, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
                  reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
@@ -134,6 +294,20 @@ class MarginRankingLoss(_Loss):
 
 
 class HingeEmbeddingLoss(_Loss):
+    """Measures the loss given an input tensor :math:`x` and a labels tensor :math:`y` (containing 1 or
+    -1).
+
+    Args:
+        margin (float, optional): the margin of the loss. Default: ``1.0``
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     def __init__(self, margin: float = 1.0, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
                  reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
@@ -144,11 +318,43 @@ class HingeEmbeddingLoss(_Loss):
 
 
 class SoftMarginLoss(_Loss):
+    """Creates a criterion that optimizes a two-class classification logistic loss between input tensor
+    :math:`x` and target tensor :math:`y` (containing 1 or -1).
+
+    Args:
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.soft_margin_loss(input, target, reduction=self.reduction)
 
 
 class TripletMarginLoss(_Loss):
+    """Creates a criterion that measures the triplet loss given an input tensors :math:`x1`, :math:`x2`,
+    :math:`x3` and a margin with a value greater than :math:`0`.
+
+    Args:
+        margin (float, optional): the margin; must be greater than 0. Default: ``1.0``
+        p (float): the norm degree. Default: ``2.0``
+        eps (float): small value to avoid division by zero. Default: ``1e-06``
+        swap (bool, optional): the distance swap is described in detail in the paper `Learning shallow
+            convolutional feature descriptors with triplet losses` by V. Balntas, E. Riba et al.
+            Default: ``False``
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
                  size_average: Optional[bool] = None, reduce: Optional[bool] = None, reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
@@ -160,6 +366,24 @@ class TripletMarginLoss(_Loss):
 
 
 class PoissonNLLLoss(_Loss):
+    r"""Negative log likelihood loss with Poisson distribution of target.
+
+    Args:
+        log_input (bool, optional): if ``True`` the loss is computed as :math:`\exp(\text{input}) -
+            \text{target}*\text{input}`, if ``False`` the loss is :math:`\text{input} -
+            \text{target}*\log(\text{input}+\text{eps})`. Default: ``True``
+        full (bool, optional): whether to compute full loss, i. e. to add the Stirling approximation
+            term (or the constant of the Gaussian). Default: ``False``
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        eps (float): a value added for numerical stability. Default: ``1e-08``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     def __init__(self, log_input: bool = True, full: bool = False, size_average: Optional[bool] = None,
                  eps: float = 1e-8, reduce: Optional[bool] = None, reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
@@ -170,6 +394,16 @@ class PoissonNLLLoss(_Loss):
 
 
 class GaussianNLLLoss(_Loss):
+    """Gaussian negative log likelihood loss.
+
+    Args:
+        full (bool, optional): whether to compute full loss, i. e. to add the Stirling approximation
+            term (or the constant of the Gaussian). Default: ``False``
+        eps (float): a value added for numerical stability. Default: ``1e-06``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
         super().__init__(None, None, reduction)
         self.full, self.eps = full, eps
@@ -179,11 +413,43 @@ class GaussianNLLLoss(_Loss):
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Creates a criterion that optimizes a multi-label one-versus-all loss based on max-entropy, between
+    input :math:`x` and target :math:`y` of size :math:`(N, C)`.
+
+    Args:
+        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
+            ``None``
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
 
 
 class MultiMarginLoss(_WeightedLoss):
+    """Creates a criterion that optimizes a multi-class classification hinge loss (margin-based loss)
+    between input :math:`x` and output :math:`y`.
+
+    Args:
+        p (int): the exponent of the hinge: 1 or 2. Default: ``1``
+        margin (float, optional): the margin of the loss. Default: ``1.0``
+        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
+            ``None``
+        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``
+        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
     def __init__(self, p: int = 1, margin: float = 1.0, weight: Optional[Tensor] = None,
                  size_average: Optional[bool] = None, reduce: Optional[bool] = None, reduction: str = "mean") -> None:
         super().__init__(weight, size_average, reduce, reduction)
@@ -285,8 +551,32 @@ class NLLLoss2d(NLLLoss):
 
 
 class LinearCrossEntropyLoss(_WeightedLoss):
-    """Cross entropy between ``target`` and the logits of ``input`` through an internal Linear
-    (weight stored flat, (C * prod(out_features), in_features), as PyTorch's)."""
+    """This criterion computes the cross entropy loss between input, linearly transformed to logits, and
+    target.
+
+    Cross entropy between ``target`` and the logits of ``input`` through an internal Linear
+    (weight stored flat, (C * prod(out_features), in_features), as PyTorch's).
+
+    Args:
+        in_features (int): size of each input sample.
+        num_classes (int): Number of classes, :math:`C`.
+        out_features (tuple[int], optional): specifies dimensions :math:`(d_1, d_2, ..., d_K)` for
+            K-dimensional loss. Default: ``()``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``False``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
+        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``
+        weight (Tensor, optional): a manual rescaling weight given to each class. If given, has to be a
+            Tensor of size `C`. Default: ``None``
+        ignore_index (int, optional): Specifies a target value that is ignored and does not contribute
+            to the input gradient. Default: ``None``
+        label_smoothing (float, optional): A float in [0.0, 1.0]. Specifies the amount of smoothing when
+            computing the loss, where 0.0 means no smoothing. Default: ``0.0``
+        options (LinearCrossEntropyOptions, optional): chunking options; ``None`` computes the full
+            logits (the reference implementation). Default: ``None``"""
 
     def __init__(self, in_features: int, num_classes: int, *, out_features: Tuple[int, ...] = (), bias: bool = False,
                  device: _device_t = None, dtype: _dtype_t = None, reduction: str = "mean",

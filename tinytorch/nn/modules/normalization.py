@@ -36,6 +36,18 @@ def _check_trailing_shape(name: str, x, normalized_shape: tuple) -> None:
 
 
 class LayerNorm(Module):
+    r"""Applies Layer Normalization over a mini-batch of inputs.
+
+    Args:
+        normalized_shape (int or list or Size): input shape from an expected input of size :math:`[*
+            \times \text{normalized\_shape}[0] \times \dots]`; the normalization is over the last
+            dimensions of that shape.
+        eps (float): a value added for numerical stability. Default: ``1e-05``
+        elementwise_affine (bool): a boolean value that when set to ``True``, this module has learnable
+            per-element affine parameters. Default: ``True``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
     def __init__(self, normalized_shape: _shape_t, eps: float = 1e-5, elementwise_affine: bool = True,
                  bias: bool = True, device: _device_t = None, dtype: _dtype_t = None) -> None:
         super().__init__()
@@ -52,6 +64,18 @@ class LayerNorm(Module):
 
 
 class RMSNorm(Module):
+    r"""Applies Root Mean Square Layer Normalization over a mini-batch of inputs.
+
+    Args:
+        normalized_shape (int or list or Size): input shape from an expected input of size :math:`[*
+            \times \text{normalized\_shape}[0] \times \dots]`; the normalization is over the last
+            dimensions of that shape.
+        eps (float, optional): a value added to the denominator for numerical stability (default: the
+            dtype's machine epsilon). Default: ``None``
+        elementwise_affine (bool): a boolean value that when set to ``True``, this module has learnable
+            per-element affine parameters. Default: ``True``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
     def __init__(self, normalized_shape: _shape_t, eps: Optional[float] = None, elementwise_affine: bool = True,
                  device: _device_t = None, dtype: _dtype_t = None) -> None:
         super().__init__()
@@ -67,6 +91,17 @@ class RMSNorm(Module):
 
 
 class GroupNorm(Module):
+    """Applies Group Normalization over a mini-batch of inputs.
+
+    Args:
+        num_groups (int): number of groups to separate the channels into.
+        num_channels (int): number of channels expected in input.
+        eps (float): a value added for numerical stability. Default: ``1e-05``
+        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
+            parameters. Default: ``True``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``"""
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
                  device: _device_t = None, dtype: _dtype_t = None, *, bias: bool = True) -> None:
         super().__init__()
@@ -113,10 +148,19 @@ class LocalResponseNorm(Module):
 
 
 class CrossMapLRN2d(Module):
-    """Local response normalization across channels of (N, C, H, W) input, as PyTorch's legacy
+    """Applies local response normalization across the channels of a 4D input (PyTorch's legacy
+    CrossMapLRN2d).
+
+    Local response normalization across channels of (N, C, H, W) input, as PyTorch's legacy
     CrossMapLRN2d: ``x * (k + alpha / size * s_c) ** -beta`` where ``s_c`` sums the squares over
     PyTorch's channel window (which, as its running-sum kernel, keeps channel 0 in every window
-    past the first ``(size - 1) // 2 + 1`` channels). Gradients are those of this formula."""
+    past the first ``(size - 1) // 2 + 1`` channels). Gradients are those of this formula.
+
+    Args:
+        size (int): amount of neighbouring channels used for normalization.
+        alpha (float): multiplicative factor. Default: ``0.0001``
+        beta (float): exponent. Default: ``0.75``
+        k (float): additive factor. Default: ``1``"""
 
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
         super().__init__()

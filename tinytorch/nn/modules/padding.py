@@ -1,6 +1,8 @@
 """Padding layers over F.pad: ZeroPad, ConstantPad, ReflectionPad, ReplicationPad, CircularPad (1d, 2d, 3d)."""
 from __future__ import annotations
 
+import inspect
+
 from tinytorch._tensor.tensor import Tensor
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules.module import Module
@@ -13,6 +15,11 @@ class _PadNd(Module):
     _mode = "constant"
 
     def __init__(self, padding: _size_any_t) -> None:
+        """
+        Args:
+            padding (int or tuple): the size of the padding. If is `int`, uses the same padding in all
+                boundaries.
+        """
         super().__init__()
         self.padding = tuple(padding) if isinstance(padding, (tuple, list)) else (int(padding),) * (2 * self._n)
         if len(self.padding) != 2 * self._n:
@@ -28,19 +35,31 @@ class _PadNd(Module):
 
 class _ConstantPadNd(_PadNd):
     def __init__(self, padding: _size_any_t, value: float) -> None:
+        """
+        Args:
+            padding (int or tuple): the size of the padding. If is `int`, uses the same padding in all
+                boundaries.
+            value (float): fill value for ``'constant'`` padding.
+        """
         super().__init__(padding)
         self.value = value
 
 
 # The public layers, one per (family, dims): e.g. ReflectionPad2d pads the last 2 dims by reflection.
-_FAMILIES = (("ZeroPad", _PadNd, "constant"), ("ConstantPad", _ConstantPadNd, "constant"),
-             ("ReflectionPad", _PadNd, "reflect"), ("ReplicationPad", _PadNd, "replicate"),
-             ("CircularPad", _PadNd, "circular"))
+# Their docstrings: the family's summary, then the Args of the base's constructor.
+_FAMILIES = (
+    ("ZeroPad", _PadNd, "constant", "Pads the input tensor boundaries with zero."),
+    ("ConstantPad", _ConstantPadNd, "constant", "Pads the input tensor boundaries with a constant value."),
+    ("ReflectionPad", _PadNd, "reflect", "Pads the input tensor using the reflection of the input boundary."),
+    ("ReplicationPad", _PadNd, "replicate", "Pads the input tensor using replication of the input boundary."),
+    ("CircularPad", _PadNd, "circular", "Pads the input tensor using circular padding of the input boundary."),
+)
 
 __all__ = []
-for _family, _base, _mode in _FAMILIES:
+for _family, _base, _mode, _summary in _FAMILIES:
     for _n in (1, 2, 3):
         _name = f"{_family}{_n}d"
-        globals()[_name] = type(_name, (_base,), {"_n": _n, "_mode": _mode, "__module__": __name__})
+        _doc = _summary + "\n\n" + inspect.cleandoc(_base.__init__.__doc__)
+        globals()[_name] = type(_name, (_base,), {"_n": _n, "_mode": _mode, "__module__": __name__, "__doc__": _doc})
         __all__.append(_name)
-del _family, _base, _mode, _n, _name
+del _family, _base, _mode, _summary, _n, _name, _doc

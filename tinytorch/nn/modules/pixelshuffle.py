@@ -9,6 +9,10 @@ __all__ = ["PixelShuffle", "PixelUnshuffle"]
 
 
 class PixelShuffle(Module):
+    """Rearrange elements in a tensor according to an upscaling factor.
+
+    Args:
+        upscale_factor (int): factor to increase spatial resolution by."""
     def __init__(self, upscale_factor: int) -> None:
         super().__init__()
         self.upscale_factor = upscale_factor
@@ -21,6 +25,10 @@ class PixelShuffle(Module):
 
 
 class PixelUnshuffle(Module):
+    """Reverse the PixelShuffle operation.
+
+    Args:
+        downscale_factor (int): factor to decrease spatial resolution by."""
     def __init__(self, downscale_factor: int) -> None:
         super().__init__()
         self.downscale_factor = downscale_factor

@@ -11,6 +11,19 @@ from tinytorch.nn.common_types import _size_any_opt_t, _size_any_t
 
 
 class MaxPool2d(Module):
+    """Applies a 2D max pooling over an input signal composed of several input planes.
+
+    Args:
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``None``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
+        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
+            ``False``
+        ceil_mode (bool): when True, will use `ceil` instead of `floor` to compute the output shape.
+            Default: ``False``"""
     def __init__(self, kernel_size: _size_any_t, stride: Optional[_size_any_t] = None, padding: _size_any_t = 0,
                  dilation: _size_any_t = 1, return_indices: bool = False, ceil_mode: bool = False) -> None:
         super().__init__()
@@ -28,6 +41,20 @@ class MaxPool2d(Module):
 
 
 class AvgPool2d(Module):
+    """Applies a 2D average pooling over an input signal composed of several input planes.
+
+    Args:
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``None``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        ceil_mode (bool): when True, will use `ceil` instead of `floor` to compute the output shape.
+            Default: ``False``
+        count_include_pad (bool): when True, will include the zero-padding in the averaging calculation.
+            Default: ``True``
+        divisor_override (int, optional): if specified, it will be used as divisor, otherwise size of
+            the pooling region will be used. Default: ``None``"""
     def __init__(self, kernel_size: _size_any_t, stride: Optional[_size_any_t] = None, padding: _size_any_t = 0,
                  ceil_mode: bool = False, count_include_pad: bool = True,
                  divisor_override: Optional[int] = None) -> None:
@@ -45,6 +72,10 @@ class AvgPool2d(Module):
 
 
 class AdaptiveAvgPool2d(Module):
+    """Applies a 2D adaptive average pooling over an input signal composed of several input planes.
+
+    Args:
+        output_size (int or tuple): the target output size."""
     def __init__(self, output_size: _size_any_opt_t) -> None:
         super().__init__()
         self.output_size = output_size
@@ -58,6 +89,19 @@ class AdaptiveAvgPool2d(Module):
 
 
 class MaxPool1d(MaxPool2d):
+    """Applies a 1D max pooling over an input signal composed of several input planes.
+
+    Args:
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``None``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
+        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
+            ``False``
+        ceil_mode (bool): when True, will use `ceil` instead of `floor` to compute the output shape.
+            Default: ``False``"""
     def forward(self, x: Tensor) -> Any:
         check_input(self, x, (2, 3))
         return F.max_pool1d(x, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
@@ -65,6 +109,18 @@ class MaxPool1d(MaxPool2d):
 
 
 class AvgPool1d(AvgPool2d):
+    """Applies a 1D average pooling over an input signal composed of several input planes.
+
+    Args:
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``None``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        ceil_mode (bool): when True, will use `ceil` instead of `floor` to compute the output shape.
+            Default: ``False``
+        count_include_pad (bool): when True, will include the zero-padding in the averaging calculation.
+            Default: ``True``"""
     def __init__(self, kernel_size: _size_any_t, stride: Optional[_size_any_t] = None, padding: _size_any_t = 0,
                  ceil_mode: bool = False, count_include_pad: bool = True) -> None:
         one = lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,)  # noqa: E731
@@ -77,12 +133,22 @@ class AvgPool1d(AvgPool2d):
 
 
 class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
+    """Applies a 1D adaptive average pooling over an input signal composed of several input planes.
+
+    Args:
+        output_size (int or tuple): the target output size."""
     def forward(self, x: Tensor) -> Tensor:
         check_input(self, x, (2, 3))
         return F.adaptive_avg_pool1d(x, self.output_size)
 
 
 class AdaptiveMaxPool2d(Module):
+    """Applies a 2D adaptive max pooling over an input signal composed of several input planes.
+
+    Args:
+        output_size (int or tuple): the target output size.
+        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
+            ``False``"""
     def __init__(self, output_size: _size_any_opt_t, return_indices: bool = False) -> None:
         super().__init__()
         self.output_size, self.return_indices = output_size, return_indices
@@ -96,6 +162,12 @@ class AdaptiveMaxPool2d(Module):
 
 
 class AdaptiveMaxPool1d(AdaptiveMaxPool2d):
+    """Applies a 1D adaptive max pooling over an input signal composed of several input planes.
+
+    Args:
+        output_size (int or tuple): the target output size.
+        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
+            ``False``"""
     def forward(self, x: Tensor) -> Any:
         check_input(self, x, (2, 3))
         return F.adaptive_max_pool1d(x, self.output_size, self.return_indices)
@@ -205,6 +277,19 @@ class MaxUnpool2d(_MaxUnpoolNd):
 
 
 class MaxPool3d(MaxPool2d):
+    """Applies a 3D max pooling over an input signal composed of several input planes.
+
+    Args:
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``None``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
+        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
+            ``False``
+        ceil_mode (bool): when True, will use `ceil` instead of `floor` to compute the output shape.
+            Default: ``False``"""
     def forward(self, x: Tensor) -> Any:
         check_input(self, x, (4, 5))
         return F.max_pool3d(x, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
@@ -212,6 +297,20 @@ class MaxPool3d(MaxPool2d):
 
 
 class AvgPool3d(AvgPool2d):
+    """Applies a 3D average pooling over an input signal composed of several input planes.
+
+    Args:
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``None``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``
+        ceil_mode (bool): when True, will use `ceil` instead of `floor` to compute the output shape.
+            Default: ``False``
+        count_include_pad (bool): when True, will include the zero-padding in the averaging calculation.
+            Default: ``True``
+        divisor_override (int, optional): if specified, it will be used as divisor, otherwise size of
+            the pooling region will be used. Default: ``None``"""
     def forward(self, x: Tensor) -> Tensor:
         check_input(self, x, (4, 5))
         return F.avg_pool3d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
@@ -219,20 +318,39 @@ class AvgPool3d(AvgPool2d):
 
 
 class AdaptiveAvgPool3d(AdaptiveAvgPool2d):
+    """Applies a 3D adaptive average pooling over an input signal composed of several input planes.
+
+    Args:
+        output_size (int or tuple): the target output size."""
     def forward(self, x: Tensor) -> Tensor:
         check_input(self, x, (4, 5))
         return F.adaptive_avg_pool3d(x, self.output_size)
 
 
 class AdaptiveMaxPool3d(AdaptiveMaxPool2d):
+    """Applies a 3D adaptive max pooling over an input signal composed of several input planes.
+
+    Args:
+        output_size (int or tuple): the target output size.
+        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
+            ``False``"""
     def forward(self, x: Tensor) -> Any:
         check_input(self, x, (4, 5))
         return F.adaptive_max_pool3d(x, self.output_size, self.return_indices)
 
 
 class MaxUnpool3d(_MaxUnpoolNd):
-    """Computes a partial inverse of :class:`MaxPool3d`: the maximal values go back to their
-    positions (from the indices ``MaxPool3d(return_indices=True)`` gives), all others are zero."""
+    """Computes a partial inverse of :class:`MaxPool3d`.
+
+    Computes a partial inverse of :class:`MaxPool3d`: the maximal values go back to their
+    positions (from the indices ``MaxPool3d(return_indices=True)`` gives), all others are zero.
+
+    Args:
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``None``
+        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+            ``0``"""
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
         triple = (lambda v: (v,) * 3 if isinstance(v, int) else tuple(v))  # noqa: E731
@@ -243,8 +361,18 @@ class MaxUnpool3d(_MaxUnpoolNd):
 
 
 class LPPool3d(_LPPoolNd):
-    r"""Applies a 3D power-average pooling over (N, C, D, H, W) or (C, D, H, W) input:
-    :math:`f(X) = \sqrt[p]{\sum_{x \in X} x^{p}}` on each window."""
+    r"""Applies a 3D power-average pooling over an input signal composed of several input planes.
+
+    Applies a 3D power-average pooling over (N, C, D, H, W) or (C, D, H, W) input:
+    :math:`f(X) = \sqrt[p]{\sum_{x \in X} x^{p}}` on each window.
+
+    Args:
+        norm_type (float, optional): The p of the p-norm to compute for the :attr:`max_norm` option.
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+            ``None``
+        ceil_mode (bool): when True, will use `ceil` instead of `floor` to compute the output shape.
+            Default: ``False``"""
 
     def forward(self, input: Tensor) -> Tensor:
         check_input(self, input, (4, 5))
@@ -273,8 +401,22 @@ class _FractionalMaxPoolNd(Module):
 
 
 class FractionalMaxPool2d(_FractionalMaxPoolNd):
-    """2-D fractional max pooling over (N, C, H, W) or (C, H, W) input (pseudo-random windows per
-    plane, drawn on every call unless ``_random_samples`` is given)."""
+    """Applies a 2D fractional max pooling over an input signal composed of several input planes.
+
+    2-D fractional max pooling over (N, C, H, W) or (C, H, W) input (pseudo-random windows per
+    plane, drawn on every call unless ``_random_samples`` is given).
+
+    Args:
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        output_size (int or tuple): the target output size. Default: ``None``
+        output_ratio (float or tuple, optional): If one wants to have an output size as a ratio of the
+            input size, this option can be given. This has to be a number or tuple in the range (0, 1).
+            Default: ``None``
+        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
+            ``False``
+        _random_samples (Tensor, optional): the pseudo-random samples in [0, 1) that place the pooling
+            windows, :math:`(N, C, 2)` (2-D) or :math:`(N, C, 3)` (3-D); drawn on each call when
+            ``None``. Default: ``None``"""
     _n = 2
 
     def forward(self, input: Tensor) -> Any:
@@ -283,7 +425,21 @@ class FractionalMaxPool2d(_FractionalMaxPoolNd):
 
 
 class FractionalMaxPool3d(_FractionalMaxPoolNd):
-    """3-D fractional max pooling over (N, C, T, H, W) or (C, T, H, W) input."""
+    """Applies a 3D fractional max pooling over an input signal composed of several input planes.
+
+    3-D fractional max pooling over (N, C, T, H, W) or (C, T, H, W) input.
+
+    Args:
+        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
+        output_size (int or tuple): the target output size. Default: ``None``
+        output_ratio (float or tuple, optional): If one wants to have an output size as a ratio of the
+            input size, this option can be given. This has to be a number or tuple in the range (0, 1).
+            Default: ``None``
+        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
+            ``False``
+        _random_samples (Tensor, optional): the pseudo-random samples in [0, 1) that place the pooling
+            windows, :math:`(N, C, 2)` (2-D) or :math:`(N, C, 3)` (3-D); drawn on each call when
+            ``None``. Default: ``None``"""
     _n = 3
 
     def forward(self, input: Tensor) -> Any:

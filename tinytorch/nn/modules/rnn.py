@@ -49,7 +49,23 @@ def _gru_step(x, h, w_ih, w_hh, b_ih, b_hh):
 
 
 class RNNBase(Module):
-    """The stacked, optionally bidirectional recurrence shared by RNN, LSTM and GRU."""
+    """The stacked, optionally bidirectional recurrence shared by RNN, LSTM and GRU.
+
+    Args:
+        mode (str, optional): the upsampling algorithm: one of ``'nearest'``, ``'linear'``,
+            ``'bilinear'``, ``'nearest-exact'`` and ``'area'``.
+        input_size (int): the number of expected features in the input ``x``.
+        hidden_size (int): the number of features in the hidden state ``h``.
+        num_layers (int): the number of sub-layers in the stack. Default: ``1``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
+        batch_first (bool): if ``True``, then the input and output tensors are provided as (batch, seq,
+            feature). Default: ``False``
+        dropout (float): dropout probability. Default: ``0.0``
+        bidirectional (bool): if ``True``, becomes a bidirectional RNN. Default: ``False``
+        proj_size (int): if ``> 0``, will use LSTM with projections of corresponding size (not supported
+            yet: raises NotImplementedError). Default: ``0``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
 
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
@@ -189,7 +205,24 @@ class RNNBase(Module):
 
 
 class RNN(RNNBase):
-    """Elman RNN: h_t = tanh(W_ih x_t + b_ih + W_hh h_{t-1} + b_hh) (or relu)."""
+    """Elman RNN: h_t = tanh(W_ih x_t + b_ih + W_hh h_{t-1} + b_hh) (or relu).
+
+    Args:
+        input_size (int): the number of expected features in the input ``x``.
+        hidden_size (int): the number of features in the hidden state ``h``.
+        num_layers (int): number of recurrent layers. E.g., setting ``num_layers=2`` would mean stacking
+            two RNNs together to form a stacked RNN, with the second RNN taking in outputs of the first
+            RNN and computing the final results. Default: ``1``
+        nonlinearity (str): the non-linearity to use. Can be either ``'tanh'`` or ``'relu'``. Default:
+            ``'tanh'``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
+        batch_first (bool): if ``True``, then the input and output tensors are provided as (batch, seq,
+            feature). Default: ``False``
+        dropout (float): if non-zero, introduces a Dropout layer on the outputs of each RNN layer except
+            the last layer, with dropout probability equal to :attr:`dropout`. Default: ``0.0``
+        bidirectional (bool): if ``True``, becomes a bidirectional RNN. Default: ``False``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
@@ -202,7 +235,24 @@ class RNN(RNNBase):
 
 
 class LSTM(RNNBase):
-    """Long short-term memory: gates i, f, g, o; returns output, (h_n, c_n)."""
+    """Long short-term memory: gates i, f, g, o; returns output, (h_n, c_n).
+
+    Args:
+        input_size (int): the number of expected features in the input ``x``.
+        hidden_size (int): the number of features in the hidden state ``h``.
+        num_layers (int): number of recurrent layers. E.g., setting ``num_layers=2`` would mean stacking
+            two RNNs together to form a stacked RNN, with the second RNN taking in outputs of the first
+            RNN and computing the final results. Default: ``1``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
+        batch_first (bool): if ``True``, then the input and output tensors are provided as (batch, seq,
+            feature). Default: ``False``
+        dropout (float): if non-zero, introduces a Dropout layer on the outputs of each RNN layer except
+            the last layer, with dropout probability equal to :attr:`dropout`. Default: ``0.0``
+        bidirectional (bool): if ``True``, becomes a bidirectional RNN. Default: ``False``
+        proj_size (int): if ``> 0``, will use LSTM with projections of corresponding size (not supported
+            yet: raises NotImplementedError). Default: ``0``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
@@ -212,7 +262,22 @@ class LSTM(RNNBase):
 
 
 class GRU(RNNBase):
-    """Gated recurrent unit: gates r, z, n with n = tanh(W_in x + b_in + r * (W_hn h + b_hn))."""
+    """Gated recurrent unit: gates r, z, n with n = tanh(W_in x + b_in + r * (W_hn h + b_hn)).
+
+    Args:
+        input_size (int): the number of expected features in the input ``x``.
+        hidden_size (int): the number of features in the hidden state ``h``.
+        num_layers (int): number of recurrent layers. E.g., setting ``num_layers=2`` would mean stacking
+            two RNNs together to form a stacked RNN, with the second RNN taking in outputs of the first
+            RNN and computing the final results. Default: ``1``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
+        batch_first (bool): if ``True``, then the input and output tensors are provided as (batch, seq,
+            feature). Default: ``False``
+        dropout (float): if non-zero, introduces a Dropout layer on the outputs of each RNN layer except
+            the last layer, with dropout probability equal to :attr:`dropout`. Default: ``0.0``
+        bidirectional (bool): if ``True``, becomes a bidirectional RNN. Default: ``False``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
@@ -222,9 +287,20 @@ class GRU(RNNBase):
 
 
 class RNNCellBase(Module):
-    """The base of RNNCell, LSTMCell and GRUCell: ``num_chunks`` gates' weights stacked by rows,
+    """The base class of RNNCell, LSTMCell and GRUCell.
+
+    The base of RNNCell, LSTMCell and GRUCell: ``num_chunks`` gates' weights stacked by rows,
     weight_ih (num_chunks * hidden_size, input_size), weight_hh (num_chunks * hidden_size,
-    hidden_size), bias_ih and bias_hh, all ~ U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))."""
+    hidden_size), bias_ih and bias_hh, all ~ U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)).
+
+    Args:
+        input_size (int): the number of expected features in the input ``x``.
+        hidden_size (int): the number of features in the hidden state ``h``.
+        bias (bool): if set to ``False``, the layer will not learn an additive bias.
+        num_chunks (int): the number of gates whose weights are stacked by rows: 1 (RNNCell), 4
+            (LSTMCell) or 3 (GRUCell).
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device: _device_t = None,
                  dtype: _dtype_t = None) -> None:
@@ -261,6 +337,16 @@ class RNNCellBase(Module):
 
 
 class RNNCell(RNNCellBase):
+    """An Elman RNN cell with tanh or ReLU non-linearity.
+
+    Args:
+        input_size (int): the number of expected features in the input ``x``.
+        hidden_size (int): the number of features in the hidden state ``h``.
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
+        nonlinearity (str): the non-linearity to use. Can be either ``'tanh'`` or ``'relu'``. Default:
+            ``'tanh'``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
                  device: _device_t = None, dtype: _dtype_t = None) -> None:
         super().__init__(input_size, hidden_size, bias, 1, device, dtype)
@@ -272,6 +358,14 @@ class RNNCell(RNNCellBase):
 
 
 class LSTMCell(RNNCellBase):
+    """A long short-term memory (LSTM) cell.
+
+    Args:
+        input_size (int): the number of expected features in the input ``x``.
+        hidden_size (int): the number of features in the hidden state ``h``.
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: _device_t = None,
                  dtype: _dtype_t = None) -> None:
         super().__init__(input_size, hidden_size, bias, 4, device, dtype)
@@ -282,6 +376,14 @@ class LSTMCell(RNNCellBase):
 
 
 class GRUCell(RNNCellBase):
+    """A gated recurrent unit (GRU) cell.
+
+    Args:
+        input_size (int): the number of expected features in the input ``x``.
+        hidden_size (int): the number of features in the hidden state ``h``.
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: _device_t = None,
                  dtype: _dtype_t = None) -> None:
         super().__init__(input_size, hidden_size, bias, 3, device, dtype)

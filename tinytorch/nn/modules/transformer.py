@@ -71,7 +71,23 @@ class _LayerBase(Module):
 
 class TransformerEncoderLayer(_LayerBase):
     """Self-attention then a feed-forward block, each with a residual connection and LayerNorm
-    (post-norm by default; norm_first=True for pre-norm)."""
+    (post-norm by default; norm_first=True for pre-norm).
+
+    Args:
+        d_model (int): the number of expected features in the encoder/decoder inputs.
+        nhead (int): the number of heads in the multiheadattention models.
+        dim_feedforward (int): the dimension of the feedforward network model. Default: ``2048``
+        dropout (float): dropout probability. Default: ``0.1``
+        activation (str or Callable): the activation function of the intermediate layer, can be a string
+            ("relu" or "gelu") or a unary callable. Default: ``'relu'``
+        layer_norm_eps (float): the eps value in layer normalization components. Default: ``1e-05``
+        batch_first (bool): if ``True``, then the input and output tensors are provided as (batch, seq,
+            feature). Default: ``False``
+        norm_first (bool): if ``True``, layer norm is done prior to attention and feedforward
+            operations, respectively. Otherwise it's done after. Default: ``False``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
                  activation: Union[str, Callable[[Tensor], Tensor]] = "relu", layer_norm_eps: float = 1e-5,
@@ -96,7 +112,15 @@ class TransformerEncoderLayer(_LayerBase):
 
 
 class TransformerEncoder(Module):
-    """A stack of num_layers deep copies of encoder_layer, then an optional final norm."""
+    """A stack of num_layers deep copies of encoder_layer, then an optional final norm.
+
+    Args:
+        encoder_layer (Module): an instance of the TransformerEncoderLayer() class.
+        num_layers (int): the number of sub-layers in the stack.
+        norm (Module, optional): the layer normalization component. Default: ``None``
+        enable_nested_tensor (bool): accepted for PyTorch compatibility (tinytorch has no nested
+            tensors). Default: ``True``
+        mask_check (bool): accepted for PyTorch compatibility. Default: ``True``"""
 
     def __init__(self, encoder_layer: Module, num_layers: int, norm: Optional[Module] = None,
                  enable_nested_tensor: bool = True, mask_check: bool = True) -> None:
@@ -119,7 +143,23 @@ class TransformerEncoder(Module):
 
 class TransformerDecoderLayer(_LayerBase):
     """Self-attention over the target, attention over the encoder's memory, then a feed-forward
-    block; each with a residual connection and LayerNorm (post-norm; norm_first=True for pre-norm)."""
+    block; each with a residual connection and LayerNorm (post-norm; norm_first=True for pre-norm).
+
+    Args:
+        d_model (int): the number of expected features in the encoder/decoder inputs.
+        nhead (int): the number of heads in the multiheadattention models.
+        dim_feedforward (int): the dimension of the feedforward network model. Default: ``2048``
+        dropout (float): dropout probability. Default: ``0.1``
+        activation (str or Callable): the activation function of the intermediate layer, can be a string
+            ("relu" or "gelu") or a unary callable. Default: ``'relu'``
+        layer_norm_eps (float): the eps value in layer normalization components. Default: ``1e-05``
+        batch_first (bool): if ``True``, then the input and output tensors are provided as (batch, seq,
+            feature). Default: ``False``
+        norm_first (bool): if ``True``, layer norm is done prior to attention and feedforward
+            operations, respectively. Otherwise it's done after. Default: ``False``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
                  activation: Union[str, Callable[[Tensor], Tensor]] = "relu", layer_norm_eps: float = 1e-5,
@@ -153,7 +193,12 @@ class TransformerDecoderLayer(_LayerBase):
 
 
 class TransformerDecoder(Module):
-    """A stack of num_layers deep copies of decoder_layer, then an optional final norm."""
+    """A stack of num_layers deep copies of decoder_layer, then an optional final norm.
+
+    Args:
+        decoder_layer (Module): an instance of the TransformerDecoderLayer() class.
+        num_layers (int): the number of sub-layers in the stack.
+        norm (Module, optional): the layer normalization component. Default: ``None``"""
 
     def __init__(self, decoder_layer: Module, num_layers: int, norm: Optional[Module] = None) -> None:
         super().__init__()
@@ -173,7 +218,27 @@ class TransformerDecoder(Module):
 
 
 class Transformer(Module):
-    """The encoder-decoder model of "Attention Is All You Need", with PyTorch's defaults and names."""
+    """The encoder-decoder model of "Attention Is All You Need", with PyTorch's defaults and names.
+
+    Args:
+        d_model (int): the number of expected features in the encoder/decoder inputs. Default: ``512``
+        nhead (int): the number of heads in the multiheadattention models. Default: ``8``
+        num_encoder_layers (int): the number of sub-encoder-layers in the encoder. Default: ``6``
+        num_decoder_layers (int): the number of sub-decoder-layers in the decoder. Default: ``6``
+        dim_feedforward (int): the dimension of the feedforward network model. Default: ``2048``
+        dropout (float): dropout probability. Default: ``0.1``
+        activation (str or Callable): the activation function of the intermediate layer, can be a string
+            ("relu" or "gelu") or a unary callable. Default: ``'relu'``
+        custom_encoder (Module, optional): custom encoder. Default: ``None``
+        custom_decoder (Module, optional): custom decoder. Default: ``None``
+        layer_norm_eps (float): the eps value in layer normalization components. Default: ``1e-05``
+        batch_first (bool): if ``True``, then the input and output tensors are provided as (batch, seq,
+            feature). Default: ``False``
+        norm_first (bool): if ``True``, layer norm is done prior to attention and feedforward
+            operations, respectively. Otherwise it's done after. Default: ``False``
+        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
+        device (device, optional): the device of the parameters and buffers. Default: ``None``
+        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
 
     def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6, num_decoder_layers: int = 6,
                  dim_feedforward: int = 2048, dropout: float = 0.1,

@@ -10,8 +10,20 @@ from tinytorch.nn.common_types import _ratio_any_t, _size_any_t
 
 
 class Upsample(Module):
-    """Upsamples a given multi-channel 1D (temporal), 2D (spatial) or 3D (volumetric) data, by size
-    or scale_factor, in mode nearest, nearest-exact, linear, bilinear or area."""
+    """Upsamples a given multi-channel 1D (temporal), 2D (spatial) or 3D (volumetric) data.
+
+    Upsamples a given multi-channel 1D (temporal), 2D (spatial) or 3D (volumetric) data, by size
+    or scale_factor, in mode nearest, nearest-exact, linear, bilinear or area.
+
+    Args:
+        size (int or tuple, optional): output spatial sizes. Default: ``None``
+        scale_factor (float or tuple, optional): multiplier for spatial size. Default: ``None``
+        mode (str, optional): the upsampling algorithm: one of ``'nearest'``, ``'linear'``,
+            ``'bilinear'``, ``'nearest-exact'`` and ``'area'``. Default: ``'nearest'``
+        align_corners (bool, optional): if ``True``, the corner pixels of the input and output tensors
+            are aligned, and thus preserving the values at those pixels. Default: ``None``
+        recompute_scale_factor (bool, optional): recompute the scale_factor for use in the interpolation
+            calculation. Default: ``None``"""
 
     def __init__(self, size: Optional[_size_any_t] = None, scale_factor: Optional[_ratio_any_t] = None,
                  mode: str = "nearest", align_corners: Optional[bool] = None,
@@ -31,14 +43,26 @@ class Upsample(Module):
 
 
 class UpsamplingNearest2d(Upsample):
-    """2-D nearest neighbour upsampling (Upsample with mode='nearest')."""
+    """Applies a 2D nearest neighbor upsampling to an input signal composed of several input channels.
+
+    2-D nearest neighbour upsampling (Upsample with mode='nearest').
+
+    Args:
+        size (int or tuple, optional): output spatial sizes. Default: ``None``
+        scale_factor (float or tuple, optional): multiplier for spatial size. Default: ``None``"""
 
     def __init__(self, size: Optional[_size_any_t] = None, scale_factor: Optional[_ratio_any_t] = None) -> None:
         super().__init__(size, scale_factor, mode="nearest")
 
 
 class UpsamplingBilinear2d(Upsample):
-    """2-D bilinear upsampling with align_corners=True, as PyTorch's."""
+    """Applies a 2D bilinear upsampling to an input signal composed of several input channels.
+
+    2-D bilinear upsampling with align_corners=True, as PyTorch's.
+
+    Args:
+        size (int or tuple, optional): output spatial sizes. Default: ``None``
+        scale_factor (float or tuple, optional): multiplier for spatial size. Default: ``None``"""
 
     def __init__(self, size: Optional[_size_any_t] = None, scale_factor: Optional[_ratio_any_t] = None) -> None:
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
