@@ -27,7 +27,6 @@ Notes:
 from __future__ import annotations
 
 import collections
-import hashlib
 import io
 import json
 import math
@@ -37,9 +36,7 @@ from typing import IO, Any, BinaryIO, Dict, Optional, Union
 
 import numpy as np
 
-from tinytorch.serialization import _torch_save
 
-from tinytorch.serialization import _torch_zip
 from tinytorch.serialization._map_location import MAP_LOCATION, place
 from tinytorch.serialization._safe_globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 
@@ -55,6 +52,7 @@ def get_unsafe_globals_in_checkpoint(f: "FILE_LIKE") -> list:
     Returns:
         A sorted list of strings.
     """
+    from tinytorch.serialization import _torch_zip
     return _torch_zip.unsafe_globals(f)
 from tinytorch._tensor.creation import from_numpy
 from tinytorch._tensor.raw_bits import to_bits
@@ -71,7 +69,7 @@ _DATA_DIGEST_KEY = "tinytorch.sha256"
 _DIGEST_DOMAIN = b"tinytorch checkpoint digest v2\n"
 
 
-def _file_digest(header: Dict[str, Any], data: Any) -> "hashlib._Hash":
+def _file_digest(header: Dict[str, Any], data: Any) -> Any:   # a hashlib sha256 object
     """SHA-256 over the parsed header (tensor names in file order, dtypes, shapes, data offsets and
     every ``__metadata__`` entry, the structure included; the digest entry itself left out) and the
     whole data section. Hashing the parsed header, not its bytes, covers exactly what the loader
@@ -80,6 +78,7 @@ def _file_digest(header: Dict[str, Any], data: Any) -> "hashlib._Hash":
     if isinstance(canon.get("__metadata__"), dict):
         canon["__metadata__"] = {k: v for k, v in canon["__metadata__"].items() if k != _DIGEST_KEY}
     text = json.dumps(canon, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+    import hashlib
     h = hashlib.sha256(_DIGEST_DOMAIN)
     h.update(struct.pack("<Q", len(text)))
     h.update(text)
@@ -172,6 +171,7 @@ def save(obj: Any, f: FILE_LIKE, format: str = "safetensors", digest: bool = Fal
         if digest:
             raise ValueError("tinytorch.save: digest=True needs format='safetensors'; PyTorch's zip format has "
                              "no place for it (its members carry only CRC-32s)")
+        from tinytorch.serialization import _torch_save   # PyTorch's format, loaded on first use
         _torch_save.save_torch(obj, f, to_bits)
         return
     if format != "safetensors":
@@ -364,6 +364,7 @@ def _verify_digest(data: bytes, metadata: Dict[str, str], fname: str, require: b
         _no_digest(fname, "the file has no digest over its header and data" +
                    (" (only an older data-only digest)" if _DATA_DIGEST_KEY in metadata else ""))
     if _DATA_DIGEST_KEY in metadata:
+        import hashlib
         if hashlib.sha256(body).hexdigest() != stored(_DATA_DIGEST_KEY):
             raise RuntimeError(f"tinytorch.load: {fname}: the tensor data does not match the SHA-256 digest stored "
                                "in the file's metadata: the file is corrupted or was modified")
@@ -375,6 +376,8 @@ def _load_stream(fh: BinaryIO, fname: str, map_location: MAP_LOCATION, require_d
     if not isinstance(head, (bytes, bytearray)):
         raise TypeError(f"tinytorch.load: {fname}: file object must be opened in binary mode")
     fh.seek(start)
+    # PyTorch's formats (zip reader, allow-list unpickler) load on first use, off `import tinytorch`'s path
+    from tinytorch.serialization import _torch_zip
     if require_digest and (_torch_zip.is_zip(head) or _torch_zip.is_legacy(head)):
         _no_digest(fname, "it is a PyTorch checkpoint, which carries no digest")
     if _torch_zip.is_zip(head):
