@@ -81,3 +81,14 @@ def test_array_conversion_errors_as_pytorch():
     assert a.ctypes.data == t.data_ptr()  # shares memory, as tensor.numpy()
     assert np.asarray(t, dtype=np.int64).dtype == np.int64
     assert np.array(t, copy=True).ctypes.data != t.data_ptr()
+
+
+@pytest.mark.parametrize("np_dtype", [">f4", ">f8", ">i4", ">i8", ">f2"])
+def test_non_native_byte_order(np_dtype):
+    # from_numpy shares memory: reinterpreting big-endian bytes gave [0, 4.6e-41, ...]; it refuses (torch
+    # raises too), and the copying constructors convert the values
+    a = np.arange(5, dtype=np_dtype)
+    with pytest.raises(ValueError, match="byte order"):
+        tt.from_numpy(a)
+    for make_tensor in (tt.tensor, tt.as_tensor):
+        np.testing.assert_array_equal(make_tensor(a).numpy(), np.arange(5))

@@ -64,8 +64,10 @@ _FROM_NP = {np.dtype(d._np): d for d in DTYPES if d._np is not None}
 
 
 def from_numpy_dtype(np_dtype) -> dtype:
+    """The tinytorch dtype of a numpy dtype, whatever its byte order (the values are what count; copies
+    convert them, and ``from_numpy`` refuses to share a non-native array)."""
     try:
-        return _FROM_NP[np.dtype(np_dtype)]
+        return _FROM_NP[np.dtype(np_dtype).newbyteorder("=")]
     except KeyError:
         raise TypeError(f"can't convert numpy dtype {np_dtype}: supported are float64, float32, float16, "
                         "int64, int32, uint8 and bool") from None

@@ -153,6 +153,10 @@ def from_numpy(arr: np.ndarray) -> Tensor:
         arr (numpy.ndarray): the array whose memory the tensor shares."""
     if not isinstance(arr, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
+    if not arr.dtype.isnative:   # sharing memory would reinterpret the bytes (4.6e-41 for a big-endian 1.0)
+        raise ValueError(f"from_numpy: given numpy array has byte order different from the native byte order "
+                         f"({arr.dtype.str}). Conversion between byte orders is currently not supported; "
+                         f"tinytorch.tensor(arr) copies and converts")
     return _wrap(_C.from_numpy(arr))
 
 
