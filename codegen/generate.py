@@ -228,83 +228,129 @@ def _ref(e, attr, policy=None):
     return f"_autocast.wrap({ref}, \"{policy}\")" if policy else ref
 
 
-PW_MODULE = "tinytorch._composites.pointwise"   # holds function_form and make_inplace
-RS_MODULE = "tinytorch._composites.reshaping"   # holds make_view_inplace
+FORMS = "tinytorch._composites.forms"   # function_form, make_inplace, make_view_inplace
 # a row's inplace="copy" / "view": the in-place method the generator makes from the out-of-place one
-_MAKERS = {"copy": ("_pointwise.make_inplace", PW_MODULE), "view": ("_reshaping.make_view_inplace", RS_MODULE)}
+_MAKERS = {"copy": "_forms.make_inplace", "view": "_forms.make_view_inplace"}
 
 
 def _inplace_ref(e, name: str) -> str:
     """The expression of the in-place method ``name`` of entry e (a row's own attribute, or made)."""
     if e["inplace"] in _MAKERS:
-        return f"{_MAKERS[e['inplace']][0]}({_ref(e, e['method_impl'])}, \"{name}\")"
+        return f"{_MAKERS[e['inplace']]}({_ref(e, e['method_impl'])}, \"{name}\")"
     return _ref(e, e["inplace"])
 
 
-def _modules(entries) -> set:
-    """The modules the generated file imports for these entries (makers' modules included)."""
-    mods = {e["module"] for e in entries}
-    if any(e["inplace_function"] or e["of_method"] for e in entries):
-        mods.add(PW_MODULE)
-    mods |= {_MAKERS[e["inplace"]][1] for e in entries if e["inplace"] in _MAKERS}
-    return mods
+def _deferred(e) -> bool:
+    """Whether entry e's module loads on first use rather than at `import tinytorch`: the composites
+    and linalg do (tens of milliseconds); kernels (_ops) and the tensor layer are loaded anyway."""
+    return not e["module"].startswith(("tinytorch._ops.", "tinytorch._tensor."))
+
+
+def _body(lines, imports, indent: str) -> list:
+    """Import lines, then the assignments, under ``indent`` (the deferred half sits in a function)."""
+    return [indent + ln for ln in imports] + [indent + ln for ln in lines]
+
+
+def _deferred_block(kind: str, lines, modules) -> list:
+    """``def _deferred() -> dict``: imports the deferred modules and returns the deferred half's names."""
+    return ["", "", "def _deferred() -> dict:",
+            f'    """The {kind} whose modules load on first use (see the module docstring)."""'] + \
+        _body(lines, _imports(sorted(modules)), "    ") + ["    return {k: v for k, v in locals().items() if not k.startswith(\"_\")}"]
+
+
+def _function_lines(e):
+    """[(name, expression)] of entry e's functions: the function and its aliases, the in-place function."""
+    out = []
+    for n in (e["name"],) + tuple(e["aliases"]):
+        if e["function"] and e["of_method"]:
+            out.append((n, f"_forms.function_form({_ref(e, e['impl'])})"))
+        elif e["function"]:
+            out.append((n, _ref(e, e["impl"], e["autocast"])))
+        if e["inplace_function"]:   # tinytorch.relu_(x) is x.relu_(), as PyTorch's in-place functions
+            own = e["inplace"] is None   # a row that is itself in-place: zero_, fill_
+            fn_name = n if own else n + "_"
+            method = _ref(e, e["impl"]) if own else _inplace_ref(e, fn_name)
+            out.append((fn_name, f"_forms.function_form({method})"))
+    return out
 
 
 def functional_py() -> str:
     """tinytorch/_generated/functional.py: every op function, exported as tinytorch.<name>."""
     entries = [e for e in _entries() if e["function"] or e["inplace_function"]]
-    mods = _modules(entries)
-    L = [f'"""Every op function exported as tinytorch.<name>. {BANNER}"""']
-    if any(e["autocast"] for e in entries if e["function"]):
-        L.append("from tinytorch._tensor import autocast as _autocast")
-    L += _imports(sorted(mods))
+    now, later = [e for e in entries if not _deferred(e)], [e for e in entries if _deferred(e)]
+    L = [f'"""Every op function exported as tinytorch.<name>. {BANNER}',
+         "",
+         "The functions of composite ops (and linalg's) load on first use: ``DEFERRED`` names them, and",
+         '``__getattr__`` imports their modules the first time one is looked up, keeping `import tinytorch` fast."""',
+         "from tinytorch._tensor import autocast as _autocast"]
+    L += _imports(sorted({e["module"] for e in now} | {FORMS}))
     L.append("")
-    names = []
-    for e in entries:
-        for n in (e["name"],) + tuple(e["aliases"]):
-            if e["function"] and e["of_method"]:
-                L.append(f"{n} = _pointwise.function_form({_ref(e, e['impl'])})")
-                names.append(n)
-            elif e["function"]:
-                L.append(f"{n} = {_ref(e, e['impl'], e['autocast'])}")
-                names.append(n)
-            if e["inplace_function"]:   # tinytorch.relu_(x) is x.relu_(), as PyTorch's in-place functions
-                own = e["inplace"] is None   # a row that is itself in-place: zero_, fill_
-                fn_name = n if own else n + "_"
-                method = _ref(e, e["impl"]) if own else _inplace_ref(e, fn_name)
-                L.append(f"{fn_name} = _pointwise.function_form({method})")
-                names.append(fn_name)
-    L += ["", "__all__ = ["] + [f"    \"{n}\"," for n in names] + ["]"]
+    names = [n for e in now for n, _ in _function_lines(e)]
+    L += [f"{n} = {x}" for e in now for n, x in _function_lines(e)]
+    deferred = [n for e in later for n, _ in _function_lines(e)]
+    L += _deferred_block("functions", [f"{n} = {x}" for e in later for n, x in _function_lines(e)],
+                         {e["module"] for e in later})
+    L += ["", "", "def __getattr__(name: str):",
+          "    if name in DEFERRED:",
+          "        globals().update(_deferred())",
+          "        return globals()[name]",
+          "    raise AttributeError(f\"module {__name__!r} has no attribute {name!r}\")",
+          "", "", "def __dir__():", "    return sorted(set(globals()) | set(DEFERRED))"]
+    L += ["", "", "__all__ = ["] + [f"    \"{n}\"," for n in names] + ["]"]
+    L += ["", "DEFERRED = frozenset({"] + [f"    \"{n}\"," for n in deferred] + ["})"]
     return "\n".join(L) + "\n"
+
+
+def _method_lines(e):
+    """[(name, expression)] of entry e's Tensor methods: method, aliases, in-place forms, dunders."""
+    policy = e["autocast"] if e["autocast_method"] else None
+    out = []
+    if e["method"]:
+        out += [(n, _ref(e, e["method_impl"], policy)) for n in (e["name"],) + tuple(e["aliases"])]
+    if e["inplace"]:
+        out += [(n + "_", _inplace_ref(e, n + "_")) for n in (e["name"],) + tuple(e["aliases"])]
+    for d in e["dunders"]:
+        kind, _, d = d.rpartition(":")
+        if kind == "r":
+            out.append((d, f"_reflected({_ref(e, e['impl'], policy)})"))
+        elif kind == "i":
+            out.append((d, _inplace_ref(e, d)))
+        else:
+            out.append((d, _ref(e, e["method_impl"], policy)))
+    return out
 
 
 def methods_py() -> str:
     entries = [e for e in _entries() if e["method"] or e["inplace"] or e["dunders"]]
-    mods = sorted({e["module"] for e in entries} | {_MAKERS[e["inplace"]][1] for e in entries if e["inplace"] in _MAKERS})
-    L = [f'"""Every Tensor method that is an op, installed on tinytorch.Tensor. {BANNER}"""',
+    now, later = [e for e in entries if not _deferred(e)], [e for e in entries if _deferred(e)]
+    L = [f'"""Every Tensor method that is an op, installed on tinytorch.Tensor. {BANNER}',
+         "",
+         "The methods of composite ops (and linalg's) load on first use: ``install`` puts a placeholder",
+         "under each of their names whose first lookup imports their modules and installs them all, keeping",
+         '`import tinytorch` fast."""',
          "from tinytorch._tensor import autocast as _autocast"]
-    L += _imports(mods)
+    L += _imports(sorted({e["module"] for e in now} | {FORMS}))
     L += ["", "", "def _reflected(fn):", '    """other <op> self."""', "    def op(self, other):",
           "        return fn(other, self)", "    op.__name__ = fn.__name__", "    return op", "", "", "METHODS = {"]
-    for e in _entries():
-        policy = e["autocast"] if e["autocast_method"] else None
-        if e["method"]:
-            for n in (e["name"],) + tuple(e["aliases"]):
-                L.append(f"    \"{n}\": {_ref(e, e['method_impl'], policy)},")
-        if e["inplace"]:
-            for n in (e["name"],) + tuple(e["aliases"]):
-                L.append(f"    \"{n}_\": {_inplace_ref(e, n + '_')},")
-        for d in e["dunders"]:
-            kind, _, d = d.rpartition(":")
-            if kind == "r":
-                L.append(f"    \"{d}\": _reflected({_ref(e, e['impl'], policy)}),")
-            elif kind == "i":
-                L.append(f"    \"{d}\": {_inplace_ref(e, d)},")
-            else:
-                L.append(f"    \"{d}\": {_ref(e, e['method_impl'], policy)},")
+    L += [f"    \"{n}\": {x}," for e in now for n, x in _method_lines(e)]
     L.append("}")
-    L += ["", "", "def install(cls) -> None:", '    """Puts every op method on ``cls`` (the package root does, on tinytorch.Tensor)."""',
-          "    for name, method in METHODS.items():", "        setattr(cls, name, method)"]
+    body = ["methods = {"] + [f"    \"{n}\": {x}," for e in later for n, x in _method_lines(e)] + ["}"]
+    L += ["", "", "def _deferred() -> dict:", '    """The methods whose modules load on first use."""']
+    L += _body(body, _imports(sorted({e["module"] for e in later})), "    ") + ["    return methods"]
+    L += ["", "", "DEFERRED = frozenset({"] + [f"    \"{n}\"," for e in later for n, _ in _method_lines(e)] + ["})"]
+    L += ["", "", "class _Placeholder:",
+          '    """A deferred method\'s entry on the class until the first lookup of any of them installs them all."""',
+          "    def __init__(self, cls, name):",
+          "        self.cls, self.name = cls, name",
+          "",
+          "    def __get__(self, obj, objtype=None):",
+          "        for name, method in _deferred().items():",
+          "            setattr(self.cls, name, method)",
+          "        return getattr(objtype if obj is None else obj, self.name)",
+          "", "",
+          "def install(cls) -> None:", '    """Puts every op method on ``cls`` (the package root does, on tinytorch.Tensor)."""',
+          "    for name, method in METHODS.items():", "        setattr(cls, name, method)",
+          "    for name in DEFERRED:", "        setattr(cls, name, _Placeholder(cls, name))"]
     return "\n".join(L) + "\n"
 
 

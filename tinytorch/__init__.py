@@ -52,28 +52,32 @@ from tinytorch._tensor.settings import *  # noqa: F401,F403  (set_default_device
 from tinytorch._tensor import torch_function as _tf
 
 # the op schema's forms (codegen/ops.py): every Tensor op method, and every op function as tinytorch.<name>
-from tinytorch._generated import methods as _methods
+# (the composites' load on first use: _functional.DEFERRED, resolved by __getattr__ below)
+from tinytorch._generated import functional as _functional, methods as _methods
 _methods.install(Tensor)
 from tinytorch._generated.functional import *  # noqa: F401,F403,E402  (tinytorch.exp, tinytorch.cat, ...)
 
-from tinytorch import autograd, linalg  # noqa: E402
+from tinytorch import autograd  # noqa: E402
 from tinytorch.autograd.grad_mode import (  # noqa: E402
     enable_grad, inference_mode, is_inference_mode_enabled, no_grad, set_grad_enabled,
 )
 from tinytorch.backends.precision import *  # noqa: F401,F403,E402  (use_deterministic_algorithms, ...)
 from tinytorch.compiler import compile  # noqa: E402,A004  (a pass-through: tinytorch runs eagerly)
-from tinytorch.serialization import load, save  # noqa: E402  (safetensors layout, no pickle)
 
 globals().update(_LEGACY_TYPES)   # FloatTensor, LongTensor, ...: legacy constructors/isinstance checks
 Tensor.type = _tensor_type        # Tensor.type('torch.FloatTensor') and friends
 
 
+_dispatching = False   # whether a Tensor subclass with __torch_function__ exists
+
+
 def _dispatch_op_functions() -> None:
     """Once a Tensor subclass with __torch_function__ exists, tinytorch.<op>(subclass, ...) dispatches too
     (until then the op functions stay the plain ones: no cost without subclasses)."""
-    from tinytorch._generated import functional as _functional
-    for name in _functional.__all__:
-        if globals().get(name) is getattr(_functional, name) and callable(globals()[name]):
+    global _dispatching
+    _dispatching = True
+    for name in _functional.__all__ + sorted(_functional.DEFERRED):
+        if name in globals() and globals()[name] is getattr(_functional, name) and callable(globals()[name]):
             globals()[name] = _tf.dispatching_function(globals()[name])
 
 
@@ -86,15 +90,24 @@ __version__ = "0.1.0"
 _LAZY_SUBMODULES = {"nn", "optim", "utils", "datasets", "transforms", "cuda", "distributed", "amp", "backends"}
 _LAZY_SUBMODULES |= {"accelerator", "onnx", "jit", "compiler"}   # PyTorch's module paths
 _LAZY_SUBMODULES |= {"distributions"}
-_LAZY_SUBMODULES |= {"models"}
+_LAZY_SUBMODULES |= {"models", "linalg"}
+# names from packages that load on first use: (module, attribute)
+_LAZY_NAMES = {"autocast": ("tinytorch.amp", "autocast"),
+               "load": ("tinytorch.serialization", "load"), "save": ("tinytorch.serialization", "save")}
 
 
 def __getattr__(name: str):
-    # Heavier subpackages load on first use, keeping `import tinytorch` fast.
-    if name == "autocast":
-        from tinytorch.amp import autocast
-        return autocast
+    # Heavier subpackages, the composite ops and checkpoint I/O load on first use, keeping
+    # `import tinytorch` fast.
     import importlib
+    if name in _functional.DEFERRED:
+        fn = getattr(_functional, name)
+        globals()[name] = _tf.dispatching_function(fn) if _dispatching and callable(fn) else fn
+        return globals()[name]
+    if name in _LAZY_NAMES:
+        module, attr = _LAZY_NAMES[name]
+        globals()[name] = getattr(importlib.import_module(module), attr)
+        return globals()[name]
     nn_functional = importlib.import_module("tinytorch._toplevel.nn_functional")
     if name in nn_functional.NAMES:   # torch.selu, torch.max_pool2d, ...: nn.functional under torch's top-level names
         globals()[name] = nn_functional.resolve(name)
@@ -104,3 +117,8 @@ def __getattr__(name: str):
         globals()[name] = module
         return module
     raise AttributeError(f"module 'tinytorch' has no attribute '{name}'")
+
+
+def __dir__():
+    from tinytorch._toplevel import nn_functional
+    return sorted(set(globals()) | _functional.DEFERRED | set(_LAZY_NAMES) | _LAZY_SUBMODULES | set(nn_functional.NAMES))

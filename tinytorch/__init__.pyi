@@ -45,6 +45,7 @@ HalfTensor: Any
 IntTensor: Any
 LongTensor: Any
 ShortTensor: Any
+from tinytorch.amp.autocast_mode import autocast as autocast
 bfloat16: _dtype
 bool: _dtype
 default_generator: Any

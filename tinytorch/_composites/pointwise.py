@@ -3,15 +3,14 @@ each is differentiable where PyTorch's is): lerp, addcmul, addcdiv, hypot, sinc,
 rad2deg, frac, fmod, copysign, heaviside, xlogy, logaddexp2, float_power, nan_to_num, signbit,
 isposinf, isneginf, logit, fmax, fmin, fill, the activations prelu and hardshrink (tinytorch.<name> and
 Tensor.<name>, which nn.functional uses too), the comparisons isclose, allclose, equal, isin, the integer
-gcd/lcm and ldexp; and the makers of in-place and function forms the op schema uses."""
+gcd/lcm and ldexp."""
 from __future__ import annotations
 
-import inspect
 import math
 from typing import Optional, Union
 
 from tinytorch._tensor.creation import tensor as _tensor, zeros
-from tinytorch._core.dtype import bool_, can_cast, float32, float64, int64, promote_types
+from tinytorch._core.dtype import bool_, float32, float64, int64, promote_types
 from tinytorch._tensor.legacy import finfo
 from tinytorch._ops.elementwise import where
 from tinytorch._tensor.tensor import Tensor
@@ -446,84 +445,6 @@ def ldexp(input: Tensor, other: Tensor) -> Tensor:
         other (Tensor): the second input tensor."""
     dtype = _promoted_dtype(input, other)
     return input.to(dtype) * _tensor(2.0, dtype=dtype, device=input.device).pow(other)
-
-
-def _entry_name(entry: str) -> str:
-    return entry.split()[0].rstrip(":")
-
-
-def derived_doc(summary: str, doc: Optional[str], drop: Optional[str] = None, first: Optional[str] = None) -> str:
-    """The docstring of a made form (an in-place method, a function form): ``summary``, then the Args and
-    Keyword args of ``doc`` (the docstring of what it wraps) less the entry ``drop``, with ``first`` (an
-    Args entry) put in front when the Args don't begin with its name. Keyword args alone read as Args."""
-    sections: dict = {}
-    entries: Optional[list] = None
-    for line in inspect.cleandoc(doc or "").split("\n"):
-        if line in ("Args:", "Keyword args:"):
-            entries = sections.setdefault(line, [])
-        elif entries is not None and line.startswith("        "):
-            entries[-1] += "\n" + line
-        elif entries is not None and line.startswith("    "):
-            entries.append(line)
-        else:
-            entries = None
-    args = [e for e in sections.get("Args:", []) if _entry_name(e) != drop]
-    keyword = sections.get("Keyword args:", [])
-    if first and (not args or _entry_name(args[0]) != _entry_name(first)):
-        args.insert(0, first)
-    if not args:
-        args, keyword = keyword, []
-    blocks = [summary] + [f"{title}\n" + "\n".join(e)
-                          for title, e in (("Args:", args), ("Keyword args:", keyword)) if e]
-    return "\n\n".join(blocks)
-
-
-def make_inplace(fn, name: str):
-    """The in-place method ``name`` of an out-of-place op ``fn`` (a schema row's ``inplace="copy"``):
-    computes out of place, checks that the result's dtype can be written into self and its shape is
-    self's (as PyTorch's in-place ops), copies back; autograd records the copy."""
-    def inplace(self: Tensor, *args, **kwargs) -> Tensor:
-        out = fn(self, *args, **kwargs)
-        if out.dtype != self.dtype and not can_cast(out.dtype, self.dtype):
-            raise RuntimeError(f"result type {out.dtype} can't be cast to the desired output type {self.dtype}")
-        if tuple(out.shape) != tuple(self.shape):
-            raise RuntimeError(f"output with shape {tuple(self.shape)} doesn't match the broadcast shape "
-                               f"{tuple(out.shape)}")
-        return self.copy_(out)
-    inplace.__name__ = inplace.__qualname__ = name
-    first = None
-    # help(), the stubs and the Args section show the out-of-place parameters, self first
-    try:
-        sig = inspect.signature(fn)
-        first, *rest = sig.parameters.values()
-        inplace.__signature__ = sig.replace(parameters=[first.replace(name="self", annotation="Tensor")] + rest,
-                                            return_annotation="Tensor")
-    except (TypeError, ValueError):   # a builtin without a signature
-        pass
-    inplace.__doc__ = derived_doc(f"In-place version of :meth:`~Tensor.{name[:-1]}`.", fn.__doc__,
-                                  drop=first.name if first is not None else None)
-    return inplace
-
-
-def function_form(method):
-    """``tinytorch.<name>(input, ...)`` calling the method ``input.<name>(...)``, whose first parameter is
-    ``input`` (PyTorch's): the in-place functions (``torch.relu_``, ``torch.clamp_``) and the function forms
-    of Tensor methods (``torch.detach``, ``torch.is_nonzero``, ...)."""
-    name = method.__name__
-    def fn(input: Tensor, *args, **kwargs):
-        return method(input, *args, **kwargs)
-    fn.__name__ = fn.__qualname__ = name
-    # the method's summary (its first line) and Args, input first
-    doc = inspect.cleandoc(method.__doc__ or "")
-    summary = f"In-place version of :func:`{name[:-1]}`." if name.endswith("_") else doc.split("\n")[0]
-    fn.__doc__ = derived_doc(summary, doc, drop="self", first="    input (Tensor): the input tensor.")
-    try:
-        sig = inspect.signature(method)
-        first, *rest = sig.parameters.values()
-        fn.__signature__ = sig.replace(parameters=[first.replace(name="input")] + rest)
-    except (TypeError, ValueError):   # a builtin without a signature: help() shows (input, *args, **kwargs)
-        pass
-    return fn
 
 
 def logit(input: Tensor, eps: Optional[float] = None) -> Tensor:

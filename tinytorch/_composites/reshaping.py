@@ -1,19 +1,16 @@
 """Shape and index ops composed from existing ones (autograd records their parts): tile, ravel,
 fliplr, flipud, rot90, column_stack, dstack, tensor_split, hsplit, vsplit, dsplit, diag_embed,
-diagflat, take, argwhere, tril_indices, triu_indices, unravel_index, positive, sum_to_size, the split
-forms (split_with_sizes, unsafe_split, unsafe_chunk, ...) and the maker of in-place view methods."""
+diagflat, take, argwhere, tril_indices, triu_indices, unravel_index, positive, sum_to_size, and the split
+forms (split_with_sizes, unsafe_split, unsafe_chunk, ...)."""
 from __future__ import annotations
 
-import inspect
 from typing import List, Sequence, Union
 
 import numpy as np
 
 from tinytorch._tensor.creation import tensor as _tensor, zeros
 from tinytorch._core.dtype import int64
-from tinytorch._core.graph import is_grad_enabled
 from tinytorch._ops.shape import cat
-from tinytorch._composites.pointwise import derived_doc
 from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["tile", "ravel", "fliplr", "flipud", "rot90", "column_stack", "dstack", "tensor_split", "hsplit",
@@ -315,41 +312,6 @@ def positive(input: Tensor) -> Tensor:
     if input.dtype.name == "bool":
         raise TypeError("The `+` operator, on a bool tensor is not supported.")
     return input
-
-
-def make_view_inplace(view, name: str):
-    """The in-place shape method ``name`` (``squeeze_``, ``t_``, ``transpose_``, ``as_strided_``, ...) of the
-    view op ``view`` (a schema row's ``inplace="view"``): the tensor becomes the view, keeping its
-    identity and storage and taking the view's sizes, strides and offset; while grad mode records, it
-    also takes the view's autograd node, so gradients flow back exactly as through the view (PyTorch's
-    semantics). Like every in-place op, refused on a leaf that requires grad while grad mode is on."""
-    def method(self: Tensor, *args, **kwargs) -> Tensor:
-        if is_grad_enabled() and self.requires_grad and self.is_leaf:
-            raise RuntimeError(f"{name}(): a leaf Variable that requires grad is being used in an in-place "
-                               f"operation.")
-        try:
-            out = view(self, *args, **kwargs)
-        except RuntimeError as e:   # the view's message names the out-of-place op: name the one called
-            text, called = str(e), name[:-1] + "()"
-            if text.startswith(called):
-                raise RuntimeError(name + "()" + text[len(called):]) from None
-            raise
-        self._impl = out._impl
-        if out._grad_fn is not None:
-            self._grad_fn = out._grad_fn
-            self._output_nr = out._output_nr
-        return self
-    method.__name__ = method.__qualname__ = name
-    first = None
-    try:
-        sig = inspect.signature(view)
-        first, *rest = sig.parameters.values()
-        method.__signature__ = sig.replace(parameters=[first.replace(name="self")] + rest)
-    except (TypeError, ValueError):
-        pass
-    method.__doc__ = derived_doc(f"In-place version of :meth:`~Tensor.{name[:-1]}`.", view.__doc__,
-                                 drop=first.name if first is not None else None)
-    return method
 
 
 def sum_to_size(self: Tensor, *size) -> Tensor:

@@ -12,7 +12,7 @@ INTEGER_ONLY = {"gcd_", "lcm_"}   # tested on integer tensors in test_pointwise_
 # tested with the arguments their shapes need: addmv_/index_put_ in ops/composites/test_op_forms.py,
 # as_strided_ in ops/shape/test_inplace_shape.py
 OWN_ARGUMENTS = {"addmv_", "index_put_", "as_strided_"}
-INPLACE = sorted(n for n in _functional.__all__ if n.endswith("_") and not n.startswith("_")
+INPLACE = sorted(n for n in [*_functional.__all__, *_functional.DEFERRED] if n.endswith("_") and not n.startswith("_")
                  and n not in INTEGER_ONLY | OWN_ARGUMENTS)
 # extra arguments per function (the rest take input only)
 ARGS = {"clamp_": (-0.5, 0.5), "clip_": (-0.5, 0.5), "clamp_min_": (0.1,), "clamp_max_": (0.1,),
