@@ -3,6 +3,7 @@ comparisons, and random inputs in a chosen memory layout."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import tinytorch as tt
 
@@ -21,6 +22,8 @@ GRAD_TOL = {
     "bfloat16": (5e-2, 5e-2),
 }
 FLOAT_DTYPES = ["float32", "float16", "bfloat16", "float64"]
+# the devices an op test runs on: parametrize over DEVICES (the cuda one skips without a GPU)
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
 
 
 def to_numpy(t: tt.Tensor) -> np.ndarray:
@@ -41,28 +44,33 @@ def assert_close(actual, expected, dtype: str | None = None, tol=None, what: str
                                rtol=rtol, atol=atol, err_msg=what)
 
 
-def make(shape, dtype="float32", layout="contiguous", low=-2.0, high=2.0, seed=0, requires_grad=False):
-    """Random tensor with the given logical shape and memory layout:
+def make(shape, dtype="float32", layout="contiguous", low=-2.0, high=2.0, seed=0, requires_grad=False,
+         device="cpu"):
+    """Random tensor on ``device`` with the given logical shape and memory layout:
     'contiguous', 'transposed' (a .mT of a contiguous tensor), 'sliced' (every other element of
     the last dim), 'expanded' (a broadcast view along dim 0). Returns (tensor, float64 reference)."""
     rng = np.random.default_rng(seed)
     shape = tuple(shape)
+
+    def tensor(values):
+        return tt.tensor(values, dtype=getattr(tt, dtype), device=device)
+
     if layout == "transposed" and len(shape) >= 2:
         base = rng.uniform(low, high, shape[:-2] + (shape[-1], shape[-2]))
         ref = np.swapaxes(base, -1, -2)
-        t = tt.tensor(base, dtype=getattr(tt, dtype)).transpose(-1, -2)
+        t = tensor(base).transpose(-1, -2)
     elif layout == "sliced" and len(shape) >= 1:
         base = rng.uniform(low, high, shape[:-1] + (shape[-1] * 2,))
         ref = base[..., ::2]
-        t = tt.tensor(base, dtype=getattr(tt, dtype)).narrow(-1, 0, shape[-1] * 2)
+        t = tensor(base).narrow(-1, 0, shape[-1] * 2)
         t = tt._ops.shape.slice(t, -1, 0, None, 2)
     elif layout == "expanded" and len(shape) >= 1:
         base = rng.uniform(low, high, (1,) + shape[1:])
         ref = np.broadcast_to(base, shape)
-        t = tt.tensor(base, dtype=getattr(tt, dtype)).expand(*shape)
+        t = tensor(base).expand(*shape)
     else:
         ref = rng.uniform(low, high, shape)
-        t = tt.tensor(ref, dtype=getattr(tt, dtype))
+        t = tensor(ref)
     ref = to_numpy(t)  # the values the tensor really holds after rounding to dtype
     if requires_grad:
         t.requires_grad_(True)  # a view of a tensor that doesn't require grad is itself a leaf

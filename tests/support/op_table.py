@@ -1,7 +1,7 @@
 """The op-table test rows, read from the op schema (codegen/ops.py): every row with a numpy reference
 (the elementwise rows, and the reductions, shape ops and composites that carry a ``ref``), how to call
 it, its input range and which checks apply. tests/ops/elementwise/test_op_table.py
-and tests/ops/elementwise/test_cuda_op_table.py run them."""
+runs them."""
 from __future__ import annotations
 
 import math

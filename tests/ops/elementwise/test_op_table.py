@@ -1,24 +1,26 @@
-"""The op table (rows from the schema, codegen/ops.py, via tests/support/op_table.py): every elementwise
-row against its float64 numpy reference on every float dtype and layout, broadcasting for binary
-rows, gradients against central differences (gradcheck), second derivatives against finite
-differences of the gradient, and each fused backward kernel equal to the schema's formula."""
+"""The op table (rows from the schema, codegen/ops.py, via tests/support/op_table.py): every row with a
+reference against its float64 numpy reference on every device, float dtype and layout, broadcasting
+for binary rows; gradients against central differences (gradcheck) and, on the GPU, against the CPU's;
+second derivatives against finite differences of the gradient; each fused backward kernel equal to
+the schema's formula."""
 import numpy as np
 import pytest
 
 import tinytorch as tt
-from support.numeric import FLOAT_DTYPES, GRAD_TOL, TOL, assert_close, make, to_numpy
+from support.numeric import DEVICES, FLOAT_DTYPES, GRAD_TOL, TOL, assert_close, make, to_numpy
 from support.op_table import DIFFERENTIABLE, FUSED, ROWS
 
 LAYOUTS = ["contiguous", "transposed", "sliced", "expanded"]
 BROADCAST = [((4, 5), (4, 5)), ((4, 1), (1, 5)), ((2, 3, 4), (3, 1)), ((), (3, 2))]
 
 
-def _inputs(row, shape, dtype, layout, seed, requires_grad=False):
+def _inputs(row, shape, dtype, layout, seed, requires_grad=False, device="cpu"):
     lo, hi = row.domain
-    return make(shape, dtype, layout, lo, hi, seed=seed, requires_grad=requires_grad)
+    return make(shape, dtype, layout, lo, hi, seed=seed, requires_grad=requires_grad, device=device)
 
 
-def _check_forward(row, y, expected, dtype):
+def _check_forward(row, y, expected, dtype, device):
+    assert y.device.type == device
     if row.bool_result:
         assert y.dtype == tt.bool
         np.testing.assert_array_equal(y.numpy(), expected)
@@ -28,26 +30,29 @@ def _check_forward(row, y, expected, dtype):
     assert_close(y, expected, dtype, tol=(rtol, atol * max(1.0, np.abs(expected).max())), what=row.name)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("name", sorted(n for n, r in ROWS.items() if not r.binary))
-def test_unary_forward(name, dtype, layout):
+def test_unary_forward(name, dtype, layout, device):
     row = ROWS[name]
-    x, xr = _inputs(row, (5, 7), dtype, layout, seed=len(name))
-    _check_forward(row, row.call(x), row.ref(xr), dtype)
+    x, xr = _inputs(row, (5, 7), dtype, layout, seed=len(name), device=device)
+    _check_forward(row, row.call(x), row.ref(xr), dtype, device)
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("shapes", BROADCAST, ids=str)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("name", sorted(n for n, r in ROWS.items() if r.binary))
-def test_binary_forward(name, dtype, shapes):
+def test_binary_forward(name, dtype, shapes, device):
     row = ROWS[name]
-    a, ar = _inputs(row, shapes[0], dtype, "contiguous", seed=1)
-    b, br = _inputs(row, shapes[1], dtype, "transposed" if len(shapes[1]) == 2 else "contiguous", seed=2)
+    a, ar = _inputs(row, shapes[0], dtype, "contiguous", seed=1, device=device)
+    b, br = _inputs(row, shapes[1], dtype, "transposed" if len(shapes[1]) == 2 else "contiguous", seed=2,
+                    device=device)
     y = row.call(a, b)
     expected = row.ref(ar, br)
     assert tuple(y.shape) == np.shape(expected)
-    _check_forward(row, y, expected, dtype)
+    _check_forward(row, y, expected, dtype, device)
 
 
 def _args(row, requires_grad=True, dtype="float64", seed=3):
@@ -60,6 +65,25 @@ def _args(row, requires_grad=True, dtype="float64", seed=3):
 def test_gradient_matches_finite_differences(name):
     row = ROWS[name]
     assert tt.autograd.gradcheck(row.call, tuple(_args(row)))
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("name", DIFFERENTIABLE)
+def test_gpu_gradient_matches_cpu(name, dtype):
+    """Input gradients on the GPU equal the CPU's (same values, strided on both)."""
+    row = ROWS[name]
+    cpu = _args(row, dtype=dtype, seed=len(name))
+    gpu = [x.detach().to("cuda").requires_grad_() for x in cpu]
+    y_cpu, y_gpu = row.call(*cpu), row.call(*gpu)
+    g = tt.ones(*y_cpu.shape, dtype=y_cpu.dtype)
+    g_cpu = tt.autograd.grad(y_cpu, cpu, g, allow_unused=True)
+    g_gpu = tt.autograd.grad(y_gpu, gpu, g.to("cuda"), allow_unused=True)
+    for a, b in zip(g_cpu, g_gpu):
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert b.device.type == "cuda"
+            assert_close(b, to_numpy(a), dtype, tol=GRAD_TOL[dtype], what=f"{name} gradient")
 
 
 @pytest.mark.parametrize("name", DIFFERENTIABLE)
