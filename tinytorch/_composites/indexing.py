@@ -24,7 +24,9 @@ cummax_result = namedtuple("cummax", ["values", "indices"])
 cummin_result = namedtuple("cummin", ["values", "indices"])
 
 
-def _wrap(dim: int, ndim: int, op: str) -> int:
+def wrap_dim(dim: int, ndim: int, op: str) -> int:
+    """dim wrapped into [0, ndim) (a 0-dim tensor counts as 1-dim, as PyTorch's maybe_wrap_dim with
+    wrap_scalar); an out-of-range dim raises IndexError naming op (the composites share it)."""
     n = max(ndim, 1)
     if not -n <= dim < n:
         raise IndexError(f"{op}(): Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
@@ -58,7 +60,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     if source.dtype != input.dtype:
         raise RuntimeError(f"index_add_(): self ({input.dtype}) and source ({source.dtype}) must have the "
                            "same scalar type")
-    dim = _wrap(dim, input.dim(), "index_add")
+    dim = wrap_dim(dim, input.dim(), "index_add")
     src = source if source.dim() else source.reshape(1)
     if input.dim() == 0:
         input_v = input.reshape(1)
@@ -113,7 +115,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     if src.dtype != input.dtype:
         raise RuntimeError(f"scatter_reduce(): Expected self.dtype to be equal to src.dtype, got "
                            f"{input.dtype} and {src.dtype}")
-    dim = _wrap(dim, input.dim(), "scatter_reduce")
+    dim = wrap_dim(dim, input.dim(), "scatter_reduce")
     index = index.long()
     src = src[tuple(slice(0, n) for n in index.shape)] if tuple(src.shape) != tuple(index.shape) else src
     ones = src.new_ones(tuple(src.shape)).detach()
@@ -193,7 +195,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: Optional[int] = None) ->
         dim (int): the axis along which to index. Default: ``None``"""
     if dim is None:
         return input.reshape(-1).gather(0, indices.reshape(-1).long())
-    dim = _wrap(dim, input.dim(), "take_along_dim")
+    dim = wrap_dim(dim, input.dim(), "take_along_dim")
     if indices.dim() != input.dim():
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of "
                            f"dimensions, but got {input.dim()} dimensions for input, and {indices.dim()} "
@@ -230,7 +232,7 @@ def repeat_interleave(input: Tensor, repeats: Union[Tensor, int, None] = None, d
     if dim is None:
         input = input.reshape(-1)
         dim = 0
-    dim = _wrap(dim, input.dim(), "repeat_interleave")
+    dim = wrap_dim(dim, input.dim(), "repeat_interleave")
     if isinstance(repeats, Tensor) and repeats.numel() == 1 and repeats.dim() <= 1:
         repeats = int(repeats.item())
     if isinstance(repeats, int):
@@ -287,7 +289,7 @@ def trace(input: Tensor) -> Tensor:
 
 
 def _cum_extreme(input: Tensor, dim: int, take_new, result_type, op: str):
-    dim = _wrap(dim, input.dim(), op)
+    dim = wrap_dim(dim, input.dim(), op)
     x = input if input.dim() else input.reshape(1)
     n = x.shape[dim]
     if n == 0:
@@ -338,7 +340,7 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     Args:
         input (Tensor): the input tensor.
         dim (int): the dimension to do the operation over."""
-    dim = _wrap(dim, input.dim(), "logcumsumexp")
+    dim = wrap_dim(dim, input.dim(), "logcumsumexp")
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"logcumsumexp: expected a floating point input, got {input.dtype}")
     if input.dim() == 0:

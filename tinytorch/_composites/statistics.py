@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Optional, Sequence, Union
 
-from tinytorch._composites.indexing import _wrap
+from tinytorch._composites.indexing import wrap_dim
 from tinytorch._ops.elementwise import where
 from tinytorch._ops.index import stack
 from tinytorch._tensor.tensor import Tensor
@@ -250,7 +250,7 @@ def _order_statistic(input: Tensor, dim: Optional[int], keepdim: bool, op: str, 
         if flat.numel() == 0:
             return flat.new_full((), float("nan")) if flat.dtype.is_floating_point else flat.sum()
         return _order_statistic(flat, 0, False, op, choose, result_type).values
-    dim = _wrap(dim, input.dim(), op)
+    dim = wrap_dim(dim, input.dim(), op)
     x = input if input.dim() else input.reshape(1)
     n = x.shape[dim]
     if n == 0:
