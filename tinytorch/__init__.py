@@ -104,6 +104,11 @@ def __getattr__(name: str):
         fn = getattr(_functional, name)
         globals()[name] = _tf.dispatching_function(fn) if _dispatching and callable(fn) else fn
         return globals()[name]
+    if name.startswith("_foreach_"):   # torch._foreach_add_, ...: the multi-tensor forms
+        foreach = importlib.import_module("tinytorch._composites.foreach")
+        if name in foreach.__all__:
+            globals()[name] = getattr(foreach, name)
+            return globals()[name]
     if name in _LAZY_NAMES:
         module, attr = _LAZY_NAMES[name]
         globals()[name] = getattr(importlib.import_module(module), attr)
@@ -120,5 +125,6 @@ def __getattr__(name: str):
 
 
 def __dir__():
+    from tinytorch._composites import foreach
     from tinytorch._toplevel import nn_functional
-    return sorted(set(globals()) | _functional.DEFERRED | set(_LAZY_NAMES) | _LAZY_SUBMODULES | set(nn_functional.NAMES))
+    return sorted(set(globals()) | set(foreach.__all__) | _functional.DEFERRED | set(_LAZY_NAMES) | _LAZY_SUBMODULES | set(nn_functional.NAMES))

@@ -1,9 +1,11 @@
 """``autocast``: mixed precision, as ``torch.autocast``. Inside the context, the ops that gain from
 lower precision (matmul, linear, convolutions) run in float16/bfloat16 and the ones that need range
-(softmax, norms, losses) in float32; their float arguments on the autocast device are cast on entry
-(differentiably: gradients come back in the arguments' own dtype). Other ops run in whatever dtype
-their inputs have. Which op does what is the autocast column of the op schema (codegen/ops.py);
-the casting wrappers are in tinytorch/_tensor/autocast.py."""
+in float32; their float arguments on the autocast device are cast on entry (differentiably: gradients
+come back in the arguments' own dtype). Other ops run in whatever dtype their inputs have. Which ops
+run in float32 depends on the device type, as PyTorch's lists: on CUDA softmax, norms, losses and
+exp/log/pow; on CPU the losses, cdist, grid_sample and the 3-D pools, while exp, pow, softmax and
+layer_norm keep bfloat16. The CUDA lists are the autocast column of the op schema (codegen/ops.py),
+the CPU ones and the casting wrappers are in tinytorch/_tensor/autocast.py."""
 from __future__ import annotations
 
 import functools
