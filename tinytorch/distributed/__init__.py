@@ -5,5 +5,7 @@ from tinytorch.distributed.distributed_c10d import *  # noqa: F401,F403
 from tinytorch.distributed.distributed_c10d import __all__ as _c10d_all
 from tinytorch.distributed.object_collectives import all_gather_object, broadcast_object_list  # noqa: F401
 from tinytorch.distributed.store import FileStore, HashStore, PrefixStore, Store, TCPStore  # noqa: F401
+from tinytorch.distributed.device_mesh import DeviceMesh, init_device_mesh  # noqa: F401
 
-__all__ = list(_c10d_all) + ["all_gather_object", "broadcast_object_list", "Store", "TCPStore", "FileStore", "PrefixStore", "HashStore"]
+__all__ = list(_c10d_all) + ["all_gather_object", "broadcast_object_list", "Store", "TCPStore", "FileStore", "PrefixStore", "HashStore",
+                               "DeviceMesh", "init_device_mesh"]
