@@ -14,7 +14,9 @@ File layout (https://huggingface.co/docs/safetensors, readable by any safetensor
 Tensors are stored under names built from their path in the saved object
 (``{"model": {"fc.weight": t}}`` -> ``"model.fc.weight"``). The nested structure of dicts, lists,
 tuples and plain values (int, float, str, bool, None) is kept as JSON in ``__metadata__``, where
-tensors appear as references to their names. Loading parses JSON only: it never unpickles or runs
+tensors appear as references to their names. Numpy arrays are stored the same way, with their
+numpy dtype (also int8, int16, uint16, uint32, uint64, complex64, which tensors don't have), and
+load back as numpy arrays, as with ``torch.save``. Loading parses JSON only: it never unpickles or runs
 code, so ``weights_only`` is always effectively ``True``.
 
 Notes:
@@ -54,9 +56,11 @@ def get_unsafe_globals_in_checkpoint(f: "FILE_LIKE") -> list:
     """
     from tinytorch.serialization import _torch_zip
     return _torch_zip.unsafe_globals(f)
-from tinytorch._tensor.creation import from_numpy
 from tinytorch._tensor.raw_bits import to_bits
-from tinytorch.serialization._safetensors import _TT_TO_ST, _check_depth, _little_endian, _parse_header, _parse_tensors
+from tinytorch.serialization._errors import unsaveable
+from tinytorch.serialization._safetensors import (
+    _NP_TO_ST, _TT_TO_ST, _check_depth, _little_endian, _parse_header, _parse_tensors,
+)
 from tinytorch._tensor.tensor import Tensor
 
 FILE_LIKE = Union[str, os.PathLike, BinaryIO, IO[bytes]]
@@ -93,11 +97,20 @@ def _file_name(f: Any) -> str:
     return str(getattr(f, "name", f"<{type(f).__name__}>"))
 
 
+def _saved_array(obj: np.ndarray, where: str) -> np.ndarray:
+    """The array ``save`` stores for a numpy array (C order; its bytes go to the file little-endian)."""
+    a = np.asarray(obj)
+    if a.dtype.name not in _NP_TO_ST or a.dtype.fields is not None:
+        raise TypeError(f"tinytorch.save: can't save a numpy array of dtype {a.dtype} at {where!r}: supported "
+                        f"dtypes are {', '.join(_NP_TO_ST)} (other dtypes would need pickle to rebuild)")
+    return np.ascontiguousarray(a) if a.ndim else a  # ascontiguousarray makes a 0-d array 1-d
+
+
 class _Encoder:
-    """Turns a nested object into (JSON-able structure, {name: tensor})."""
+    """Turns a nested object into (JSON-able structure, {name: tensor or numpy array})."""
 
     def __init__(self) -> None:
-        self.tensors: Dict[str, Tensor] = {}
+        self.tensors: Dict[str, Union[Tensor, np.ndarray]] = {}
 
     def _name(self, path: list) -> str:
         base = ".".join(str(p) for p in path) or "tensor"
@@ -123,7 +136,10 @@ class _Encoder:
         if isinstance(obj, np.generic):
             return self.encode(obj.item(), path)
         if isinstance(obj, np.ndarray):
-            return self.encode(from_numpy(np.array(obj, order="C")), path)  # a copy: the file owns its bytes
+            name = self._name(path)
+            a = self.tensors[name] = _saved_array(obj, ".".join(str(p) for p in path) or "<root>")
+            # "np": loads as an array; ">": the array was big-endian (its bytes are stored little-endian)
+            return {"$t": name, "np": ">" if a.dtype.byteorder == ">" else True}
         if isinstance(obj, (dict, collections.OrderedDict)):
             if all(isinstance(k, str) for k in obj):
                 node = {"$d": {k: self.encode(v, path + [k]) for k, v in obj.items()}}
@@ -144,10 +160,7 @@ class _Encoder:
         if isinstance(obj, (set, frozenset)):
             return {"$set": [self.encode(v, path + [i]) for i, v in enumerate(obj)],
                     "frozen": isinstance(obj, frozenset)}
-        where = ".".join(str(p) for p in path) or "<root>"
-        raise TypeError(f"tinytorch.save: can't save object of type {type(obj).__name__} at {where!r}: only "
-                        "tensors, numpy arrays, dict/list/tuple/set containers and int, float, complex, str, bytes, "
-                        "bool, None are supported (objects would need code to rebuild: save their state_dict())")
+        raise unsaveable(obj, ".".join(str(p) for p in path) or "<root>")
 
 
 def save(obj: Any, f: FILE_LIKE, format: str = "safetensors", digest: bool = False) -> None:
@@ -166,7 +179,9 @@ def save(obj: Any, f: FILE_LIKE, format: str = "safetensors", digest: bool = Fal
             metadata) and the tensor data; :func:`tinytorch.load` then verifies it and refuses a
             file in which any of these changed
 
-    Numpy arrays are saved as tensors (and load as tensors)."""
+    Numpy arrays load back as numpy arrays of the same dtype and shape (in ``format="torch"`` they
+    are written as tensors, which ``torch.load(weights_only=True)`` reads). Modules and optimizers
+    are refused (a ``TypeError``): save their ``state_dict()``."""
     if format == "torch":
         if digest:
             raise ValueError("tinytorch.save: digest=True needs format='safetensors'; PyTorch's zip format has "
@@ -178,14 +193,16 @@ def save(obj: Any, f: FILE_LIKE, format: str = "safetensors", digest: bool = Fal
         raise ValueError(f"tinytorch.save: format must be 'safetensors' or 'torch', got {format!r}")
     enc = _Encoder()
     structure = enc.encode(obj, [])
-    raws = {name: to_bits(t) for name, t in enc.tensors.items()}
+    raws = {name: t if isinstance(t, np.ndarray) else to_bits(t) for name, t in enc.tensors.items()}
     # Largest items first keeps every tensor aligned to its item size with no holes in the buffer.
     order = sorted(raws, key=lambda n: -raws[n].dtype.itemsize)
     header: Dict[str, Any] = {"__metadata__": {"format": "tinytorch", _STRUCTURE_KEY: json.dumps(structure)}}
     offset = 0
     for name in order:
         a = raws[name]
-        header[name] = {"dtype": _TT_TO_ST[enc.tensors[name].dtype.name], "shape": list(a.shape),
+        t = enc.tensors[name]
+        st = _NP_TO_ST[a.dtype.name] if isinstance(t, np.ndarray) else _TT_TO_ST[t.dtype.name]
+        header[name] = {"dtype": st, "shape": list(a.shape),
                         "data_offsets": [offset, offset + a.nbytes]}
         offset += a.nbytes
     if digest:
@@ -222,6 +239,13 @@ class _Decoder:
     def _fail(self, msg: str):
         raise RuntimeError(f"tinytorch.load: {self.fname}: corrupted structure metadata: {msg}")
 
+    def _array(self, name: str, order: Any) -> np.ndarray:
+        if order is not True and order != ">":
+            self._fail(f"bad array byte order {order!r} for {name!r}")
+        v = self.tensors[name]
+        a = v if isinstance(v, np.ndarray) else v.numpy()
+        return a.astype(a.dtype.newbyteorder(">")) if order == ">" and a.dtype.byteorder != ">" else a
+
     def decode(self, node: Any) -> Any:
         if node is None or isinstance(node, (bool, int, float, str)):
             return node
@@ -235,6 +259,10 @@ class _Decoder:
                 self._fail(f"bad tensor reference {node!r}")
             if name not in self.tensors:
                 self._fail(f"reference to tensor {name!r} which is not in the file")
+            if "np" in node:
+                return self._array(name, node["np"])
+            if isinstance(self.tensors[name], np.ndarray):
+                self._fail(f"tensor {name!r} has a dtype that only numpy arrays have, but is not saved as one")
             t = place(self.tensors[name], node.get("dev", "cpu"), self.map_location, self.fname)
             if node.get("rg"):
                 t.requires_grad_(True)
@@ -394,6 +422,11 @@ def _load_stream(fh: BinaryIO, fname: str, map_location: MAP_LOCATION, require_d
     tensors, metadata = _parse_tensors(data, fname)
     _verify_digest(data, metadata, fname, require_digest)
     if _STRUCTURE_KEY not in metadata:
+        for name, t in tensors.items():
+            if isinstance(t, np.ndarray):
+                raise RuntimeError(f"tinytorch.load: {fname}: tensor {name!r}: dtype {_NP_TO_ST[t.dtype.name]} has "
+                                   "no tinytorch tensor dtype (tinytorch loads it only as a numpy array saved by "
+                                   "tinytorch.save)")
         return {name: place(t, "cpu", map_location, fname) for name, t in tensors.items()}
     def bad(msg: str):
         raise RuntimeError(f"tinytorch.load: {fname}: {msg}")

@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, Optional, Union
 from tinytorch._core.dtype import device as _device
 from tinytorch._tensor.tensor import Tensor
 
-MAP_LOCATION = Optional[Union[Callable[[Tensor, str], Tensor], str, "tinytorch.device", Dict[str, str]]]
+MAP_LOCATION = Optional[Union[Callable[[Tensor, str], Tensor], str, _device, Dict[str, str]]]
 
 
 def place(t: Tensor, saved: str, map_location: MAP_LOCATION, fname: str, *, storage: bool = False) -> Tensor:

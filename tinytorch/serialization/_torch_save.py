@@ -19,6 +19,7 @@ from typing import Any, BinaryIO, Dict, List, Tuple
 import numpy as np
 
 from tinytorch.serialization import _torch_unpickler
+from tinytorch.serialization._errors import unsaveable
 from tinytorch._tensor.creation import tensor as _tensor_from_data
 from tinytorch._core.dtype import dtype as _dtype_cls, device as _device
 from tinytorch._ops import shape as S
@@ -154,6 +155,8 @@ class _PickleWriter:
                         self.save(v, where + ["<item>"])
                     self.out += b"e"
                 self.out += b"\x85R"
+            elif callable(getattr(obj, "state_dict", None)):   # a module or an optimizer
+                raise unsaveable(obj, ".".join(str(p) for p in where) or "<root>", " in torch format")
             else:
                 raise TypeError(f"tinytorch.save: can't save object of type {type(obj).__name__} at {_where(where)} "
                                 "in torch format: only tensors, numpy arrays, dict/OrderedDict/list/tuple/set "

@@ -55,3 +55,13 @@ from tinytorch.nn.modules.transformer import (  # noqa: F401
     Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
 )
 from tinytorch.nn.modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
+
+
+def __getattr__(name: str):
+    """``nn.modules.<submodule>`` (PyTorch's paths: ``nn.modules.linear.Linear``) for a submodule no
+    import above has loaded yet: imported on first access."""
+    if name.isidentifier() and not name.startswith("__"):
+        import importlib.util
+        if importlib.util.find_spec(f"{__name__}.{name}") is not None:
+            return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
