@@ -90,7 +90,8 @@ __version__ = "0.1.0"
 _LAZY_SUBMODULES = {"nn", "optim", "utils", "datasets", "transforms", "cuda", "distributed", "amp", "backends"}
 _LAZY_SUBMODULES |= {"accelerator", "onnx", "jit", "compiler"}   # PyTorch's module paths
 _LAZY_SUBMODULES |= {"distributions"}
-_LAZY_SUBMODULES |= {"models", "linalg"}
+_LAZY_SUBMODULES |= {"models", "linalg", "testing", "profiler"}
+_LAZY_SUBMODULES |= {"_dynamo", "_inductor", "_functorch"}   # torch.compile's config modules (no effect here)
 # names from packages that load on first use: (module, attribute)
 _LAZY_NAMES = {"autocast": ("tinytorch.amp", "autocast"),
                "load": ("tinytorch.serialization", "load"), "save": ("tinytorch.serialization", "save")}

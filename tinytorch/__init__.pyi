@@ -29,8 +29,10 @@ from tinytorch import models as models
 from tinytorch import nn as nn
 from tinytorch import onnx as onnx
 from tinytorch import optim as optim
+from tinytorch import profiler as profiler
 from tinytorch import random as random
 from tinytorch import serialization as serialization
+from tinytorch import testing as testing
 from tinytorch import transforms as transforms
 from tinytorch import utils as utils
 
