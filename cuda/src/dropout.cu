@@ -26,7 +26,7 @@ __device__ __forceinline__ void dropout_one(const DropoutArgs<T>& a, uint64_t se
   using M = opmath_t<T>;
   const bool keep = dropout_keep_word(philox4x32(seed, offset + uint64_t(i >> 2))[i & 3], a.p);
   a.mask[i] = keep;
-  a.y[i] = keep ? T(M(a.x[i]) * a.scale) : T(M(0));
+  a.y[i] = T(M(a.x[i]) * (keep ? a.scale : M(0)));  // a product: NaN/inf x dropped gives NaN, as PyTorch
 }
 
 // Elements per thread: 16 bytes of x, at least one whole Philox block.
@@ -59,7 +59,7 @@ __global__ void dropout_vec_kernel(int64_t n, PhiloxArgs pa, DropoutArgs<T> a) {
       for (int w = 0; w < 4; ++w) {
         const bool keep = dropout_keep_word(r[w], a.p);
         mv.v[4 * q + w] = keep;
-        yv.v[4 * q + w] = keep ? T(M(xv.v[4 * q + w]) * a.scale) : T(M(0));
+        yv.v[4 * q + w] = T(M(xv.v[4 * q + w]) * (keep ? a.scale : M(0)));
       }
     }
     *reinterpret_cast<Vec<T, E>*>(a.y + i0) = yv;
@@ -98,13 +98,13 @@ void cuda_dropout(const Tensor& x, double p, const Tensor& y, const Tensor& mask
   });
 }
 
-// grad: (...), mask: bool broadcast to grad -> out = mask ? grad * scale : 0
+// grad: (...), mask: bool broadcast to grad -> out = grad * (mask ? scale : 0)
 template <class T>
 struct MaskedScaleOp {
   opmath_t<T> s;
   __device__ __forceinline__ T operator()(T g, bool k) const {
     using M = opmath_t<T>;
-    return k ? T(M(g) * s) : T(M(0));
+    return T(M(g) * (k ? s : M(0)));
   }
 };
 

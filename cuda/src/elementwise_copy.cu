@@ -23,9 +23,20 @@ struct CastOp {
   }
 };
 
+// A bool source is loaded as its byte and read as byte != 0 (loaded as bool, a byte of 2 would
+// cast to 2): storage from outside (numpy, files) may hold bytes other than 0 and 1.
+template <class Dst>
+struct BoolByteCastOp {
+  __device__ __forceinline__ Dst operator()(uint8_t v) const { return CastOp<Dst, bool>{}(v != 0); }
+};
+
 void cuda_copy(const Tensor& src, const Tensor& dst) {
   TT_DISPATCH_ALL(dst.dtype(), "copy_", [&] {
     using Dst = scalar_t;
+    if (src.dtype() == DType::Bool) {
+      gpu_unary<Dst, uint8_t>(src, dst, BoolByteCastOp<Dst>{});
+      return;
+    }
     TT_DISPATCH_ALL(src.dtype(), "copy_", [&] { gpu_unary<Dst, scalar_t>(src, dst, CastOp<Dst, scalar_t>{}); });
   });
 }

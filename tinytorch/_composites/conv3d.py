@@ -45,6 +45,10 @@ def _check(input: Tensor, weight: Tensor, groups: int, op: str, transposed: bool
         raise RuntimeError(f"{op}: input type ({input.dtype}) and weight type ({weight.dtype}) should be the same")
     if input.device != weight.device:
         raise RuntimeError(f"{op}: input ({input.device}) and weight ({weight.device}) must be on the same device")
+    if input.numel() == 0 and (input.dim() == 4 or input.shape[0]) and input.shape[-4]:
+        # PyTorch runs empty batches and empty channel sets, not empty volumes
+        raise RuntimeError(f"{op}: Only zero batch or zero channel inputs are supported, but got input shape: "
+                           f"{list(input.shape)}")
     channels = weight.shape[0] if transposed else weight.shape[1] * groups
     if input.shape[-4] != channels or (not transposed and weight.shape[0] % groups) or weight.shape[0] % groups:
         raise RuntimeError(f"Given {'transposed=1' if transposed else f'groups={groups}'}, weight of size "

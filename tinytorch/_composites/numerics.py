@@ -299,16 +299,20 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False, ret
     if dim is not None:
         raise NotImplementedError("unique(dim=...) is not implemented")
     flat = input.reshape(-1)
-    s = flat.sort().values
+    s, order = flat.sort(stable=True)
     if s.numel() == 0:
         out = s
         first = zeros(0, dtype=bool_, device=s.device)
     else:
+        # NaN != NaN: each NaN starts its own entry, as in PyTorch's sorted unique
         first = cat([ones(1, dtype=bool_, device=s.device), s[1:] != s[:-1]])
         out = s[first]
     res = [out]
     if return_inverse:
-        res.append(searchsorted(out, flat).reshape(input.shape))
+        # the entry of each sorted element, scattered back to its place in the input
+        group = first.long().cumsum(0) - 1
+        inverse = zeros(flat.numel(), dtype=int64, device=s.device).index_put((order,), group)
+        res.append(inverse.reshape(input.shape))
     if return_counts:
         starts = first.nonzero().reshape(-1)
         ends = cat([starts[1:], tensor([s.numel()], device=s.device)])

@@ -166,6 +166,9 @@ def conv_transpose2d(Tensor input, Tensor weight, bias=None, stride=1, padding=0
     if input._impl.shape[-3] != cin or cin % groups:
         raise RuntimeError(f"conv_transpose2d: input {list(input._impl.shape)} has {input._impl.shape[-3]} channels; "
                            f"weight {list(weight._impl.shape)} expects {cin}, divisible by groups={groups}")
+    if input._impl.numel == 0 and (nd == 3 or input._impl.shape[0]) and cin:   # as conv2d's check
+        raise RuntimeError(f"conv_transpose2d: Only zero batch or zero channel inputs are supported, but got input "
+                           f"shape: {list(input._impl.shape)}")
     for i in range(2):
         if not output_padding[i] < max(stride[i], dilation[i]):
             raise ValueError(f"conv_transpose2d: output padding {output_padding} must be smaller than either stride "

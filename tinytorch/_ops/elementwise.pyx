@@ -157,18 +157,16 @@ def _clamp_tensor(Tensor x, lo, hi):
 
 
 def _clamp_tensor_backward(Node n, g):
+    # PyTorch's clamp_backward_min_max: comparisons with a NaN (x or bound) are false, so a NaN
+    # position passes no gradient; with min > max the result is max, and so is the gradient
     x, lo, hi = n.saved_tensors
-    inside = x == x
-    below = above = None
+    if lo is not None and hi is not None:
+        return (where((x >= lo).logical_and(x <= hi), g, 0.0),
+                where((x < lo).logical_and(lo < hi), g, 0.0),
+                where((x > hi).logical_or(hi < lo), g, 0.0))
     if lo is not None:
-        below = x < lo
-        inside = inside.logical_and(below.logical_not())
-    if hi is not None:
-        above = x > hi
-        inside = inside.logical_and(above.logical_not())
-    return (where(inside, g, 0.0),
-            None if lo is None else where(below, g, 0.0),
-            None if hi is None else where(above, g, 0.0))
+        return (where(x >= lo, g, 0.0), where(x < lo, g, 0.0), None)
+    return (where(x <= hi, g, 0.0), None, where(x > hi, g, 0.0))
 
 
 def pow(input, exponent):
@@ -258,16 +256,36 @@ def div(input, other, *, rounding_mode=None):
     a, b = input, other
     if rounding_mode is None:
         return _binary("div", a, b)
+    if rounding_mode not in ("floor", "trunc"):
+        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                         f"'{rounding_mode}'")
+    if is_floating_code(_C.result_type(operand(a), operand(b))):
+        impl = _C.floor_divide(operand(a), operand(b), 1.0, 0.0) if rounding_mode == "floor" else \
+            _C.trunc(_C.div(operand(a), operand(b), 1.0, 0.0), 0.0, 0.0)
+        return _rounded_div_result(impl, a, b)
     if rounding_mode == "floor":
         return _binary("floor_divide", a, b)
-    if rounding_mode == "trunc":
-        if is_floating_code(_C.result_type(operand(a), operand(b))):
-            return trunc(_binary("div", a, b))
-        # integers: exactly, from floor division (which raises ZeroDivisionError, as PyTorch's
-        # trunc division does); the floor of a negative inexact quotient is one below the trunc
-        q = _binary("floor_divide", a, b)
-        return where((_binary("remainder", a, b) != 0).logical_and(q < 0), q + 1, q)
-    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+    # integers truncated: exactly, from floor division (which raises ZeroDivisionError, as PyTorch's
+    # trunc division does); the floor of a negative inexact quotient is one below the trunc
+    q = _binary("floor_divide", a, b)
+    return where((_binary("remainder", a, b) != 0).logical_and(q < 0), q + 1, q)
+
+
+def _rounded_div_back(Node n, g):
+    # a rounded quotient is piecewise constant: PyTorch's derivative is zero for both inputs
+    zero = wrap(_C.full(list((<Tensor>g)._impl.shape), 0.0, (<Tensor>g)._impl.dtype_code, (<Tensor>g)._impl.device))
+    return (zero if n.needs_input_grad[0] else None, zero if n.needs_input_grad[1] else None)
+
+
+cdef Tensor _rounded_div_result(impl, a, b):
+    """div(a, b, rounding_mode=...) of floating operands: the output requires grad as PyTorch's
+    (DivBackward2), with zero gradients."""
+    cdef Tensor out = wrap(impl)
+    cdef Node n = make_node("DivBackward2", _rounded_div_back,
+                            (a if isinstance(a, Tensor) else None, b if isinstance(b, Tensor) else None))
+    if n is not None:
+        set_history(out, n, 0)
+    return out
 
 
 def where(Tensor condition, input, other):

@@ -21,6 +21,8 @@ def _zeros(shape, Tensor like):
 
 def _index_select_back(Node n, g):
     idx, = n.saved_tensors
+    if not n.in_shape:      # a 0-dim input: its one element, selected len(index) (1) times
+        return (_rsum(g),)
     indices = [None] * n.dim + [idx]
     return (index_put(_zeros(n.in_shape, g), indices, g, accumulate=True),)
 
@@ -473,7 +475,7 @@ def _tri_back(Node n, g):
     return ((tril if n.lower else triu)(g, n.diagonal),)
 
 
-def tril(Tensor input, int diagonal=0):
+def tril(Tensor input, Py_ssize_t diagonal=0):
     """Returns the lower triangular part of the matrix (2-D tensor) or batch of matrices :attr:`input`, the
     other elements of the result tensor are set to 0.
 
@@ -484,7 +486,7 @@ def tril(Tensor input, int diagonal=0):
                    {"lower": True, "diagonal": diagonal})
 
 
-def triu(Tensor input, int diagonal=0):
+def triu(Tensor input, Py_ssize_t diagonal=0):
     """Returns the upper triangular part of a matrix (2-D tensor) or batch of matrices :attr:`input`, the
     other elements of the result tensor are set to 0.
 
@@ -531,7 +533,7 @@ def argsort(Tensor input, int dim=-1, bint descending=False, bint stable=False):
     return wrap(_C.argsort(input._impl, dim, descending, stable))
 
 
-def topk(Tensor input, int k, int dim=-1, bint largest=True, bint sorted=True):
+def topk(Tensor input, Py_ssize_t k, int dim=-1, bint largest=True, bint sorted=True):
     """Returns the :attr:`k` largest elements of the given :attr:`input` tensor along a given dimension.
 
     Args:

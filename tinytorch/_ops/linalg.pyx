@@ -80,9 +80,13 @@ def _linear_back(Node n, Tensor g):
     if needs[0]:
         gx = matmul(g, w)
     if needs[1]:
-        # batch dims flattened: (N, out)^T @ (N, in); a (batch, features) input already is
-        g2 = g if nd == 2 else S.reshape(g, -1, g._impl.shape[-1] if nd else 1)
-        x2 = x if x._impl.ndim == 2 else S.reshape(x, -1, x._impl.shape[-1])
+        # batch dims flattened: (N, out)^T @ (N, in); a (batch, features) input already is. N is
+        # spelled out, as -1 is ambiguous when out == 0
+        rows = 1
+        for size in g._impl.shape[:-1]:
+            rows *= size
+        g2 = g if nd == 2 else S.reshape(g, rows, g._impl.shape[-1] if nd else 1)
+        x2 = x if x._impl.ndim == 2 else S.reshape(x, rows, x._impl.shape[-1])
         gw = matmul(S.t(g2), x2)
     if needs[2]:
         gb = g.sum(0) if nd == 2 else g.sum(list(range(nd - 1))) if nd > 1 else g

@@ -109,4 +109,4 @@ def _cross_entropy_probs(Tensor input, Tensor target, weight, reduction, double 
         return loss
     if reduction == "sum":
         return loss.sum()
-    return loss.sum() / (loss.numel() if loss.numel() else 1)
+    return loss.sum() / float(loss.numel())     # an empty batch's mean is 0 / 0 = NaN, as PyTorch's

@@ -214,6 +214,8 @@ def amin(Tensor input, dim=(), keepdim=False):
 def _index_back(ReduceNode n, g):
     """Gradient of max/min over one dim: g goes to the returned index."""
     x, y, idx = n.saved_tensors
+    if not n.in_shape:      # a 0-dim input (dim 0 or -1 is the scalar itself): its one element
+        return (g,)
     size = n.in_shape[n.dim]
     pos_shape = [1] * len(n.in_shape)
     pos_shape[n.dim] = size

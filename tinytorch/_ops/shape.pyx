@@ -279,7 +279,7 @@ def _slice_back(Node n, g):
     return (_slice_scatter(g, n.in_shape, n.dim, n.start, n.stop, n.step),)
 
 
-def slice(Tensor x, int dim, start, stop, int step=1):
+def slice(Tensor x, int dim, start, stop, Py_ssize_t step=1):
     return _record_view("SliceBackward0", x, x._impl.slice(dim, start, stop, step), _slice_back,
                         {"dim": dim, "start": start, "stop": stop, "step": step})
 
@@ -288,7 +288,7 @@ def _slice_scatter_back(Node n, g):
     return (slice(g, n.dim, n.start, n.stop, n.step),)
 
 
-def _slice_scatter(Tensor g, shape, int dim, start, stop, int step):
+def _slice_scatter(Tensor g, shape, int dim, start, stop, Py_ssize_t step):
     """Zeros of ``shape`` with ``g`` written at [start:stop:step] along dim (slice's backward)."""
     shape = list(shape)
     cdef int d = dim + len(shape) if dim < 0 else dim
@@ -312,7 +312,7 @@ def _slice_scatter(Tensor g, shape, int dim, start, stop, int step):
     return out
 
 
-def narrow(Tensor input, int dim, int start, int length):
+def narrow(Tensor input, int dim, Py_ssize_t start, Py_ssize_t length):
     """Returns a new tensor that is a narrowed version of :attr:`input` tensor.
 
     Args:
@@ -331,7 +331,7 @@ def _select_back(Node n, g):
     return (_slice_scatter(unsqueeze(g, n.dim), n.in_shape, n.dim, n.index, n.index + 1, 1),)
 
 
-def select(Tensor input, int dim, int index):
+def select(Tensor input, int dim, Py_ssize_t index):
     """Slices the :attr:`input` tensor along the selected dimension at the given index.
 
     Args:
@@ -437,7 +437,7 @@ def split(Tensor tensor, split_size_or_sections, int dim=0):
     return _record_pieces(name, tensor, wrap_dim(dim, tensor._impl.ndim), bounds, False)
 
 
-def chunk(Tensor input, int chunks, int dim=0):
+def chunk(Tensor input, Py_ssize_t chunks, int dim=0):
     """Attempts to split a tensor into the specified number of chunks. Each chunk is a view of the input
     tensor.
 
@@ -479,7 +479,7 @@ def _view_scatter(Tensor g, shape, view_fn):
     return out
 
 
-def unfold(Tensor self, int dimension, int size, int step):
+def unfold(Tensor self, int dimension, Py_ssize_t size, Py_ssize_t step):
     """Returns a view of the original tensor which contains all slices of size :attr:`size` from
     :attr:`self` tensor in the dimension :attr:`dimension`.
 
@@ -492,7 +492,7 @@ def unfold(Tensor self, int dimension, int size, int step):
                         {"view_fn": fn})
 
 
-def diagonal(Tensor input, int offset=0, int dim1=0, int dim2=1):
+def diagonal(Tensor input, Py_ssize_t offset=0, int dim1=0, int dim2=1):
     """Returns a partial view of :attr:`input` with the its diagonal elements with respect to :attr:`dim1`
     and :attr:`dim2` appended as a dimension at the end of the shape.
 
@@ -620,7 +620,9 @@ def reshape_as(Tensor self, Tensor other):
 # (here, below the reductions, because prod's and cumprod's derivatives use them)
 
 def _cat_back(Node n, g):
-    return tuple(slice(g, n.dim, b, e, 1) for b, e in n.bounds)
+    # a legacy empty (0,) input took no part: its gradient is empty, of its own shape
+    return tuple(wrap(_C.empty([0], (<Tensor>g)._impl.dtype_code, (<Tensor>g)._impl.device)) if b is None
+                 else slice(g, n.dim, b[0], b[1], 1) for b in n.bounds)
 
 
 def cat(tensors, int dim=0):
@@ -637,9 +639,11 @@ def cat(tensors, int dim=0):
     bounds, s = [], 0
     for t in tensors:
         tshape = (<Tensor>t)._impl.shape
-        size = tshape[d] if len(tshape) == nd else 0     # legacy empty (0,) tensors are skipped
-        bounds.append((s, s + size))
-        s += size
+        if len(tshape) != nd:           # legacy empty (0,) tensors are skipped
+            bounds.append(None)
+            continue
+        bounds.append((s, s + tshape[d]))
+        s += tshape[d]
     return _record("CatBackward0", _cat_back, tuple(tensors), out_impl, {"dim": d, "bounds": bounds})
 
 

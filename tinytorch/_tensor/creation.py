@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
+import operator
 import warnings
 from typing import Optional, Sequence, Union
 
@@ -16,10 +17,23 @@ from tinytorch._core.dtype import DTYPES, bfloat16, bool_, device as _device, fl
 from tinytorch._core.tensor_base import TensorBase as Tensor, _wrap  # (tinytorch.Tensor's base: every tensor is one)
 
 
-def _shape(size) -> list[int]:
+def _shape(size, op: str = "empty") -> list[int]:
+    """The int list of a size given as ints or one sequence of them; as PyTorch, TypeError for
+    anything that is not an integer (a float, a string, a bool), instead of converting it."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
-    return [int(s) for s in size]
+    return _size_list(size, op)
+
+
+def _size_list(size, op: str) -> list[int]:
+    out = []
+    for i, s in enumerate(size):
+        if isinstance(s, bool) or not hasattr(s, "__index__") or \
+                (isinstance(s, Tensor) and (s.dtype.is_floating_point or s.dtype is bool_)):
+            raise TypeError(f"{op}(): argument 'size' must be tuple of ints, but found element of type "
+                            f"{type(s).__name__} at pos {i}")
+        out.append(operator.index(s))
+    return out
 
 
 def _dev(device) -> _C.Device:
@@ -119,7 +133,16 @@ def _nested_tolist(x):
     return x
 
 
+def _normalized_bools(arr: np.ndarray) -> np.ndarray:
+    """``arr`` itself, or for a bool array holding bytes other than 0 and 1 (a reinterpreted uint8
+    buffer) a copy with each nonzero byte as True: the kernels read a bool byte as 0 or 1."""
+    if arr.dtype == np.bool_ and arr.size and arr.view(np.uint8).max() > 1:
+        return arr.view(np.uint8) != 0
+    return arr
+
+
 def _from_array(arr: np.ndarray, d) -> Tensor:
+    arr = _normalized_bools(arr)
     # np.array, not np.ascontiguousarray: the latter turns 0-d arrays into 1-d ones
     if d is bfloat16:
         return _wrap(_C.from_numpy(np.array(arr, dtype=np.float32, order="C")).to_dtype(d.code))
@@ -149,6 +172,9 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
 def from_numpy(arr: np.ndarray) -> Tensor:
     """Creates a Tensor sharing memory with the numpy array.
 
+    A bool array holding bytes other than 0 and 1 (a uint8 buffer viewed as bool) is copied, each
+    nonzero byte becoming True, as the kernels read a bool byte as 0 or 1.
+
     Args:
         arr (numpy.ndarray): the array whose memory the tensor shares."""
     if not isinstance(arr, np.ndarray):
@@ -157,7 +183,7 @@ def from_numpy(arr: np.ndarray) -> Tensor:
         raise ValueError(f"from_numpy: given numpy array has byte order different from the native byte order "
                          f"({arr.dtype.str}). Conversion between byte orders is currently not supported; "
                          f"tinytorch.tensor(arr) copies and converts")
-    return _wrap(_C.from_numpy(arr))
+    return _wrap(_C.from_numpy(_normalized_bools(arr)))
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
@@ -178,7 +204,7 @@ def empty(*size, dtype=None, device=None, requires_grad: bool = False, pin_memor
         pin_memory (bool, optional): if set, returned tensor would be allocated in the pinned memory.
             Works only for CPU tensors. Default: ``False``"""
     d = to_dtype(dtype) if dtype is not None else get_default_dtype()
-    return _finish(_wrap(_C.empty(_shape(size), d.code, _dev(device))), requires_grad)
+    return _finish(_wrap(_C.empty(_shape(size, "empty"), d.code, _dev(device))), requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -199,7 +225,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     if dtype is None:
         dtype = bool_ if isinstance(fill_value, bool) else (int64 if isinstance(fill_value, int) else get_default_dtype())
     d = to_dtype(dtype)
-    shape = [size] if isinstance(size, int) else list(size)
+    shape = _size_list([size] if isinstance(size, int) else size, "full")
     return _finish(_wrap(_C.full(shape, float(fill_value), d.code, _dev(device))), requires_grad)
 
 
@@ -218,7 +244,8 @@ def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
             device for the default tensor type (the CPU). Default: ``None``
         requires_grad (bool, optional): if autograd should record operations on the returned tensor.
             Default: ``False``"""
-    return full(_shape(size), 0.0, dtype=dtype or get_default_dtype(), device=device, requires_grad=requires_grad)
+    return full(_shape(size, "zeros"), 0.0, dtype=dtype or get_default_dtype(), device=device,
+                requires_grad=requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -236,7 +263,8 @@ def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
             device for the default tensor type (the CPU). Default: ``None``
         requires_grad (bool, optional): if autograd should record operations on the returned tensor.
             Default: ``False``"""
-    return full(_shape(size), 1.0, dtype=dtype or get_default_dtype(), device=device, requires_grad=requires_grad)
+    return full(_shape(size, "ones"), 1.0, dtype=dtype or get_default_dtype(), device=device,
+                requires_grad=requires_grad)
 
 
 def _like(x: Tensor, dtype, device):
@@ -373,7 +401,13 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad:
         requires_grad (bool, optional): if autograd should record operations on the returned tensor.
             Default: ``False``"""
     d = to_dtype(dtype) if dtype is not None else get_default_dtype()
-    return _finish(_wrap(_C.eye(int(n), m, d.code, _dev(device))), requires_grad)
+    n = operator.index(n)
+    m = None if m is None else operator.index(m)
+    if n < 0:
+        raise RuntimeError(f"eye: n must be greater or equal to 0, got {n}")
+    if m is not None and m < 0:
+        raise RuntimeError(f"eye: m must be greater or equal to 0, got {m}")
+    return _finish(_wrap(_C.eye(n, m, d.code, _dev(device))), requires_grad)
 
 
 Number = Union[int, float, bool]

@@ -299,6 +299,8 @@ def normal(mean: float, std: float, size, *, generator=None, dtype=None, device=
             default (see :func:`set_default_dtype`). Default: ``None``
         device (device, optional): the desired device of returned tensor. If ``None``, uses the current
             device for the default tensor type (the CPU). Default: ``None``"""
+    if not hasattr(std, "shape") and not std >= 0:      # NaN fails too, as PyTorch's check
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     t = randn(size, generator=generator, dtype=dtype, device=device)
     return t.mul_(std).add_(mean)
 

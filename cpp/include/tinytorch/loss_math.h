@@ -45,6 +45,8 @@ template <class T>
 TT_INLINE double nll(const T* x, int64_t i, int64_t t, const T* w) { return -class_weight(w, t) * load(x, i); }
 
 // log(sum_c exp(x_c)), max-shifted (std::max's comparison, so NaNs are skipped as fmax does).
+// A +inf logit gives NaN, as PyTorch's log_softmax (x - max is inf - inf there); all -inf gives
+// -inf, and x_c - lse is NaN for every class.
 template <class T, class G>
 TT_INLINE double lse(const T* x, int64_t C, int64_t stride, const G& g) {
   using A = opmath_t<T>;
@@ -54,7 +56,7 @@ TT_INLINE double lse(const T* x, int64_t C, int64_t stride, const G& g) {
     mx = mx < v ? v : mx;
   }
   mx = g.max(mx);
-  if (std::isinf(mx)) return static_cast<double>(mx);
+  if (std::isinf(mx)) return mx > 0 ? static_cast<double>(NAN) : static_cast<double>(mx);
   A s = 0;
   for (int64_t c = g.rank(); c < C; c += g.size()) s += std::exp(static_cast<A>(x[c * stride]) - mx);
   s = g.sum(s);

@@ -316,13 +316,18 @@ struct BinaryFn {
   }
 };
 
-// clamp with tensor bounds: NaN x stays NaN (floats); either bound may be absent.
+// clamp with tensor bounds: a NaN in x or in a bound gives NaN (floats), as PyTorch; either
+// bound may be absent.
 template <class T, bool kLo, bool kHi>
 struct ClampFn {
   using M = opmath_t<T>;
   TT_INLINE M eval(T v, T l, T h) const {
     M m = M(v);
-    if constexpr (!std::is_integral_v<T>) if (std::isnan(m)) return m;
+    if constexpr (!std::is_integral_v<T>) {
+      if (std::isnan(m)) return m;
+      if constexpr (kLo) if (std::isnan(M(l))) return M(l);
+      if constexpr (kHi) if (std::isnan(M(h))) return M(h);
+    }
     if constexpr (kLo) m = max_of(m, M(l));
     if constexpr (kHi) m = min_of(m, M(h));
     return m;

@@ -30,7 +30,8 @@ TT_SIMD_CLONES void dropout_keep(uint64_t seed, uint64_t offset, int64_t b, int6
   for (int64_t i = std::max(head_end, last * 4); i < e; ++i) keep[i - b] = keep_one(seed, offset, i, p);
 }
 
-// x: contiguous (n) -> mask[i] = U >= p, y[i] = mask ? x * 1/(1-p) : 0
+// x: contiguous (n) -> mask[i] = U >= p, y[i] = x * (mask ? 1/(1-p) : 0): a product, as PyTorch's
+// input * mask, so a NaN or infinite x gives NaN where it is dropped (p = 1 included)
 void cpu_dropout(const Tensor& x, double p, const Tensor& y, const Tensor& mask, PhiloxState st) {
   bool* m = mask.data<bool>();
   TT_DISPATCH_FLOATING(x.dtype(), "dropout", [&] {
@@ -40,18 +41,18 @@ void cpu_dropout(const Tensor& x, double p, const Tensor& y, const Tensor& mask,
     const M scale = p >= 1 ? M(0) : M(1.0 / (1.0 - p));
     parallel_for(0, x.numel(), kRandGrain, [&](int64_t b, int64_t e) {
       dropout_keep(st.seed, st.offset, b, e, float(p), m + b);
-      for (int64_t i = b; i < e; ++i) yp[i] = m[i] ? scalar_t(M(xp[i]) * scale) : scalar_t(M(0));
+      for (int64_t i = b; i < e; ++i) yp[i] = scalar_t(M(xp[i]) * (m[i] ? scale : M(0)));
     });
   });
 }
 
-// grad: (...), mask: bool broadcast to grad -> out = mask ? grad * scale : 0
+// grad: (...), mask: bool broadcast to grad -> out = grad * (mask ? scale : 0) (NaN grads stay NaN)
 void cpu_masked_scale(const Tensor& grad, const Tensor& mask, double scale, const Tensor& out) {
   TT_DISPATCH_FLOATING(grad.dtype(), "dropout_backward", [&] {
     using M = opmath_t<scalar_t>;
     const M s = M(scale);
     ternary_loop<scalar_t, scalar_t, bool, bool>(grad, mask, mask, out, [s](scalar_t g, bool k, bool) {
-      return k ? scalar_t(M(g) * s) : scalar_t(M(0));
+      return scalar_t(M(g) * (k ? s : M(0)));
     });
   });
 }

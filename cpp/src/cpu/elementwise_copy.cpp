@@ -18,7 +18,10 @@ void copy_typed(const Tensor& src, const Tensor& dst) {
       }
     }
     for (int64_t i = 0; i < n; ++i) {
-      M v = static_cast<M>(*reinterpret_cast<const Src*>(p[1] + i * s[1]));
+      M v;
+      // a bool is read as its byte != 0: storage from outside (numpy, files) may hold other bytes
+      if constexpr (std::is_same_v<Src, bool>) v = static_cast<M>(*reinterpret_cast<const uint8_t*>(p[1] + i * s[1]) != 0);
+      else v = static_cast<M>(*reinterpret_cast<const Src*>(p[1] + i * s[1]));
       if constexpr (std::is_same_v<Dst, bool>) *reinterpret_cast<bool*>(p[0] + i * s[0]) = v != M(0);
       else if constexpr (std::is_same_v<Dst, Half> || std::is_same_v<Dst, BFloat16>)
         *reinterpret_cast<Dst*>(p[0] + i * s[0]) = Dst(static_cast<float>(v));

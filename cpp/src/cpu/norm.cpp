@@ -246,8 +246,11 @@ void layer_norm_typed(bool rms, const Tensor& xt, const Tensor& wt, const Tensor
       M mu = 0, var;
       if (rms) {
         var = row_sum<M>(xr, D, [](M v) { return v * v; }) / M(D);
-      } else {  // two-pass: mean, then squared deviations (no cancellation)
-        mu = row_sum<M>(xr, D, [](M v) { return v; }) / M(D);
+      } else {  // two-pass: mean, then squared deviations (no cancellation). The mean is taken
+                // relative to the row's first element, so a constant row's is exact and its
+                // variance 0, as PyTorch's Welford moments (eps = 0 then gives 0 * inf = NaN)
+        const M k = M(xr[0]);
+        mu = k + row_sum<M>(xr, D, [k](M v) { return v - k; }) / M(D);
         var = row_sum<M>(xr, D, [mu](M v) { return (v - mu) * (v - mu); }) / M(D);
       }
       const M rstd = norm::rstd(var, M(eps));

@@ -78,6 +78,9 @@ ConvGeom check_conv(const char* op, const Tensor& x, const Tensor& w, Pair strid
   TT_CHECK(g.H + 2 * g.p.ph >= eh && g.W + 2 * g.p.pw >= ew, op, ": Calculated padded input size per channel: (",
            g.H + 2 * g.p.ph, " x ", g.W + 2 * g.p.pw, "). Kernel size: (", eh, " x ", ew,
            "). Kernel size can't be greater than actual input size");
+  // PyTorch runs empty batches and empty channel sets (its "empty" backend), not empty images
+  TT_CHECK(g.B == 0 || g.C == 0 || (g.H > 0 && g.W > 0), op,
+           ": Only zero batch or zero channel inputs are supported, but got input shape: ", shape_str(x.shape()));
   g.Ho = (g.H + 2 * g.p.ph - eh) / g.p.sh + 1;
   g.Wo = (g.W + 2 * g.p.pw - ew) / g.p.sw + 1;
   g.K = g.p.kh * g.p.kw;

@@ -224,9 +224,11 @@ std::tuple<Tensor, Tensor, Tensor> linear_backward(const Tensor& g, const Tensor
   Tensor gx, gw, gb;
   if (needs[0]) gx = matmul(g, w);
   if (!needs[1] && !needs[2]) return {gx, gw, gb};
-  // batch dims flattened: g (N, out), x (N, in)
-  Tensor g2 = g.dim() == 2 ? g : g.reshape({-1, w.size(0)});
-  if (needs[1]) gw = mm(g2.transpose(0, 1), x.dim() == 2 ? x : x.reshape({-1, w.size(1)}));
+  // batch dims flattened: g (N, out), x (N, in); N spelled out, as -1 is ambiguous when out == 0
+  int64_t N = 1;
+  for (int64_t d = 0; d + 1 < g.dim(); ++d) N *= g.size(d);
+  Tensor g2 = g.dim() == 2 ? g : g.reshape({N, w.size(0)});
+  if (needs[1]) gw = mm(g2.transpose(0, 1), x.dim() == 2 ? x : x.reshape({N, w.size(1)}));
   if (needs[2]) gb = sum(g2, Shape{0});
   return {gx, gw, gb};
 }

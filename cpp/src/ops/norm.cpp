@@ -1,5 +1,6 @@
 // softmax / log_softmax and layer_norm / rms_norm: argument checks, dtype choice, and the
 // reshaping that brings every call to the kernels' simple contiguous shapes.
+#include <limits>
 #include "tinytorch/ops/norm.h"
 #include "tinytorch/ops/elementwise.h"
 #include "common.h"
@@ -52,8 +53,9 @@ std::pair<int64_t, int64_t> norm_rows(const Tensor& x, const Shape& normalized_s
   TT_CHECK(ok, op, ": Given normalized_shape=", shape_str(normalized_shape), ", expected input with shape [*, ",
            shape_str(normalized_shape).substr(1), ", but got input of size", shape_str(x.shape()));
   check_floating(x, op, "expected a floating point input.");
-  int64_t D = shape_numel(normalized_shape);
-  return {D == 0 ? 0 : x.numel() / D, D};
+  int64_t D = shape_numel(normalized_shape), N = 1;
+  for (int64_t i = 0; i < x.dim() - k; ++i) N *= x.size(i);  // the rows, also when they are empty (D == 0)
+  return {N, D};
 }
 
 Tensor norm_param(const Tensor& p, const Tensor& x, const Shape& normalized_shape, const char* op, const char* what) {
@@ -62,6 +64,13 @@ Tensor norm_param(const Tensor& p, const Tensor& x, const Shape& normalized_shap
   TT_CHECK(p.shape() == normalized_shape, op, ": Expected ", what, " to be of same shape as normalized_shape, but got ",
            what, " of shape ", shape_str(p.shape()), " and normalized_shape = ", shape_str(normalized_shape));
   return p.to(x.dtype()).contiguous();
+}
+
+// Statistics of rows with no elements, as PyTorch's: mean 0 (a sum over nothing) and variance
+// 0 / 0, so rstd is NaN.
+void empty_row_stats(Tensor mean, Tensor rstd) {
+  if (mean.defined()) fill_(mean, 0.0);
+  fill_(rstd, std::numeric_limits<double>::quiet_NaN());
 }
 
 Shape stats_shape(const Tensor& x, size_t k) {
@@ -90,6 +99,7 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm(const Tensor& x, const Shape& norm
   Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device());
   Tensor mu = Tensor::empty({N}, stat, x.device()), rstd = Tensor::empty({N}, stat, x.device());
   if (N > 0 && D > 0) layer_norm_kernel[x.device()](false, x.contiguous().view({N, D}), w, b, eps, y.view({N, D}), mu, rstd);
+  else if (N > 0) empty_row_stats(mu, rstd);
   Shape s = stats_shape(x, normalized_shape.size());
   return {y, mu.view(s), rstd.view(s)};
 }
@@ -100,6 +110,7 @@ std::tuple<Tensor, Tensor> rms_norm(const Tensor& x, const Shape& normalized_sha
   Tensor y = Tensor::empty(x.shape(), x.dtype(), x.device());
   Tensor rstd = Tensor::empty({N}, opmath_dtype(x.dtype()), x.device());
   if (N > 0 && D > 0) layer_norm_kernel[x.device()](true, x.contiguous().view({N, D}), w, Tensor(), eps, y.view({N, D}), Tensor(), rstd);
+  else if (N > 0) empty_row_stats(Tensor(), rstd);
   return {y, rstd.view(stats_shape(x, normalized_shape.size()))};
 }
 
