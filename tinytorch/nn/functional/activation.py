@@ -10,6 +10,7 @@ from tinytorch._ops import elementwise as _E
 from tinytorch._ops.norm import log_softmax as _log_softmax, softmax as _softmax
 from tinytorch._composites.pointwise import hardshrink, prelu  # noqa: F401  (tinytorch.prelu is the same)
 from tinytorch._tensor.tensor import Tensor
+from tinytorch.nn.modules._doc_notes import fill_doc, softmax_notes
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -277,33 +278,32 @@ def _dim(dim, x: Tensor, name: str) -> int:
     return dim
 
 
+@fill_doc(softmax_notes)
 def softmax(input: Tensor, dim=None, dtype=None) -> Tensor:
-    r"""Apply a softmax function: :math:`\text{Softmax}(x_{i}) = \frac{\exp(x_i)}{\sum_j \exp(x_j)}`, along
+    r"""Apply a softmax function: :math:`\text{{Softmax}}(x_{{i}}) = \frac{{\exp(x_i)}}{{\sum_j \exp(x_j)}}`, along
     dim, so every slice along dim will sum to 1.
 
     Args:
         input (Tensor): the input tensor.
-        dim (int): a dimension along which the softmax will be computed (so every slice along dim will
-            sum to 1). Default: ``None``
-        dtype (dtype, optional): the desired data type of returned tensor. If specified, the input
-            tensor is cast to :attr:`dtype` before the operation is performed. Default: ``None``"""
+        {softmax_dim}
+        {softmax_dtype}"""
     return _softmax(input, _dim(dim, input, "softmax"), dtype)
 
 
+@fill_doc(softmax_notes)
 def log_softmax(input: Tensor, dim=None, dtype=None) -> Tensor:
     """Apply a softmax followed by a logarithm.
 
     Args:
         input (Tensor): the input tensor.
-        dim (int): a dimension along which the softmax will be computed (so every slice along dim will
-            sum to 1). Default: ``None``
-        dtype (dtype, optional): the desired data type of returned tensor. If specified, the input
-            tensor is cast to :attr:`dtype` before the operation is performed. Default: ``None``"""
+        {softmax_dim}
+        {softmax_dtype}"""
     return _log_softmax(input, _dim(dim, input, "log_softmax"), dtype)
 
 
+@fill_doc(softmax_notes)
 def softmin(input: Tensor, dim: int, dtype=None) -> Tensor:
-    r"""Apply a softmin function: :math:`\text{Softmin}(x_{i}) = \frac{\exp(-x_i)}{\sum_j \exp(-x_j)}`.
+    r"""Apply a softmin function: :math:`\text{{Softmin}}(x_{{i}}) = \frac{{\exp(-x_i)}}{{\sum_j \exp(-x_j)}}`.
 
     softmax(-x) along dim.
 
@@ -311,8 +311,7 @@ def softmin(input: Tensor, dim: int, dtype=None) -> Tensor:
         input (Tensor): the input tensor.
         dim (int): a dimension along which the softmax will be computed (so every slice along dim will
             sum to 1).
-        dtype (dtype, optional): the desired data type of returned tensor. If specified, the input
-            tensor is cast to :attr:`dtype` before the operation is performed. Default: ``None``"""
+        {softmax_dtype}"""
     return softmax(-input, dim, dtype=dtype)
 
 

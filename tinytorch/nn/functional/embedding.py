@@ -16,8 +16,10 @@ from tinytorch._ops.embedding import embedding as _embedding
 from tinytorch._ops.index import one_hot as _one_hot
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch._tensor.tensor import Tensor
+from tinytorch.nn.modules._doc_notes import embedding_notes, fill_doc
 
 
+@fill_doc(embedding_notes)
 def embedding(input: Tensor, weight: Tensor, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False) -> Tensor:
     """Generate a simple lookup table that looks up embeddings in a fixed dictionary and size.
@@ -28,21 +30,10 @@ def embedding(input: Tensor, weight: Tensor, padding_idx=None, max_norm=None, no
 
     Args:
         input (Tensor): tensor containing indices into the embedding matrix.
-        weight (Tensor): the embedding matrix with number of rows equal to the maximum possible index +
-            1, and number of columns equal to the embedding size.
-        padding_idx (int, optional): If specified, the entries at :attr:`padding_idx` do not contribute
-            to the gradient; therefore, the embedding vector at :attr:`padding_idx` is not updated
-            during training, i.e. it remains as a fixed "pad". For a newly constructed EmbeddingBag, the
-            embedding vector at :attr:`padding_idx` will default to all zeros. Note that the embedding
-            vector at :attr:`padding_idx` is excluded from the reduction. Default: ``None``
-        max_norm (float, optional): If given, each embedding vector with norm larger than
-            :attr:`max_norm` is renormalized to have norm :attr:`max_norm`. Default: ``None``
-        norm_type (float, optional): The p of the p-norm to compute for the :attr:`max_norm` option.
-            Default: ``2.0``
-        scale_grad_by_freq (bool, optional): if given, this will scale gradients by the inverse of
-            frequency of the words in the mini-batch. Default: ``False``
-        sparse (bool, optional): if ``True``, gradient w.r.t. :attr:`weight` matrix will be a sparse
-            tensor (not supported by tinytorch: raises NotImplementedError). Default: ``False``"""
+        {weight_matrix}
+        {padding_idx}
+        {max_norm_args}
+        {sparse}"""
     if sparse:
         raise NotImplementedError("embedding: sparse gradients are not implemented (tinytorch has no sparse tensors)")
     if padding_idx is not None:
@@ -84,6 +75,7 @@ def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
 _MODE_CODES = {"sum": 0, "mean": 1, "max": 2}
 
 
+@fill_doc(embedding_notes)
 def embedding_bag(input: Tensor, weight: Tensor, offsets: Optional[Tensor] = None, max_norm: Optional[float] = None,
                   norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
                   per_sample_weights: Optional[Tensor] = None, include_last_offset: bool = False,
@@ -97,34 +89,21 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Optional[Tensor] = Non
 
     Args:
         input (Tensor): tensor containing bags of indices into the embedding matrix.
-        weight (Tensor): the embedding matrix with number of rows equal to the maximum possible index +
-            1, and number of columns equal to the embedding size.
+        {weight_matrix}
         offsets (Tensor, optional): only used when :attr:`input` is 1D. :attr:`offsets` determines the
             starting index position of each bag (sequence) in :attr:`input`. Default: ``None``
-        max_norm (float, optional): If given, each embedding vector with norm larger than
-            :attr:`max_norm` is renormalized to have norm :attr:`max_norm`. Default: ``None``
+        {max_norm}
         norm_type (float, optional): The p of the p-norm to compute for the :attr:`max_norm` option.
             Default: ``2``
-        scale_grad_by_freq (bool, optional): if given, this will scale gradients by the inverse of
-            frequency of the words in the mini-batch. Default: ``False``
-        mode (str, optional): ``"sum"``, ``"mean"`` or ``"max"``. Specifies the way to reduce the bag.
-            ``"sum"`` computes the weighted sum, taking :attr:`per_sample_weights` into consideration.
-            ``"mean"`` computes the average of the values in the bag, ``"max"`` computes the max value
-            over each bag. Default: ``'mean'``
-        sparse (bool, optional): if ``True``, gradient w.r.t. :attr:`weight` matrix will be a sparse
-            tensor (not supported by tinytorch: raises NotImplementedError). Default: ``False``
+        {scale_grad_by_freq}
+        {bag_mode}
+        {sparse}
         per_sample_weights (Tensor, optional): a tensor of float / double weights, or None to indicate
             all weights should be taken to be 1. If specified, :attr:`per_sample_weights` must have
             exactly the same shape as input and is treated as having the same :attr:`offsets`, if those
             are not None. Only supported for ``mode='sum'``. Default: ``None``
-        include_last_offset (bool, optional): if ``True``, the size of offsets is equal to the number of
-            bags + 1. The last element is the size of the input, or the ending index position of the
-            last bag (sequence). Default: ``False``
-        padding_idx (int, optional): If specified, the entries at :attr:`padding_idx` do not contribute
-            to the gradient; therefore, the embedding vector at :attr:`padding_idx` is not updated
-            during training, i.e. it remains as a fixed "pad". For a newly constructed EmbeddingBag, the
-            embedding vector at :attr:`padding_idx` will default to all zeros. Note that the embedding
-            vector at :attr:`padding_idx` is excluded from the reduction. Default: ``None``"""
+        {include_last_offset}
+        {padding_idx}"""
     if weight.dim() != 2:
         raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
     if input.dim() == 2:

@@ -13,6 +13,7 @@ import numpy as np
 from tinytorch._tensor.creation import tensor as _tensor
 from tinytorch.random import rand
 from tinytorch._tensor.tensor import Tensor
+from tinytorch.nn.modules._doc_notes import fill_doc, pooling_notes
 
 __all__ = ["fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
            "fractional_max_pool3d_with_indices"]
@@ -91,6 +92,7 @@ def _fractional(input: Tensor, n: int, kernel_size: Any, output_size: Any, outpu
     return values, indices
 
 
+@fill_doc(pooling_notes)
 def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
                                        output_ratio: Any = None, return_indices: bool = False,
                                        _random_samples: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
@@ -100,40 +102,24 @@ def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any, output_s
 
     Args:
         input (Tensor): the input tensor.
-        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
-        output_size (int or tuple): the target output size. Default: ``None``
-        output_ratio (float or tuple, optional): If one wants to have an output size as a ratio of the
-            input size, this option can be given. This has to be a number or tuple in the range (0, 1).
-            Default: ``None``
-        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
-            ``False``
-        _random_samples (Tensor, optional): the pseudo-random samples in [0, 1) that place the pooling
-            windows, :math:`(N, C, 2)` (2-D) or :math:`(N, C, 3)` (3-D); drawn on each call when
-            ``None``. Default: ``None``"""
+        {fractional_args}"""
     return _fractional(input, 2, kernel_size, output_size, output_ratio, _random_samples, "fractional_max_pool2d")
 
 
+@fill_doc(pooling_notes)
 def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
                           return_indices: bool = False, _random_samples: Optional[Tensor] = None) -> Any:
     """Applies 2D fractional max pooling over an input signal composed of several input planes.
 
     Args:
         input (Tensor): the input tensor.
-        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
-        output_size (int or tuple): the target output size. Default: ``None``
-        output_ratio (float or tuple, optional): If one wants to have an output size as a ratio of the
-            input size, this option can be given. This has to be a number or tuple in the range (0, 1).
-            Default: ``None``
-        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
-            ``False``
-        _random_samples (Tensor, optional): the pseudo-random samples in [0, 1) that place the pooling
-            windows, :math:`(N, C, 2)` (2-D) or :math:`(N, C, 3)` (3-D); drawn on each call when
-            ``None``. Default: ``None``"""
+        {fractional_args}"""
     out, idx = fractional_max_pool2d_with_indices(input, kernel_size, output_size, output_ratio, return_indices,
                                                   _random_samples)
     return (out, idx) if return_indices else out
 
 
+@fill_doc(pooling_notes)
 def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
                                        output_ratio: Any = None, return_indices: bool = False,
                                        _random_samples: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
@@ -143,35 +129,18 @@ def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any, output_s
 
     Args:
         input (Tensor): the input tensor.
-        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
-        output_size (int or tuple): the target output size. Default: ``None``
-        output_ratio (float or tuple, optional): If one wants to have an output size as a ratio of the
-            input size, this option can be given. This has to be a number or tuple in the range (0, 1).
-            Default: ``None``
-        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
-            ``False``
-        _random_samples (Tensor, optional): the pseudo-random samples in [0, 1) that place the pooling
-            windows, :math:`(N, C, 2)` (2-D) or :math:`(N, C, 3)` (3-D); drawn on each call when
-            ``None``. Default: ``None``"""
+        {fractional_args}"""
     return _fractional(input, 3, kernel_size, output_size, output_ratio, _random_samples, "fractional_max_pool3d")
 
 
+@fill_doc(pooling_notes)
 def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
                           return_indices: bool = False, _random_samples: Optional[Tensor] = None) -> Any:
     """Applies 3D fractional max pooling over an input signal composed of several input planes.
 
     Args:
         input (Tensor): the input tensor.
-        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
-        output_size (int or tuple): the target output size. Default: ``None``
-        output_ratio (float or tuple, optional): If one wants to have an output size as a ratio of the
-            input size, this option can be given. This has to be a number or tuple in the range (0, 1).
-            Default: ``None``
-        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
-            ``False``
-        _random_samples (Tensor, optional): the pseudo-random samples in [0, 1) that place the pooling
-            windows, :math:`(N, C, 2)` (2-D) or :math:`(N, C, 3)` (3-D); drawn on each call when
-            ``None``. Default: ``None``"""
+        {fractional_args}"""
     out, idx = fractional_max_pool3d_with_indices(input, kernel_size, output_size, output_ratio, return_indices,
                                                   _random_samples)
     return (out, idx) if return_indices else out

@@ -12,12 +12,14 @@ from tinytorch._ops import elementwise as _E
 from tinytorch._ops.shape import cat
 from tinytorch._ops.pool import adaptive_avg_pool2d, avg_pool2d, max_pool2d  # noqa: F401
 from tinytorch._tensor.tensor import Tensor
+from tinytorch.nn.modules._doc_notes import fill_doc, pooling_notes, window_notes
 
 
 def _one(v) -> int:
     return v if isinstance(v, int) else v[0]
 
 
+@fill_doc(window_notes, pooling_notes)
 def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
     """Applies a 1D max pooling over an input signal composed of several input planes.
@@ -26,16 +28,7 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
 
     Args:
         input (Tensor): the input tensor.
-        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
-        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
-            ``None``
-        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
-            ``0``
-        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
-        ceil_mode (bool): when True, will use `ceil` instead of `floor` to compute the output shape.
-            Default: ``False``
-        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
-            ``False``"""
+        {max_pool_fn_args}"""
     s = None if stride is None else (1, _one(stride))
     r = max_pool2d(input.unsqueeze(-2), (1, _one(kernel_size)), s, (0, _one(padding)), (1, _one(dilation)),
                    ceil_mode, return_indices)
@@ -44,35 +37,30 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     return r.squeeze(-2)
 
 
+@fill_doc(window_notes, pooling_notes)
 def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True) -> Tensor:
     """Applies a 1D average pooling over an input signal composed of several input planes.
 
     Args:
         input (Tensor): the input tensor.
-        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
-        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
-            ``None``
-        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
-            ``0``
-        ceil_mode (bool): when True, will use `ceil` instead of `floor` to compute the output shape.
-            Default: ``False``
-        count_include_pad (bool): when True, will include the zero-padding in the averaging calculation.
-            Default: ``True``"""
+        {avg_pool_args}"""
     s = None if stride is None else (1, _one(stride))
     return avg_pool2d(input.unsqueeze(-2), (1, _one(kernel_size)), s, (0, _one(padding)), ceil_mode,
                       count_include_pad).squeeze(-2)
 
 
+@fill_doc(window_notes, pooling_notes)
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     """Applies a 1D adaptive average pooling over an input signal composed of several input planes.
 
     Args:
         input (Tensor): the input tensor.
-        output_size (int or tuple): the target output size."""
+        {adaptive_output_size}"""
     return adaptive_avg_pool2d(input.unsqueeze(-2), (1, _one(output_size))).squeeze(-2)
 
 
+@fill_doc(window_notes, pooling_notes)
 def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
     """Applies a 2D adaptive max pooling over an input signal composed of several input planes.
 
@@ -81,9 +69,7 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
 
     Args:
         input (Tensor): the input tensor.
-        output_size (int or tuple): the target output size.
-        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
-            ``False``"""
+        {adaptive_max_args}"""
     h, w = input.shape[-2:]
     size = [output_size] * 2 if isinstance(output_size, int) else list(output_size)
     ho, wo = (h if size[0] is None else size[0]), (w if size[1] is None else size[1])
@@ -105,6 +91,7 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
     return out
 
 
+@fill_doc(window_notes, pooling_notes)
 def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
     """Applies a 1D adaptive max pooling over an input signal composed of several input planes.
 
@@ -112,71 +99,51 @@ def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False
 
     Args:
         input (Tensor): the input tensor.
-        output_size (int or tuple): the target output size.
-        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
-            ``False``"""
+        {adaptive_max_args}"""
     r = adaptive_max_pool2d(input.unsqueeze(-2), (1, _one(output_size)), return_indices)
     return (r[0].squeeze(-2), r[1].squeeze(-2)) if return_indices else r.squeeze(-2)
 
 
 # ----------------------------------------------------------------------------- *_with_indices
+@fill_doc(window_notes, pooling_notes)
 def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                             return_indices: bool = False):
     """:func:`max_pool1d` returning ``(output, indices)`` whatever ``return_indices`` says.
 
     Args:
         input (Tensor): the input tensor.
-        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
-        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
-            ``None``
-        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
-            ``0``
-        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
-        ceil_mode (bool): when True, will use `ceil` instead of `floor` to compute the output shape.
-            Default: ``False``
-        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
-            ``False``"""
+        {max_pool_fn_args}"""
     return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
+@fill_doc(window_notes, pooling_notes)
 def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                             return_indices: bool = False):
     """:func:`max_pool2d` returning ``(output, indices)`` whatever ``return_indices`` says.
 
     Args:
         input (Tensor): the input tensor.
-        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
-        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
-            ``None``
-        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
-            ``0``
-        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
-        ceil_mode (bool): when True, will use `ceil` instead of `floor` to compute the output shape.
-            Default: ``False``
-        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
-            ``False``"""
+        {max_pool_fn_args}"""
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
+@fill_doc(window_notes, pooling_notes)
 def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices: bool = False):
     """:func:`adaptive_max_pool1d` returning ``(output, indices)``.
 
     Args:
         input (Tensor): the input tensor.
-        output_size (int or tuple): the target output size.
-        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
-            ``False``"""
+        {adaptive_max_args}"""
     return adaptive_max_pool1d(input, output_size, True)
 
 
+@fill_doc(window_notes, pooling_notes)
 def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices: bool = False):
     """:func:`adaptive_max_pool2d` returning ``(output, indices)``.
 
     Args:
         input (Tensor): the input tensor.
-        output_size (int or tuple): the target output size.
-        return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
-            ``False``"""
+        {adaptive_max_args}"""
     return adaptive_max_pool2d(input, output_size, True)
 
 
@@ -410,6 +377,7 @@ def _pool_out(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int
     return out
 
 
+@fill_doc(window_notes, pooling_notes)
 def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                             dilation: Any = 1, ceil_mode: bool = False,
                             return_indices: bool = True) -> Tuple[Tensor, Tensor]:
@@ -421,14 +389,8 @@ def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
 
     Args:
         input (Tensor): the input tensor.
-        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
-        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
-            ``None``
-        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
-            ``0``
-        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
-        ceil_mode (bool): when True, will use `ceil` instead of `floor` to compute the output shape.
-            Default: ``False``
+        {max_pool_window}
+        {ceil_mode}
         return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
             ``True``"""
     if input.dim() not in (4, 5):
@@ -467,6 +429,7 @@ def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
     return out, where.gather(1, best).reshape(*lead, d_out, ho, wo)
 
 
+@fill_doc(window_notes, pooling_notes)
 def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,
                                      return_indices: bool = True) -> Tuple[Tensor, Tensor]:
     """Applies a 3D adaptive max pooling over an input signal composed of several input planes, returning
@@ -478,7 +441,7 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,
 
     Args:
         input (Tensor): the input tensor.
-        output_size (int or tuple): the target output size.
+        {adaptive_output_size}
         return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
             ``True``"""
     if input.dim() not in (4, 5):
@@ -510,6 +473,7 @@ def _first_argmax(vals: Tensor) -> Tensor:
     return _E.where(hit, taps, big).amin(1, keepdim=True)
 
 
+@fill_doc(window_notes, pooling_notes)
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                  output_size: Optional[Any] = None) -> Tensor:
     """Compute a partial inverse of :class:`MaxPool3d`.
@@ -520,11 +484,9 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
     Args:
         input (Tensor): the input tensor.
         indices (Tensor): the indices given out by the max pooling with ``return_indices=True``.
-        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
-        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
-            ``None``
-        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
-            ``0``
+        {kernel_size}
+        {pool_stride}
+        {padding}
         output_size (int or tuple): the target output size. Default: ``None``"""
     kernel = _triple(kernel_size, "kernel_size")
     stride = kernel if stride is None else _triple(stride, "stride")
@@ -534,21 +496,20 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
     return _unpool(input, indices, input.shape[-3:], size, "max_unpool3d")
 
 
+@fill_doc(window_notes, pooling_notes)
 def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False) -> Tensor:
     r"""Apply a 3D power-average pooling over an input signal composed of several input planes.
 
     Applies a 3D power-average pooling over an input signal composed of several input planes:
-    :math:`f(X) = \sqrt[p]{\sum_{x \in X} x^{p}}` over each window. If the sum of all inputs to the
+    :math:`f(X) = \sqrt[p]{{\sum_{{x \in X}} x^{{p}}}}` over each window. If the sum of all inputs to the
     power of `p` is zero, the gradient is set to zero as well.
 
     Args:
         input (Tensor): the input tensor.
         norm_type (float, optional): The p of the p-norm to compute for the :attr:`max_norm` option.
-        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
-        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
-            ``None``
-        ceil_mode (bool): when True, will use `ceil` instead of `floor` to compute the output shape.
-            Default: ``False``"""
+        {kernel_size}
+        {pool_stride}
+        {ceil_mode}"""
     kd, kh, kw = _triple(kernel_size, "kernel_size")
     out = avg_pool3d(input.pow(norm_type), (kd, kh, kw), stride, 0, ceil_mode)
     return (out.sign() * _E.relu(out.abs())).mul(kd * kh * kw).pow(1.0 / norm_type)

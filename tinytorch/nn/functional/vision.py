@@ -13,6 +13,7 @@ from tinytorch._tensor.creation import arange, tensor, zeros
 from tinytorch._ops.pool import adaptive_avg_pool2d
 from tinytorch.nn.functional.padding import pad
 from tinytorch._tensor.tensor import Tensor
+from tinytorch.nn.modules._doc_notes import fill_doc, fold_notes, interpolate_notes
 
 # ------------------------------------------------------------------ interpolate
 
@@ -59,6 +60,7 @@ def _resize_dim(x: Tensor, d: int, n_out: int, scale: Optional[float], mode: str
     return a + (b - a) * lam
 
 
+@fill_doc(interpolate_notes)
 def interpolate(input: Tensor, size: Union[int, Sequence[int], None] = None,
                 scale_factor: Union[float, Sequence[float], None] = None, mode: str = "nearest",
                 align_corners: Optional[bool] = None, recompute_scale_factor: Optional[bool] = None,
@@ -72,14 +74,7 @@ def interpolate(input: Tensor, size: Union[int, Sequence[int], None] = None,
 
     Args:
         input (Tensor): the input tensor.
-        size (int or tuple, optional): output spatial sizes. Default: ``None``
-        scale_factor (float or tuple, optional): multiplier for spatial size. Default: ``None``
-        mode (str, optional): the upsampling algorithm: one of ``'nearest'``, ``'linear'``,
-            ``'bilinear'``, ``'nearest-exact'`` and ``'area'``. Default: ``'nearest'``
-        align_corners (bool, optional): if ``True``, the corner pixels of the input and output tensors
-            are aligned, and thus preserving the values at those pixels. Default: ``None``
-        recompute_scale_factor (bool, optional): recompute the scale_factor for use in the interpolation
-            calculation. Default: ``None``
+        {interpolate_args}
         antialias (bool, optional): flag to apply anti-aliasing (not supported: raises
             NotImplementedError). Default: ``False``"""
     if mode not in _SPATIAL:
@@ -167,6 +162,7 @@ def _patch_positions(h: int, w: int, kernel_size, dilation, padding, stride, dev
     return pos.reshape(ho * wo, kh * kw).t().contiguous()
 
 
+@fill_doc(fold_notes)
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """Extract sliding local blocks from a batched input tensor.
 
@@ -174,12 +170,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
 
     Args:
         input (Tensor): the input tensor.
-        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
-        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
-        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
-            ``0``
-        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
-            ``1``"""
+        {unfold_window}"""
     batched = input.dim() == 4
     x = input if batched else input.unsqueeze(0)
     if x.dim() != 4:
@@ -192,6 +183,7 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     return cols if batched else cols.squeeze(0)
 
 
+@fill_doc(fold_notes)
 def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """Combine an array of sliding local blocks into a large containing tensor.
 
@@ -200,14 +192,8 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
 
     Args:
         input (Tensor): the input tensor.
-        output_size (int or tuple): the shape of the spatial dimensions of the output (i.e.,
-            ``output.sizes()[2:]``).
-        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
-        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
-        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
-            ``0``
-        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
-            ``1``"""
+        {fold_output_size}
+        {unfold_window}"""
     batched = input.dim() == 3
     x = input if batched else input.unsqueeze(0)
     h, w = _pair4(output_size)

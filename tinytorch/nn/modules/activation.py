@@ -6,25 +6,50 @@ from typing import Optional
 from tinytorch._tensor.tensor import Tensor
 from tinytorch._tensor.creation import full
 from tinytorch.nn import functional as F
+from tinytorch.nn.modules._doc_notes import common_notes, fill_doc, softmax_notes
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
 from tinytorch.nn.common_types import _device_t, _dtype_t
 
 
-class ReLU(Module):
-    """Applies the rectified linear unit function element-wise.
+class _InplaceActivation(Module):
+    """An element-wise activation whose one argument is ``inplace``."""
 
-    Args:
-        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.relu(x, self.inplace)
-
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
+
+
+class _AlphaActivation(_InplaceActivation):
+    """ELU and CELU: ``alpha`` and ``inplace``."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__(inplace)
+        self.alpha = alpha
+
+
+class _SoftmaxNd(Module):
+    """Softmax, LogSoftmax and Softmin: the one argument is ``dim``."""
+
+    def __init__(self, dim: Optional[int] = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+@fill_doc(common_notes)
+class ReLU(_InplaceActivation):
+    """Applies the rectified linear unit function element-wise.
+
+    Args:
+        {inplace}"""
+    def forward(self, x: Tensor) -> Tensor:
+        return F.relu(x, self.inplace)
 
 
 class GELU(Module):
@@ -44,20 +69,14 @@ class GELU(Module):
         return f"approximate='{self.approximate}'"
 
 
-class SiLU(Module):
+@fill_doc(common_notes)
+class SiLU(_InplaceActivation):
     """Applies the Sigmoid Linear Unit (SiLU) function, element-wise.
 
     Args:
-        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
+        {inplace}"""
     def forward(self, x: Tensor) -> Tensor:
         return F.silu(x, self.inplace)
-
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
 
 
 class Tanh(Module):
@@ -72,80 +91,55 @@ class Sigmoid(Module):
         return F.sigmoid(x)
 
 
-class Mish(Module):
+@fill_doc(common_notes)
+class Mish(_InplaceActivation):
     """Applies the Mish function, element-wise.
 
     Args:
-        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
+        {inplace}"""
     def forward(self, x: Tensor) -> Tensor:
         return F.mish(x, self.inplace)
 
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
 
-
-class Hardswish(Module):
+@fill_doc(common_notes)
+class Hardswish(_InplaceActivation):
     """Applies the Hardswish function, element-wise.
 
     Args:
-        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
+        {inplace}"""
     def forward(self, x: Tensor) -> Tensor:
         return F.hardswish(x, self.inplace)
 
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
 
-
-class Softmax(Module):
+@fill_doc(softmax_notes)
+class Softmax(_SoftmaxNd):
     """Applies the Softmax function to an n-dimensional input Tensor, rescaling them so that the elements
     of the n-dimensional output Tensor lie in the range [0,1] and sum to 1.
 
     Args:
-        dim (int): a dimension along which the softmax will be computed (so every slice along dim will
-            sum to 1). Default: ``None``"""
-    def __init__(self, dim: Optional[int] = None) -> None:
-        super().__init__()
-        self.dim = dim
-
+        {softmax_dim}"""
     def forward(self, x: Tensor) -> Tensor:
         return F.softmax(x, self.dim)
 
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
-
-class LogSoftmax(Module):
+class LogSoftmax(_SoftmaxNd):
     r"""Applies the :math:`\log(\text{Softmax}(x))` function to an n-dimensional input Tensor.
 
     Args:
         dim (int): a dimension along which the softmax will be computed (so every slice along dim will
             sum to 1). Default: ``None``"""
-    def __init__(self, dim: Optional[int] = None) -> None:
-        super().__init__()
-        self.dim = dim
-
     def forward(self, x: Tensor) -> Tensor:
         return F.log_softmax(x, self.dim)
 
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
 
-
+@fill_doc(common_notes)
 class LeakyReLU(Module):
     """Applies the LeakyReLU function element-wise.
 
     Args:
         negative_slope (float): controls the angle of the negative slope (which is used for negative
             input values). Default: ``0.01``
-        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
+        {inplace}"""
     def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
         super().__init__()
         self.negative_slope, self.inplace = negative_slope, inplace
@@ -157,15 +151,13 @@ class LeakyReLU(Module):
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
 
 
-class ELU(Module):
+@fill_doc(common_notes)
+class ELU(_AlphaActivation):
     r"""Applies the Exponential Linear Unit (ELU) function, element-wise.
 
     Args:
         alpha (float): the :math:`\alpha` value for the formula. Default: ``1.0``
-        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
-    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
-        self.alpha, self.inplace = alpha, inplace
+        {inplace}"""
 
     def forward(self, x: Tensor) -> Tensor:
         return F.elu(x, self.alpha, self.inplace)
@@ -191,13 +183,14 @@ class Softplus(Module):
         return f"beta={self.beta}, threshold={self.threshold}"
 
 
+@fill_doc(common_notes)
 class Hardtanh(Module):
     """Applies the HardTanh function element-wise.
 
     Args:
         min_val (float): minimum value of the linear region range. Default: ``-1.0``
         max_val (float): maximum value of the linear region range. Default: ``1.0``
-        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
+        {inplace}"""
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
         if max_val <= min_val:
@@ -229,29 +222,25 @@ class LogSigmoid(Module):
         return F.logsigmoid(x)
 
 
-class SELU(Module):
+@fill_doc(common_notes)
+class SELU(_InplaceActivation):
     """Applies the SELU function element-wise.
 
     Args:
-        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
+        {inplace}"""
     def forward(self, x: Tensor) -> Tensor:
         return F.selu(x, self.inplace)
 
+    extra_repr = Module.extra_repr   # (its repr does not show inplace)
 
-class CELU(Module):
+
+class CELU(_AlphaActivation):
     r"""Applies the CELU function element-wise: :math:`\text{CELU}(x) = \max(0,x) + \min(0, \alpha *
     (\exp(x/\alpha) - 1))`.
 
     Args:
         alpha (float): the :math:`\alpha` value for the formula. Default: ``1.0``
         inplace (bool): can optionally do the operation in-place. Default: ``False``"""
-    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
-        self.alpha, self.inplace = alpha, inplace
 
     def forward(self, x: Tensor) -> Tensor:
         return F.celu(x, self.alpha, self.inplace)
@@ -272,13 +261,14 @@ class Tanhshrink(Module):
         return F.tanhshrink(x)
 
 
+@fill_doc(common_notes)
 class Threshold(Module):
     """Thresholds each element of the input Tensor.
 
     Args:
         threshold (float): the value to threshold at.
         value (float): the value to replace with.
-        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
+        {inplace}"""
     def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
         super().__init__()
         self.threshold, self.value, self.inplace = threshold, value, inplace
@@ -354,31 +344,28 @@ class Softshrink(Hardshrink):
         return F.softshrink(x, self.lambd)
 
 
-class Softmin(Module):
+@fill_doc(softmax_notes)
+class Softmin(_SoftmaxNd):
     """Applies the Softmin function to an n-dimensional input Tensor.
 
     Args:
-        dim (int): a dimension along which the softmax will be computed (so every slice along dim will
-            sum to 1). Default: ``None``"""
-    def __init__(self, dim: Optional[int] = None) -> None:
-        super().__init__()
-        self.dim = dim
-
+        {softmax_dim}"""
     def forward(self, x: Tensor) -> Tensor:
         return F.softmin(x, self.dim)
 
+    extra_repr = Module.extra_repr   # (its repr does not show dim)
 
-class Hardsigmoid(Module):
+
+@fill_doc(common_notes)
+class Hardsigmoid(_InplaceActivation):
     """Applies the Hardsigmoid function element-wise.
 
     Args:
-        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
+        {inplace}"""
     def forward(self, x: Tensor) -> Tensor:
         return F.hardsigmoid(x, self.inplace)
+
+    extra_repr = Module.extra_repr   # (its repr does not show inplace)
 
 
 # PyTorch defines MultiheadAttention in torch.nn.modules.activation; programs import it from there.

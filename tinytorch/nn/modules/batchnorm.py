@@ -14,6 +14,7 @@ from tinytorch.nn import functional as F
 from tinytorch.nn import init
 from tinytorch.nn.common_types import _device_t, _dtype_t
 from tinytorch.nn.modules._checks import check_input
+from tinytorch.nn.modules._doc_notes import common_notes, fill_doc, norm_notes
 from tinytorch.nn.modules.lazy import LazyModuleMixin, placeholders
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.modules.normalization import _init_affine
@@ -76,28 +77,18 @@ class _BatchNorm(_NormBase):
                             use_batch, momentum if momentum is not None else 0.0, self.eps)
 
 
+@fill_doc(norm_notes)
 class BatchNorm1d(_BatchNorm):
     """Applies Batch Normalization over a 2D or 3D input.
 
     Batch normalization over (N, C) or (N, C, L) input.
 
     Args:
-        num_features (int): number of features or channels :math:`C` of the input.
-        eps (float): a value added for numerical stability. Default: ``1e-05``
-        momentum (float, optional): the value used for the running_mean and running_var computation. Can
-            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
-        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
-            parameters. Default: ``True``
-        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
-            running mean and variance, and when set to ``False``, this module does not track such
-            statistics and uses batch statistics instead in both training and eval modes. Default:
-            ``True``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``"""
+        {batch_norm_args}"""
     _ranks = (2, 3)
 
 
+@fill_doc(norm_notes)
 class BatchNorm2d(_BatchNorm):
     """Applies Batch Normalization over a 4D input (a mini-batch of 2D inputs with additional channel
     dimension).
@@ -105,22 +96,11 @@ class BatchNorm2d(_BatchNorm):
     Batch normalization over (N, C, H, W) input.
 
     Args:
-        num_features (int): number of features or channels :math:`C` of the input.
-        eps (float): a value added for numerical stability. Default: ``1e-05``
-        momentum (float, optional): the value used for the running_mean and running_var computation. Can
-            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
-        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
-            parameters. Default: ``True``
-        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
-            running mean and variance, and when set to ``False``, this module does not track such
-            statistics and uses batch statistics instead in both training and eval modes. Default:
-            ``True``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``"""
+        {batch_norm_args}"""
     _ranks = (4,)
 
 
+@fill_doc(norm_notes)
 class BatchNorm3d(_BatchNorm):
     """Applies Batch Normalization over a 5D input (a mini-batch of 3D inputs with additional channel
     dimension).
@@ -128,19 +108,7 @@ class BatchNorm3d(_BatchNorm):
     Batch normalization over (N, C, D, H, W) input.
 
     Args:
-        num_features (int): number of features or channels :math:`C` of the input.
-        eps (float): a value added for numerical stability. Default: ``1e-05``
-        momentum (float, optional): the value used for the running_mean and running_var computation. Can
-            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
-        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
-            parameters. Default: ``True``
-        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
-            running mean and variance, and when set to ``False``, this module does not track such
-            statistics and uses batch statistics instead in both training and eval modes. Default:
-            ``True``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``"""
+        {batch_norm_args}"""
     _ranks = (5,)
 
 
@@ -183,66 +151,36 @@ class _LazyNormBase(LazyModuleMixin):
             self.num_features = self._channels(input)
 
 
+@fill_doc(norm_notes)
 class LazyBatchNorm1d(_LazyNormBase, BatchNorm1d):
     """A :class:`torch.nn.BatchNorm1d` module with lazy initialization.
 
     ``BatchNorm1d`` whose ``num_features`` is read from the first input.
 
     Args:
-        eps (float): a value added for numerical stability. Default: ``1e-05``
-        momentum (float, optional): the value used for the running_mean and running_var computation. Can
-            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
-        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
-            parameters. Default: ``True``
-        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
-            running mean and variance, and when set to ``False``, this module does not track such
-            statistics and uses batch statistics instead in both training and eval modes. Default:
-            ``True``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``"""
+        {lazy_norm_args}"""
     cls_to_become = BatchNorm1d
 
 
+@fill_doc(norm_notes)
 class LazyBatchNorm2d(_LazyNormBase, BatchNorm2d):
     """A :class:`torch.nn.BatchNorm2d` module with lazy initialization.
 
     ``BatchNorm2d`` whose ``num_features`` is read from the first input.
 
     Args:
-        eps (float): a value added for numerical stability. Default: ``1e-05``
-        momentum (float, optional): the value used for the running_mean and running_var computation. Can
-            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
-        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
-            parameters. Default: ``True``
-        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
-            running mean and variance, and when set to ``False``, this module does not track such
-            statistics and uses batch statistics instead in both training and eval modes. Default:
-            ``True``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``"""
+        {lazy_norm_args}"""
     cls_to_become = BatchNorm2d
 
 
+@fill_doc(norm_notes)
 class LazyBatchNorm3d(_LazyNormBase, BatchNorm3d):
     """A :class:`torch.nn.BatchNorm3d` module with lazy initialization.
 
     ``BatchNorm3d`` whose ``num_features`` is read from the first input.
 
     Args:
-        eps (float): a value added for numerical stability. Default: ``1e-05``
-        momentum (float, optional): the value used for the running_mean and running_var computation. Can
-            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
-        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
-            parameters. Default: ``True``
-        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
-            running mean and variance, and when set to ``False``, this module does not track such
-            statistics and uses batch statistics instead in both training and eval modes. Default:
-            ``True``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``"""
+        {lazy_norm_args}"""
     cls_to_become = BatchNorm3d
 
 
@@ -278,27 +216,20 @@ class _AllReduceSum(Function):
         return g, None
 
 
+@fill_doc(norm_notes, common_notes)
 class SyncBatchNorm(_BatchNorm):
     """Applies Batch Normalization over a N-Dimensional input.
 
     Batch normalization over (N, C, *) input with statistics synchronized across processes.
 
     Args:
-        num_features (int): number of features or channels :math:`C` of the input.
-        eps (float): a value added for numerical stability. Default: ``1e-05``
-        momentum (float, optional): the value used for the running_mean and running_var computation. Can
-            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
-        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
-            parameters. Default: ``True``
-        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
-            running mean and variance, and when set to ``False``, this module does not track such
-            statistics and uses batch statistics instead in both training and eval modes. Default:
-            ``True``
+        {num_features}
+        {batch_norm_stats_args}
         process_group (ProcessGroup, optional): synchronization of stats happen within each process
             group individually. Default behavior is synchronization across the whole world.
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``"""
+        {device}
+        {dtype}
+        {bias}"""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: Optional[float] = 0.1, affine: bool = True,
                  track_running_stats: bool = True, process_group: Optional[Any] = None, device: _device_t = None,

@@ -28,13 +28,12 @@ from __future__ import annotations
 import math
 
 from tinytorch import _C
-from tinytorch._tensor.creation import arange, empty, tensor
+from tinytorch._tensor.creation import arange, tensor
 from tinytorch._core.dtype import float32, uint8
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn import functional as F
-from tinytorch.nn import init
+from tinytorch.nn.modules.linear import _reset_linear, _weight_and_bias
 from tinytorch.nn.modules.module import Module
-from tinytorch.nn.parameter import Parameter
 from tinytorch._core.tensor_base import _wrap
 from tinytorch.autograd.function import Function
 from tinytorch._tensor.tensor import Tensor
@@ -123,15 +122,11 @@ class BitLinear(Module):
             raise ValueError(f"BitLinear: ste must be one of {_STE_MODES}, got {ste!r}")
         self.in_features, self.out_features = in_features, out_features
         self.input_norm, self.eps, self.ste = input_norm, eps, ste
-        self.weight = Parameter(empty(out_features, in_features, dtype=dtype, device=device))
-        self.register_parameter("bias", Parameter(empty(out_features, dtype=dtype, device=device)) if bias else None)
+        _weight_and_bias(self, (out_features, in_features), bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _reset_linear(self)   # as nn.Linear
 
     def _normalized(self, x: Tensor) -> Tensor:
         return F.rms_norm(x, (self.in_features,), None, self.eps) if self.input_norm else x

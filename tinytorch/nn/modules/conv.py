@@ -12,8 +12,9 @@ from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
 from tinytorch.nn.modules._checks import check_input
-from tinytorch.nn.modules.lazy import LazyModuleMixin, placeholders
-from tinytorch.nn.modules.linear import _weight_and_bias
+from tinytorch.nn.modules._doc_notes import entries, common_notes, fill_doc, window_notes
+from tinytorch.nn.modules.lazy import LazyModuleMixin
+from tinytorch.nn.modules.linear import _lazy_weight_and_bias, _weight_and_bias
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
 from tinytorch.nn.common_types import _device_t, _dtype_t, _padding_t, _size_any_t
@@ -23,8 +24,34 @@ def _tuple(v, n: int) -> tuple:
     return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
 
 
+_conv_entries = {
+    **window_notes, **common_notes,
+    "out_channels": "out_channels (int): number of channels produced by the convolution.",
+    "groups": """groups (int, optional): number of blocked connections from input channels to output channels.
+            Default: ``1``""",
+    "padding_mode": """padding_mode (str, optional): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+            Default: ``'zeros'``""",
+    "output_padding": """output_padding (int or tuple, optional): additional size added to one side of each dimension in
+            the output shape. Default: ``0``""",
+}
+
+
+def _conv_args(*names: str) -> str:
+    return entries(*(_conv_entries[n] for n in names))
+
+
+# the Args of the convolutions; those after ``in_channels`` are the lazy ones' (which read it from the input)
+convolution_notes = {
+    "in_channels": "in_channels (int): number of channels in the input image.",
+    "conv_args": _conv_args("out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias",
+                            "padding_mode", "device", "dtype"),
+    "conv_transpose_args": _conv_args("out_channels", "kernel_size", "stride", "padding", "output_padding", "groups",
+                                      "bias", "dilation", "padding_mode", "device", "dtype"),
+}
+
+
 class _ConvNd(Module):
-    _n = 2
+    _n = 2   # the number of spatial dims
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: _size_any_t, stride: _size_any_t = 1,
                  padding: _padding_t = 0, dilation: _size_any_t = 1, groups: int = 1, bias: bool = True,
@@ -72,6 +99,13 @@ class _ConvNd(Module):
             return x, self.padding
         return F.pad(x, self._pad_amounts, mode=self.padding_mode), 0
 
+    def forward(self, x: Tensor) -> Tensor:
+        n = self._n
+        check_input(self, x, (n + 1, n + 2), -(n + 1), self.in_channels)
+        x, padding = self._pad(x)
+        conv = (F.conv1d, F.conv2d, F.conv3d)[n - 1]
+        return conv(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+
     def extra_repr(self) -> str:
         s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}")
         if self.padding != (0,) * self._n:
@@ -87,62 +121,28 @@ class _ConvNd(Module):
         return s
 
 
+@fill_doc(convolution_notes)
 class Conv2d(_ConvNd):
     """Applies a 2D convolution over an input signal composed of several input planes.
 
     2-D convolution over (N, C_in, H, W) or (C_in, H, W) input.
 
     Args:
-        in_channels (int): number of channels in the input image.
-        out_channels (int): number of channels produced by the convolution.
-        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
-        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
-            ``1``
-        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
-            ``0``
-        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
-        groups (int, optional): number of blocked connections from input channels to output channels.
-            Default: ``1``
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
-        padding_mode (str, optional): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
-            Default: ``'zeros'``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
+        {in_channels}
+        {conv_args}"""
     _n = 2
 
-    def forward(self, x: Tensor) -> Tensor:
-        check_input(self, x, (3, 4), -3, self.in_channels)
-        x, padding = self._pad(x)
-        return F.conv2d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
 
-
+@fill_doc(convolution_notes)
 class Conv1d(_ConvNd):
     """Applies a 1D convolution over an input signal composed of several input planes.
 
     1-D convolution over (N, C_in, L) or (C_in, L) input.
 
     Args:
-        in_channels (int): number of channels in the input image.
-        out_channels (int): number of channels produced by the convolution.
-        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
-        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
-            ``1``
-        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
-            ``0``
-        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
-        groups (int, optional): number of blocked connections from input channels to output channels.
-            Default: ``1``
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
-        padding_mode (str, optional): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
-            Default: ``'zeros'``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
+        {in_channels}
+        {conv_args}"""
     _n = 1
-
-    def forward(self, x: Tensor) -> Tensor:
-        check_input(self, x, (2, 3), -2, self.in_channels)
-        x, padding = self._pad(x)
-        return F.conv1d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -186,6 +186,13 @@ class _ConvTransposeNd(_ConvNd):
             pads.append(size[i] - lo)
         return tuple(pads)
 
+    def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
+        n = self._n
+        check_input(self, x, (n + 1, n + 2), -(n + 1), self.in_channels)
+        conv_transpose = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[n - 1]
+        return conv_transpose(x, self.weight, self.bias, self.stride, self.padding,
+                              self._output_padding(x, output_size), self.groups, self.dilation)
+
     def extra_repr(self) -> str:
         s = super().extra_repr()
         if self.output_padding != (0,) * self._n:
@@ -193,126 +200,52 @@ class _ConvTransposeNd(_ConvNd):
         return s
 
 
+@fill_doc(convolution_notes)
 class ConvTranspose2d(_ConvTransposeNd):
     """Applies a 2D transposed convolution operator over an input image composed of several input planes.
 
     2-D transposed convolution over (N, C_in, H, W) or (C_in, H, W) input.
 
     Args:
-        in_channels (int): number of channels in the input image.
-        out_channels (int): number of channels produced by the convolution.
-        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
-        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
-            ``1``
-        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
-            ``0``
-        output_padding (int or tuple, optional): additional size added to one side of each dimension in
-            the output shape. Default: ``0``
-        groups (int, optional): number of blocked connections from input channels to output channels.
-            Default: ``1``
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
-        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
-        padding_mode (str, optional): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
-            Default: ``'zeros'``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
+        {in_channels}
+        {conv_transpose_args}"""
     _n = 2
 
-    def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
-        check_input(self, x, (3, 4), -3, self.in_channels)
-        return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(x, output_size), self.groups, self.dilation)
 
-
+@fill_doc(convolution_notes)
 class ConvTranspose1d(_ConvTransposeNd):
     """Applies a 1D transposed convolution operator over an input image composed of several input planes.
 
     1-D transposed convolution over (N, C_in, L) or (C_in, L) input.
 
     Args:
-        in_channels (int): number of channels in the input image.
-        out_channels (int): number of channels produced by the convolution.
-        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
-        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
-            ``1``
-        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
-            ``0``
-        output_padding (int or tuple, optional): additional size added to one side of each dimension in
-            the output shape. Default: ``0``
-        groups (int, optional): number of blocked connections from input channels to output channels.
-            Default: ``1``
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
-        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
-        padding_mode (str, optional): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
-            Default: ``'zeros'``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
+        {in_channels}
+        {conv_transpose_args}"""
     _n = 1
 
-    def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
-        check_input(self, x, (2, 3), -2, self.in_channels)
-        return F.conv_transpose1d(x, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(x, output_size), self.groups, self.dilation)
 
-
+@fill_doc(convolution_notes)
 class Conv3d(_ConvNd):
     """Applies a 3D convolution over an input signal composed of several input planes.
 
     3-D convolution over (N, C_in, D, H, W) or (C_in, D, H, W) input.
 
     Args:
-        in_channels (int): number of channels in the input image.
-        out_channels (int): number of channels produced by the convolution.
-        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
-        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
-            ``1``
-        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
-            ``0``
-        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
-        groups (int, optional): number of blocked connections from input channels to output channels.
-            Default: ``1``
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
-        padding_mode (str, optional): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
-            Default: ``'zeros'``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
+        {in_channels}
+        {conv_args}"""
     _n = 3
 
-    def forward(self, x: Tensor) -> Tensor:
-        check_input(self, x, (4, 5), -4, self.in_channels)
-        x, padding = self._pad(x)
-        return F.conv3d(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
 
-
+@fill_doc(convolution_notes)
 class ConvTranspose3d(_ConvTransposeNd):
     """Applies a 3D transposed convolution operator over an input image composed of several input planes.
 
     3-D transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W) input.
 
     Args:
-        in_channels (int): number of channels in the input image.
-        out_channels (int): number of channels produced by the convolution.
-        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
-        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
-            ``1``
-        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
-            ``0``
-        output_padding (int or tuple, optional): additional size added to one side of each dimension in
-            the output shape. Default: ``0``
-        groups (int, optional): number of blocked connections from input channels to output channels.
-            Default: ``1``
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
-        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
-        padding_mode (str, optional): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
-            Default: ``'zeros'``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
+        {in_channels}
+        {conv_transpose_args}"""
     _n = 3
-
-    def forward(self, x: Tensor, output_size: Any = None) -> Tensor:
-        check_input(self, x, (4, 5), -4, self.in_channels)
-        return F.conv_transpose3d(x, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(x, output_size), self.groups, self.dilation)
 
 
 # ----------------------------------------------------------------------------- lazy convolutions
@@ -323,11 +256,8 @@ class _LazyConvXdMixin(LazyModuleMixin):
     _transposed = False
 
     def _lazy_placeholders(self, out_channels: int, bias: bool, device, dtype) -> None:
-        UninitializedParameter, _ = placeholders()
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        _lazy_weight_and_bias(self, bias, device, dtype)
         self.out_channels = out_channels
-        if bias:
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
 
     def reset_parameters(self) -> None:
         if not self.has_uninitialized_params() and self.in_channels != 0:
@@ -355,56 +285,31 @@ class _LazyConvXdMixin(LazyModuleMixin):
                 self.reset_parameters()
 
 
+@fill_doc(convolution_notes)
 class _LazyConvMixin(_LazyConvXdMixin):
+    """The constructor of LazyConv1d/2d/3d.
+
+    Args:
+        {conv_args}"""
+
     def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
                  groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device: _device_t = None,
                  dtype: _dtype_t = None) -> None:
-        """
-        Args:
-            out_channels (int): number of channels produced by the convolution.
-            kernel_size (int or tuple): the size of the window (or of the convolving kernel).
-            stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
-                ``1``
-            padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
-                ``0``
-            dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
-            groups (int, optional): number of blocked connections from input channels to output channels.
-                Default: ``1``
-            bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
-            padding_mode (str, optional): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
-                Default: ``'zeros'``
-            device (device, optional): the device of the parameters and buffers. Default: ``None``
-            dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
-        """
         super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device, dtype)
         self._lazy_placeholders(out_channels, bias, device, dtype)
 
 
+@fill_doc(convolution_notes)
 class _LazyConvTransposeMixin(_LazyConvXdMixin):
+    """The constructor of LazyConvTranspose1d/2d/3d.
+
+    Args:
+        {conv_transpose_args}"""
     _transposed = True
 
     def __init__(self, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
                  padding_mode: str = "zeros", device: _device_t = None, dtype: _dtype_t = None) -> None:
-        """
-        Args:
-            out_channels (int): number of channels produced by the convolution.
-            kernel_size (int or tuple): the size of the window (or of the convolving kernel).
-            stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
-                ``1``
-            padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
-                ``0``
-            output_padding (int or tuple, optional): additional size added to one side of each dimension in
-                the output shape. Default: ``0``
-            groups (int, optional): number of blocked connections from input channels to output channels.
-                Default: ``1``
-            bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
-            dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
-            padding_mode (str, optional): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
-                Default: ``'zeros'``
-            device (device, optional): the device of the parameters and buffers. Default: ``None``
-            dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
-        """
         super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
                          device, dtype)
         self._lazy_placeholders(out_channels, bias, device, dtype)
@@ -416,7 +321,7 @@ def _lazy_class(eager: type, family: type) -> type:
     name = "Lazy" + eager.__name__
     doc = (f"A :class:`torch.nn.{eager.__name__}` module with lazy initialization of the ``in_channels`` argument."
            f"\n\n``{eager.__name__}`` whose ``in_channels`` is read from the first input.\n\n"
-           + inspect.cleandoc(family.__init__.__doc__))   # the family constructor's Args
+           + inspect.cleandoc(family.__doc__).split("\n\n", 1)[1])   # the family constructor's Args
     return type(name, (family, eager), {"__doc__": doc, "__module__": __name__, "__qualname__": name,
                                         "cls_to_become": eager})
 

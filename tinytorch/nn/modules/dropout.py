@@ -4,23 +4,44 @@ from __future__ import annotations
 
 from tinytorch._tensor.tensor import Tensor
 from tinytorch.nn import functional as F
+from tinytorch.nn.modules._doc_notes import common_notes, fill_doc
 from tinytorch.nn.modules.module import Module
 
 __all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
 
 
 class _DropoutNd(Module):
+    """Dropout1d/2d/3d, ``p`` alone in the repr; unlike _Dropout's, their check also rejects a NaN ``p``."""
+    _n = 2   # the number of spatial dims of a channel
+
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p, self.inplace = p, inplace
 
+    def forward(self, x: Tensor) -> Tensor:
+        dropout = (F.dropout1d, F.dropout2d, F.dropout3d)[self._n - 1]
+        return dropout(x, self.p, self.training, self.inplace)
+
     def extra_repr(self) -> str:
         return f"p={self.p}"
 
 
-class Dropout(Module):
+class _Dropout(Module):
+    """Dropout and AlphaDropout: ``p`` and ``inplace``, both in the repr."""
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_Dropout):
     r"""During training, randomly zeroes some of the elements of the input tensor with probability
     :attr:`p`; the outputs are scaled by a factor of :math:`\frac{1}{1-p}` during training. During
     evaluation the module simply computes an identity function.
@@ -31,19 +52,11 @@ class Dropout(Module):
         p (float): probability of an element to be zeroed. Default: ``0.5``
         inplace (bool): can optionally do the operation in-place. Default: ``False``"""
 
-    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
-        super().__init__()
-        if p < 0 or p > 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p, self.inplace = p, inplace
-
     def forward(self, x: Tensor) -> Tensor:
         return F.dropout(x, self.p, self.training, self.inplace)
 
-    def extra_repr(self) -> str:
-        return f"p={self.p}, inplace={self.inplace}"
 
-
+@fill_doc(common_notes)
 class Dropout1d(_DropoutNd):
     """Randomly zero out entire channels (a channel is a 1D feature map).
 
@@ -51,12 +64,11 @@ class Dropout1d(_DropoutNd):
 
     Args:
         p (float): probability of an element to be zeroed. Default: ``0.5``
-        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.dropout1d(x, self.p, self.training, self.inplace)
+        {inplace}"""
+    _n = 1
 
 
+@fill_doc(common_notes)
 class Dropout2d(_DropoutNd):
     """Randomly zero out entire channels (a channel is a 2D feature map).
 
@@ -64,12 +76,11 @@ class Dropout2d(_DropoutNd):
 
     Args:
         p (float): probability of an element to be zeroed. Default: ``0.5``
-        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.dropout2d(x, self.p, self.training, self.inplace)
+        {inplace}"""
+    _n = 2
 
 
+@fill_doc(common_notes)
 class Dropout3d(_DropoutNd):
     """Randomly zero out entire channels (a channel is a 3D feature map).
 
@@ -77,13 +88,11 @@ class Dropout3d(_DropoutNd):
 
     Args:
         p (float): probability of an element to be zeroed. Default: ``0.5``
-        inplace (bool): can optionally do the operation in-place. Default: ``False``"""
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.dropout3d(x, self.p, self.training, self.inplace)
+        {inplace}"""
+    _n = 3
 
 
-class AlphaDropout(Module):
+class AlphaDropout(_Dropout):
     r"""Applies Alpha Dropout over the input: during training, dropped units are set to SELU's
     negative saturation value and an affine transform keeps the input's mean and standard
     deviation (for self-normalizing networks with :class:`SELU`).
@@ -97,17 +106,8 @@ class AlphaDropout(Module):
         - Output: :math:`(*)`. Output is of the same shape as input
     """
 
-    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
-        super().__init__()
-        if p < 0 or p > 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p, self.inplace = p, inplace
-
     def forward(self, input: Tensor) -> Tensor:
         return F.alpha_dropout(input, self.p, self.training, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, inplace={self.inplace}"
 
 
 class FeatureAlphaDropout(AlphaDropout):

@@ -5,23 +5,20 @@ from __future__ import annotations
 from tinytorch._tensor.tensor import Tensor
 from tinytorch.nn import functional as F
 from tinytorch.nn.common_types import _size_any_t
+from tinytorch.nn.modules._doc_notes import fill_doc, fold_notes
 from tinytorch.nn.modules.module import Module
 
 __all__ = ["Fold", "Unfold"]
 
 
+@fill_doc(fold_notes)
 class Unfold(Module):
     """Extracts sliding local blocks from a batched input tensor.
 
     Extracts sliding local blocks: (N, C, H, W) -> (N, C * prod(kernel_size), L).
 
     Args:
-        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
-        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
-        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
-            ``0``
-        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
-            ``1``"""
+        {unfold_window}"""
 
     def __init__(self, kernel_size: _size_any_t, dilation: _size_any_t = 1, padding: _size_any_t = 0,
                  stride: _size_any_t = 1) -> None:
@@ -32,20 +29,15 @@ class Unfold(Module):
         return F.unfold(x, self.kernel_size, self.dilation, self.padding, self.stride)
 
 
+@fill_doc(fold_notes)
 class Fold(Unfold):
     """Combines an array of sliding local blocks into a large containing tensor.
 
     Combines sliding local blocks into (N, C, *output_size), summing overlapping values.
 
     Args:
-        output_size (int or tuple): the shape of the spatial dimensions of the output (i.e.,
-            ``output.sizes()[2:]``).
-        kernel_size (int or tuple): the size of the window (or of the convolving kernel).
-        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
-        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
-            ``0``
-        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
-            ``1``"""
+        {fold_output_size}
+        {unfold_window}"""
 
     def __init__(self, output_size: _size_any_t, kernel_size: _size_any_t, dilation: _size_any_t = 1,
                  padding: _size_any_t = 0, stride: _size_any_t = 1) -> None:

@@ -6,6 +6,7 @@ from tinytorch._tensor.tensor import Tensor
 from tinytorch.nn import functional as F
 from tinytorch.nn.common_types import _device_t, _dtype_t
 from tinytorch.nn.modules._checks import check_input
+from tinytorch.nn.modules._doc_notes import fill_doc, norm_notes
 from tinytorch.nn.modules.batchnorm import _LazyNormBase, _NormBase
 
 __all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
@@ -30,27 +31,18 @@ class _InstanceNorm(_NormBase):
         return out.squeeze(0) if unbatched else out
 
 
+@fill_doc(norm_notes)
 class InstanceNorm1d(_InstanceNorm):
     """Applies Instance Normalization over a 2D (unbatched) or 3D (batched) input.
 
     Instance normalization over (N, C, L) or (C, L) input.
 
     Args:
-        num_features (int): number of features or channels :math:`C` of the input.
-        eps (float): a value added for numerical stability. Default: ``1e-05``
-        momentum (float, optional): the value used for the running_mean and running_var computation. Can
-            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
-        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
-            parameters. Default: ``False``
-        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
-            running mean and variance, and when set to ``False``, this module does not track such
-            statistics and uses batch statistics instead in both training and eval modes. Default:
-            ``False``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
+        {instance_norm_args}"""
     _spatial = 1
 
 
+@fill_doc(norm_notes)
 class InstanceNorm2d(_InstanceNorm):
     """Applies Instance Normalization over a 4D input (a mini-batch of 2D inputs with additional channel
     dimension).
@@ -58,21 +50,11 @@ class InstanceNorm2d(_InstanceNorm):
     Instance normalization over (N, C, H, W) or (C, H, W) input.
 
     Args:
-        num_features (int): number of features or channels :math:`C` of the input.
-        eps (float): a value added for numerical stability. Default: ``1e-05``
-        momentum (float, optional): the value used for the running_mean and running_var computation. Can
-            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
-        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
-            parameters. Default: ``False``
-        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
-            running mean and variance, and when set to ``False``, this module does not track such
-            statistics and uses batch statistics instead in both training and eval modes. Default:
-            ``False``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
+        {instance_norm_args}"""
     _spatial = 2
 
 
+@fill_doc(norm_notes)
 class InstanceNorm3d(_InstanceNorm):
     """Applies Instance Normalization over a 5D input (a mini-batch of 3D inputs with additional channel
     dimension).
@@ -80,18 +62,7 @@ class InstanceNorm3d(_InstanceNorm):
     Instance normalization over (N, C, D, H, W) or (C, D, H, W) input.
 
     Args:
-        num_features (int): number of features or channels :math:`C` of the input.
-        eps (float): a value added for numerical stability. Default: ``1e-05``
-        momentum (float, optional): the value used for the running_mean and running_var computation. Can
-            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
-        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
-            parameters. Default: ``False``
-        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
-            running mean and variance, and when set to ``False``, this module does not track such
-            statistics and uses batch statistics instead in both training and eval modes. Default:
-            ``False``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
+        {instance_norm_args}"""
     _spatial = 3
 
 
@@ -100,64 +71,34 @@ class _LazyInstanceNormBase(_LazyNormBase):
         return input.shape[input.dim() - self._spatial - 1]   # (N, C, *spatial) or unbatched (C, *spatial)
 
 
+@fill_doc(norm_notes)
 class LazyInstanceNorm1d(_LazyInstanceNormBase, InstanceNorm1d):
     """A :class:`torch.nn.InstanceNorm1d` module with lazy initialization of the ``num_features`` argument.
 
     ``InstanceNorm1d`` whose ``num_features`` is read from the first input.
 
     Args:
-        eps (float): a value added for numerical stability. Default: ``1e-05``
-        momentum (float, optional): the value used for the running_mean and running_var computation. Can
-            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
-        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
-            parameters. Default: ``True``
-        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
-            running mean and variance, and when set to ``False``, this module does not track such
-            statistics and uses batch statistics instead in both training and eval modes. Default:
-            ``True``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``"""
+        {lazy_norm_args}"""
     cls_to_become = InstanceNorm1d
 
 
+@fill_doc(norm_notes)
 class LazyInstanceNorm2d(_LazyInstanceNormBase, InstanceNorm2d):
     """A :class:`torch.nn.InstanceNorm2d` module with lazy initialization of the ``num_features`` argument.
 
     ``InstanceNorm2d`` whose ``num_features`` is read from the first input.
 
     Args:
-        eps (float): a value added for numerical stability. Default: ``1e-05``
-        momentum (float, optional): the value used for the running_mean and running_var computation. Can
-            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
-        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
-            parameters. Default: ``True``
-        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
-            running mean and variance, and when set to ``False``, this module does not track such
-            statistics and uses batch statistics instead in both training and eval modes. Default:
-            ``True``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``"""
+        {lazy_norm_args}"""
     cls_to_become = InstanceNorm2d
 
 
+@fill_doc(norm_notes)
 class LazyInstanceNorm3d(_LazyInstanceNormBase, InstanceNorm3d):
     """A :class:`torch.nn.InstanceNorm3d` module with lazy initialization of the ``num_features`` argument.
 
     ``InstanceNorm3d`` whose ``num_features`` is read from the first input.
 
     Args:
-        eps (float): a value added for numerical stability. Default: ``1e-05``
-        momentum (float, optional): the value used for the running_mean and running_var computation. Can
-            be set to ``None`` for cumulative moving average (i.e. simple average). Default: ``0.1``
-        affine (bool): a boolean value that when set to ``True``, this module has learnable affine
-            parameters. Default: ``True``
-        track_running_stats (bool): a boolean value that when set to ``True``, this module tracks the
-            running mean and variance, and when set to ``False``, this module does not track such
-            statistics and uses batch statistics instead in both training and eval modes. Default:
-            ``True``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``"""
+        {lazy_norm_args}"""
     cls_to_become = InstanceNorm3d

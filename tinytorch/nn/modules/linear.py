@@ -23,6 +23,23 @@ def _weight_and_bias(module: Module, weight_shape: tuple, bias: bool, device, dt
     module.register_parameter("bias", Parameter(empty(weight_shape[0], dtype=dtype, device=device)) if bias else None)
 
 
+def _reset_linear(module: Module) -> None:
+    """PyTorch's Linear initialization of ``module.weight`` (out, in) and ``module.bias``:
+    kaiming_uniform_(a=sqrt(5)) and U(-1/sqrt(in_features), 1/sqrt(in_features))."""
+    init.kaiming_uniform_(module.weight, a=math.sqrt(5))
+    if module.bias is not None:
+        bound = 1 / math.sqrt(module.in_features) if module.in_features > 0 else 0
+        init.uniform_(module.bias, -bound, bound)
+
+
+def _lazy_weight_and_bias(module: Module, bias: bool, device, dtype) -> None:
+    """``weight`` and, when ``bias``, ``bias`` as placeholders (lazy.py) that the first input gives a shape."""
+    UninitializedParameter, _ = placeholders()
+    module.weight = UninitializedParameter(device=device, dtype=dtype)
+    if bias:
+        module.bias = UninitializedParameter(device=device, dtype=dtype)
+
+
 class Identity(Module):
     """A placeholder identity operator that is argument-insensitive.
 
@@ -56,10 +73,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _reset_linear(self)
 
     def forward(self, x: Tensor) -> Tensor:
         try:
@@ -132,11 +146,8 @@ class LazyLinear(LazyModuleMixin, Linear):
     def __init__(self, out_features: int, bias: bool = True, device: _device_t = None,
                  dtype: _dtype_t = None) -> None:
         super().__init__(0, 0, False)
-        UninitializedParameter, _ = placeholders()
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        _lazy_weight_and_bias(self, bias, device, dtype)
         self.out_features = out_features
-        if bias:
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
 
     def reset_parameters(self) -> None:
         if not self.has_uninitialized_params() and self.in_features != 0:

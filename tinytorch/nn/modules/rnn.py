@@ -18,11 +18,32 @@ from tinytorch._ops.shape import cat
 from tinytorch._ops import rnn as _fused_rnn
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
+from tinytorch.nn.modules._doc_notes import entries, common_notes, fill_doc
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
 from tinytorch._tensor.tensor import Tensor
 from tinytorch.nn.common_types import _device_t, _dtype_t
 
+# the Args of the recurrent layers and cells (PyTorch's words)
+_input_size = "input_size (int): the number of expected features in the input ``x``."
+_hidden_size = "hidden_size (int): the number of features in the hidden state ``h``."
+_num_layers = """num_layers (int): number of recurrent layers. E.g., setting ``num_layers=2`` would mean stacking
+            two RNNs together to form a stacked RNN, with the second RNN taking in outputs of the first
+            RNN and computing the final results. Default: ``1``"""
+_batch_first = """batch_first (bool): if ``True``, then the input and output tensors are provided as (batch, seq,
+            feature). Default: ``False``"""
+_dropout = """dropout (float): if non-zero, introduces a Dropout layer on the outputs of each RNN layer except
+            the last layer, with dropout probability equal to :attr:`dropout`. Default: ``0.0``"""
+rnn_notes = {
+    "rnn_sizes": entries(_input_size, _hidden_size, _num_layers),
+    "rnn_options": entries(common_notes["bias"], _batch_first, _dropout,
+                           "bidirectional (bool): if ``True``, becomes a bidirectional RNN. Default: ``False``"),
+    "cell_sizes": entries(_input_size, _hidden_size, common_notes["bias"]),
+    "nonlinearity": """nonlinearity (str): the non-linearity to use. Can be either ``'tanh'`` or ``'relu'``. Default:
+            ``'tanh'``""",
+    "proj_size": """proj_size (int): if ``> 0``, will use LSTM with projections of corresponding size (not supported
+            yet: raises NotImplementedError). Default: ``0``""",
+}
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 _FUSED = True  # False: the composed per-step path everywhere (the reference the fused kernels are tested against)
 _FUSED_DTYPES = {"cpu": ("float32", "float64"), "cuda": ("float16", "bfloat16", "float32", "float64")}
@@ -52,8 +73,7 @@ class RNNBase(Module):
     """The stacked, optionally bidirectional recurrence shared by RNN, LSTM and GRU.
 
     Args:
-        mode (str, optional): the upsampling algorithm: one of ``'nearest'``, ``'linear'``,
-            ``'bilinear'``, ``'nearest-exact'`` and ``'area'``.
+        mode (str): the recurrence: ``'RNN_TANH'``, ``'RNN_RELU'``, ``'LSTM'`` or ``'GRU'``.
         input_size (int): the number of expected features in the input ``x``.
         hidden_size (int): the number of features in the hidden state ``h``.
         num_layers (int): the number of sub-layers in the stack. Default: ``1``
@@ -204,25 +224,16 @@ class RNNBase(Module):
         (and in tinytorch, which keeps one Parameter per weight everywhere) it is a no-op."""
 
 
+@fill_doc(rnn_notes, common_notes)
 class RNN(RNNBase):
-    """Elman RNN: h_t = tanh(W_ih x_t + b_ih + W_hh h_{t-1} + b_hh) (or relu).
+    """Elman RNN: h_t = tanh(W_ih x_t + b_ih + W_hh h_{{t-1}} + b_hh) (or relu).
 
     Args:
-        input_size (int): the number of expected features in the input ``x``.
-        hidden_size (int): the number of features in the hidden state ``h``.
-        num_layers (int): number of recurrent layers. E.g., setting ``num_layers=2`` would mean stacking
-            two RNNs together to form a stacked RNN, with the second RNN taking in outputs of the first
-            RNN and computing the final results. Default: ``1``
-        nonlinearity (str): the non-linearity to use. Can be either ``'tanh'`` or ``'relu'``. Default:
-            ``'tanh'``
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
-        batch_first (bool): if ``True``, then the input and output tensors are provided as (batch, seq,
-            feature). Default: ``False``
-        dropout (float): if non-zero, introduces a Dropout layer on the outputs of each RNN layer except
-            the last layer, with dropout probability equal to :attr:`dropout`. Default: ``0.0``
-        bidirectional (bool): if ``True``, becomes a bidirectional RNN. Default: ``False``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
+        {rnn_sizes}
+        {nonlinearity}
+        {rnn_options}
+        {device}
+        {dtype}"""
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
@@ -234,25 +245,16 @@ class RNN(RNNBase):
                          bias, batch_first, dropout, bidirectional, 0, device, dtype)
 
 
+@fill_doc(rnn_notes, common_notes)
 class LSTM(RNNBase):
     """Long short-term memory: gates i, f, g, o; returns output, (h_n, c_n).
 
     Args:
-        input_size (int): the number of expected features in the input ``x``.
-        hidden_size (int): the number of features in the hidden state ``h``.
-        num_layers (int): number of recurrent layers. E.g., setting ``num_layers=2`` would mean stacking
-            two RNNs together to form a stacked RNN, with the second RNN taking in outputs of the first
-            RNN and computing the final results. Default: ``1``
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
-        batch_first (bool): if ``True``, then the input and output tensors are provided as (batch, seq,
-            feature). Default: ``False``
-        dropout (float): if non-zero, introduces a Dropout layer on the outputs of each RNN layer except
-            the last layer, with dropout probability equal to :attr:`dropout`. Default: ``0.0``
-        bidirectional (bool): if ``True``, becomes a bidirectional RNN. Default: ``False``
-        proj_size (int): if ``> 0``, will use LSTM with projections of corresponding size (not supported
-            yet: raises NotImplementedError). Default: ``0``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
+        {rnn_sizes}
+        {rnn_options}
+        {proj_size}
+        {device}
+        {dtype}"""
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
@@ -261,23 +263,15 @@ class LSTM(RNNBase):
                          proj_size, device, dtype)
 
 
+@fill_doc(rnn_notes, common_notes)
 class GRU(RNNBase):
     """Gated recurrent unit: gates r, z, n with n = tanh(W_in x + b_in + r * (W_hn h + b_hn)).
 
     Args:
-        input_size (int): the number of expected features in the input ``x``.
-        hidden_size (int): the number of features in the hidden state ``h``.
-        num_layers (int): number of recurrent layers. E.g., setting ``num_layers=2`` would mean stacking
-            two RNNs together to form a stacked RNN, with the second RNN taking in outputs of the first
-            RNN and computing the final results. Default: ``1``
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
-        batch_first (bool): if ``True``, then the input and output tensors are provided as (batch, seq,
-            feature). Default: ``False``
-        dropout (float): if non-zero, introduces a Dropout layer on the outputs of each RNN layer except
-            the last layer, with dropout probability equal to :attr:`dropout`. Default: ``0.0``
-        bidirectional (bool): if ``True``, becomes a bidirectional RNN. Default: ``False``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
+        {rnn_sizes}
+        {rnn_options}
+        {device}
+        {dtype}"""
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
@@ -336,17 +330,15 @@ class RNNCellBase(Module):
         return zeros(*x.shape[:-1], self.hidden_size, dtype=x.dtype, device=x.device)
 
 
+@fill_doc(rnn_notes, common_notes)
 class RNNCell(RNNCellBase):
     """An Elman RNN cell with tanh or ReLU non-linearity.
 
     Args:
-        input_size (int): the number of expected features in the input ``x``.
-        hidden_size (int): the number of features in the hidden state ``h``.
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
-        nonlinearity (str): the non-linearity to use. Can be either ``'tanh'`` or ``'relu'``. Default:
-            ``'tanh'``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
+        {cell_sizes}
+        {nonlinearity}
+        {device}
+        {dtype}"""
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
                  device: _device_t = None, dtype: _dtype_t = None) -> None:
         super().__init__(input_size, hidden_size, bias, 1, device, dtype)
@@ -357,36 +349,39 @@ class RNNCell(RNNCellBase):
         return _rnn_step(x, self._zeros(x) if hx is None else hx, *self._w(), act)
 
 
-class LSTMCell(RNNCellBase):
+class _GatedCell(RNNCellBase):
+    """LSTMCell and GRUCell: a cell of ``_num_chunks`` gates, no choice of non-linearity."""
+    _num_chunks = 1
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: _device_t = None,
+                 dtype: _dtype_t = None) -> None:
+        super().__init__(input_size, hidden_size, bias, self._num_chunks, device, dtype)
+
+
+@fill_doc(rnn_notes, common_notes)
+class LSTMCell(_GatedCell):
     """A long short-term memory (LSTM) cell.
 
     Args:
-        input_size (int): the number of expected features in the input ``x``.
-        hidden_size (int): the number of features in the hidden state ``h``.
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: _device_t = None,
-                 dtype: _dtype_t = None) -> None:
-        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
+        {cell_sizes}
+        {device}
+        {dtype}"""
+    _num_chunks = 4
 
     def forward(self, x: Tensor, hx: Optional[Tuple[Tensor, Tensor]] = None) -> Tuple[Tensor, Tensor]:
         state = (self._zeros(x), self._zeros(x)) if hx is None else hx
         return _lstm_step(x, state, *self._w())
 
 
-class GRUCell(RNNCellBase):
+@fill_doc(rnn_notes, common_notes)
+class GRUCell(_GatedCell):
     """A gated recurrent unit (GRU) cell.
 
     Args:
-        input_size (int): the number of expected features in the input ``x``.
-        hidden_size (int): the number of features in the hidden state ``h``.
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: _device_t = None,
-                 dtype: _dtype_t = None) -> None:
-        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
+        {cell_sizes}
+        {device}
+        {dtype}"""
+    _num_chunks = 3
 
     def forward(self, x: Tensor, hx: Optional[Tensor] = None) -> Tensor:
         return _gru_step(x, self._zeros(x) if hx is None else hx, *self._w())

@@ -10,39 +10,37 @@ from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn import functional as F
 from tinytorch.nn import init
 from tinytorch.nn.common_types import _device_t, _dtype_t
+from tinytorch.nn.modules._doc_notes import embedding_notes, entries, common_notes, fill_doc
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
 
 __all__ = ["Embedding", "EmbeddingBag"]
 
+# the Args of Embedding and EmbeddingBag (their functions take the table itself)
+table_notes = {
+    "table_size": entries("num_embeddings (int): size of the dictionary of embeddings.",
+                          "embedding_dim (int): the size of each embedding vector."),
+    "initial_weight": """_weight (Tensor, optional): an initial weight matrix of shape (num_embeddings, embedding_dim)
+            (used by :meth:`from_pretrained`). Default: ``None``""",
+}
 
+
+@fill_doc(embedding_notes, table_notes, common_notes)
 class Embedding(Module):
     """A simple lookup table that stores embeddings of a fixed dictionary and size.
 
     A lookup table of num_embeddings vectors of size embedding_dim; weight ~ N(0, 1).
 
     Args:
-        num_embeddings (int): size of the dictionary of embeddings.
-        embedding_dim (int): the size of each embedding vector.
-        padding_idx (int, optional): If specified, the entries at :attr:`padding_idx` do not contribute
-            to the gradient; therefore, the embedding vector at :attr:`padding_idx` is not updated
-            during training, i.e. it remains as a fixed "pad". For a newly constructed EmbeddingBag, the
-            embedding vector at :attr:`padding_idx` will default to all zeros. Note that the embedding
-            vector at :attr:`padding_idx` is excluded from the reduction. Default: ``None``
-        max_norm (float, optional): If given, each embedding vector with norm larger than
-            :attr:`max_norm` is renormalized to have norm :attr:`max_norm`. Default: ``None``
-        norm_type (float, optional): The p of the p-norm to compute for the :attr:`max_norm` option.
-            Default: ``2.0``
-        scale_grad_by_freq (bool, optional): if given, this will scale gradients by the inverse of
-            frequency of the words in the mini-batch. Default: ``False``
-        sparse (bool, optional): if ``True``, gradient w.r.t. :attr:`weight` matrix will be a sparse
-            tensor (not supported by tinytorch: raises NotImplementedError). Default: ``False``
-        _weight (Tensor, optional): an initial weight matrix of shape (num_embeddings, embedding_dim)
-            (used by :meth:`from_pretrained`). Default: ``None``
+        {table_size}
+        {padding_idx}
+        {max_norm_args}
+        {sparse}
+        {initial_weight}
         _freeze (bool, optional): whether that initial weight is frozen (PyTorch's private argument).
             Default: ``False``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
+        {device}
+        {dtype}"""
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: Optional[int] = None,
                  max_norm: Optional[float] = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
@@ -96,6 +94,7 @@ class Embedding(Module):
         return s
 
 
+@fill_doc(embedding_notes, table_notes, common_notes)
 class EmbeddingBag(Module):
     """Compute sums or means of 'bags' of embeddings, without instantiating the intermediate embeddings.
 
@@ -103,32 +102,15 @@ class EmbeddingBag(Module):
     padding row zero.
 
     Args:
-        num_embeddings (int): size of the dictionary of embeddings.
-        embedding_dim (int): the size of each embedding vector.
-        max_norm (float, optional): If given, each embedding vector with norm larger than
-            :attr:`max_norm` is renormalized to have norm :attr:`max_norm`. Default: ``None``
-        norm_type (float, optional): The p of the p-norm to compute for the :attr:`max_norm` option.
-            Default: ``2.0``
-        scale_grad_by_freq (bool, optional): if given, this will scale gradients by the inverse of
-            frequency of the words in the mini-batch. Default: ``False``
-        mode (str, optional): ``"sum"``, ``"mean"`` or ``"max"``. Specifies the way to reduce the bag.
-            ``"sum"`` computes the weighted sum, taking :attr:`per_sample_weights` into consideration.
-            ``"mean"`` computes the average of the values in the bag, ``"max"`` computes the max value
-            over each bag. Default: ``'mean'``
-        sparse (bool, optional): if ``True``, gradient w.r.t. :attr:`weight` matrix will be a sparse
-            tensor (not supported by tinytorch: raises NotImplementedError). Default: ``False``
-        _weight (Tensor, optional): an initial weight matrix of shape (num_embeddings, embedding_dim)
-            (used by :meth:`from_pretrained`). Default: ``None``
-        include_last_offset (bool, optional): if ``True``, the size of offsets is equal to the number of
-            bags + 1. The last element is the size of the input, or the ending index position of the
-            last bag (sequence). Default: ``False``
-        padding_idx (int, optional): If specified, the entries at :attr:`padding_idx` do not contribute
-            to the gradient; therefore, the embedding vector at :attr:`padding_idx` is not updated
-            during training, i.e. it remains as a fixed "pad". For a newly constructed EmbeddingBag, the
-            embedding vector at :attr:`padding_idx` will default to all zeros. Note that the embedding
-            vector at :attr:`padding_idx` is excluded from the reduction. Default: ``None``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
+        {table_size}
+        {max_norm_args}
+        {bag_mode}
+        {sparse}
+        {initial_weight}
+        {include_last_offset}
+        {padding_idx}
+        {device}
+        {dtype}"""
 
     def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: Optional[float] = None,
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,

@@ -8,6 +8,7 @@ from tinytorch._tensor.creation import ones, zeros
 from tinytorch._core.dtype import bool_, float32
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules.attention import MultiheadAttention
+from tinytorch.nn.modules._doc_notes import entries, common_notes, fill_doc
 from tinytorch.nn.modules.container import ModuleList
 from tinytorch.nn.modules.dropout import Dropout
 from tinytorch.nn.modules.linear import Linear
@@ -15,6 +16,27 @@ from tinytorch.nn.modules.module import Module
 from tinytorch.nn.modules.normalization import LayerNorm
 from tinytorch._tensor.tensor import Tensor
 from tinytorch.nn.common_types import _device_t, _dtype_t
+
+# the Args of the encoder and decoder layers and of Transformer (PyTorch's words)
+_feedforward_args = entries(
+    "dim_feedforward (int): the dimension of the feedforward network model. Default: ``2048``",
+    "dropout (float): dropout probability. Default: ``0.1``",
+    """activation (str or Callable): the activation function of the intermediate layer, can be a string
+            ("relu" or "gelu") or a unary callable. Default: ``'relu'``""")
+_layer_options = entries(
+    "layer_norm_eps (float): the eps value in layer normalization components. Default: ``1e-05``",
+    """batch_first (bool): if ``True``, then the input and output tensors are provided as (batch, seq,
+            feature). Default: ``False``""",
+    """norm_first (bool): if ``True``, layer norm is done prior to attention and feedforward
+            operations, respectively. Otherwise it's done after. Default: ``False``""",
+    common_notes["bias"], common_notes["device"], common_notes["dtype"])
+transformer_notes = {
+    "feedforward_args": _feedforward_args,
+    "layer_options": _layer_options,
+    "layer_args": entries("d_model (int): the number of expected features in the encoder/decoder inputs.",
+                          "nhead (int): the number of heads in the multiheadattention models.",
+                          _feedforward_args, _layer_options),
+}
 
 
 def _get_activation_fn(activation):
@@ -36,10 +58,15 @@ class _LayerBase(Module):
     """What the encoder and decoder layers share: self-attention, the feed-forward block, norm1/2,
     dropout1/2 and the activation, under PyTorch's submodule names."""
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int, dropout: float, activation,
-                 layer_norm_eps: float, batch_first: bool, norm_first: bool, bias: bool, kw: dict,
-                 decoder: bool = False) -> None:
+    _decoder = False   # TransformerDecoderLayer: self-attention, then attention over the memory
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
+                 activation: Union[str, Callable[[Tensor], Tensor]] = "relu", layer_norm_eps: float = 1e-5,
+                 batch_first: bool = False, norm_first: bool = False, bias: bool = True, device: _device_t = None,
+                 dtype: _dtype_t = None) -> None:
         super().__init__()
+        kw = {"device": device, "dtype": dtype}
+        decoder = self._decoder
         # (registered in PyTorch's order, so parameters() lists them in the same order)
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **kw)
         if decoder:
@@ -69,32 +96,13 @@ class _LayerBase(Module):
         return self.linear2(self.dropout(self.activation(self.linear1(x))))
 
 
+@fill_doc(transformer_notes)
 class TransformerEncoderLayer(_LayerBase):
     """Self-attention then a feed-forward block, each with a residual connection and LayerNorm
     (post-norm by default; norm_first=True for pre-norm).
 
     Args:
-        d_model (int): the number of expected features in the encoder/decoder inputs.
-        nhead (int): the number of heads in the multiheadattention models.
-        dim_feedforward (int): the dimension of the feedforward network model. Default: ``2048``
-        dropout (float): dropout probability. Default: ``0.1``
-        activation (str or Callable): the activation function of the intermediate layer, can be a string
-            ("relu" or "gelu") or a unary callable. Default: ``'relu'``
-        layer_norm_eps (float): the eps value in layer normalization components. Default: ``1e-05``
-        batch_first (bool): if ``True``, then the input and output tensors are provided as (batch, seq,
-            feature). Default: ``False``
-        norm_first (bool): if ``True``, layer norm is done prior to attention and feedforward
-            operations, respectively. Otherwise it's done after. Default: ``False``
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
-
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation: Union[str, Callable[[Tensor], Tensor]] = "relu", layer_norm_eps: float = 1e-5,
-                 batch_first: bool = False, norm_first: bool = False, bias: bool = True, device: _device_t = None,
-                 dtype: _dtype_t = None) -> None:
-        super().__init__(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
-                         norm_first, bias, {"device": device, "dtype": dtype})
+        {layer_args}"""
 
     def forward(self, src: Tensor, src_mask: Optional[Tensor] = None, src_key_padding_mask: Optional[Tensor] = None,
                 is_causal: bool = False) -> Tensor:
@@ -141,32 +149,15 @@ class TransformerEncoder(Module):
         return out
 
 
+@fill_doc(transformer_notes)
 class TransformerDecoderLayer(_LayerBase):
     """Self-attention over the target, attention over the encoder's memory, then a feed-forward
     block; each with a residual connection and LayerNorm (post-norm; norm_first=True for pre-norm).
 
     Args:
-        d_model (int): the number of expected features in the encoder/decoder inputs.
-        nhead (int): the number of heads in the multiheadattention models.
-        dim_feedforward (int): the dimension of the feedforward network model. Default: ``2048``
-        dropout (float): dropout probability. Default: ``0.1``
-        activation (str or Callable): the activation function of the intermediate layer, can be a string
-            ("relu" or "gelu") or a unary callable. Default: ``'relu'``
-        layer_norm_eps (float): the eps value in layer normalization components. Default: ``1e-05``
-        batch_first (bool): if ``True``, then the input and output tensors are provided as (batch, seq,
-            feature). Default: ``False``
-        norm_first (bool): if ``True``, layer norm is done prior to attention and feedforward
-            operations, respectively. Otherwise it's done after. Default: ``False``
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
+        {layer_args}"""
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation: Union[str, Callable[[Tensor], Tensor]] = "relu", layer_norm_eps: float = 1e-5,
-                 batch_first: bool = False, norm_first: bool = False, bias: bool = True, device: _device_t = None,
-                 dtype: _dtype_t = None) -> None:
-        super().__init__(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
-                         norm_first, bias, {"device": device, "dtype": dtype}, decoder=True)
+    _decoder = True
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Optional[Tensor] = None,
                 memory_mask: Optional[Tensor] = None, tgt_key_padding_mask: Optional[Tensor] = None,
@@ -217,6 +208,7 @@ class TransformerDecoder(Module):
         return out if self.norm is None else self.norm(out)
 
 
+@fill_doc(transformer_notes)
 class Transformer(Module):
     """The encoder-decoder model of "Attention Is All You Need", with PyTorch's defaults and names.
 
@@ -225,20 +217,10 @@ class Transformer(Module):
         nhead (int): the number of heads in the multiheadattention models. Default: ``8``
         num_encoder_layers (int): the number of sub-encoder-layers in the encoder. Default: ``6``
         num_decoder_layers (int): the number of sub-decoder-layers in the decoder. Default: ``6``
-        dim_feedforward (int): the dimension of the feedforward network model. Default: ``2048``
-        dropout (float): dropout probability. Default: ``0.1``
-        activation (str or Callable): the activation function of the intermediate layer, can be a string
-            ("relu" or "gelu") or a unary callable. Default: ``'relu'``
+        {feedforward_args}
         custom_encoder (Module, optional): custom encoder. Default: ``None``
         custom_decoder (Module, optional): custom decoder. Default: ``None``
-        layer_norm_eps (float): the eps value in layer normalization components. Default: ``1e-05``
-        batch_first (bool): if ``True``, then the input and output tensors are provided as (batch, seq,
-            feature). Default: ``False``
-        norm_first (bool): if ``True``, layer norm is done prior to attention and feedforward
-            operations, respectively. Otherwise it's done after. Default: ``False``
-        bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``True``
-        device (device, optional): the device of the parameters and buffers. Default: ``None``
-        dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``"""
+        {layer_options}"""
 
     def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6, num_decoder_layers: int = 6,
                  dim_feedforward: int = 2048, dropout: float = 0.1,

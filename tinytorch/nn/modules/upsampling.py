@@ -7,8 +7,10 @@ from tinytorch._tensor.tensor import Tensor
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.common_types import _ratio_any_t, _size_any_t
+from tinytorch.nn.modules._doc_notes import fill_doc, interpolate_notes
 
 
+@fill_doc(interpolate_notes)
 class Upsample(Module):
     """Upsamples a given multi-channel 1D (temporal), 2D (spatial) or 3D (volumetric) data.
 
@@ -16,14 +18,7 @@ class Upsample(Module):
     or scale_factor, in mode nearest, nearest-exact, linear, bilinear or area.
 
     Args:
-        size (int or tuple, optional): output spatial sizes. Default: ``None``
-        scale_factor (float or tuple, optional): multiplier for spatial size. Default: ``None``
-        mode (str, optional): the upsampling algorithm: one of ``'nearest'``, ``'linear'``,
-            ``'bilinear'``, ``'nearest-exact'`` and ``'area'``. Default: ``'nearest'``
-        align_corners (bool, optional): if ``True``, the corner pixels of the input and output tensors
-            are aligned, and thus preserving the values at those pixels. Default: ``None``
-        recompute_scale_factor (bool, optional): recompute the scale_factor for use in the interpolation
-            calculation. Default: ``None``"""
+        {interpolate_args}"""
 
     def __init__(self, size: Optional[_size_any_t] = None, scale_factor: Optional[_ratio_any_t] = None,
                  mode: str = "nearest", align_corners: Optional[bool] = None,
