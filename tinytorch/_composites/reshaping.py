@@ -4,7 +4,7 @@ diagflat, take, argwhere, tril_indices, triu_indices, unravel_index, positive, s
 forms (split_with_sizes, unsafe_split, unsafe_chunk, ...)."""
 from __future__ import annotations
 
-from typing import List, Sequence, Union
+from typing import List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -106,7 +106,21 @@ def dstack(tensors: Sequence[Tensor]) -> Tensor:
     return cat([at3(t) for t in tensors], 2)
 
 
-def tensor_split(input: Tensor, indices_or_sections: Union[int, Sequence[int], Tensor], dim: int = 0) -> tuple:
+def _split_points(op: str, indices_or_sections, **named):
+    """The one split argument of tensor_split and hsplit/vsplit/dsplit: positional, or under one of the
+    names of PyTorch's overloads (sections=, indices=, tensor_indices_or_sections=)."""
+    given = {k: v for k, v in named.items() if v is not None}
+    if indices_or_sections is not None:
+        given = {"indices_or_sections": indices_or_sections, **given}
+    if len(given) != 1:
+        raise TypeError(f"{op}() takes one of indices_or_sections, {', '.join(named)}; got "
+                        f"{', '.join(given) or 'none'}")
+    return next(iter(given.values()))
+
+
+def tensor_split(input: Tensor, indices_or_sections: Union[int, Sequence[int], Tensor, None] = None, dim: int = 0, *,
+                 sections: Optional[int] = None, indices: Optional[Sequence[int]] = None,
+                 tensor_indices_or_sections: Optional[Tensor] = None) -> tuple:
     """Splits into n nearly equal parts (the first ``size % n`` one element longer) or at the
     given indices, as ``numpy.array_split``; views of input.
 
@@ -115,7 +129,14 @@ def tensor_split(input: Tensor, indices_or_sections: Union[int, Sequence[int], T
         indices_or_sections (Tensor, int or list or tuple of ints): if an int ``n``, :attr:`input` is
             split into ``n`` sections along :attr:`dim` (as equal as possible); if a list of indices, it
             is split at each of them.
-        dim (int): dimension along which to split the tensor. Default: ``0``"""
+        dim (int): dimension along which to split the tensor. Default: ``0``
+
+    Keyword args:
+        sections (int): the number of sections, by PyTorch's overload name (instead of indices_or_sections).
+        indices (list of ints): the split indices, by PyTorch's overload name.
+        tensor_indices_or_sections (Tensor): indices or sections as a tensor, by PyTorch's overload name."""
+    indices_or_sections = _split_points("tensor_split", indices_or_sections, sections=sections, indices=indices,
+                                        tensor_indices_or_sections=tensor_indices_or_sections)
     size = input.shape[dim]
     if isinstance(indices_or_sections, Tensor):
         indices_or_sections = indices_or_sections.tolist()
@@ -145,30 +166,48 @@ def _split_along(input: Tensor, sections, dim: int, op: str, min_dim: int) -> tu
     return tensor_split(input, sections, dim)
 
 
-def hsplit(input: Tensor, sections) -> tuple:
+def hsplit(input: Tensor, indices_or_sections=None, *, sections: Optional[int] = None,
+           indices: Optional[Sequence[int]] = None) -> tuple:
     """``tensor_split`` along dim 1 (dim 0 for 1-D input); an int must divide the size.
 
     Args:
         input (Tensor): the input tensor.
-        sections (int or list of ints): the number of equal parts, or the indices at which to split."""
+        indices_or_sections (int or list of ints): the number of equal parts, or the indices at which to split.
+
+    Keyword args:
+        sections (int): the number of equal parts, by PyTorch's overload name.
+        indices (list of ints): the split indices, by PyTorch's overload name."""
+    sections = _split_points("hsplit", indices_or_sections, sections=sections, indices=indices)
     return _split_along(input, sections, 1 if input.dim() > 1 else 0, "hsplit", 1)
 
 
-def vsplit(input: Tensor, sections) -> tuple:
+def vsplit(input: Tensor, indices_or_sections=None, *, sections: Optional[int] = None,
+           indices: Optional[Sequence[int]] = None) -> tuple:
     """``tensor_split`` along dim 0 of a tensor of at least 2 dimensions.
 
     Args:
         input (Tensor): the input tensor.
-        sections (int or list of ints): the number of equal parts, or the indices at which to split."""
+        indices_or_sections (int or list of ints): the number of equal parts, or the indices at which to split.
+
+    Keyword args:
+        sections (int): the number of equal parts, by PyTorch's overload name.
+        indices (list of ints): the split indices, by PyTorch's overload name."""
+    sections = _split_points("vsplit", indices_or_sections, sections=sections, indices=indices)
     return _split_along(input, sections, 0, "vsplit", 2)
 
 
-def dsplit(input: Tensor, sections) -> tuple:
+def dsplit(input: Tensor, indices_or_sections=None, *, sections: Optional[int] = None,
+           indices: Optional[Sequence[int]] = None) -> tuple:
     """``tensor_split`` along dim 2 of a tensor of at least 3 dimensions.
 
     Args:
         input (Tensor): the input tensor.
-        sections (int or list of ints): the number of equal parts, or the indices at which to split."""
+        indices_or_sections (int or list of ints): the number of equal parts, or the indices at which to split.
+
+    Keyword args:
+        sections (int): the number of equal parts, by PyTorch's overload name.
+        indices (list of ints): the split indices, by PyTorch's overload name."""
+    sections = _split_points("dsplit", indices_or_sections, sections=sections, indices=indices)
     return _split_along(input, sections, 2, "dsplit", 3)
 
 
@@ -314,13 +353,19 @@ def positive(input: Tensor) -> Tensor:
     return input
 
 
-def sum_to_size(self: Tensor, *size) -> Tensor:
+def sum_to_size(self: Tensor, *sizes, size: Optional[Sequence[int]] = None) -> Tensor:
     """Sums ``self`` to ``size``, which must be broadcastable to ``self``'s shape.
 
     Args:
-        size (int...): a sequence of integers defining the shape of the output tensor."""
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
+        sizes (int...): a sequence of integers defining the shape of the output tensor.
+
+    Keyword args:
+        size (tuple of ints): the shape, by keyword (instead of sizes)."""
+    if size is not None:
+        if sizes:
+            raise TypeError("sum_to_size() takes the size positionally or as size=, not both")
+        sizes = (size,)
+    size = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
     shape = tuple(self.shape)
     lead = len(shape) - len(size)
     if lead < 0 or any(s != 1 and s != d for s, d in zip(size, shape[lead:])):

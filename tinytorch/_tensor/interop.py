@@ -68,14 +68,29 @@ def to_dlpack(t: TensorBase, stream: Any = None, max_version: Optional[Tuple[int
     return _C.to_dlpack(t._impl, versioned)
 
 
-def from_dlpack(ext_tensor: Any) -> TensorBase:
+def from_dlpack(ext_tensor: Any, *, device: Any = None, copy: Optional[bool] = None) -> TensorBase:
     """Converts a tensor from an external library (anything with ``__dlpack__``, or a DLPack capsule)
     into a ``tinytorch.Tensor`` sharing its memory, as ``torch.from_dlpack``. A capsule can be
     consumed once.
 
     Args:
         ext_tensor (object with ``__dlpack__``, or a DLPack capsule): the tensor or DLPack capsule to
-            convert."""
+            convert.
+
+    Keyword args:
+        device (torch.device or str, optional): the device of the result; another device than the
+            source's copies there. Default: the source's device.
+        copy (bool, optional): ``True`` always copies, ``False`` never does (a device change then
+            raises ``BufferError``), ``None`` copies only for a device change."""
+    t = _import_dlpack(ext_tensor)
+    if device is not None and t.device != _device(device):
+        if copy is False:
+            raise BufferError(f"from_dlpack: copy=False, but the tensor is on {t.device} and device={device}")
+        return t.to(device)
+    return t.clone() if copy else t
+
+
+def _import_dlpack(ext_tensor: Any) -> TensorBase:
     if hasattr(ext_tensor, "__dlpack__"):
         dev_type, dev_id = ext_tensor.__dlpack_device__()
         kwargs: dict = {}

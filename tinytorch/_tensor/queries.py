@@ -5,26 +5,26 @@ from __future__ import annotations
 from typing import Any
 
 from tinytorch._core.size import Size
-from tinytorch._tensor.creation import tensor
+from tinytorch._tensor.creation import tensor as _tensor
 from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["result_type", "broadcast_shapes", "typename"]
 
 
-def result_type(tensor1: Any, tensor2: Any):
+def result_type(tensor: Any, other: Any):
     """The dtype an arithmetic op on the two operands gives (PyTorch's promotion: 0-d tensors and
     Python numbers rank below dimensioned tensors), read from an addition of empty stand-ins.
 
     Args:
-        tensor1 (Tensor or Number): an input tensor or number.
-        tensor2 (Tensor or Number): an input tensor or number."""
+        tensor (Tensor or Number): an input tensor or number.
+        other (Tensor or Number): an input tensor or number."""
     def probe(x):
         if isinstance(x, Tensor):
             return x.new_empty((0,) if x.dim() else ())
         return x
-    a, b = probe(tensor1), probe(tensor2)
+    a, b = probe(tensor), probe(other)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        a, b = tensor(a), tensor(b)
+        a, b = _tensor(a), _tensor(b)
     return (a + b).dtype
 
 

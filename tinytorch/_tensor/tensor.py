@@ -251,24 +251,31 @@ class Tensor(TensorBase):
                 asynchronous with respect to the host. Default: ``False``"""
         return self.to("cuda" if device is None else _device(device), non_blocking=non_blocking)
 
-    def pin_memory(self) -> "Tensor":
-        """A copy of this CPU tensor in page-locked memory (fast, asynchronous GPU copies)."""
+    def pin_memory(self, device=None) -> "Tensor":
+        """A copy of this CPU tensor in page-locked memory (fast, asynchronous GPU copies).
+
+        Args:
+            device (str or torch.device, optional): deprecated in PyTorch and ignored: the memory is
+                pinned for the CUDA devices."""
         backend = cuda_backend()
         if backend is None:
             raise RuntimeError("pin_memory: tinytorch was built without the CUDA backend")
         return _wrap(backend.pin_memory(self._impl))
 
-    def is_pinned(self) -> bool:
-        """Returns true if this tensor resides in pinned memory."""
+    def is_pinned(self, device=None) -> bool:
+        """Returns true if this tensor resides in pinned memory.
+
+        Args:
+            device (str or torch.device, optional): deprecated in PyTorch and ignored."""
         backend = cuda_backend()
         return bool(backend is not None and backend.is_pinned(self._impl))
 
-    def record_stream(self, stream) -> None:
-        """Marks this tensor's memory as used by ``stream`` (the allocator waits for it before reuse).
+    def record_stream(self, s) -> None:
+        """Marks this tensor's memory as used by stream ``s`` (the allocator waits for it before reuse).
 
         Args:
-            stream (Stream): the stream the tensor's memory is used on."""
-        cuda_backend().record_stream(self._impl, stream._impl)
+            s (Stream): the stream the tensor's memory is used on."""
+        cuda_backend().record_stream(self._impl, s._impl)
 
     # ------------------------------------------------------------ attributes and queries
     def is_floating_point(self) -> bool:

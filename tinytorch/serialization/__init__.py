@@ -163,7 +163,9 @@ class _Encoder:
         raise unsaveable(obj, ".".join(str(p) for p in path) or "<root>")
 
 
-def save(obj: Any, f: FILE_LIKE, format: str = "safetensors", digest: bool = False) -> None:
+def save(obj: Any, f: FILE_LIKE, format: str = "safetensors", digest: bool = False, *, pickle_module: Any = None,
+         pickle_protocol: Optional[int] = None, _use_new_zipfile_serialization: bool = True,
+         _disable_byteorder_record: bool = False) -> None:
     """Saves an object to a disk file.
 
     Args:
@@ -179,9 +181,23 @@ def save(obj: Any, f: FILE_LIKE, format: str = "safetensors", digest: bool = Fal
             metadata) and the tensor data; :func:`tinytorch.load` then verifies it and refuses a
             file in which any of these changed
 
+    Keyword args:
+        pickle_module: PyTorch's; only the standard ``pickle`` (or None) is taken: tinytorch writes its
+            files without pickle, or with its own writer for ``format="torch"``
+        pickle_protocol: PyTorch's; accepted and unused (``format="torch"`` writes protocol 2, PyTorch's
+            default)
+        _use_new_zipfile_serialization: PyTorch's; ``False`` (the pre-1.6 format) is not written
+        _disable_byteorder_record: PyTorch's; accepted and unused (files are little-endian)
+
     Numpy arrays load back as numpy arrays of the same dtype and shape (in ``format="torch"`` they
     are written as tensors, which ``torch.load(weights_only=True)`` reads). Modules and optimizers
     are refused (a ``TypeError``): save their ``state_dict()``."""
+    if pickle_module is not None and getattr(pickle_module, "__name__", None) != "pickle":
+        raise ValueError(f"tinytorch.save: pickle_module={pickle_module!r} is not taken: tinytorch writes its "
+                         "checkpoints without pickle (or with its own writer for format='torch')")
+    if not _use_new_zipfile_serialization:
+        raise NotImplementedError("tinytorch.save: _use_new_zipfile_serialization=False (PyTorch's pre-1.6 "
+                                  "format) is not written; the zip format (format='torch') is")
     if format == "torch":
         if digest:
             raise ValueError("tinytorch.save: digest=True needs format='safetensors'; PyTorch's zip format has "
