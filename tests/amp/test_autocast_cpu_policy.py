@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import tinytorch as tt
+from tinytorch._generated import functional as G   # the schema's functions (tt.<op> may be a __torch_function__ wrapper)
 import tinytorch.nn as nn
 import tinytorch.nn.functional as F
 from support.numeric import assert_close, make, to_numpy
@@ -181,11 +182,11 @@ def test_cuda_policy_is_the_schema_column():
     # every nn.functional function the schema gives a policy keeps it on CUDA
     for name, policy in FUNCTIONAL_CUDA_POLICY.items():
         assert policy_of(getattr(F, name), "cuda") == policy, name
-    for fn in (tt.exp, tt.log, tt.log1p, tt.expm1, tt.rsqrt, tt.reciprocal, tt.pow, tt.softmax, tt.log_softmax,
-               tt.layer_norm, tt.logsumexp, tt.cumsum, tt.cumprod, tt.norm, tt.cdist, tt.Tensor.exp,
+    for fn in (G.exp, G.log, G.log1p, G.expm1, G.rsqrt, G.reciprocal, G.pow, G.softmax, G.log_softmax,
+               G.layer_norm, G.logsumexp, G.cumsum, G.cumprod, G.norm, G.cdist, tt.Tensor.exp,
                tt.Tensor.__pow__, tt.Tensor.softmax):
         assert policy_of(fn, "cuda") == "fp32", fn
-    for fn in (tt.matmul, tt.mm, tt.bmm, tt.conv1d, tt.conv2d, tt.addmm, tt.baddbmm, tt.einsum, tt.Tensor.__matmul__):
+    for fn in (G.matmul, G.mm, G.bmm, G.conv1d, G.conv2d, G.addmm, G.baddbmm, G.einsum, tt.Tensor.__matmul__):
         assert policy_of(fn, "cuda") == "lower", fn
     # CPU-only entries add no CUDA cast (CUDA's binary_cross_entropy is not cast)
     assert policy_of(F.binary_cross_entropy, "cuda") is None and policy_of(F.max_pool3d, "cuda") is None
@@ -198,4 +199,4 @@ def test_cuda_region_leaves_cpu_tensors_and_off_costs_nothing():
         assert F.mse_loss(x, x).dtype == tt.bfloat16 and tt.exp(x).dtype == tt.bfloat16
     with tt.autocast("cpu", dtype=tt.bfloat16, enabled=False):
         assert F.mse_loss(x, x).dtype == tt.bfloat16
-    assert tt.exp._autocast_original(x).dtype == tt.bfloat16
+    assert G.exp._autocast_original(x).dtype == tt.bfloat16

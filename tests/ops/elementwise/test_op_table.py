@@ -23,7 +23,7 @@ def _check_forward(row, y, expected, dtype, device):
     assert y.device.type == device
     if row.bool_result:
         assert y.dtype == tt.bool
-        np.testing.assert_array_equal(y.numpy(), expected)
+        np.testing.assert_array_equal(y.cpu().numpy(), expected)
         return
     assert y.dtype.name == dtype
     rtol, atol = TOL[dtype]
