@@ -23,6 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 from _harness import compare, try_import_torch  # noqa: E402
+from _resnet import resnet18_sequential  # noqa: E402
 import tinytorch as tt  # noqa: E402
 
 C = tt._C
@@ -148,13 +149,8 @@ def resnet18(m, num_classes: int = 10):
             y = self.bn2(self.conv2(y))
             return m.relu(y + (x if self.down is None else self.down(x)))
 
-    layers = [nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(3, 2, 1)]
-    cin = 64
-    for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
-        layers += [Block(cin, cout, stride), Block(cout, cout, 1)]
-        cin = cout
-    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, num_classes)]
-    return nn.Sequential(*layers)
+    stem = [nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(3, 2, 1)]
+    return resnet18_sequential(nn, Block, stem, num_classes)
 
 
 def resnet_step(m, batch: int, size: int, seed: int = 0):

@@ -78,25 +78,26 @@ def make_run(lib, kind: str, batch: int, steps: int, device: str, data, graphs: 
     if graphs:
         g, static_x, static_y = graphed_step(lib, model, opt, loss_fn, *batches[0])
 
-        def run_graphed() -> float:
-            t = time.perf_counter()
-            for s in range(steps):
-                x, y = batches[s % len(batches)]
-                static_x.copy_(x)
-                static_y.copy_(y)
-                g.replay()
-            sync()
-            return steps * batch / (time.perf_counter() - t)
-        return run_graphed
+        def replay(x, y) -> None:
+            static_x.copy_(x)
+            static_y.copy_(y)
+            g.replay()
+        return samples_per_second(replay, batches, steps, batch, sync)
 
+    def eager(x, y) -> None:
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+    return samples_per_second(eager, batches, steps, batch, sync)
+
+
+def samples_per_second(step, batches, steps: int, batch: int, sync):
+    """A run: ``step(x, y)`` on ``steps`` batches in turn, then ``sync()``; returns samples/s."""
     def run() -> float:
         t = time.perf_counter()
         for s in range(steps):
-            x, y = batches[s % len(batches)]
-            opt.zero_grad()
-            loss = loss_fn(model(x), y)
-            loss.backward()
-            opt.step()
+            step(*batches[s % len(batches)])
         sync()
         return steps * batch / (time.perf_counter() - t)
     return run

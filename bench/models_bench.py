@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 from _harness import alternate_medians, try_import_torch  # noqa: E402
+from _resnet import resnet18_sequential  # noqa: E402
 import tinytorch  # noqa: E402
 
 # GPT / LSTM shapes per --size: (n_layer, n_head, n_embd, block, batch) and (embed, hidden, seq, batch)
@@ -55,13 +56,8 @@ def resnet18(m, num_classes: int = 10):
             out = self.bn2(self.conv2(out))
             return self.relu(out + idt)
 
-    layers = [nn.Conv2d(3, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64), nn.ReLU(inplace=True)]
-    cin = 64
-    for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
-        layers += [BasicBlock(cin, cout, stride), BasicBlock(cout, cout, 1)]
-        cin = cout
-    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, num_classes)]
-    return nn.Sequential(*layers)
+    stem = [nn.Conv2d(3, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64), nn.ReLU(inplace=True)]
+    return resnet18_sequential(nn, BasicBlock, stem, num_classes)
 
 
 def gpt(m, n_layer: int, n_head: int, n_embd: int, block: int):

@@ -99,6 +99,15 @@ def progress(total: int, enabled: bool, desc: str):
     return tqdm(total=total, disable=not enabled, dynamic_ncols=True, desc=desc)
 
 
+def report_step(bar, args, step: int, line: str, **postfix) -> None:
+    """Advances the bar showing ``postfix``; without the bar (--no-progress), prints ``line`` at the
+    first step and every tenth of the run."""
+    bar.set_postfix(**postfix)
+    bar.update(1)
+    if not args.progress and (step % max(1, args.steps // 10) == 0 or step == 1):
+        print(line)
+
+
 # --------------------------------------------------------------------------- DPO
 # (question, short answer, the plain sentence). Chosen = the required style: the short answer in
 # capitals; rejected = the sentence. The last HELD_OUT are never trained on.
@@ -254,10 +263,8 @@ def run_dpo(args) -> dict:
         margin = (chosen_r - rejected_r).mean().item()
         acc = (chosen_r > rejected_r).float().mean().item()
         history.append((step, loss.item(), margin, acc))
-        bar.set_postfix(loss=f"{loss.item():.4f}", margin=f"{margin:+.3f}", acc=f"{acc:.2f}")
-        bar.update(1)
-        if not args.progress and (step % max(1, args.steps // 10) == 0 or step == 1):
-            print(f"step {step:4d}  loss {loss.item():.4f}  margin {margin:+.3f}  reward accuracy {acc:.2f}")
+        report_step(bar, args, step, f"step {step:4d}  loss {loss.item():.4f}  margin {margin:+.3f}  reward accuracy "
+                    f"{acc:.2f}", loss=f"{loss.item():.4f}", margin=f"{margin:+.3f}", acc=f"{acc:.2f}")
     bar.close()
     train_s = time.perf_counter() - t1
     final_train = score_pairs(model, train, ref_train, args.beta, pad_id, args.device)
@@ -410,10 +417,8 @@ def run_grpo(args) -> dict:
         reward = rewards.mean().item()
         history.append((step, reward, kl))
         recent = sum(h[1] for h in history[-10:]) / len(history[-10:])
-        bar.set_postfix(reward=f"{reward:.2f}", avg10=f"{recent:.2f}", kl=f"{kl:.3f}")
-        bar.update(1)
-        if not args.progress and (step % max(1, args.steps // 10) == 0 or step == 1):
-            print(f"step {step:4d}  mean reward {reward:.3f}  (last 10 steps {recent:.3f})  KL to reference {kl:.4f}")
+        report_step(bar, args, step, f"step {step:4d}  mean reward {reward:.3f}  (last 10 steps {recent:.3f})  KL to "
+                    f"reference {kl:.4f}", reward=f"{reward:.2f}", avg10=f"{recent:.2f}", kl=f"{kl:.3f}")
     bar.close()
     grpo_s = time.perf_counter() - t1
     end_acc = expected_accuracy(model, tok, prompts, args.device)

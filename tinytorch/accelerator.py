@@ -37,6 +37,8 @@ def _require() -> None:
 
 
 def _index(device: _DeviceLike) -> int:
+    """The index of accelerator ``device`` (None: the current one); RuntimeError without one."""
+    _require()
     if device is None:
         return _cuda.current_device()
     if isinstance(device, int):
@@ -55,7 +57,6 @@ def current_device_index() -> int:
 
 def set_device_index(device: _DeviceLike, /) -> None:
     """Sets the current accelerator device (an index, ``'cuda:1'`` or a device)."""
-    _require()
     _cuda.set_device(_index(device))
 
 
@@ -80,13 +81,11 @@ def device_index(device: Optional[int], /) -> Iterator[None]:
 
 def synchronize(device: _DeviceLike = None, /) -> None:
     """Waits for all work queued on the accelerator device to finish."""
-    _require()
     _cuda.synchronize(_index(device))
 
 
 def current_stream(device: _DeviceLike = None, /) -> Any:
     """The current stream of the accelerator device."""
-    _require()
     return _cuda.current_stream(_index(device))
 
 
@@ -103,32 +102,32 @@ def empty_cache() -> None:
 
 
 def memory_allocated(device_index: _DeviceLike = None, /) -> int:
-    _require()
+    """The memory occupied by tensors on the accelerator device, in bytes."""
     return _cuda.memory_allocated(_index(device_index))
 
 
 def max_memory_allocated(device_index: _DeviceLike = None, /) -> int:
-    _require()
+    """The peak memory occupied by tensors on the accelerator device, in bytes."""
     return _cuda.max_memory_allocated(_index(device_index))
 
 
 def memory_reserved(device_index: _DeviceLike = None, /) -> int:
-    _require()
+    """The memory held by the caching allocator on the accelerator device, in bytes."""
     return _cuda.memory_reserved(_index(device_index))
 
 
 def max_memory_reserved(device_index: _DeviceLike = None, /) -> int:
-    _require()
+    """The peak memory held by the caching allocator on the accelerator device, in bytes."""
     return _cuda.max_memory_reserved(_index(device_index))
 
 
 def memory_stats(device_index: _DeviceLike = None, /) -> dict:
-    _require()
+    """A dictionary of the accelerator device's memory allocator statistics."""
     return _cuda.memory_stats(_index(device_index))
 
 
 def reset_peak_memory_stats(device_index: _DeviceLike = None, /) -> None:
-    _require()
+    """Resets the "peak" statistics of the accelerator device's memory allocator."""
     _cuda.reset_peak_memory_stats(_index(device_index))
 
 

@@ -9,17 +9,15 @@ import pytest
 import tinytorch as tt
 from tinytorch import distributions as D
 
+from support.cuda_helpers import seeded_on_both
+
 pytestmark = pytest.mark.cuda
 F64 = tt.float64
 
 
 def _pair(build, seed=5):
-    """build(device) evaluated on the CPU and on the GPU after the same seed."""
-    tt.manual_seed(seed)
-    cpu = build("cpu")
-    tt.manual_seed(seed)
-    gpu = build("cuda")
-    assert gpu.device.type == "cuda"
+    """build(device) evaluated on the CPU and on the GPU after the same seed, as numpy arrays."""
+    cpu, gpu = seeded_on_both(build, seed)
     return cpu.detach().numpy(), gpu.detach().cpu().numpy()
 
 

@@ -9,6 +9,7 @@ import tinytorch as tt
 import tinytorch.nn as nn
 from tinytorch.nn.modules.bitlinear import absmax_int8, absmean_ternary, pack_ternary, unpack_ternary
 from support.numeric import GRAD_TOL, TOL, assert_close, make
+from support.training import fit_mse
 
 EPS = 1e-5
 
@@ -200,14 +201,8 @@ def test_trains_a_small_regression():
     y = x @ tt.tensor(rng.choice([-1.0, 0.0, 1.0], size=(16, 4)), dtype=tt.float32)
     layer = nn.BitLinear(16, 4, input_norm=False)
     opt = tt.optim.Adam(layer.parameters(), lr=1e-2)
-    first = None
-    for _ in range(150):
-        loss = ((layer(x) - y) ** 2).mean()
-        first = first if first is not None else loss.item()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    assert loss.item() < 0.1 * first
+    first, last = fit_mse(layer, opt, x, y, 150)
+    assert last < 0.1 * first
 
 
 def test_errors():

@@ -11,7 +11,9 @@ import pytest
 import tinytorch as tt
 from tinytorch.models import LlamaForCausalLM
 
-from support.llm_reference import TINY_LLAMA, TINY_QWEN2, forward_np, llama_cpp_permute, random_weights
+from support.llm_checks import check_full_and_cached_logits
+from support.llm_reference import (TINY_LLAMA, TINY_QWEN2, forward_np, llama_cpp_permute, random_weights,
+                                   write_gguf_file)
 from support.numeric import GRAD_TOL, assert_close
 
 gguf = pytest.importorskip("gguf")
@@ -86,10 +88,7 @@ def write_gguf(path, cfg: dict, w: dict, arch: str, extra=None, types=None):
             seen = _unpermute(seen, H if kind == "attn_q" else Hkv)
         stored[name] = seen
         wr.add_tensor(g, raw, raw_dtype=qtype if qtype not in (Q.F32, Q.F16) else None)
-    wr.write_header_to_file()
-    wr.write_kv_data_to_file()
-    wr.write_tensors_to_file()
-    wr.close()
+    write_gguf_file(wr)
     return stored
 
 
@@ -139,13 +138,7 @@ def test_packed_model_fused_projections(tmp_path, arch, cfg, qtype):
     assert isinstance(model.lm_head, tt.nn.QuantizedLinear)
     if cfg["tie_word_embeddings"]:
         assert model.lm_head.qtype == int(qtype) and "lm_head.weight" not in stored
-    ref = forward_np(stored, cfg, IDS)
-    with tt.no_grad():
-        assert_close(model(tt.tensor([IDS]))[0], ref, "float32", tol=NET_TOL_F32)
-        cache = model.make_cache(1, len(IDS))
-        steps = [model(tt.tensor([IDS[:4]]), past_key_values=cache)[0]]
-        steps += [model(tt.tensor([[i]]), past_key_values=cache)[0] for i in IDS[4:]]
-    assert_close(tt.cat(steps, 0), ref, "float32", tol=NET_TOL_F32)
+    check_full_and_cached_logits(model, forward_np(stored, cfg, IDS), IDS, 4)
 
 
 def test_q_k_permutation_is_undone(tmp_path):
@@ -171,10 +164,7 @@ def test_gguf_errors(tmp_path):
     with pytest.raises(ValueError, match="x.gguf is not a GGUF file"):
         LlamaForCausalLM.from_gguf(tmp_path / "x.gguf")
     wr = gguf.GGUFWriter(str(tmp_path / "phi.gguf"), "phi2")
-    wr.write_header_to_file()
-    wr.write_kv_data_to_file()
-    wr.write_tensors_to_file()
-    wr.close()
+    write_gguf_file(wr)
     with pytest.raises(NotImplementedError, match="phi.gguf holds a 'phi2' model; supported architectures"):
         LlamaForCausalLM.from_gguf(tmp_path / "phi.gguf")
     with pytest.raises(FileNotFoundError):
@@ -214,10 +204,7 @@ def tok_gguf(tmp_path_factory):
     wr.add_eos_token_id(2)
     wr.add_add_bos_token(False)
     wr.add_chat_template(TEMPLATE)
-    wr.write_header_to_file()
-    wr.write_kv_data_to_file()
-    wr.write_tensors_to_file()
-    wr.close()
+    write_gguf_file(wr)
     return path, tokens
 
 
@@ -265,9 +252,6 @@ def test_unigram_gguf_tokenizer_is_refused(tmp_path):
     wr = gguf.GGUFWriter(str(tmp_path / "sp.gguf"), "llama")
     wr.add_tokenizer_model("t5")
     wr.add_token_list(["<unk>", "a"])
-    wr.write_header_to_file()
-    wr.write_kv_data_to_file()
-    wr.write_tensors_to_file()
-    wr.close()
+    write_gguf_file(wr)
     with pytest.raises(NotImplementedError, match="sp.gguf has a 't5' tokenizer"):
         Tokenizer.from_gguf(tmp_path / "sp.gguf")

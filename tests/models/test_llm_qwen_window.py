@@ -14,7 +14,7 @@ import pytest
 import tinytorch as tt
 from tinytorch.models import LlamaConfig, LlamaForCausalLM
 
-from support.llm_checks import check_cache_and_graph_step_equal_full_forward
+from support.llm_checks import check_cache_and_graph_step_equal_full_forward, check_greedy_generate_and_padded_batch
 from support.llm_reference import TINY_MISTRAL, TINY_QWEN2, TINY_QWEN3, forward_np, random_weights, write_checkpoint
 from support.numeric import GRAD_TOL, assert_close
 
@@ -127,17 +127,7 @@ def test_kv_cache_and_graph_step_equal_full_forward(tiny):
 def test_greedy_generate_and_padded_batch(tiny):
     name, folder, w, model = tiny
     cfg, _ = MODELS[name]
-    out = model.generate(tt.tensor([IDS[:4]]), 10)   # 14 positions: past every window
-    seq = list(IDS[:4])
-    for _ in range(10):   # the float64 reference picks the same tokens
-        seq.append(int(np.argmax(forward_np(w, cfg, seq)[-1])))
-    assert out[0].tolist() == seq
-    prompts = [IDS[:3], IDS[:9]]
-    ids = tt.tensor([[0] * (9 - len(p)) + p for p in prompts])
-    mask = tt.tensor([[0] * (9 - len(p)) + [1] * len(p) for p in prompts])
-    batch = model.generate(ids, 5, attention_mask=mask)
-    for i, p in enumerate(prompts):
-        assert batch[i, 9 - len(p):].tolist() == model.generate(tt.tensor([p]), 5)[0].tolist()
+    check_greedy_generate_and_padded_batch(model, w, cfg, IDS, 10)   # 14 positions: past every window
 
 
 def test_mistral_layer_types_are_ignored(tmp_path):

@@ -17,18 +17,15 @@ import pytest
 import tinytorch as tt
 from tinytorch.models import LlamaForCausalLM
 
-from support.llm_checks import (cached_logits, check_greedy_equals_transformers,
-                                 check_left_padded_batch_equals_transformers)
-from support.numeric import GRAD_TOL, assert_close
+from support.llm_checks import (HF_BASE as BASE, HF_IDS as IDS, NET_TOL_F32, cached_logits,
+                                 check_greedy_equals_transformers, check_left_padded_batch_equals_transformers,
+                                 hf_causal_lm, saved_hf_model)
+from support.numeric import assert_close
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-NET_TOL_F32 = GRAD_TOL["float32"]   # a whole network in float32 (as test_llm_model.py)
-IDS = [3, 7, 1, 90, 44, 5, 6, 2, 8, 9, 11, 60, 17, 33]
 SLIDE, FULL = "sliding_attention", "full_attention"
-BASE = dict(vocab_size=97, hidden_size=64, intermediate_size=96, num_hidden_layers=3, num_attention_heads=4,
-            num_key_value_heads=2, max_position_embeddings=64, rms_norm_eps=1e-5)
 # name: (config class, model class, kwargs, drop layer_types from the saved config.json, windows per layer)
 CONFIGS = {
     "qwen2_from_layer_1": ("Qwen2Config", "Qwen2ForCausalLM",
@@ -48,10 +45,7 @@ CONFIGS = {
 
 def hf_model(name: str, seed: int = 0):
     cfg_cls, model_cls, kw, _, _ = CONFIGS[name]
-    cfg = getattr(transformers, cfg_cls)(**kw)
-    cfg._attn_implementation = "eager"
-    torch.manual_seed(seed)
-    model = getattr(transformers, model_cls)(cfg).eval()
+    model = hf_causal_lm(cfg_cls, model_cls, kw, seed)
     with torch.no_grad():   # norms start at 1: randomize them so they matter; biases start at 0
         for n, p in model.named_parameters():
             if "norm" in n:
@@ -65,18 +59,13 @@ def hf_model(name: str, seed: int = 0):
 
 @pytest.fixture(scope="module", params=list(CONFIGS))
 def pair(request, tmp_path_factory):
-    name = request.param
-    hf = hf_model(name)
-    folder = tmp_path_factory.mktemp(name)
-    hf.save_pretrained(str(folder))
+    name, hf, folder, ref = saved_hf_model(request.param, hf_model, tmp_path_factory, IDS)
     if CONFIGS[name][3]:
         with open(folder / "config.json") as f:
             d = json.load(f)
         del d["layer_types"]
         with open(folder / "config.json", "w") as f:
             json.dump(d, f)
-    with torch.no_grad():
-        ref = hf(torch.tensor([IDS])).logits[0].double().numpy()
     return name, hf, folder, ref
 
 

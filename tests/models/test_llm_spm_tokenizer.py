@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from support.llm_reference import write_gguf_file
+
 gguf = pytest.importorskip("gguf")
 pytest.importorskip("tokenizers")
 from tinytorch.models.tokenizer import Tokenizer, derived_merges, sentencepiece_backend  # noqa: E402
@@ -79,10 +81,7 @@ def write_spm_gguf(path, arch: str, seed: int = 0):
     wr.add_bos_token_id(1)
     wr.add_eos_token_id(2)
     wr.add_unk_token_id(0)
-    wr.write_header_to_file()
-    wr.write_kv_data_to_file()
-    wr.write_tensors_to_file()
-    wr.close()
+    write_gguf_file(wr)
     return tokens
 
 
@@ -141,10 +140,7 @@ def test_errors(tmp_path):
     wr = gguf.GGUFWriter(str(tmp_path / "noscores.gguf"), "llama")
     wr.add_tokenizer_model("llama")
     wr.add_token_list(["<unk>", "a", "b", "ab"])
-    wr.write_header_to_file()
-    wr.write_kv_data_to_file()
-    wr.write_tensors_to_file()
-    wr.close()
+    write_gguf_file(wr)
     with pytest.raises(ValueError, match="no merges, so each of its 4 tokens needs a score"):
         Tokenizer.from_gguf(tmp_path / "noscores.gguf")
     # a unigram ("t5") vocabulary is refused: test_llm_gguf.py::test_unigram_gguf_tokenizer_is_refused

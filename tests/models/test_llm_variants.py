@@ -17,9 +17,11 @@ from tinytorch.models import LlamaConfig, LlamaForCausalLM
 from tinytorch.models.layers import LlamaAttention
 from tinytorch.models.variant_blocks import GemmaRMSNorm, sliding_window_mask, soft_cap, softcapped_attention
 
-from support.llm_checks import check_cache_and_graph_step_equal_full_forward
+from support.llm_checks import (check_cache_and_graph_step_equal_full_forward, check_full_and_cached_logits,
+                                 check_greedy_generate_and_padded_batch)
 from support.llm_reference import (TINY_GEMMA, TINY_GEMMA2, TINY_MISTRAL, TINY_QWEN3, forward_np, gelu_tanh_np,
-                                   head_dim, llama_cpp_permute, random_weights, rope_np, write_checkpoint)
+                                   head_dim, llama_cpp_permute, random_weights, rope_np, write_checkpoint,
+                                   write_gguf_file)
 from support.numeric import FLOAT_DTYPES, GRAD_TOL, assert_close, make
 
 NET_TOL_F32 = GRAD_TOL["float32"]  # a whole network in float32 (as test_llm_model.py)
@@ -159,18 +161,7 @@ def test_kv_cache_and_graph_step_equal_full_forward(tiny):
 
 def test_greedy_generate_and_padded_batch(tiny):
     name, folder, w, model = tiny
-    cfg = CONFIGS[name]
-    out = model.generate(tt.tensor([IDS[:4]]), 8)
-    seq = list(IDS[:4])
-    for _ in range(8):   # the float64 reference picks the same tokens
-        seq.append(int(np.argmax(forward_np(w, cfg, seq)[-1])))
-    assert out[0].tolist() == seq
-    prompts = [IDS[:3], IDS[:9]]
-    ids = tt.tensor([[0] * (9 - len(p)) + p for p in prompts])
-    mask = tt.tensor([[0] * (9 - len(p)) + [1] * len(p) for p in prompts])
-    batch = model.generate(ids, 5, attention_mask=mask)
-    for i, p in enumerate(prompts):
-        assert batch[i, 9 - len(p):].tolist() == model.generate(tt.tensor([p]), 5)[0].tolist()
+    check_greedy_generate_and_padded_batch(model, w, CONFIGS[name], IDS, 8)
 
 
 def test_decode_graph_cache_keys_and_invalidation():
@@ -241,22 +232,13 @@ def test_gguf_round_trip_matches_numpy(tmp_path, packed):
                               raw_dtype=gguf.GGMLQuantizationType.Q8_0)
             else:
                 wr.add_tensor(names.get_name(hf, try_suffixes=(".weight",)), np.ascontiguousarray(a))
-        wr.write_header_to_file()
-        wr.write_kv_data_to_file()
-        wr.write_tensors_to_file()
-        wr.close()
+        write_gguf_file(wr)
         model = LlamaForCausalLM.from_gguf(path)
         assert model.config.model_type == name
         assert ("qkv_proj" in model.model.layers[0].self_attn._modules) == packed
         # llama.cpp's gemma2 scale is 1/sqrt(head_dim) (no query_pre_attn_scalar in the file)
         ref_cfg = dict(cfg, query_pre_attn_scalar=head_dim(cfg))
-        ref = forward_np(stored, ref_cfg, IDS)
-        with tt.no_grad():
-            assert_close(model(tt.tensor([IDS]))[0], ref, "float32", tol=NET_TOL_F32)
-            cache = model.make_cache(1, len(IDS))
-            steps = [model(tt.tensor([IDS[:6]]), past_key_values=cache)[0]]
-            steps += [model(tt.tensor([[t]]), past_key_values=cache)[0] for t in IDS[6:]]
-        assert_close(tt.cat(steps, 0), ref, "float32", tol=NET_TOL_F32)
+        check_full_and_cached_logits(model, forward_np(stored, ref_cfg, IDS), IDS, 6)
 
 
 # ---------------------------------------------------------------------------------------------- errors

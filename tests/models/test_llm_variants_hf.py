@@ -13,17 +13,14 @@ import pytest
 import tinytorch as tt
 from tinytorch.models import LlamaForCausalLM
 
-from support.llm_checks import (cached_logits, check_greedy_equals_transformers,
-                                 check_left_padded_batch_equals_transformers)
-from support.numeric import GRAD_TOL, assert_close
+from support.llm_checks import (HF_BASE as BASE, HF_IDS as IDS, NET_TOL_F32, cached_logits,
+                                 check_greedy_equals_transformers, check_left_padded_batch_equals_transformers,
+                                 hf_causal_lm, saved_hf_model)
+from support.numeric import assert_close
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-NET_TOL_F32 = GRAD_TOL["float32"]   # a whole network in float32 (as test_llm_model.py)
-IDS = [3, 7, 1, 90, 44, 5, 6, 2, 8, 9, 11, 60, 17, 33]
-BASE = dict(vocab_size=97, hidden_size=64, intermediate_size=96, num_hidden_layers=3, num_attention_heads=4,
-            num_key_value_heads=2, max_position_embeddings=64, rms_norm_eps=1e-5)
 CONFIGS = {
     # head_dim 24 != hidden / heads = 16; untied
     "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", dict(BASE, head_dim=24, tie_word_embeddings=False,
@@ -40,10 +37,7 @@ CONFIGS = {
 
 def hf_model(name: str, seed: int = 0):
     cfg_cls, model_cls, kw = CONFIGS[name]
-    cfg = getattr(transformers, cfg_cls)(**kw)
-    cfg._attn_implementation = "eager"
-    torch.manual_seed(seed)
-    model = getattr(transformers, model_cls)(cfg).eval()
+    model = hf_causal_lm(cfg_cls, model_cls, kw, seed)
     with torch.no_grad():   # norms start at 0 (gemma) or 1: randomize them so they matter
         for n, p in model.named_parameters():
             if "norm" in n:
@@ -57,13 +51,7 @@ def hf_model(name: str, seed: int = 0):
 
 @pytest.fixture(scope="module", params=list(CONFIGS))
 def pair(request, tmp_path_factory):
-    name = request.param
-    hf = hf_model(name)
-    folder = tmp_path_factory.mktemp(name)
-    hf.save_pretrained(str(folder))
-    with torch.no_grad():
-        ref = hf(torch.tensor([IDS])).logits[0].double().numpy()
-    return name, hf, folder, ref
+    return saved_hf_model(request.param, hf_model, tmp_path_factory, IDS)
 
 
 def test_safetensors_logits_equal_transformers(pair):
@@ -93,7 +81,7 @@ def write_gguf_like_llama_cpp(path, hf) -> None:
     """hf's weights as convert_hf_to_gguf.py writes them for qwen3/gemma/gemma2/mistral (float32 tensors;
     mistral as arch "llama" with q/k rows permuted and ``llama.attention.sliding_window``)."""
     gguf = pytest.importorskip("gguf")
-    from support.llm_reference import llama_cpp_permute
+    from support.llm_reference import llama_cpp_permute, write_gguf_file
     cfg = hf.config
     arch = "llama" if cfg.model_type == "mistral" else cfg.model_type
     n = cfg.num_hidden_layers
@@ -127,10 +115,7 @@ def write_gguf_like_llama_cpp(path, hf) -> None:
         if arch == "llama" and hf_name.endswith(("q_proj.weight", "k_proj.weight")):
             a = llama_cpp_permute(a, cfg.num_attention_heads if "q_proj" in hf_name else cfg.num_key_value_heads)
         wr.add_tensor(names.get_name(hf_name, try_suffixes=(".weight",)), np.ascontiguousarray(a))
-    wr.write_header_to_file()
-    wr.write_kv_data_to_file()
-    wr.write_tensors_to_file()
-    wr.close()
+    write_gguf_file(wr)
 
 
 def test_gguf_logits_equal_transformers(pair, tmp_path):

@@ -11,6 +11,7 @@ from tinytorch.autograd import gradcheck
 from tinytorch.nn.utils.lora import (LoRALinear, inject_lora, load_lora, lora_state_dict, merge_lora, save_lora,
                                      unmerge_lora)
 from support.numeric import GRAD_TOL, TOL, assert_close, make
+from support.training import fit_mse
 
 
 class MLP(nn.Module):
@@ -123,14 +124,8 @@ def test_fresh_adapter_is_identity_and_trains():
     assert len(params) == 2
     opt = tt.optim.AdamW(params, lr=1e-2)
     target = tt.randn(8, 4)
-    first = None
-    for _ in range(50):
-        loss = ((model(x) - target) ** 2).mean()
-        first = first if first is not None else loss.item()
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    assert loss.item() < first
+    first, last = fit_mse(model, opt, x, target, 50)
+    assert last < first
 
 
 def test_adapter_state_dict_save_load_round_trip(tmp_path):

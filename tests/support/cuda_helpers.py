@@ -51,6 +51,16 @@ def pair(shape, dtype="float32", layout="contiguous", seed=0, requires_grad=Fals
     return c, g
 
 
+def seeded_on_both(fn, seed=1234):
+    """``fn(device)`` on the CPU and on the GPU, each after ``manual_seed(seed)``: (cpu, gpu)."""
+    tt.manual_seed(seed)
+    c = fn("cpu")
+    tt.manual_seed(seed)
+    g = fn("cuda")
+    assert g.device.type == "cuda"
+    return c, g
+
+
 def close(gpu, cpu, dtype, scale=1.0, what="", tol=TOL):
     """GPU vs CPU: device, shape and dtype, then values within ``tol[dtype]`` (rtol, atol) x ``scale``."""
     assert gpu.device.type == "cuda", what

@@ -3,12 +3,19 @@ KV-cache and CUDA-graph decode paths against the full forward, and a model again
 twin (greedy tokens, a left-padded batch). torch is imported only by the transformers checks."""
 from __future__ import annotations
 
+import numpy as np
+
 import tinytorch as tt
 from tinytorch.models.graph_decode import static_decode_logits
 
+from support.llm_reference import forward_np
 from support.numeric import GRAD_TOL, assert_close
 
 NET_TOL_F32 = GRAD_TOL["float32"]  # a whole network in float32 (as test_llm_model.py)
+# The transformers twins (test_llm_*_hf.py): the token ids and the common part of the tiny configs
+HF_IDS = [3, 7, 1, 90, 44, 5, 6, 2, 8, 9, 11, 60, 17, 33]
+HF_BASE = dict(vocab_size=97, hidden_size=64, intermediate_size=96, num_hidden_layers=3, num_attention_heads=4,
+               num_key_value_heads=2, max_position_embeddings=64, rms_norm_eps=1e-5)
 
 
 def cached_logits(model, ids: list[int], prefill: int, chunk: int = 0):
@@ -34,6 +41,53 @@ def check_cache_and_graph_step_equal_full_forward(model, ids: list[int]) -> None
         rows = [static_decode_logits(model, tt.tensor([[t]]), tt.tensor([5 + n]), static)
                 for n, t in enumerate(ids[5:])]
     assert_close(tt.cat(rows, 0), full[5:].numpy(), "float32", tol=NET_TOL_F32)
+
+
+def check_full_and_cached_logits(model, ref, ids: list[int], prefill: int) -> None:
+    """The float32 logits of the full forward and of the KV-cache steps (a prefill, then one token a
+    step) equal ``ref``."""
+    with tt.no_grad():
+        assert_close(model(tt.tensor([ids]))[0], ref, "float32", tol=NET_TOL_F32)
+    assert_close(cached_logits(model, ids, prefill), ref, "float32", tol=NET_TOL_F32)
+
+
+def check_greedy_generate_and_padded_batch(model, w: dict, cfg: dict, ids: list[int], steps: int) -> None:
+    """Greedy ``generate`` from ids[:4] picks the float64 numpy forward's tokens for ``steps`` steps,
+    and a left-padded batch of two prompts generates what each prompt does alone."""
+    out = model.generate(tt.tensor([ids[:4]]), steps)
+    seq = list(ids[:4])
+    for _ in range(steps):   # the float64 reference picks the same tokens
+        seq.append(int(np.argmax(forward_np(w, cfg, seq)[-1])))
+    assert out[0].tolist() == seq
+    prompts = [ids[:3], ids[:9]]
+    padded = tt.tensor([[0] * (9 - len(p)) + p for p in prompts])
+    mask = tt.tensor([[0] * (9 - len(p)) + [1] * len(p) for p in prompts])
+    batch = model.generate(padded, 5, attention_mask=mask)
+    for i, p in enumerate(prompts):
+        assert batch[i, 9 - len(p):].tolist() == model.generate(tt.tensor([p]), 5)[0].tolist()
+
+
+def hf_causal_lm(cfg_cls: str, model_cls: str, kw: dict, seed: int = 0):
+    """transformers' ``model_cls`` of a ``cfg_cls(**kw)`` config (class names), eager attention,
+    initialized after ``torch.manual_seed(seed)``, in eval mode."""
+    import torch
+    import transformers
+    cfg = getattr(transformers, cfg_cls)(**kw)
+    cfg._attn_implementation = "eager"
+    torch.manual_seed(seed)
+    return getattr(transformers, model_cls)(cfg).eval()
+
+
+def saved_hf_model(name: str, build, tmp_path_factory, ids: list[int]) -> tuple:
+    """The twin tests' fixture value for model ``name``: (name, ``build(name)``, the folder it is
+    saved into with save_pretrained, its float64 logits of ``ids``)."""
+    import torch
+    hf = build(name)
+    folder = tmp_path_factory.mktemp(name)
+    hf.save_pretrained(str(folder))
+    with torch.no_grad():
+        ref = hf(torch.tensor([ids])).logits[0].double().numpy()
+    return name, hf, folder, ref
 
 
 def check_greedy_equals_transformers(model, hf, prompt: list[int], n: int) -> None:

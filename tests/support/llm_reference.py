@@ -196,3 +196,11 @@ def forward_np(w: dict, cfg: dict, ids) -> np.ndarray:
 def llama_cpp_permute(w: np.ndarray, n_head: int) -> np.ndarray:
     """convert_hf_to_gguf.py's LlamaModel.permute of q/k rows (HF half-split -> interleaved pairs)."""
     return w.reshape(n_head, 2, w.shape[0] // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
+def write_gguf_file(writer) -> None:
+    """Writes a ``gguf.GGUFWriter``'s header, key-value data and tensors to its file and closes it."""
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()

@@ -77,6 +77,19 @@ def make(shape, dtype="float32", layout="contiguous", low=-2.0, high=2.0, seed=0
     return t, ref
 
 
+def f64_leaves(*shapes, seed=0, low=-2.0, high=2.0, layout="transposed") -> list:
+    """float64 leaf tensors that require grad, one per shape (seeds ``seed``, ``seed + 1``, ...), for
+    gradcheck: the 2-D ones in ``layout``, the others contiguous."""
+    return [make(s, "float64", layout if len(s) == 2 else "contiguous", low, high, seed=seed + i,
+                 requires_grad=True)[0] for i, s in enumerate(shapes)]
+
+
+def scaled_tol(dtype: str, expected) -> tuple:
+    """TOL[dtype] with its atol scaled by max |expected| (when that is above 1)."""
+    rtol, atol = TOL[dtype]
+    return rtol, atol * max(1.0, float(np.abs(expected).max()) if np.size(expected) else 1.0)
+
+
 # Dot products over K terms (quantized matvec/GEMM, tests/*/test_*quant.py): summed in float32
 # in another order than the reference, their rounding error scales with sum_k |x_k w_k|, not with
 # the result (which may cancel to ~0), so errors are measured in units of that sum:

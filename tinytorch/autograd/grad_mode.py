@@ -20,31 +20,31 @@ class _GradModeContext:
     _args: tuple = ()
 
 
-class no_grad(_GradModeContext):
+class _SwitchGrad(_GradModeContext):
+    """Base of no_grad / enable_grad / set_grad_enabled: grad mode ``_mode`` inside the block, the
+    mode from before it restored on exit."""
+    _mode: bool
+
+    def __enter__(self):
+        self._prev = is_grad_enabled()
+        _set_grad_enabled(self._mode)
+
+    def __exit__(self, *exc):
+        _set_grad_enabled(self._prev)
+        return False
+
+
+class no_grad(_SwitchGrad):
     """Context manager / decorator that disables gradient calculation."""
-
-    def __enter__(self):
-        self._prev = is_grad_enabled()
-        _set_grad_enabled(False)
-
-    def __exit__(self, *exc):
-        _set_grad_enabled(self._prev)
-        return False
+    _mode = False
 
 
-class enable_grad(_GradModeContext):
+class enable_grad(_SwitchGrad):
     """Context manager / decorator that enables gradient calculation."""
-
-    def __enter__(self):
-        self._prev = is_grad_enabled()
-        _set_grad_enabled(True)
-
-    def __exit__(self, *exc):
-        _set_grad_enabled(self._prev)
-        return False
+    _mode = True
 
 
-class set_grad_enabled(_GradModeContext):
+class set_grad_enabled(_SwitchGrad):
     """Sets gradient calculation on or off, immediately (function) or for a with-block."""
 
     def __init__(self, mode: bool) -> None:
@@ -59,11 +59,7 @@ class set_grad_enabled(_GradModeContext):
         return super().__call__(fn)
 
     def __enter__(self):
-        pass
-
-    def __exit__(self, *exc):
-        _set_grad_enabled(self._prev)
-        return False
+        pass        # __init__ switched the mode already
 
 
 class inference_mode(_GradModeContext):

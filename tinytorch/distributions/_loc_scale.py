@@ -3,12 +3,9 @@ the family's standard variate, so the parameters, their broadcasting, expand, me
 the reparameterized sample are the same code; each family adds Z and its own densities."""
 from __future__ import annotations
 
-from numbers import Number
-
 from tinytorch._core.size import Size
 from tinytorch.distributions import constraints
-from tinytorch.distributions.distribution import Distribution, expand_params
-from tinytorch.distributions.utils import broadcast_all
+from tinytorch.distributions.distribution import Distribution, broadcast_params, expand_params
 from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["LocScaleDistribution"]
@@ -22,9 +19,7 @@ class LocScaleDistribution(Distribution):
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args=None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        batch_shape = Size() if isinstance(loc, Number) and isinstance(scale, Number) else self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(broadcast_params(self, loc=loc, scale=scale), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         # the family (Normal, Laplace), not type(self): a subclass with its own __init__ must
@@ -36,9 +31,7 @@ class LocScaleDistribution(Distribution):
     def mean(self):
         return self.loc
 
-    @property
-    def mode(self):
-        return self.loc
+    mode = mean     # symmetric and unimodal
 
     def _standard_sample(self, shape: Size) -> Tensor:
         """Draws of the standard variate Z (loc 0, scale 1) of ``shape``, in loc's dtype and device."""

@@ -1,32 +1,21 @@
 """The Bernoulli distribution."""
 from __future__ import annotations
 
-from numbers import Number
-
 from tinytorch._tensor.creation import arange
 from tinytorch._ops.elementwise import where
 from tinytorch._core.size import Size
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.distributions import constraints
-from tinytorch.distributions.distribution import Distribution, expand_params
-from tinytorch.distributions.utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from tinytorch.distributions._probs_logits import ProbsLogitsMixin, probs_or_logits
+from tinytorch.distributions.distribution import Distribution
+from tinytorch.distributions.utils import broadcast_all
 from tinytorch.nn.functional import binary_cross_entropy_with_logits
 from tinytorch.random import bernoulli
 
 __all__ = ["Bernoulli"]
 
 
-def probs_or_logits(dist, probs, logits):
-    """Stores exactly one of probs/logits (broadcast) on ``dist``; returns it and whether it was a Number."""
-    if (probs is None) == (logits is None):
-        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-    param = probs if probs is not None else logits
-    (value,) = broadcast_all(param)
-    setattr(dist, "probs" if probs is not None else "logits", value)
-    return value, isinstance(param, Number)
-
-
-class Bernoulli(Distribution):
+class Bernoulli(ProbsLogitsMixin, Distribution):
     """Bernoulli distribution parameterized by ``probs`` or ``logits`` (but not both): 1 with
     probability p, 0 with probability 1 - p.
 
@@ -43,21 +32,7 @@ class Bernoulli(Distribution):
         super().__init__(Size() if is_scalar else self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = expand_params(self, Bernoulli, batch_shape, ("probs", "logits"), _instance)
-        new._param = new.probs if "probs" in self.__dict__ else new.logits
-        return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
+        return self._expand_params(Bernoulli, batch_shape, ("probs", "logits"), _instance)
 
     @property
     def mean(self):

@@ -7,9 +7,9 @@ from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.distributions import constraints
 from tinytorch.distributions._sampling import standard_uniform
 from tinytorch.distributions._special import lgamma
-from tinytorch.distributions.bernoulli import probs_or_logits
-from tinytorch.distributions.distribution import Distribution, as_size, expand_params
-from tinytorch.distributions.utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from tinytorch.distributions._probs_logits import ProbsLogitsMixin, probs_or_logits
+from tinytorch.distributions.distribution import Distribution, as_size
+from tinytorch.distributions.utils import broadcast_all
 
 __all__ = ["Binomial"]
 
@@ -21,7 +21,7 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(ProbsLogitsMixin, Distribution):
     """Binomial distribution: the number of successes in ``total_count`` independent Bernoulli
     trials with success probability ``probs`` (or log-odds ``logits``, not both).
 
@@ -46,25 +46,11 @@ class Binomial(Distribution):
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = expand_params(self, Binomial, batch_shape, ("total_count", "probs", "logits"), _instance)
-        new._param = new.probs if "probs" in self.__dict__ else new.logits
-        return new
+        return self._expand_params(Binomial, batch_shape, ("total_count", "probs", "logits"), _instance)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self.total_count)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     @property
     def mean(self):

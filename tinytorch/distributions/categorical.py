@@ -1,20 +1,23 @@
 """The categorical and one-hot categorical distributions."""
 from __future__ import annotations
 
+from operator import attrgetter
+
 from tinytorch._tensor.creation import arange
 from tinytorch._core.dtype import int64
 from tinytorch._composites.sampling import multinomial
 from tinytorch._core.size import Size
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.distributions import constraints
+from tinytorch.distributions._probs_logits import ProbsLogitsMixin
 from tinytorch.distributions.distribution import Distribution, as_size
-from tinytorch.distributions.utils import broadcast_shape, finfo, lazy_property, logits_to_probs, probs_to_logits
+from tinytorch.distributions.utils import broadcast_shape, finfo
 from tinytorch.nn.functional import one_hot
 
 __all__ = ["Categorical", "OneHotCategorical"]
 
 
-class Categorical(Distribution):
+class Categorical(ProbsLogitsMixin, Distribution):
     """A categorical distribution over ``{0, ..., K - 1}`` parameterized by ``probs`` (non-negative,
     normalized over the last dim) or ``logits`` (unnormalized log-probabilities), not both.
 
@@ -24,6 +27,7 @@ class Categorical(Distribution):
     """
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
     has_enumerate_support = True
+    _is_binary = False
 
     def __init__(self, probs=None, logits=None, validate_args=None) -> None:
         if (probs is None) == (logits is None):
@@ -52,25 +56,11 @@ class Categorical(Distribution):
             new.logits = self.logits.expand(param_shape)
             new._param = new.logits
         new._num_events = self._num_events
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._init_expanded(new, batch_shape)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self._num_events - 1)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits)
-
-    @property
-    def param_shape(self) -> Size:
-        return self._param.size()
 
     @property
     def mean(self):
@@ -131,29 +121,13 @@ class OneHotCategorical(Distribution):
         new = self._get_checked_instance(OneHotCategorical, _instance)
         batch_shape = as_size(batch_shape)
         new._categorical = self._categorical.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._init_expanded(new, batch_shape)
 
-    @property
-    def _param(self):
-        return self._categorical._param
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def param_shape(self) -> Size:
-        return self._categorical.param_shape
-
-    @property
-    def mean(self):
-        return self._categorical.probs
+    _param = property(attrgetter("_categorical._param"))
+    probs = property(attrgetter("_categorical.probs"))
+    logits = property(attrgetter("_categorical.logits"))
+    param_shape = property(attrgetter("_categorical.param_shape"))
+    mean = probs
 
     @property
     def mode(self):

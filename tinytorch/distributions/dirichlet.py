@@ -1,16 +1,14 @@
 """The Dirichlet and beta distributions (a beta is a two-category Dirichlet)."""
 from __future__ import annotations
 
-from numbers import Number
-
 from tinytorch._ops.elementwise import where
 from tinytorch._ops.index import stack
 from tinytorch._core.size import Size
 from tinytorch.distributions import constraints
 from tinytorch.distributions._gamma_sampler import standard_gamma_rsample
 from tinytorch.distributions._special import digamma, lbeta, lgamma
-from tinytorch.distributions.distribution import Distribution, expand_params
-from tinytorch.distributions.utils import broadcast_all, finfo
+from tinytorch.distributions.distribution import Distribution, broadcast_params, expand_params
+from tinytorch.distributions.utils import finfo
 from tinytorch.nn.functional import one_hot
 
 __all__ = ["Dirichlet", "Beta"]
@@ -86,9 +84,7 @@ class Beta(Distribution):
     has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None) -> None:
-        self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
-        batch_shape = Size() if isinstance(concentration1, Number) and isinstance(concentration0, Number) \
-            else self.concentration1.size()
+        batch_shape = broadcast_params(self, concentration1=concentration1, concentration0=concentration0)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):

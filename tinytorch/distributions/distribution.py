@@ -4,13 +4,14 @@ interface every distribution fills in."""
 from __future__ import annotations
 
 import warnings
+from numbers import Number
 from typing import Optional
 
 from tinytorch._tensor.creation import full
 from tinytorch._core.size import Size
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.distributions import constraints
-from tinytorch.distributions.utils import lazy_property
+from tinytorch.distributions.utils import broadcast_all, lazy_property
 from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["Distribution"]
@@ -22,6 +23,14 @@ def as_size(*parts) -> Size:
     for p in parts:
         out += tuple(int(s) for s in p)
     return Size(out)
+
+
+def _unimplemented_property(name: str, doc: str | None = None) -> property:
+    """A property of the interface that a distribution which has it overrides; reading it on one
+    that does not raises NotImplementedError."""
+    def unimplemented(self):
+        raise NotImplementedError(f"{type(self).__name__} does not implement {name}")
+    return property(unimplemented, doc=doc)
 
 
 class Distribution:
@@ -82,27 +91,15 @@ class Distribution:
     def event_shape(self) -> Size:
         return self._event_shape
 
-    @property
-    def arg_constraints(self) -> dict:
-        """The constraint each argument must satisfy."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement arg_constraints")
-
-    @property
-    def support(self):
-        """The constraint the samples satisfy."""
-        raise NotImplementedError(f"{type(self).__name__} does not implement support")
-
-    @property
-    def mean(self) -> Tensor:
-        raise NotImplementedError(f"{type(self).__name__} does not implement mean")
+    arg_constraints = _unimplemented_property("arg_constraints", "The constraint each argument must satisfy.")
+    support = _unimplemented_property("support", "The constraint the samples satisfy.")
+    mean = _unimplemented_property("mean")
 
     @property
     def mode(self) -> Tensor:
         raise NotImplementedError(f"{self.__class__} does not implement mode")
 
-    @property
-    def variance(self) -> Tensor:
-        raise NotImplementedError(f"{type(self).__name__} does not implement variance")
+    variance = _unimplemented_property("variance")
 
     @property
     def stddev(self) -> Tensor:
@@ -174,6 +171,13 @@ class Distribution:
                                       "__init__ method must also define a custom .expand() method.")
         return self.__new__(type(self)) if _instance is None else _instance
 
+    def _init_expanded(self, new, batch_shape):
+        """Ends ``expand``: ``new`` (its parameters expanded already, so not validated again) gets
+        ``batch_shape``, this distribution's event shape and its validation setting."""
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def _nan_full(self, shape) -> Tensor:
         like = next(v for v in self.__dict__.values() if isinstance(v, Tensor))
         return full(tuple(shape), float("nan"), dtype=like.dtype, device=like.device)
@@ -195,6 +199,13 @@ def expand_params(dist: Distribution, cls, batch_shape, names, _instance=None, e
             value = dist.__dict__[name]
             tail = tuple(value.shape[value.dim() - event_dims:]) if event_dims else ()
             setattr(new, name, value.expand(tuple(batch_shape) + tail))
-    Distribution.__init__(new, batch_shape, dist.event_shape, validate_args=False)
-    new._validate_args = dist._validate_args
-    return new
+    return dist._init_expanded(new, batch_shape)
+
+
+def broadcast_params(dist: Distribution, **params) -> Size:
+    """Broadcasts the parameters (Numbers or Tensors) to one shape and stores each on ``dist``
+    under its name; returns the batch shape: () when every parameter is a Number, else theirs."""
+    values = broadcast_all(*params.values())
+    for name, value in zip(params, values):
+        setattr(dist, name, value)
+    return Size() if all(isinstance(p, Number) for p in params.values()) else values[0].size()

@@ -1,13 +1,10 @@
 """The exponential distribution."""
 from __future__ import annotations
 
-from numbers import Number
-
 from tinytorch._core.size import Size
 from tinytorch.distributions import constraints
 from tinytorch.distributions._sampling import standard_exponential
-from tinytorch.distributions.distribution import Distribution, expand_params
-from tinytorch.distributions.utils import broadcast_all
+from tinytorch.distributions.distribution import Distribution, broadcast_params, expand_params
 
 __all__ = ["Exponential"]
 
@@ -23,9 +20,7 @@ class Exponential(Distribution):
     has_rsample = True
 
     def __init__(self, rate, validate_args=None) -> None:
-        (self.rate,) = broadcast_all(rate)
-        batch_shape = Size() if isinstance(rate, Number) else self.rate.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(broadcast_params(self, rate=rate), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return expand_params(self, Exponential, batch_shape, ("rate",), _instance)

@@ -1,14 +1,12 @@
 """The gamma distribution."""
 from __future__ import annotations
 
-from numbers import Number
-
 from tinytorch._core.size import Size
 from tinytorch.distributions import constraints
 from tinytorch.distributions._gamma_sampler import regularized_gamma_p, standard_gamma_rsample
 from tinytorch.distributions._special import digamma, lgamma
-from tinytorch.distributions.distribution import Distribution, expand_params
-from tinytorch.distributions.utils import broadcast_all, finfo
+from tinytorch.distributions.distribution import Distribution, broadcast_params, expand_params
+from tinytorch.distributions.utils import finfo
 
 __all__ = ["Gamma"]
 
@@ -28,10 +26,7 @@ class Gamma(Distribution):
     has_rsample = True
 
     def __init__(self, concentration, rate, validate_args=None) -> None:
-        self.concentration, self.rate = broadcast_all(concentration, rate)
-        batch_shape = Size() if isinstance(concentration, Number) and isinstance(rate, Number) \
-            else self.concentration.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(broadcast_params(self, concentration=concentration, rate=rate), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return expand_params(self, Gamma, batch_shape, ("concentration", "rate"), _instance)

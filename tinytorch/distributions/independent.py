@@ -1,6 +1,8 @@
 """Independent: reinterprets batch dims of a distribution as event dims."""
 from __future__ import annotations
 
+from operator import attrgetter
+
 from tinytorch._core.size import Size
 from tinytorch.distributions import constraints
 from tinytorch.distributions.distribution import Distribution, as_size
@@ -36,9 +38,7 @@ class Independent(Distribution):
         reinterpreted = tuple(self.event_shape[:self.reinterpreted_batch_ndims])
         new.base_dist = self.base_dist.expand(tuple(batch_shape) + reinterpreted)
         new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._init_expanded(new, batch_shape)
 
     @property
     def has_rsample(self) -> bool:
@@ -55,17 +55,9 @@ class Independent(Distribution):
             result = constraints.independent(result, self.reinterpreted_batch_ndims)
         return result
 
-    @property
-    def mean(self):
-        return self.base_dist.mean
-
-    @property
-    def mode(self):
-        return self.base_dist.mode
-
-    @property
-    def variance(self):
-        return self.base_dist.variance
+    mean = property(attrgetter("base_dist.mean"))
+    mode = property(attrgetter("base_dist.mode"))
+    variance = property(attrgetter("base_dist.variance"))
 
     def sample(self, sample_shape=Size()):
         return self.base_dist.sample(sample_shape)

@@ -1,6 +1,8 @@
 """The log-normal distribution: exp of a normal variable."""
 from __future__ import annotations
 
+from operator import attrgetter
+
 from tinytorch.distributions import constraints
 from tinytorch.distributions.normal import Normal
 from tinytorch.distributions.transformed_distribution import TransformedDistribution
@@ -28,13 +30,8 @@ class LogNormal(TransformedDistribution):
         new = self._get_checked_instance(LogNormal, _instance)
         return super().expand(batch_shape, _instance=new)
 
-    @property
-    def loc(self):
-        return self.base_dist.loc
-
-    @property
-    def scale(self):
-        return self.base_dist.scale
+    loc = property(attrgetter("base_dist.loc"))
+    scale = property(attrgetter("base_dist.scale"))
 
     @property
     def mean(self):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from numbers import Number
+from operator import attrgetter
 
 from tinytorch._tensor.creation import full
 from tinytorch.distributions import constraints
@@ -66,24 +67,22 @@ class Transform:
     __hash__ = object.__hash__
 
     def __call__(self, x):
-        if self._cache_size == 0:
-            return self._call(x)
-        x_old, y_old = self._cached_x_y
-        if x is x_old:
-            return y_old
-        y = self._call(x)
-        self._cached_x_y = x, y
-        return y
+        return self._cached(x, self._call, inverse=False)
 
     def _inv_call(self, y):
+        return self._cached(y, self._inverse, inverse=True)
+
+    def _cached(self, value, compute, inverse: bool):
+        """``compute(value)`` for an x (or, ``inverse``, a y); with a cache, the latest (x, y) pair
+        answers the same value again without computing."""
         if self._cache_size == 0:
-            return self._inverse(y)
+            return compute(value)
         x_old, y_old = self._cached_x_y
-        if y is y_old:
-            return x_old
-        x = self._inverse(y)
-        self._cached_x_y = x, y
-        return x
+        if value is (y_old if inverse else x_old):
+            return x_old if inverse else y_old
+        result = compute(value)
+        self._cached_x_y = (result, value) if inverse else (value, result)
+        return result
 
     def _call(self, x):
         raise NotImplementedError
@@ -112,25 +111,11 @@ class _InverseTransform(Transform):
         super().__init__(cache_size=transform._cache_size)
         self._inv = transform
 
-    @property
-    def domain(self):
-        return self._inv.codomain
-
-    @property
-    def codomain(self):
-        return self._inv.domain
-
-    @property
-    def bijective(self):
-        return self._inv.bijective
-
-    @property
-    def sign(self):
-        return self._inv.sign
-
-    @property
-    def inv(self):
-        return self._inv
+    domain = property(attrgetter("_inv.codomain"))
+    codomain = property(attrgetter("_inv.domain"))
+    bijective = property(attrgetter("_inv.bijective"))
+    sign = property(attrgetter("_inv.sign"))
+    inv = property(attrgetter("_inv"))
 
     def __eq__(self, other) -> bool:
         return isinstance(other, _InverseTransform) and self._inv == other._inv

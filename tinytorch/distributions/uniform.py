@@ -1,13 +1,10 @@
 """The continuous uniform distribution on [low, high)."""
 from __future__ import annotations
 
-from numbers import Number
-
 from tinytorch._core.size import Size
 from tinytorch.distributions import constraints
 from tinytorch.distributions._sampling import standard_uniform
-from tinytorch.distributions.distribution import Distribution, expand_params
-from tinytorch.distributions.utils import broadcast_all
+from tinytorch.distributions.distribution import Distribution, broadcast_params, expand_params
 
 __all__ = ["Uniform"]
 
@@ -24,9 +21,7 @@ class Uniform(Distribution):
     has_rsample = True
 
     def __init__(self, low, high, validate_args=None) -> None:
-        self.low, self.high = broadcast_all(low, high)
-        batch_shape = Size() if isinstance(low, Number) and isinstance(high, Number) else self.low.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(broadcast_params(self, low=low, high=high), validate_args=validate_args)
         if self._validate_args and not bool((self.low < self.high).all()):
             raise ValueError("Uniform is not defined when low>= high")
 

@@ -31,6 +31,23 @@ def _quarter_trend(ring: list[float], eps: float) -> float | None:
     return (new - old) / old
 
 
+def _push_trend(st: dict[str, Any], ring: str, value: float, window: int) -> float | None:
+    """Appends ``value`` to the ring ``st[ring]`` (its newest ``window`` entries kept) and returns
+    the ring's quarter trend."""
+    st[ring] = (st[ring] + [value])[-window:]
+    return _quarter_trend(st[ring], 1e-8)
+
+
+def _damp(damping: float, trend: float, threshold: float, above: float, below: float) -> float:
+    """``damping`` times ``above`` for a trend above ``threshold``, times ``below`` for one below
+    ``-threshold``."""
+    if trend > threshold:
+        damping *= above
+    if trend < -threshold:
+        damping *= below
+    return damping
+
+
 def _revert_and_clamp(value: float, revert: float, lo: float, hi: float) -> float:
     value = revert * value + (1.0 - revert)
     return min(max(value, lo), hi)
@@ -142,13 +159,9 @@ class Chuck(Optimizer):
         hp, st = self._hp, self._global_state()
         d = hp["loss_ema_decay"]
         st["loss_ema"] = loss if st["loss_ema"] is None else d * st["loss_ema"] + (1.0 - d) * loss
-        st["loss_ring"] = (st["loss_ring"] + [st["loss_ema"]])[-hp["window"]:]
-        trend = _quarter_trend(st["loss_ring"], 1e-8)
-        if trend is not None:
-            if trend > hp["trend_threshold"]:
-                st["damping"] *= hp["damp_down"]
-            if trend < -hp["trend_threshold"]:
-                st["damping"] *= hp["damp_up"]
+        trend = _push_trend(st, "loss_ring", st["loss_ema"], hp["window"])
+        if trend is not None:   # a rising loss damps the step
+            st["damping"] = _damp(st["damping"], trend, hp["trend_threshold"], hp["damp_down"], hp["damp_up"])
             if abs(trend) < hp["stagnation_threshold"]:
                 st["stagnation_count"] += 1
                 if st["stagnation_count"] >= hp["stagnation_steps"]:
@@ -176,13 +189,10 @@ class Chuck(Optimizer):
 
     def _update_param(self, group: dict[str, Any], st: dict[str, Any], grad_norm: float) -> None:
         """Levels 2 and 4: the gradient-norm ring → λ_p, and the low-gradient count → frozen."""
-        st["grad_norm_ring"] = (st["grad_norm_ring"] + [grad_norm])[-group["window"]:]
-        trend = _quarter_trend(st["grad_norm_ring"], 1e-8)
-        if trend is not None:
-            if trend > group["param_trend_threshold"]:
-                st["damping"] *= group["damp_up"]
-            if trend < -group["param_trend_threshold"]:
-                st["damping"] *= group["damp_down"]
+        trend = _push_trend(st, "grad_norm_ring", grad_norm, group["window"])
+        if trend is not None:   # a rising gradient norm raises the parameter's step
+            st["damping"] = _damp(st["damping"], trend, group["param_trend_threshold"], group["damp_up"],
+                                  group["damp_down"])
         st["damping"] = _revert_and_clamp(st["damping"], group["mean_revert"], group["damp_min"], group["damp_max"])
         if grad_norm < group["freeze_threshold"]:
             st["low_grad_count"] += 1

@@ -1,7 +1,6 @@
 """Every collective and reduce op against numpy, on CPU (mpi) or GPU (nccl, argv[1] == 'cuda')."""
 import faulthandler
 import os
-import sys
 
 import numpy as np
 
@@ -9,15 +8,11 @@ import tinytorch as tt
 import tinytorch.distributed as dist
 from tinytorch.distributed import ReduceOp
 
+from _worker_setup import init_worker
+
 faulthandler.dump_traceback_later(100, exit=True)   # a hang shows where, well inside the test's timeout
-device = sys.argv[1] if len(sys.argv) > 1 else "cpu"
-if device == "cuda":
-    import os
-    tt.cuda.set_device(int(os.environ["LOCAL_RANK"]))
-dist.init_process_group()
-rank, ws = dist.get_rank(), dist.get_world_size()
+device, dev, rank, ws = init_worker()
 assert dist.is_initialized() and dist.get_backend() == ("nccl" if device == "cuda" else "mpi")
-dev = tt.device("cuda", int(__import__("os").environ["LOCAL_RANK"])) if device == "cuda" else tt.device("cpu")
 
 
 def val(r, shape=(3, 4), dtype="float32"):

@@ -1,7 +1,5 @@
 """DDP vs single-process training on the concatenated batch; no_sync; unused parameters."""
 import copy
-import os
-import sys
 
 import numpy as np
 
@@ -11,15 +9,11 @@ import tinytorch.nn as nn
 import tinytorch.nn.functional as F
 from tinytorch.nn.parallel import DistributedDataParallel as DDP
 
-device = sys.argv[1] if len(sys.argv) > 1 else "cpu"
+from _worker_setup import init_worker
+
+device, dev, rank, ws = init_worker()
 if device == "cuda":
     tt.backends.cudnn.allow_tf32 = False        # compared with single-process training at float32 tolerance
-    tt.cuda.set_device(int(os.environ["LOCAL_RANK"]))
-    dev = tt.device("cuda", int(os.environ["LOCAL_RANK"]))
-else:
-    dev = tt.device("cpu")
-dist.init_process_group()
-rank, ws = dist.get_rank(), dist.get_world_size()
 
 
 class Net(nn.Module):

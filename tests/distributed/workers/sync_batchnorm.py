@@ -1,23 +1,15 @@
 """SyncBatchNorm across ranks (different batch sizes per rank) vs BatchNorm on the concatenated
 global batch in one process: outputs, input gradients (of the sum of all ranks' losses), weight
 and bias gradients (summed over ranks), running statistics; float64 and float32."""
-import os
-import sys
-
 import numpy as np
 
 import tinytorch as tt
 import tinytorch.distributed as dist
 import tinytorch.nn as nn
 
-device = sys.argv[1] if len(sys.argv) > 1 else "cpu"
-if device == "cuda":
-    tt.cuda.set_device(int(os.environ["LOCAL_RANK"]))
-    dev = tt.device("cuda", int(os.environ["LOCAL_RANK"]))
-else:
-    dev = tt.device("cpu")
-dist.init_process_group()
-rank, ws = dist.get_rank(), dist.get_world_size()
+from _worker_setup import init_worker
+
+device, dev, rank, ws = init_worker()
 C = 3
 
 

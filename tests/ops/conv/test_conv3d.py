@@ -89,19 +89,32 @@ def _abs_scale(fn, xr, wr, kw):
     return fn(np.abs(xr), np.abs(wr), None, **kw)
 
 
+def _case_inputs(xs, ws, cout, dtype, layout, case, requires_grad=False):
+    """x of shape ``xs`` (in ``layout``), w of shape ``ws`` and a bias of ``cout`` channels for case
+    number ``case``: a (tensor, float64 values) pair each."""
+    return (make(xs, dtype, layout, seed=case, requires_grad=requires_grad),
+            make(ws, dtype, seed=case + 10, requires_grad=requires_grad),
+            make((cout,), dtype, seed=case + 20, requires_grad=requires_grad))
+
+
+def _check_batched(fn, ref_fn, xs, ws, kw, cout, case, dtype, layout):
+    """fn(x, w, b, **kw) against ref_fn's float64 result: dtype, shape, values in units of the
+    |x| |w| sums; returns x, w, b, the reference and that scale (for the unbatched checks)."""
+    (x, xr), (w, wr), (b, br) = _case_inputs(xs, ws, cout, dtype, layout, case)
+    ref = ref_fn(xr, wr, br, **kw)
+    y = fn(x, w, b, **kw)
+    assert y.dtype == x.dtype and tuple(y.shape) == ref.shape
+    scale = _abs_scale(ref_fn, xr, wr, kw) + np.abs(br).reshape(1, -1, 1, 1, 1)
+    assert_close_dot(y, ref, scale, dtype)
+    return x, w, b, ref, scale
+
+
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @pytest.mark.parametrize("case", range(len(CONV_CASES)))
 def test_conv3d_matches_reference(case, dtype, layout):
     xs, ws, kw = CONV_CASES[case]
-    x, xr = make(xs, dtype, layout, seed=case)
-    w, wr = make(ws, dtype, seed=case + 10)
-    b, br = make((ws[0],), dtype, seed=case + 20)
-    ref = conv3d_ref(xr, wr, br, **kw)
-    y = F.conv3d(x, w, b, **kw)
-    assert y.dtype == x.dtype and tuple(y.shape) == ref.shape
-    scale = _abs_scale(conv3d_ref, xr, wr, kw) + np.abs(br).reshape(1, -1, 1, 1, 1)
-    assert_close_dot(y, ref, scale, dtype)
+    x, w, b, ref, scale = _check_batched(F.conv3d, conv3d_ref, xs, ws, kw, ws[0], case, dtype, layout)
     assert_close_dot(tt.conv3d(x[0], w, b, **kw), ref[0], scale[0], dtype, what="unbatched")
 
 
@@ -110,15 +123,9 @@ def test_conv3d_matches_reference(case, dtype, layout):
 @pytest.mark.parametrize("case", range(len(TRANSPOSE_CASES)))
 def test_conv_transpose3d_matches_reference(case, dtype, layout):
     xs, ws, kw = TRANSPOSE_CASES[case]
-    x, xr = make(xs, dtype, layout, seed=case)
-    w, wr = make(ws, dtype, seed=case + 10)
     cout = ws[1] * kw.get("groups", 1)
-    b, br = make((cout,), dtype, seed=case + 20)
-    ref = conv_transpose3d_ref(xr, wr, br, **kw)
-    y = F.conv_transpose3d(x, w, b, **kw)
-    assert y.dtype == x.dtype and tuple(y.shape) == ref.shape
-    scale = _abs_scale(conv_transpose3d_ref, xr, wr, kw) + np.abs(br).reshape(1, -1, 1, 1, 1)
-    assert_close_dot(y, ref, scale, dtype)
+    x, w, b, ref, scale = _check_batched(F.conv_transpose3d, conv_transpose3d_ref, xs, ws, kw, cout, case, dtype,
+                                         layout)
     assert_close_dot(tt.conv_transpose3d(x[1 if xs[0] > 1 else 0], w, b, **kw), ref[1 if xs[0] > 1 else 0],
                      scale[0], dtype, what="unbatched")
 
@@ -126,20 +133,16 @@ def test_conv_transpose3d_matches_reference(case, dtype, layout):
 @pytest.mark.parametrize("case", range(len(CONV_CASES)))
 def test_conv3d_gradcheck(case):
     xs, ws, kw = CONV_CASES[case]
-    xs = (1,) + xs[1:]
-    x, _ = make(xs, "float64", "transposed", seed=case, requires_grad=True)
-    w, _ = make(ws, "float64", seed=case + 10, requires_grad=True)
-    b, _ = make((ws[0],), "float64", seed=case + 20, requires_grad=True)
+    (x, _), (w, _), (b, _) = _case_inputs((1,) + xs[1:], ws, ws[0], "float64", "transposed", case,
+                                          requires_grad=True)
     assert gradcheck(lambda x, w, b: F.conv3d(x, w, b, **kw), (x, w, b))
 
 
 @pytest.mark.parametrize("case", range(len(TRANSPOSE_CASES)))
 def test_conv_transpose3d_gradcheck(case):
     xs, ws, kw = TRANSPOSE_CASES[case]
-    xs = (1,) + xs[1:]
-    x, _ = make(xs, "float64", "transposed", seed=case, requires_grad=True)
-    w, _ = make(ws, "float64", seed=case + 10, requires_grad=True)
-    b, _ = make((ws[1] * kw.get("groups", 1),), "float64", seed=case + 20, requires_grad=True)
+    (x, _), (w, _), (b, _) = _case_inputs((1,) + xs[1:], ws, ws[1] * kw.get("groups", 1), "float64", "transposed",
+                                          case, requires_grad=True)
     assert gradcheck(lambda x, w, b: F.conv_transpose3d(x, w, b, **kw), (x, w, b))
 
 

@@ -9,20 +9,10 @@ import numpy as np
 import pytest
 
 import tinytorch as tt
-from support.numeric import FLOAT_DTYPES, GRAD_TOL, TOL, assert_close, make, to_numpy
+from support.numeric import FLOAT_DTYPES, GRAD_TOL, TOL, assert_close, f64_leaves, make, scaled_tol, to_numpy
 
 
 gradcheck = tt.autograd.gradcheck
-
-
-def _f64(*shapes, seed=0, low=-2.0, high=2.0, layout="transposed"):
-    return [make(s, "float64", layout if len(s) == 2 else "contiguous", low, high, seed=seed + i,
-                 requires_grad=True)[0] for i, s in enumerate(shapes)]
-
-
-def _tol(dtype, expected):
-    rtol, atol = TOL[dtype]
-    return rtol, atol * max(1.0, float(np.abs(expected).max()) if np.size(expected) else 1.0)
 
 
 # ------------------------------------------------------------------ ternary elementwise
@@ -43,14 +33,14 @@ def test_ternary_forward(name, dtype):
     out = call(a, b, c)
     expected = ref(ar, br, cr)
     assert out.dtype.name == dtype and tuple(out.shape) == expected.shape
-    assert_close(out, expected, dtype, tol=_tol(dtype, expected), what=name)
+    assert_close(out, expected, dtype, tol=scaled_tol(dtype, expected), what=name)
 
 
 @pytest.mark.parametrize("name", sorted(TERNARY))
 def test_ternary_gradcheck(name):
     call, _ = TERNARY[name]
-    a, b = _f64((3, 4), (4,))
-    c, = _f64((3, 1), seed=5, low=0.5, high=2.0)
+    a, b = f64_leaves((3, 4), (4,))
+    c, = f64_leaves((3, 1), seed=5, low=0.5, high=2.0)
     assert gradcheck(call, (a, b, c))
 
 
@@ -88,7 +78,7 @@ def test_elementwise_special_values():
 
 
 def test_copysign_and_fmod_gradients():
-    a, b = _f64((3, 4), (4,), low=0.5, high=2.0)
+    a, b = f64_leaves((3, 4), (4,), low=0.5, high=2.0)
     assert gradcheck(lambda x: tt.copysign(x, b.detach() - 1.2), (a,))
     sign = -(b.detach() - 1.2)
     assert gradcheck(lambda x, y: tt.fmod(x * sign, y), (a, b))     # mixed signs: the adjusted branch

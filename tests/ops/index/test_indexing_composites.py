@@ -6,20 +6,10 @@ import numpy as np
 import pytest
 
 import tinytorch as tt
-from support.numeric import FLOAT_DTYPES, TOL, assert_close, make, to_numpy
+from support.numeric import FLOAT_DTYPES, assert_close, f64_leaves, make, scaled_tol, to_numpy
 
 
 gradcheck = tt.autograd.gradcheck
-
-
-def _f64(*shapes, seed=0, low=-2.0, high=2.0, layout="transposed"):
-    return [make(s, "float64", layout if len(s) == 2 else "contiguous", low, high, seed=seed + i,
-                 requires_grad=True)[0] for i, s in enumerate(shapes)]
-
-
-def _tol(dtype, expected):
-    rtol, atol = TOL[dtype]
-    return rtol, atol * max(1.0, float(np.abs(expected).max()) if np.size(expected) else 1.0)
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
@@ -30,16 +20,16 @@ def test_index_add(dtype):
     out = tt.index_add(x, 0, idx, src, alpha=2.0)
     expected = xr.copy()
     np.add.at(expected, idx.numpy(), 2.0 * sr)
-    assert_close(out, expected, dtype, tol=_tol(dtype, expected))
+    assert_close(out, expected, dtype, tol=scaled_tol(dtype, expected))
     y = x.clone()
     assert y.index_add_(1, tt.tensor([2, 2, 0]), tt.ones(5, 3, dtype=x.dtype)) is y
     e2 = xr.copy()
     np.add.at(e2.T, [2, 2, 0], 1.0)
-    assert_close(y, e2, dtype, tol=_tol(dtype, e2))
+    assert_close(y, e2, dtype, tol=scaled_tol(dtype, e2))
 
 
 def test_index_add_gradcheck_and_errors():
-    x, src = _f64((5, 3), (4, 3))
+    x, src = f64_leaves((5, 3), (4, 3))
     idx = tt.tensor([0, 4, 0, 2])
     assert gradcheck(lambda a, s: tt.index_add(a, 0, idx, s, alpha=3.0), (x, src))
     with pytest.raises(IndexError, match="Index is supposed to be a vector"):
@@ -74,7 +64,7 @@ def test_scatter_reduce_forward(reduce, include_self):
 
 @pytest.mark.parametrize("reduce", ["sum", "mean", "amax", "amin"])
 def test_scatter_reduce_gradcheck(reduce):
-    x, src = _f64((4, 5), (3, 5))
+    x, src = f64_leaves((4, 5), (3, 5))
     index = tt.tensor(np.random.default_rng(1).integers(0, 4, (3, 5)))
     assert gradcheck(lambda a, s: tt.scatter_reduce(a, 0, index, s, reduce), (x, src))
     assert gradcheck(lambda a, s: a.scatter_reduce(0, index, s, reduce, include_self=False), (x, src))
@@ -106,7 +96,7 @@ def test_take_along_dim_and_repeat_interleave():
                                   np.repeat(xr, [1, 0, 3], axis=0))
     np.testing.assert_array_equal(x.repeat_interleave(3, dim=1).numpy(), np.repeat(xr, 3, axis=1))
     assert tt.repeat_interleave(tt.tensor([2, 1])).tolist() == [0, 0, 1]
-    a, = _f64((3, 4))
+    a, = f64_leaves((3, 4))
     assert gradcheck(lambda t: t.repeat_interleave(tt.tensor([2, 0, 1, 3]), dim=1), (a,))
     with pytest.raises(RuntimeError, match="repeats must have the same size"):
         x.repeat_interleave(tt.tensor([1, 2]), dim=0)
@@ -121,7 +111,7 @@ def test_diag_trace():
         np.testing.assert_array_equal(m.diag(k).numpy(), np.diag(mr, k))
     assert tt.trace(m).item() == pytest.approx(np.trace(mr))
     assert tt.trace(tt.arange(6).view(2, 3)).dtype == tt.int64
-    a, = _f64((3,))
+    a, = f64_leaves((3,))
     assert gradcheck(lambda t: tt.diag(t, 1), (a,))
     with pytest.raises(RuntimeError, match="Supports 1D or 2D"):
         tt.diag(tt.zeros(2, 2, 2))

@@ -7,15 +7,10 @@ import numpy as np
 import pytest
 
 import tinytorch as tt
-from support.numeric import FLOAT_DTYPES, TOL, assert_close, make
+from support.numeric import FLOAT_DTYPES, TOL, assert_close, f64_leaves, make
 
 
 gradcheck = tt.autograd.gradcheck
-
-
-def _f64(*shapes, seed=0, low=-2.0, high=2.0, layout="transposed"):
-    return [make(s, "float64", layout if len(s) == 2 else "contiguous", low, high, seed=seed + i,
-                 requires_grad=True)[0] for i, s in enumerate(shapes)]
 
 
 PRODUCTS = {   # name: (shapes, call, numpy reference)
@@ -37,7 +32,7 @@ def test_matrix_products(name, dtype):
     expected = ref(*[r for _, r in ins])
     rtol, atol = TOL[dtype]
     assert_close(out, expected, dtype, tol=(rtol * 10, atol * 10 * max(1.0, np.abs(expected).max())), what=name)
-    assert gradcheck(call, tuple(_f64(*shapes)))
+    assert gradcheck(call, tuple(f64_leaves(*shapes)))
 
 
 def test_addmm_beta_zero_ignores_nan():

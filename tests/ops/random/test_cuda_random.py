@@ -13,6 +13,7 @@ import tinytorch as tt
 from tinytorch import _C, _ops
 from tinytorch._core.tensor_base import _wrap
 
+from support.cuda_helpers import seeded_on_both
 from support.numeric import to_numpy
 
 pytestmark = pytest.mark.cuda
@@ -22,16 +23,6 @@ INTS = ["int64", "int32", "uint8"]
 # normal: a few float32 ulps (|x| <~ 6); 16-bit results may round across one of their ulps
 NORMAL_TOL = {"float64": (1e-13, 1e-13), "float32": (2e-6, 2e-6), "float16": (1e-3, 1e-3),
               "bfloat16": (8e-3, 8e-3)}
-
-
-def both(fn, seed=1234):
-    """fn(device) after manual_seed(seed), on the CPU and on the GPU."""
-    tt.manual_seed(seed)
-    c = fn("cpu")
-    tt.manual_seed(seed)
-    g = fn("cuda")
-    assert g.device.type == "cuda"
-    return c, g
 
 
 def equal(gpu, cpu, what=""):
@@ -44,14 +35,14 @@ def equal(gpu, cpu, what=""):
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_rand_uniform_bit_equal(dtype):
     dt = getattr(tt, dtype)
-    c, g = both(lambda d: tt.rand(1000, 37, dtype=dt, device=d))
+    c, g = seeded_on_both(lambda d: tt.rand(1000, 37, dtype=dt, device=d))
     equal(g, c, "rand")
-    c, g = both(lambda d: tt.empty(3, 5000, dtype=dt, device=d).uniform_(-2.5, 7.0))
+    c, g = seeded_on_both(lambda d: tt.empty(3, 5000, dtype=dt, device=d).uniform_(-2.5, 7.0))
     equal(g, c, "uniform_(-2.5, 7)")
     # non-contiguous target: element i is still the i-th in row-major order of the view
-    c, g = both(lambda d: tt.empty(40, 30, dtype=dt, device=d).transpose(0, 1).uniform_(1.0, 2.0))
+    c, g = seeded_on_both(lambda d: tt.empty(40, 30, dtype=dt, device=d).transpose(0, 1).uniform_(1.0, 2.0))
     equal(g, c, "uniform_ on a transposed view")
-    c, g = both(lambda d: _ops.shape.slice(tt.zeros(10, 64, dtype=dt, device=d), -1, 0, None, 2).uniform_())
+    c, g = seeded_on_both(lambda d: _ops.shape.slice(tt.zeros(10, 64, dtype=dt, device=d), -1, 0, None, 2).uniform_())
     equal(g, c, "uniform_ on a sliced view")
 
 
@@ -61,10 +52,10 @@ def test_randn_normal_close(dtype):
     rtol, atol = NORMAL_TOL[dtype]
     for fn in (lambda d: tt.randn(513, 129, dtype=dt, device=d),
                lambda d: tt.empty(100, 77, dtype=dt, device=d).transpose(0, 1).normal_(3.0, 0.5)):
-        c, g = both(fn)
+        c, g = seeded_on_both(fn)
         a, b = to_numpy(g.cpu()), to_numpy(c)
         np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)  # ~20% differ in the last ulp on an H200
-    c, g = both(lambda d: tt.randn(300000, dtype=dt, device=d))
+    c, g = seeded_on_both(lambda d: tt.randn(300000, dtype=dt, device=d))
     a = to_numpy(g.cpu())
     assert abs(a.mean()) < 0.01 and abs(a.std() - 1) < 0.01
 
@@ -90,9 +81,9 @@ def test_generators_per_device_and_offsets():
 def test_bernoulli_(dtype):
     dt = getattr(tt, dtype)
     for p in (0.0, 0.3, 0.5, 1.0):
-        c, g = both(lambda d: tt.empty(77, 91, dtype=dt, device=d).bernoulli_(p))
+        c, g = seeded_on_both(lambda d: tt.empty(77, 91, dtype=dt, device=d).bernoulli_(p))
         equal(g, c, f"bernoulli_ p={p}")
-    c, g = both(lambda d: tt.empty(50, 40, dtype=dt, device=d).transpose(0, 1).bernoulli_(0.7))
+    c, g = seeded_on_both(lambda d: tt.empty(50, 40, dtype=dt, device=d).transpose(0, 1).bernoulli_(0.7))
     equal(g, c, "bernoulli_ on a view")
 
 
@@ -103,10 +94,10 @@ def test_bernoulli_probs(dtype):
     probs[0, :5] = [0, 1, 0.5, 1e-9, 1 - 1e-9]
     pc = tt.tensor(probs, dtype=dt)
     pg = pc.cuda()
-    c, g = both(lambda d: tt.bernoulli(pc if d == "cpu" else pg))
+    c, g = seeded_on_both(lambda d: tt.bernoulli(pc if d == "cpu" else pg))
     equal(g, c, "bernoulli(probs)")
     pt = pc.transpose(0, 1)  # non-contiguous probs
-    c, g = both(lambda d: tt.bernoulli(pt if d == "cpu" else pg.transpose(0, 1)))
+    c, g = seeded_on_both(lambda d: tt.bernoulli(pt if d == "cpu" else pg.transpose(0, 1)))
     equal(g, c, "bernoulli(probs.T)")
 
 
@@ -119,17 +110,17 @@ def test_randint(dtype):
     if dtype == "int64":
         ranges += [(-2**62, 2**62), (-5, 2**40)]
     for lo, hi in ranges:
-        c, g = both(lambda d: tt.randint(lo, hi, (123, 45), dtype=dt, device=d))
+        c, g = seeded_on_both(lambda d: tt.randint(lo, hi, (123, 45), dtype=dt, device=d))
         equal(g, c, f"randint [{lo}, {hi})")
 
 
 def test_randperm():
     for n in (0, 1, 10, 1000, 200003):  # the last takes the long-row sort path
-        c, g = both(lambda d: tt.randperm(n, device=d))
+        c, g = seeded_on_both(lambda d: tt.randperm(n, device=d))
         equal(g, c, f"randperm({n})")
         a = to_numpy(g.cpu())
         np.testing.assert_array_equal(np.sort(a), np.arange(n))
-    c, g = both(lambda d: tt.randperm(500, dtype=tt.int32, device=d))
+    c, g = seeded_on_both(lambda d: tt.randperm(500, dtype=tt.int32, device=d))
     equal(g, c, "randperm int32")
 
 
@@ -156,7 +147,7 @@ def test_dropout_mask_and_backward(dtype, p):
         equal(_wrap(_C.dropout_backward(gg._impl, mrow_g._impl, p)),
               _wrap(_C.dropout_backward(gc._impl, mrow_c._impl, p)), f"dropout_backward broadcast mask {what}")
     # the nn.functional path draws from the same stream
-    c, g = both(lambda d: tt.nn.functional.dropout(x if d == "cpu" else xg, p, True))
+    c, g = seeded_on_both(lambda d: tt.nn.functional.dropout(x if d == "cpu" else xg, p, True))
     equal(g, c, "F.dropout")
 
 

@@ -7,15 +7,10 @@ import numpy as np
 import pytest
 
 import tinytorch as tt
-from support.numeric import FLOAT_DTYPES, assert_close, make, to_numpy
+from support.numeric import FLOAT_DTYPES, assert_close, f64_leaves, make, to_numpy
 
 
 gradcheck = tt.autograd.gradcheck
-
-
-def _f64(*shapes, seed=0, low=-2.0, high=2.0, layout="transposed"):
-    return [make(s, "float64", layout if len(s) == 2 else "contiguous", low, high, seed=seed + i,
-                 requires_grad=True)[0] for i, s in enumerate(shapes)]
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
@@ -35,7 +30,7 @@ def test_median_nan_gradient_and_int():
     values, indices = tt.median(tt.tensor([[1.0, math.nan, 2.0, math.nan]]), 1)
     assert math.isnan(values.item()) and indices.item() == 1
     assert tt.median(tt.tensor([3, 1, 2, 4])).item() == 2
-    a, = _f64((4, 5))
+    a, = f64_leaves((4, 5))
     assert gradcheck(lambda t: tt.median(t, 1)[0], (a,))
     assert gradcheck(lambda t: t.median(), (a,))
 

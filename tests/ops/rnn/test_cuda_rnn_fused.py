@@ -6,39 +6,21 @@ in float32/float64, and against the float64 CPU kernels on the same rounded valu
 float16/bfloat16. Whole recurrences round differently on each path, so comparisons use GRAD_TOL."""
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
 
 import tinytorch as tt
 import tinytorch.nn as nn
 from tinytorch._ops import rnn as fused_ops
-from tinytorch.nn.modules import rnn as rnn_module
 
 from support.cuda_helpers import pair
 from support.numeric import GRAD_TOL, assert_close
+from support.rnn_cases import KINDS, OPTIONS, input_shapes, kind_id, option_id, run_rnn
 
 pytestmark = pytest.mark.cuda
 
-KINDS = [(nn.LSTM, {}), (nn.GRU, {}), (nn.RNN, {"nonlinearity": "tanh"}), (nn.RNN, {"nonlinearity": "relu"})]
-OPTIONS = [dict(num_layers=l, bidirectional=bi, batch_first=bf, bias=b)
-           for l, bi, bf, b in itertools.product((1, 2), (False, True), (False, True), (True, False))]
 # (batched, with h0/c0, layout of x and the states)
 INPUTS = ((True, False, "contiguous"), (True, True, "sliced"), (False, True, "sliced"))
-_opt_id = lambda o: "-".join(f"{k}={v}" for k, v in o.items())  # noqa: E731
-_kind_id = lambda k: k[0].__name__ + k[1].get("nonlinearity", "")  # noqa: E731
-
-
-class _CountingKernels:
-    """Stands in for tinytorch._ops.rnn in nn.modules.rnn, counting the fused layer calls."""
-
-    def __init__(self):
-        self.calls = 0
-
-    def rnn_layer(self, *args):
-        self.calls += 1
-        return fused_ops.rnn_layer(*args)
 
 
 def _loss_weights(shapes, dtype):
@@ -50,40 +32,21 @@ def _loss_weights(shapes, dtype):
 def _run(module, x, hx, fused: bool, weight_dtype: str):
     """Forward + backward of sum(out * w_out) + sum(h_n * w_h) (+ c_n) in float64; returns the
     number of fused layer calls, the results and the gradients (parameters, input, states)."""
-    old = rnn_module._FUSED
-    rnn_module._FUSED = fused
-    counter = rnn_module._fused_rnn = _CountingKernels()
-    try:
-        module.zero_grad()
-        for t in [x] + list(hx or ()):
-            t.grad = None
-        out, state = module(x, None if hx is None else (hx if isinstance(module, nn.LSTM) else hx[0]))
-        results = [out, *(state if isinstance(state, tuple) else (state,))]
+    def weighted_sum(results):
         weights = _loss_weights([tuple(r.shape) for r in results], weight_dtype)
         loss = (results[0].double() * weights[0].to(x.device)).sum()
         for r, w in zip(results[1:], weights[1:]):
             loss = loss + (r.double() * w.to(x.device)).sum()
-        loss.backward()
-        grads = {n: p.grad for n, p in module.named_parameters()}
-        grads["input"] = x.grad
-        for i, h in enumerate(hx or ()):
-            grads[f"hx{i}"] = h.grad
-        return counter.calls, results, grads
-    finally:
-        rnn_module._FUSED = old
-        rnn_module._fused_rnn = fused_ops
+        return loss
+    return run_rnn(module, x, hx, fused, weighted_sum)
 
 
 def _inputs(module, dtype, layout, batched, with_state, seed=0):
     """(cpu, cuda) pairs of x and the initial states, same values and layout on both devices."""
-    L, N = 5, 3
-    dirs = 2 if module.bidirectional else 1
-    shape = ((N, L) if module.batch_first else (L, N)) if batched else (L,)
-    x = pair(shape + (module.input_size,), dtype, layout, seed=seed, requires_grad=True, low=-2.0, high=2.0)
+    x_shape, state_shape, count = input_shapes(module, batched)
+    x = pair(x_shape, dtype, layout, seed=seed, requires_grad=True, low=-2.0, high=2.0)
     hx = None
     if with_state:
-        count = 2 if isinstance(module, nn.LSTM) else 1
-        state_shape = (module.num_layers * dirs,) + ((N,) if batched else ()) + (module.hidden_size,)
         hx = [pair(state_shape, dtype, layout, seed=seed + 1 + i, requires_grad=True) for i in range(count)]
     return x, hx
 
@@ -111,8 +74,8 @@ def _compare(a_results, a_grads, b_results, b_grads, dtype, what, grads=True):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("options", OPTIONS, ids=_opt_id)
-@pytest.mark.parametrize("kind", KINDS, ids=_kind_id)
+@pytest.mark.parametrize("options", OPTIONS, ids=option_id)
+@pytest.mark.parametrize("kind", KINDS, ids=kind_id)
 def test_cuda_fused_matches_composed_and_cpu(kind, options, dtype):
     cls, extra = kind
     cpu, gpu = _modules(cls, extra, options, dtype)
@@ -135,8 +98,8 @@ def test_cuda_fused_matches_composed_and_cpu(kind, options, dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-@pytest.mark.parametrize("options", OPTIONS, ids=_opt_id)
-@pytest.mark.parametrize("kind", KINDS, ids=_kind_id)
+@pytest.mark.parametrize("options", OPTIONS, ids=option_id)
+@pytest.mark.parametrize("kind", KINDS, ids=kind_id)
 def test_cuda_fused_low_precision_against_float64(kind, options, dtype):
     """16-bit storage, float32 gates and GEMM accumulation, against the float64 CPU kernels run on
     the same rounded weights and inputs. RNN(relu)'s gradients are left out: a pre-activation

@@ -3,77 +3,44 @@
 and every parameter, input and initial-state gradient for each option combination and float
 dtype, plus finite differences on a tiny float64 case. The two paths round differently over a
 whole recurrence (float32 gates use a vectorized exp), so every comparison uses GRAD_TOL."""
-import itertools
-
 import numpy as np
 import pytest
 
 import tinytorch as tt
 import tinytorch.nn as nn
 from tinytorch.autograd import gradcheck
-from tinytorch._ops import rnn as fused_ops
-from tinytorch.nn.modules import rnn as rnn_module
 from support.numeric import GRAD_TOL, assert_close, make
-
-KINDS = [(nn.LSTM, {}), (nn.GRU, {}), (nn.RNN, {"nonlinearity": "tanh"}), (nn.RNN, {"nonlinearity": "relu"})]
-OPTIONS = [dict(num_layers=l, bidirectional=bi, batch_first=bf, bias=b)
-           for l, bi, bf, b in itertools.product((1, 2), (False, True), (False, True), (True, False))]
+from support.rnn_cases import KINDS, OPTIONS, input_shapes, kind_id, option_id, run_rnn
 
 
-class _CountingKernels:
-    """Stands in for tinytorch._ops.rnn in nn.modules.rnn, counting the fused layer calls."""
-
-    def __init__(self):
-        self.calls = 0
-
-    def rnn_layer(self, *args):
-        self.calls += 1
-        return fused_ops.rnn_layer(*args)
+def _weighted_sum(results):
+    """sum(out * w_out) + sum(h_n * w_h) (+ c_n), random weights in the results' dtypes."""
+    rng = np.random.default_rng(1)
+    out, *states = results
+    loss = (out * tt.tensor(rng.uniform(-1, 1, tuple(out.shape)), dtype=out.dtype)).sum()
+    for s in states:
+        loss = loss + (s * tt.tensor(rng.uniform(-1, 1, tuple(s.shape)), dtype=s.dtype)).sum()
+    return loss
 
 
 def _run(module, x, hx, fused: bool):
     """Forward + backward of sum(out * w_out) + sum(h_n * w_h) (+ c_n); returns the number of
     fused layer calls, the results and the gradients."""
-    old = rnn_module._FUSED
-    rnn_module._FUSED = fused
-    counter = rnn_module._fused_rnn = _CountingKernels()
-    try:
-        module.zero_grad()
-        for t in [x] + list(hx or ()):
-            t.grad = None
-        out, state = module(x, None if hx is None else (hx if isinstance(module, nn.LSTM) else hx[0]))
-        states = state if isinstance(state, tuple) else (state,)
-        rng = np.random.default_rng(1)
-        loss = (out * tt.tensor(rng.uniform(-1, 1, tuple(out.shape)), dtype=out.dtype)).sum()
-        for s in states:
-            loss = loss + (s * tt.tensor(rng.uniform(-1, 1, tuple(s.shape)), dtype=s.dtype)).sum()
-        loss.backward()
-        grads = {n: p.grad for n, p in module.named_parameters()}
-        grads["input"] = x.grad
-        for i, h in enumerate(hx or ()):
-            grads[f"hx{i}"] = h.grad
-        return counter.calls, [out, *states], grads
-    finally:
-        rnn_module._FUSED = old
-        rnn_module._fused_rnn = fused_ops
+    return run_rnn(module, x, hx, fused, _weighted_sum)
 
 
 def _inputs(module, dtype, layout, batched, with_state, seed=0):
-    L, N = 5, 3
-    dirs = 2 if module.bidirectional else 1
-    shape = ((N, L) if module.batch_first else (L, N)) if batched else (L,)
-    x, _ = make(shape + (module.input_size,), dtype, layout, seed=seed, requires_grad=True)
+    x_shape, state_shape, count = input_shapes(module, batched)
+    x, _ = make(x_shape, dtype, layout, seed=seed, requires_grad=True)
     hx = None
     if with_state:
-        count = 2 if isinstance(module, nn.LSTM) else 1
-        state_shape = (module.num_layers * dirs,) + ((N,) if batched else ()) + (module.hidden_size,)
         hx = tuple(make(state_shape, dtype, layout, seed=seed + 1 + i, requires_grad=True)[0] for i in range(count))
     return x, hx
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: "-".join(f"{k}={v}" for k, v in o.items()))
-@pytest.mark.parametrize("kind", KINDS, ids=lambda k: k[0].__name__ + k[1].get("nonlinearity", ""))
+@pytest.mark.parametrize("options", OPTIONS, ids=option_id)
+@pytest.mark.parametrize("kind", KINDS, ids=kind_id)
 def test_fused_matches_composed(kind, options, dtype):
     cls, extra = kind
     tt.manual_seed(0)

@@ -111,23 +111,27 @@ class LoRALinear(Module):
                                       "keep the adapter separate (a packed quantized base stays packed)")
         return w
 
+    def _set_merged(self, merged: bool) -> None:
+        """Adds (merged) or subtracts ``ΔW`` to or from the base weight, in place."""
+        what = "merge" if merged else "unmerge"
+        if bool(self.merged) == merged:
+            raise RuntimeError(f"LoRALinear.{what}: " + ("already merged" if merged else "not merged"))
+        w = self._weight_for_merge(what)
+        with no_grad():
+            delta = self.delta_weight().to(w.dtype)
+            if merged:
+                w.add_(delta)
+            else:
+                w.sub_(delta)
+        self.merged = merged
+
     def merge(self) -> None:
         """Adds ``ΔW`` into the base weight (inference without the adapter's extra matmuls)."""
-        if self.merged:
-            raise RuntimeError("LoRALinear.merge: already merged")
-        w = self._weight_for_merge("merge")
-        with no_grad():
-            w.add_(self.delta_weight().to(w.dtype))
-        self.merged = True
+        self._set_merged(True)
 
     def unmerge(self) -> None:
         """Subtracts ``ΔW`` from the base weight again (back to training the adapter)."""
-        if not self.merged:
-            raise RuntimeError("LoRALinear.unmerge: not merged")
-        w = self._weight_for_merge("unmerge")
-        with no_grad():
-            w.sub_(self.delta_weight().to(w.dtype))
-        self.merged = False
+        self._set_merged(False)
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, r={self.r}, "
