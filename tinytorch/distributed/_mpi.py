@@ -6,7 +6,12 @@ sends raw bytes; reductions of float16/bfloat16 go through a float32 copy (MPI h
 reductions) and round back once. Every operation is a nonblocking MPI request (Iallreduce, Ibcast,
 ...) wrapped in a work object; waiting polls the request with backoff until the group's timeout,
 then raises DistBackendError and makes the process call MPI_Abort at exit (so a stuck peer never
-leaves survivors hanging in MPI_Finalize)."""
+leaves survivors hanging in MPI_Finalize).
+
+Several nodes (the launcher's ``--nnodes`` > 1): each node's ``mpiexec`` starts an MPI world of its
+own, and :meth:`MPIBackend.joined` merges them into one communicator with MPI's dynamic-process
+API (``Open_port``/``Comm.Accept``/``Comm.Connect``/``Intercomm.Merge``), so the data moves over
+MPI's own transport; the launchers' store only carries the port name."""
 from __future__ import annotations
 
 import atexit
@@ -21,6 +26,7 @@ from tinytorch.distributed.store import DistBackendError
 
 _META_LEN = 3 + 16
 _abort_code = [None]
+_joined_world = [None]     # the merged communicator of a multi-node job (else COMM_WORLD is the world)
 
 
 def _mpi():
@@ -54,6 +60,12 @@ def _raw(t) -> np.ndarray:
 
 def _bytes(t) -> np.ndarray:
     return _raw(t).view(np.uint8)
+
+
+def _float32_copy(t):
+    """A contiguous float32 copy of ``t`` and its 1-D numpy view (MPI has no 16-bit float reductions)."""
+    tmp = t.detach().float().contiguous()
+    return tmp, tmp._impl.numpy().reshape(-1)
 
 
 class _MPIWork:
@@ -134,10 +146,11 @@ class MPIBackend:
         self.comm = comm
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
-        self.world_rank = _mpi().COMM_WORLD.Get_rank()
+        self.world_rank = (_joined_world[0] or _mpi().COMM_WORLD).Get_rank()
         self.timeout = timeout
         self.broken = None
         self.device = _device("cpu")
+        self._intercomms: list = []     # joined(): the links to the other nodes, disconnected at shutdown
 
     @classmethod
     def world(cls, timeout: float) -> "MPIBackend":
@@ -145,22 +158,74 @@ class MPIBackend:
         atexit.register(_abort_at_exit)   # runs before mpi4py's MPI_Finalize
         return cls(MPI.COMM_WORLD, timeout)
 
+    @classmethod
+    def joined(cls, store, nnodes: int, node_rank: int, timeout: float) -> "MPIBackend":
+        """One communicator over ``nnodes`` MPI worlds (one per node's ``mpiexec``), ranked
+        ``node_rank * nproc + local rank``. Global rank 0 opens an MPI port; for k = 1 .. nnodes-1 in
+        order it publishes the port name as ``mpi/port/<k>`` in ``store`` once nodes 0 .. k-1 are
+        one communicator, which then accepts node k's connection (``Comm.Accept``), node k
+        connecting with its own world (``Comm.Connect``), and the two merge, node k's ranks last.
+        A node waits for its own key, so no connection reaches the port out of turn."""
+        MPI = _mpi()
+        atexit.register(_abort_at_exit)
+        local = MPI.COMM_WORLD
+        nproc = local.Get_size()
+        inters = []
+        if node_rank == 0:
+            port = MPI.Open_port() if local.Get_rank() == 0 else None
+            comm = local
+            for k in range(1, nnodes):
+                if comm.Get_rank() == 0:
+                    store.set(f"mpi/port/{k}", port)
+                inter = comm.Accept(port, root=0)
+                merged = inter.Merge(high=False)
+                inters.append(inter)
+                if comm is not local:
+                    inters.append(comm)
+                comm = merged
+            if local.Get_rank() == 0:
+                MPI.Close_port(port)
+        else:
+            port = store.get(f"mpi/port/{node_rank}").decode() if local.Get_rank() == 0 else None
+            inter = local.Connect(port, root=0)
+            comm = inter.Merge(high=True)
+            inters.append(inter)
+            for k in range(node_rank + 1, nnodes):     # the later nodes join the merged communicator
+                inter = comm.Accept(None, root=0)
+                merged = inter.Merge(high=False)
+                inters += [inter, comm]
+                comm = merged
+        want = node_rank * nproc + local.Get_rank()
+        if comm.Get_rank() != want or comm.Get_size() != nnodes * nproc:
+            raise DistBackendError(f"MPI join of {nnodes} nodes: this process (node {node_rank}, local rank "
+                                   f"{local.Get_rank()}) got rank {comm.Get_rank()} of {comm.Get_size()}, expected "
+                                   f"{want} of {nnodes * nproc} (every node needs the same --nproc-per-node)")
+        _joined_world[0] = comm
+        b = cls(comm, timeout)
+        b._intercomms = inters
+        return b
+
     def _work(self, req, what, finalize=None, keep=()):
         w = _MPIWork(self, [req] if not isinstance(req, list) else req, what, finalize, keep)
         return w
+
+    def _float32_dst(self, t, op):
+        """A float32 copy of 16-bit ``t`` to reduce into, and the finalize that averages it (AVG)
+        and rounds it back into ``t`` once: (array, finalize, tensors to keep alive)."""
+        tmp, arr = _float32_copy(t)
+
+        def fin():
+            if int(op) == 4:
+                _avg(arr, self.size)
+            t._impl.copy_(tmp._impl, False)
+        return arr, fin, (tmp,)
 
     # reduction buffers: (array to reduce in place, finalize) for dtype/op
     def _reduce_buf(self, t, op):
         name = t.dtype.name
         if name in ("float16", "bfloat16"):
-            tmp = t.detach().float().contiguous()
-            arr = tmp._impl.numpy().reshape(-1)
-
-            def fin():
-                if int(op) == 4:
-                    _avg(arr, self.size)
-                t._impl.copy_(tmp._impl, False)
-            return arr, _op(op), fin, (tmp,)
+            arr, fin, keep = self._float32_dst(t, op)
+            return arr, _op(op), fin, keep
         arr = _raw(t)
         if name == "bool":
             if int(op) == 4:
@@ -205,19 +270,12 @@ class MPIBackend:
 
     def reduce_scatter(self, out, inp, op):
         if inp.dtype.name in ("float16", "bfloat16"):
-            src_t = inp.detach().float().contiguous()
-            src, keep_in = src_t._impl.numpy().reshape(-1), (src_t,)
+            src_t, src = _float32_copy(inp)
+            keep_in = (src_t,)
         else:
             src, keep_in = (_raw(inp).view(np.uint8) if inp.dtype.name == "bool" else _raw(inp)), ()
         if out.dtype.name in ("float16", "bfloat16"):
-            tmp = out.detach().float().contiguous()
-            dst = tmp._impl.numpy().reshape(-1)
-
-            def fin():
-                if int(op) == 4:
-                    _avg(dst, self.size)
-                out._impl.copy_(tmp._impl, False)
-            keep = (tmp,)
+            dst, fin, keep = self._float32_dst(out, op)
         else:
             dst = _raw(out) if out.dtype.name != "bool" else _raw(out).view(np.uint8)
             keep = ()
@@ -256,7 +314,19 @@ class MPIBackend:
 
     def shutdown(self) -> None:
         MPI = _mpi()
-        if self.comm != MPI.COMM_WORLD and self.comm != MPI.COMM_NULL and self.broken is None:
+        if self.broken is not None:
+            return
+        if self.comm is _joined_world[0]:
+            # disconnect (not free) every link between the nodes, so that MPI_Finalize at exit
+            # does not wait for the other nodes' processes
+            for c in [self.comm] + self._intercomms[::-1]:
+                try:
+                    c.Disconnect()
+                except Exception:
+                    pass
+            self._intercomms = []
+            _joined_world[0] = None
+        elif self.comm != MPI.COMM_WORLD and self.comm != MPI.COMM_NULL:
             try:
                 self.comm.Free()
             except Exception:

@@ -1,7 +1,8 @@
 """Per-rank bootstrap used by ``tinytorch.distributed.run --backend mpi`` under ``mpiexec``.
 
 Maps MPI's rank (PMI_RANK / MPI_LOCALRANKID from hydra) to RANK, LOCAL_RANK, WORLD_SIZE,
-LOCAL_WORLD_SIZE, then runs the command as a child process (which inherits the PMI connection and
+LOCAL_WORLD_SIZE (in a multi-node job, ``TINYTORCH_NNODES`` > 1, the node's mpiexec world is one
+node: RANK = GROUP_RANK * its size + its MPI rank, WORLD_SIZE = TINYTORCH_NNODES * its size), then runs the command as a child process (which inherits the PMI connection and
 calls MPI_Init itself), teeing its output. A failing child's exit code and output tail go to
 ``$TINYTORCH_RUN_DIR/rank<r>.{exit,tail}`` for the launcher. Not an MPI process itself."""
 from __future__ import annotations
@@ -75,6 +76,11 @@ def main() -> int:
     size = os.environ.get("PMI_SIZE", os.environ.get("OMPI_COMM_WORLD_SIZE", "1"))
     local = os.environ.get("MPI_LOCALRANKID", os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK", rank))
     nlocal = os.environ.get("MPI_LOCALNRANKS", os.environ.get("OMPI_COMM_WORLD_LOCAL_SIZE", size))
+    nnodes = int(os.environ.get("TINYTORCH_NNODES") or 1)
+    if nnodes > 1:      # this mpiexec's world is one node of the job
+        local, nlocal = rank, size
+        rank = str(int(os.environ.get("GROUP_RANK", "0")) * int(size) + int(rank))
+        size = str(nnodes * int(size))
     env = dict(os.environ, RANK=rank, WORLD_SIZE=size, LOCAL_RANK=local, LOCAL_WORLD_SIZE=nlocal,
                PYTHONUNBUFFERED="1")
     from tinytorch.distributed.run import _set_pdeathsig

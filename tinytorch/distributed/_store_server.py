@@ -12,9 +12,14 @@ on a condition variable with the client's timeout, so there is no polling over t
 Protocol (binary safe): every message is a frame ``u32 nfields`` followed by ``nfields`` fields,
 each ``u32 length`` + bytes (little endian). Requests are ``[command, args...]``; replies are
 ``[status, values...]`` with status ``b"ok"``, ``b"timeout"`` or ``b"error"``.
+
+``[b"on_close", key, value]`` asks the server to set ``key`` to ``value`` when this connection
+closes: the launchers of a multi-node job learn at once that a peer's launcher exited or was
+killed (its kernel closes the socket), without waiting for its heartbeat to go stale.
 """
 from __future__ import annotations
 
+import errno
 import os
 import socket
 import struct
@@ -107,7 +112,9 @@ class TCPServer:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             self.sock.bind((host if host not in ("localhost",) else "127.0.0.1", port))
-        except OSError:
+        except OSError as e:
+            if e.errno == errno.EADDRINUSE:   # someone serves there already: never fall back to all interfaces
+                raise
             self.sock.bind(("", port))
         self.sock.listen(1024)
         self.port = self.sock.getsockname()[1]
@@ -125,6 +132,7 @@ class TCPServer:
 
     def _serve(self, conn: socket.socket) -> None:
         t = self.table
+        on_close: list[tuple[bytes, bytes]] = []
         try:
             while True:
                 req = _recv_frame(conn)
@@ -156,6 +164,9 @@ class TCPServer:
                         rep = [b"ok", str(len(t.data)).encode()]
                 elif cmd == b"ping":
                     rep = [b"ok"]
+                elif cmd == b"on_close":
+                    on_close.append((args[0], args[1]))
+                    rep = [b"ok"]
                 else:
                     rep = [b"error", b"unknown command " + cmd]
                 _send_frame(conn, rep)
@@ -163,6 +174,8 @@ class TCPServer:
             pass
         finally:
             conn.close()
+            for k, v in on_close:
+                t.set(k, v)
 
     def close(self) -> None:
         self.closed = True

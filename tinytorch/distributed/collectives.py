@@ -90,6 +90,18 @@ def _check_tensor(pg: ProcessGroup, t, what: str) -> None:
         raise ValueError(f"{what}: tensors must be contiguous")
 
 
+def _check_world_sized(pg: ProcessGroup, what: str, input, output, large: str) -> None:
+    """Checks both tensors, and that the ``large`` one ("input" or "output") has world_size x the
+    other's elements, in its dtype (all_gather_into_tensor, reduce_scatter_tensor)."""
+    _check_tensor(pg, input, what)
+    _check_tensor(pg, output, what)
+    big, small = (output, input) if large == "output" else (input, output)
+    if big.numel() != small.numel() * pg.size() or output.dtype != input.dtype:
+        other = "input" if large == "output" else "output"
+        raise ValueError(f"{what}: {large} must have world_size ({pg.size()}) x the {other}'s "
+                         f"{small.numel()} elements and its dtype, got {big.numel()} {big.dtype}")
+
+
 def _check_same(pg: ProcessGroup, op: str, t, extra: int = 0) -> None:
     """Cross-rank fingerprint check of (op, dtype, shape, root/op): on every call or once per
     (group, op), see _check_every_call. Raises on every rank, naming each rank's tensor."""
@@ -161,12 +173,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bo
     if group is GroupMember.NON_GROUP_MEMBER:
         return None
     pg = _pg(group)
-    _check_tensor(pg, input_tensor, "all_gather_into_tensor")
-    _check_tensor(pg, output_tensor, "all_gather_into_tensor")
-    if output_tensor.numel() != input_tensor.numel() * pg.size() or output_tensor.dtype != input_tensor.dtype:
-        raise ValueError(f"all_gather_into_tensor: output must have world_size ({pg.size()}) x the input's "
-                         f"{input_tensor.numel()} elements and its dtype, got {output_tensor.numel()} "
-                         f"{output_tensor.dtype}")
+    _check_world_sized(pg, "all_gather_into_tensor", input_tensor, output_tensor, "output")
     _check_same(pg, "all_gather", input_tensor)
     return _finish(pg._impl.all_gather(output_tensor, input_tensor), async_op, [output_tensor])
 
@@ -204,11 +211,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: 
     if group is GroupMember.NON_GROUP_MEMBER:
         return None
     pg = _pg(group)
-    _check_tensor(pg, input, "reduce_scatter_tensor")
-    _check_tensor(pg, output, "reduce_scatter_tensor")
-    if input.numel() != output.numel() * pg.size() or output.dtype != input.dtype:
-        raise ValueError(f"reduce_scatter_tensor: input must have world_size ({pg.size()}) x the output's "
-                         f"{output.numel()} elements and its dtype, got {input.numel()} {input.dtype}")
+    _check_world_sized(pg, "reduce_scatter_tensor", input, output, "input")
     op = ReduceOp(op)
     _check_same(pg, "reduce_scatter", input, int(op))
     return _finish(pg._impl.reduce_scatter(output, input, op), async_op, [output])

@@ -6,9 +6,16 @@ through the NCCL bindings in ``tinytorch._cuda``; see ``_nccl.py``). How each fo
 
 * mpi: the MPI world itself (``MPI.COMM_WORLD``), so processes must be started by ``mpiexec``
   (directly, or by ``tinytorch.distributed.run --backend mpi``, which runs ``mpiexec`` for you).
-  ``RANK``/``WORLD_SIZE`` (env or arguments), when present, are checked against MPI's. No store.
+  ``RANK``/``WORLD_SIZE`` (env or arguments), when present, are checked against MPI's. No store,
+  except for a multi-node job of the launcher (``TINYTORCH_NNODES`` > 1): each node's ``mpiexec``
+  makes its own MPI world, and these are joined into one communicator with MPI's dynamic-process
+  API, the port name passed through the launchers' store (``_mpi.MPIBackend.joined``).
 * nccl: a store (``env://``, ``tcp://``, ``file://`` or ``store=``) for rendezvous; rank 0 makes
   an NCCL unique id and publishes it through the store; every rank builds its communicator.
+
+In a multi-node job of the launcher the store at ``MASTER_ADDR:MASTER_PORT`` is served by node
+0's launcher (torchrun's agent store, ``TORCHELASTIC_USE_AGENT_STORE=True``): every rank is a
+client, and the keys of each restart live under their own prefix (``worker/attempt_<n>``).
 
 The collectives over these groups are in ``collectives.py``.
 """
@@ -167,6 +174,16 @@ def _env_int(name: str) -> Optional[int]:
     return int(v) if v not in (None, "") else None
 
 
+def _agent_store(timeout: float) -> Optional[Store]:
+    """The launcher's store (multi-node jobs: node 0's launcher serves it at MASTER_ADDR:MASTER_PORT),
+    as a client under this restart's prefix; None when the launcher did not say it serves one."""
+    if os.environ.get("TORCHELASTIC_USE_AGENT_STORE") != "True" or not os.environ.get("MASTER_PORT"):
+        return None
+    client = TCPStore(os.environ.get("MASTER_ADDR", "127.0.0.1"), int(os.environ["MASTER_PORT"]), None,
+                      is_master=False, timeout=timedelta(seconds=timeout), wait_for_workers=False)
+    return PrefixStore(f"worker/attempt_{os.environ.get('TINYTORCH_RESTART_COUNT', '0')}", client)
+
+
 def _rendezvous_store(init_method: str, rank: int, world_size: int, timeout: float) -> tuple[Store, int, int]:
     """Creates the store for ``init_method``; returns (store, rank, world_size)."""
     url = urlparse(init_method)
@@ -199,6 +216,9 @@ def _rendezvous_store(init_method: str, rank: int, world_size: int, timeout: flo
         raise ValueError(f"{url.scheme}:// init_method needs rank= and world_size= (or RANK and WORLD_SIZE)")
     if not 0 <= rank < world_size:
         raise ValueError(f"invalid rank {rank} for world_size {world_size}")
+    agent = _agent_store(timeout) if url.scheme == "env" else None
+    if agent is not None:
+        return agent, rank, world_size
     store = TCPStore(host, port, world_size, is_master=(rank == 0), timeout=timedelta(seconds=timeout),
                      wait_for_workers=False)
     return store, rank, world_size
@@ -243,7 +263,17 @@ def init_process_group(backend: Optional[str] = None, init_method: Optional[str]
         if store is not None or init_method not in (None, "env://") or "MASTER_ADDR" in os.environ:
             # Rendezvous information is only checked against MPI's world (see the module docstring).
             pass
-        impl = MPIBackend.world(secs)
+        nnodes = _env_int("TINYTORCH_NNODES") or 1
+        if nnodes > 1:
+            # several nodes' mpiexec worlds, joined through the launcher's store
+            agent = _agent_store(secs)
+            if agent is None:
+                raise ValueError("TINYTORCH_NNODES > 1 needs the store of tinytorch.distributed.run's multi-node "
+                                 "job (TORCHELASTIC_USE_AGENT_STORE, MASTER_ADDR, MASTER_PORT)")
+            impl = MPIBackend.joined(agent, nnodes, _env_int("GROUP_RANK") or 0, secs)
+            store = agent if store is None else store
+        else:
+            impl = MPIBackend.world(secs)
         mrank, msize = impl.rank, impl.size
         env_rank, env_size = _env_int("RANK"), _env_int("WORLD_SIZE")
         want_rank = rank if rank >= 0 else env_rank

@@ -174,6 +174,7 @@ class TCPStore(Store):
         self.port = self._server.port if self._server else port
         self.world_size = world_size
         self._lock = threading.Lock()
+        self._reply_s = 60.0      # how long a plain request may wait for its reply (a dead master)
         self._sock = self._connect()
         if world_size is not None and wait_for_workers:
             self.add("__tt_store_workers__", 1)
@@ -210,7 +211,7 @@ class TCPStore(Store):
         with self._lock:
             try:
                 # the reply may legitimately take wait_s (server-side wait); guard against a dead master
-                self._sock.settimeout(wait_s + 30.0 if wait_s else 60.0)
+                self._sock.settimeout(wait_s + 30.0 if wait_s else self._reply_s)
                 _send_frame(self._sock, fields)
                 rep = _recv_frame(self._sock)
             except (ConnectionError, OSError) as e:
@@ -250,6 +251,11 @@ class TCPStore(Store):
 
     def num_keys(self) -> int:
         return int(self._call([b"num"])[1])
+
+    def _set_on_close(self, key, value) -> None:
+        """Has the server set ``key`` to ``value`` when this client's connection closes (it exited,
+        was killed, or called ``close``): how the launchers of a multi-node job see a peer go."""
+        self._call([b"on_close", _b(key), _b(value)])
 
     def close(self) -> None:
         try:

@@ -25,8 +25,13 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
     """Scales the gradients of ``parameters`` in place so that their total norm (the norm of all
     gradients concatenated) is at most ``max_norm``; returns the total norm before clipping (a 0-dim
     float32 tensor, or the gradients' dtype when they share a wider one)."""
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    parameters = list(parameters)
     grads = _grads(parameters)
     max_norm, norm_type = float(max_norm), float(norm_type)
+    if any(getattr(p, "_shard_process_group", None) is not None for p in parameters if p.grad is not None):
+        return _clip_sharded(parameters, max_norm, norm_type, error_if_nonfinite)
     if not grads:
         return tensor(0.0)
     # As PyTorch's: the total norm and the coefficient stay on the gradients' device, so nothing is
@@ -56,6 +61,61 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0, error_i
         else:
             for g in grads:
                 g.mul_(coef if g.dtype == coef.dtype else coef.to(g.dtype))
+    return total
+
+
+def _clip_sharded(parameters: list, max_norm: float, norm_type: float, error_if_nonfinite: bool) -> Tensor:
+    """clip_grad_norm_ over parameters of which some are shards (``fully_shard``'s: each carries the
+    process group its rows are split over): the total norm is that of the whole gradients, so each
+    group's shards contribute their sum of ``|g|**p`` (their max for the inf-norm), all-reduced
+    over the group (every rank of it calls this), and the other parameters (replicated, the same
+    on every rank) their own, counted once. Then the usual scaling by ``max_norm / total``."""
+    from tinytorch import distributed as dist   # lazily: nn does not load distributed
+    if norm_type <= 0 and not math.isinf(norm_type):
+        raise ValueError(f"clip_grad_norm_: norm_type {norm_type} over sharded parameters is not supported "
+                         "(use a positive p or inf)")
+    by_group: dict = {}
+    local = []
+    for p in parameters:
+        if p.grad is None:
+            continue
+        pg = getattr(p, "_shard_process_group", None)
+        (by_group.setdefault(id(pg), (pg, []))[1] if pg is not None else local).append(p.grad)
+    grads = [g for _, gs in by_group.values() for g in gs] + local
+    out_dtype = grads[0].dtype if all(g.dtype == grads[0].dtype for g in grads) else float32
+    inf = math.isinf(norm_type)
+    with no_grad():
+        pick = "amax" if norm_type > 0 else "amin"
+        empty_value = 0.0 if norm_type > 0 else math.inf     # a shard with no rows adds nothing
+
+        def part(gs):   # a list's max |g| (inf-norm) or sum of |g|**p, as a 1-element tensor
+            if inf:
+                each = [getattr(g.detach().abs(), pick)().to(out_dtype) if g.numel()
+                        else tensor(empty_value, dtype=out_dtype, device=g.device) for g in gs]
+                return getattr(stack(each), pick)().reshape(1)
+            norms = stack([g.detach().norm(norm_type).to(out_dtype) for g in gs])
+            return norms.norm(norm_type).pow(norm_type).reshape(1)
+        parts = []
+        for pg, gs in by_group.values():
+            t = part(gs).contiguous()
+            op = (dist.ReduceOp.MAX if norm_type > 0 else dist.ReduceOp.MIN) if inf else dist.ReduceOp.SUM
+            dist.all_reduce(t, op=op, group=pg)
+            parts.append(t)
+        if local:
+            parts.append(part(local).to(parts[0].device) if parts else part(local))
+        both = cat(parts)
+        if inf:
+            total = both.amax() if norm_type > 0 else both.amin()
+        else:
+            total = both.sum().pow(1.0 / norm_type)
+        if error_if_nonfinite and not math.isfinite(float(total.item())):
+            raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, "
+                               "so it cannot be clipped. To disable this error and scale the gradients by the "
+                               "non-finite norm anyway, set `error_if_nonfinite=False`")
+        coef = (max_norm / (total + 1e-6)).clamp(max=1.0)
+        for g in grads:
+            same = g.dtype == coef.dtype and g.device == coef.device
+            g.mul_(coef if same else coef.to(dtype=g.dtype, device=g.device))
     return total
 
 
