@@ -8,11 +8,13 @@ from typing import Optional, Union
 
 from tinytorch._tensor.creation import arange, ones, tensor
 from tinytorch._core.dtype import bool_, float32, int64
+from tinytorch.distributed.tensor.parallel.style import ColwiseParallel, ParallelStyle, RowwiseParallel
+from tinytorch.distributed.tensor.placement_types import Replicate
 from tinytorch.models.config import LlamaConfig
 from tinytorch.models.generation import GenerationMixin, positions_from_mask
 from tinytorch.models.graph_decode import DecodeGraphCache
 from tinytorch.models.kv_cache import KVCache
-from tinytorch.models.layers import LlamaDecoderLayer, make_norm
+from tinytorch.models.layers import LlamaAttention, LlamaDecoderLayer, LlamaMLP, make_norm
 from tinytorch.models.rotary import RotaryEmbedding
 from tinytorch.models.variant_blocks import sliding_window_mask, soft_cap
 from tinytorch.nn.modules.container import ModuleList
@@ -201,7 +203,10 @@ class LlamaForCausalLM(Module, GenerationMixin):
         model's dtype and device unless given."""
         w = self.model.embed_tokens.weight
         c = self.config
-        return KVCache(c.num_hidden_layers, batch_size, c.num_key_value_heads, c.head_dim, max_length,
+        layers = self.model.layers
+        # the attention's own KV heads: n_kv_heads / N under N-way tensor parallelism
+        kv_heads = layers[0].self_attn.num_kv_heads if len(layers) else c.num_key_value_heads
+        return KVCache(c.num_hidden_layers, batch_size, kv_heads, c.head_dim, max_length,
                        dtype=dtype or w.dtype, device=device or w.device)
 
     @classmethod
@@ -218,3 +223,82 @@ class LlamaForCausalLM(Module, GenerationMixin):
         :func:`tinytorch.models.gguf_loader.load_gguf`."""
         from tinytorch.models.gguf_loader import load_gguf
         return load_gguf(cls, path, dtype=dtype, device=device)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Tensor parallelism (tinytorch.distributed.tensor.parallel)
+# ---------------------------------------------------------------------------------------------------
+class ShardedBlock(ParallelStyle):
+    """The attention or feed-forward block of a tensor-parallel plan (:func:`tensor_parallel_plan`),
+    listed after its projections. Before anything is sharded it checks that an attention's heads
+    and key/value heads split evenly over the mesh; once its projections are sharded, the attention
+    runs with its local heads (n_heads / N, n_kv_heads / N: its KV cache holds only those), and
+    packed projections stacked by ``fuse_projections`` (``qkv_proj``, ``gate_up_proj``) are stacked
+    again from the shards."""
+
+    def _check(self, fqn: str, module: Module, device_mesh) -> None:
+        n = device_mesh.size()
+        if isinstance(module, LlamaAttention):
+            if module.num_heads % n or module.num_kv_heads % n:
+                raise ValueError(f"tensor parallel: {fqn or 'the attention'} has {module.num_heads} attention heads "
+                                 f"and {module.num_kv_heads} key/value heads; both must be divisible by the mesh "
+                                 f"size {n}")
+        elif not isinstance(module, LlamaMLP):
+            raise NotImplementedError(f"ShardedBlock: {fqn or 'the module'} is a {type(module).__name__}, not a "
+                                      "LlamaAttention or LlamaMLP")
+
+    def _apply(self, module: Module, device_mesh) -> Module:
+        n = device_mesh.size()
+        if isinstance(module, LlamaAttention):
+            d = module.head_dim
+            heads, kv_heads = module.num_heads // n, module.num_kv_heads // n
+            sizes = (module.q_proj.out_features, module.k_proj.out_features, module.v_proj.out_features,
+                     module.o_proj.in_features)
+            if sizes != (heads * d, kv_heads * d, kv_heads * d, heads * d):
+                raise ValueError(f"ShardedBlock: the attention's projections hold (q, k, v, o) = {sizes} features, "
+                                 f"not those of {heads} local heads and {kv_heads} KV heads of {d}: the plan must "
+                                 "shard q/k/v_proj (ColwiseParallel) and o_proj (RowwiseParallel) before the block")
+            module.num_heads, module.num_kv_heads = heads, kv_heads
+            if "qkv_proj" in module._modules:
+                del module.qkv_proj
+                module.fuse_projections()
+        elif "gate_up_proj" in module._modules:
+            del module.gate_up_proj
+            module.fuse_projections()
+        return module
+
+
+def tensor_parallel_plan(model: Union[LlamaForCausalLM, LlamaModel]) -> dict:
+    """The tensor-parallel plan of a Llama-family model for
+    :func:`tinytorch.distributed.tensor.parallel.parallelize_module` (Megatron-LM's layout):
+    the embedding vocabulary-parallel (``RowwiseParallel``, each rank a range of token rows), in
+    every layer q/k/v_proj and gate/up_proj ``ColwiseParallel`` and o_proj and down_proj
+    ``RowwiseParallel`` (one all-reduce after the attention and one after the MLP), the attention
+    with its local heads (:class:`ShardedBlock`), and the LM head ``ColwiseParallel`` with its logits
+    gathered (every rank gets the whole vocabulary's). Packed GGUF projections shard too.
+
+    Example::
+
+        >>> mesh = init_device_mesh("cpu", (dist.get_world_size(),))
+        >>> parallelize_module(model, mesh, tensor_parallel_plan(model))
+        >>> model.generate(ids, max_new_tokens=20)      # the same tokens on every rank
+    """
+    if isinstance(model, LlamaForCausalLM):
+        prefix = "model."
+    elif isinstance(model, LlamaModel):
+        prefix = ""
+    else:
+        raise TypeError(f"tensor_parallel_plan: expected a LlamaForCausalLM or LlamaModel, got {type(model).__name__}")
+    layer = f"{prefix}layers.*"
+    plan = {f"{prefix}embed_tokens": RowwiseParallel(input_layouts=Replicate())}
+    for name in ("q_proj", "k_proj", "v_proj"):
+        plan[f"{layer}.self_attn.{name}"] = ColwiseParallel()
+    plan[f"{layer}.self_attn.o_proj"] = RowwiseParallel()
+    plan[f"{layer}.self_attn"] = ShardedBlock()
+    for name in ("gate_proj", "up_proj"):
+        plan[f"{layer}.mlp.{name}"] = ColwiseParallel()
+    plan[f"{layer}.mlp.down_proj"] = RowwiseParallel()
+    plan[f"{layer}.mlp"] = ShardedBlock()
+    if prefix:
+        plan["lm_head"] = ColwiseParallel(output_layouts=Replicate())
+    return plan

@@ -385,10 +385,9 @@ def fully_shard(module: Module, *, mesh: Optional[DeviceMesh] = None, reshard_af
     if mesh.ndim != 1:
         raise NotImplementedError(f"fully_shard: mesh must be 1-D (shards over one dimension of ranks), got a "
                                   f"{mesh.ndim}-D mesh {mesh.shape}; HSDP (2-D meshes) is not implemented")
-    if mesh.size() != world:
-        raise ValueError(f"fully_shard: mesh has {mesh.size()} ranks but the world size is {world}; FSDP shards "
-                         f"over every rank: pass a 1-D mesh of the whole world (init_device_mesh('{device_type}', "
-                         f"({world},)))")
+    if mesh.get_coordinate() is None:
+        raise ValueError(f"fully_shard: rank {_pg.get_rank()} is not in the mesh {mesh.mesh.tolist()}; pass this "
+                         "rank's line of a mesh (mesh['dp'] of a 2-D mesh)")
     if mesh.device_type != device_type:
         raise ValueError(f"fully_shard: the module's parameters are on {device_type} but mesh.device_type is "
                          f"'{mesh.device_type}'; move the module to the mesh's device first")
@@ -406,11 +405,12 @@ def fully_shard(module: Module, *, mesh: Optional[DeviceMesh] = None, reshard_af
         raise RuntimeError(f"fully_shard: the parameters of {type(module).__name__} differ across ranks (digest, "
                            f"count per rank: {everyone}); every rank must build the same model")
     rank = _pg.get_rank(pg)
+    shards = mesh.size()
     group = None
     if managed:
         fsdp_params = []
         for p, where in managed:
-            fp = FSDPParam(p, where, pg, world, rank)
+            fp = FSDPParam(p, where, pg, shards, rank)
             fp.fqn = names.get(id(p), where[0][1])
             fsdp_params.append(fp)
         group = FSDPParamGroup(fsdp_params, pg, mp_policy)
