@@ -90,23 +90,29 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
+def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> float | None:
+    """gain / sqrt(fan) of the kaiming initializers; None (after PyTorch's warning) for a tensor
+    with no elements: nothing to fill, and no fan to divide by."""
+    if 0 in tuple(tensor.shape):
+        # stacklevel 2: the warning is the calling initializer's (once per initializer)
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return None
+    return calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+
+
 def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
                      generator=None) -> Tensor:
-    if 0 in tuple(tensor.shape):      # as PyTorch: nothing to fill, and no fan to divide by
-        warnings.warn("Initializing zero-element tensors is a no-op")
+    std = _kaiming_std(tensor, a, mode, nonlinearity)
+    if std is None:
         return tensor
-    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     bound = math.sqrt(3.0) * std
     return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
                     generator=None) -> Tensor:
-    if 0 in tuple(tensor.shape):      # as PyTorch: nothing to fill, and no fan to divide by
-        warnings.warn("Initializing zero-element tensors is a no-op")
-        return tensor
-    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
-    return normal_(tensor, 0.0, std, generator)
+    std = _kaiming_std(tensor, a, mode, nonlinearity)
+    return tensor if std is None else normal_(tensor, 0.0, std, generator)
 
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,

@@ -19,6 +19,7 @@ from tinytorch.autograd.function import Function
 from tinytorch.autograd.grad_mode import enable_grad
 from tinytorch.nn.functional.linear import linear
 from tinytorch.nn.functional.loss import cross_entropy
+from tinytorch.nn.modules._doc_notes import fill_doc, loss_notes
 from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["LinearCrossEntropyOptions", "linear_cross_entropy"]
@@ -84,6 +85,7 @@ def _chunk_rows(options: LinearCrossEntropyOptions, num_classes: int) -> int:
     return max(1, _ROWS_BUDGET // max(num_classes, 1))
 
 
+@fill_doc(loss_notes)
 def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *, linear_bias: Optional[Tensor] = None,
                          weight: Optional[Tensor] = None, reduction: str = "mean", ignore_index: Optional[int] = None,
                          label_smoothing: float = 0.0,
@@ -100,18 +102,9 @@ def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *
         target (Tensor): the target tensor, same shape as the input unless stated.
         linear_bias (Tensor, optional): bias added to the linear projection (shape ``(C,)`` or ``(C,
             d_1, ..., d_K)``, matching :attr:`linear_weight`). Default: ``None``
-        weight (Tensor, optional): a manual rescaling weight given to each class. If given, has to be a
-            Tensor of size `C`. Default: ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``
-        ignore_index (int, optional): Specifies a target value that is ignored and does not contribute
-            to the input gradient. Default: ``None``
-        label_smoothing (float, optional): A float in [0.0, 1.0]. Specifies the amount of smoothing when
-            computing the loss, where 0.0 means no smoothing. Default: ``0.0``
-        options (LinearCrossEntropyOptions, optional): chunking options; ``None`` computes the full
-            logits (the reference implementation). Default: ``None``"""
+        {linear_cross_entropy_weight}
+        {reduction}
+        {linear_cross_entropy_args}"""
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     ignore = -100 if ignore_index is None else ignore_index

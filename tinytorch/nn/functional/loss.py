@@ -11,6 +11,7 @@ from tinytorch._ops import loss as _LOSS
 from tinytorch.nn.functional.activation import logsigmoid, softplus
 from tinytorch.nn.functional.distance import cosine_similarity, pairwise_distance
 from tinytorch.nn.functional.embedding import one_hot
+from tinytorch.nn.modules._doc_notes import fill_doc, loss_notes
 from tinytorch._tensor.tensor import Tensor
 
 
@@ -45,66 +46,40 @@ def _finish(loss: Tensor, size_average, reduce, reduction: str) -> Tensor:
 
 # ------------------------------------------------------------------ regression
 
+@fill_doc(loss_notes)
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
              weight=None) -> Tensor:
     """Compute the element-wise mean squared error, with optional weighting.
 
     Args:
-        input (Tensor): the input tensor.
-        target (Tensor): the target tensor, same shape as the input unless stated.
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``
-        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
-            ``None``"""
+        {input_target}
+        {reduction_args}
+        {weight}"""
     loss = (input - target).square()
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
 
 
+@fill_doc(loss_notes)
 def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """Function that takes the mean element-wise absolute value difference.
 
     Args:
-        input (Tensor): the input tensor.
-        target (Tensor): the target tensor, same shape as the input unless stated.
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
+        {input_target}
+        {reduction_args}"""
     return _reduce((input - target).abs(), _legacy_reduction(size_average, reduce, reduction))
 
 
+@fill_doc(loss_notes)
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
                    beta: float = 1.0) -> Tensor:
     """Compute the Smooth L1 loss.
 
     Args:
-        input (Tensor): the input tensor.
-        target (Tensor): the target tensor, same shape as the input unless stated.
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``
-        beta (float, optional): specifies the threshold at which to change between L1 and L2 loss. The
-            value must be non-negative. Default: ``1.0``"""
+        {input_target}
+        {reduction_args}
+        {beta}"""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise ValueError("smooth_l1_loss does not support negative values for beta.")
@@ -114,20 +89,15 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
     return _reduce(where(d < beta, d.square() * (0.5 / beta), d - 0.5 * beta), reduction)
 
 
+@fill_doc(loss_notes)
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0, weight=None) -> Tensor:
     """Compute the Huber loss, with optional weighting.
 
     Args:
-        input (Tensor): the input tensor.
-        target (Tensor): the target tensor, same shape as the input unless stated.
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``
-        delta (float, optional): specifies the threshold at which to change between delta-scaled L1 and
-            L2 loss. The value must be positive. Default: ``1.0``
-        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
-            ``None``"""
+        {input_target}
+        {reduction}
+        {delta}
+        {weight}"""
     d = (input - target).abs()
     loss = where(d < delta, d.square() * 0.5, (d - 0.5 * delta) * delta)
     if weight is not None:
@@ -135,6 +105,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     return _reduce(loss, reduction)
 
 
+@fill_doc(loss_notes)
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False, size_average=None,
                      eps: float = 1e-8, reduce=None, reduction: str = "mean") -> Tensor:
     r"""Compute the Poisson negative log likelihood loss.
@@ -143,23 +114,8 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     plus Stirling's term target * log(target) - target + log(2 pi target) / 2 where target > 1.
 
     Args:
-        input (Tensor): the input tensor.
-        target (Tensor): the target tensor, same shape as the input unless stated.
-        log_input (bool, optional): if ``True`` the loss is computed as :math:`\exp(\text{input}) -
-            \text{target}*\text{input}`, if ``False`` the loss is :math:`\text{input} -
-            \text{target}*\log(\text{input}+\text{eps})`. Default: ``True``
-        full (bool, optional): whether to compute full loss, i. e. to add the Stirling approximation
-            term (or the constant of the Gaussian). Default: ``False``
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        eps (float): a value added for numerical stability. Default: ``1e-08``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
+        {input_target}
+        {poisson_nll_args}"""
     loss = input.exp() - target * input if log_input else input - target * (input + eps).log()
     if full:
         safe = where(target > 1, target, 1.0)   # (log of 1 where the term is dropped)
@@ -168,6 +124,7 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
     return _finish(loss, size_average, reduce, reduction)
 
 
+@fill_doc(loss_notes)
 def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, eps: float = 1e-6,
                       reduction: str = "mean") -> Tensor:
     """Gaussian negative log likelihood loss.
@@ -175,17 +132,10 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
     (log(max(var, eps)) + (input - target)^2 / max(var, eps)) / 2 (+ log(2 pi) / 2 with full).
 
     Args:
-        input (Tensor): the input tensor.
-        target (Tensor): the target tensor, same shape as the input unless stated.
+        {input_target}
         var (Tensor or float): tensor of positive variance(s), one for each of the expectations in the
             input (heteroscedastic), or a single one (homoscedastic).
-        full (bool, optional): whether to compute full loss, i. e. to add the Stirling approximation
-            term (or the constant of the Gaussian). Default: ``False``
-        eps (float): a value added for numerical stability. Default: ``1e-06``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
+        {gaussian_nll_args}"""
     if not isinstance(var, Tensor):
         var = _full((), float(var), dtype=input.dtype, device=input.device)
     if var.dim() == input.dim() - 1 or (var.dim() == input.dim() and var.shape[-1] == 1 and input.shape[-1] != 1):
@@ -201,6 +151,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
 
 # ------------------------------------------------------------------ classification
 
+@fill_doc(loss_notes)
 def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
              reduction: str = "mean") -> Tensor:
     r"""Compute the negative log likelihood loss.
@@ -210,24 +161,13 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None, igno
     Args:
         input (Tensor): log-probabilities, :math:`(N, C)` where `C = number of classes`, :math:`(C)`, or
             :math:`(N, C, d_1, ..., d_K)` in case of K-dimensional loss.
-        target (Tensor): :math:`(N)` where each value is :math:`0 \leq \text{targets}[i] \leq C-1`, or
+        target (Tensor): :math:`(N)` where each value is :math:`0 \leq \text{{targets}}[i] \leq C-1`, or
             :math:`(N, d_1, ..., d_K)` for K-dimensional loss.
-        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
-            ``None``
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        ignore_index (int, optional): Specifies a target value that is ignored and does not contribute
-            to the input gradient. Default: ``-100``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
+        {class_index_args}"""
     return _LOSS.nll_loss(input, target, weight, ignore_index, _legacy_reduction(size_average, reduce, reduction))
 
 
+@fill_doc(loss_notes)
 def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None, ignore_index: int = -100,
                   reduce=None, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
     """Compute the cross entropy loss between input logits and target.
@@ -239,45 +179,22 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
             ..., d_K)`.
         target (Tensor): ground truth class indices (:math:`(N)` or :math:`(N, d_1, ..., d_K)`, values
             in :math:`[0, C)`) or class probabilities (the input's shape).
-        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
-            ``None``
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        ignore_index (int, optional): Specifies a target value that is ignored and does not contribute
-            to the input gradient. Default: ``-100``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``
-        label_smoothing (float, optional): A float in [0.0, 1.0]. Specifies the amount of smoothing when
-            computing the loss, where 0.0 means no smoothing. Default: ``0.0``"""
+        {class_index_args}
+        {label_smoothing}"""
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     return _LOSS.cross_entropy(input, target, weight, ignore_index, _legacy_reduction(size_average, reduce, reduction),
                             label_smoothing)
 
 
+@fill_doc(loss_notes)
 def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None, reduce=None,
                          reduction: str = "mean") -> Tensor:
     """Compute Binary Cross Entropy between the target and input probabilities.
 
     Args:
-        input (Tensor): the input tensor.
-        target (Tensor): the target tensor, same shape as the input unless stated.
-        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
-            ``None``
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
+        {input_target}
+        {weighted_reduction_args}"""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_shape("binary_cross_entropy", input, target)
     # PyTorch clamps the log terms at -100
@@ -287,26 +204,15 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_averag
     return _reduce(loss, reduction)
 
 
+@fill_doc(loss_notes)
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None, size_average=None, reduce=None,
                                      reduction: str = "mean", pos_weight=None) -> Tensor:
     """Compute Binary Cross Entropy between target and input logits.
 
     Args:
-        input (Tensor): the input tensor.
-        target (Tensor): the target tensor, same shape as the input unless stated.
-        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
-            ``None``
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``
-        pos_weight (Tensor, optional): a weight of positive examples to be broadcasted with target.
-            Default: ``None``"""
+        {input_target}
+        {weighted_reduction_args}
+        {pos_weight}"""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_same_shape("binary_cross_entropy_with_logits", input, target)
     # log(1 + exp(-|x|)) keeps it stable for large |x|
@@ -321,23 +227,15 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None,
     return _reduce(loss, reduction)
 
 
+@fill_doc(loss_notes)
 def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
            log_target: bool = False) -> Tensor:
     """Compute the KL Divergence loss.
 
     Args:
-        input (Tensor): the input tensor.
-        target (Tensor): the target tensor, same shape as the input unless stated.
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``
-        log_target (bool, optional): specifies whether `target` is the log space. Default: ``False``"""
+        {input_target}
+        {reduction_args}
+        {log_target}"""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if log_target:
         loss = target.exp() * (target - input)
@@ -348,6 +246,7 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
     return _reduce(loss, reduction)
 
 
+@fill_doc(loss_notes)
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight=None, size_average=None, reduce=None,
                                 reduction: str = "mean") -> Tensor:
     """Compute the multilabel soft margin loss.
@@ -355,25 +254,15 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight=None, size
     -mean over classes of target * log(sigmoid(x)) + (1 - target) * log(sigmoid(-x)).
 
     Args:
-        input (Tensor): the input tensor.
-        target (Tensor): the target tensor, same shape as the input unless stated.
-        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
-            ``None``
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
+        {input_target}
+        {weighted_reduction_args}"""
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
     return _finish(loss.mean(-1), size_average, reduce, reduction)
 
 
+@fill_doc(loss_notes)
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0, weight=None,
                       size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """Compute the multi margin loss, with optional weighting.
@@ -381,21 +270,8 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     sum over classes j != y of max(0, margin - x[y] + x[j])^p / C (times weight[y]).
 
     Args:
-        input (Tensor): the input tensor.
-        target (Tensor): the target tensor, same shape as the input unless stated.
-        p (int): the exponent of the hinge: 1 or 2. Default: ``1``
-        margin (float, optional): the margin of the loss. Default: ``1.0``
-        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
-            ``None``
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
+        {input_target}
+        {multi_margin_args}"""
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
     x = input if input.dim() == 2 else input.unsqueeze(0)
@@ -412,6 +288,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
 
 # ------------------------------------------------------------------ margins and embeddings
 
+@fill_doc(loss_notes)
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average=None,
                         reduce=None, reduction: str = "mean") -> Tensor:
     """Compute the margin ranking loss.
@@ -419,22 +296,13 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     max(0, -target * (input1 - input2) + margin).
 
     Args:
-        input1 (Tensor): the first input.
-        input2 (Tensor): the second input.
-        target (Tensor): the target tensor, same shape as the input unless stated.
-        margin (float, optional): the margin of the loss. Default: ``0.0``
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
+        {pair_input_target}
+        {margin_zero}
+        {reduction_args}"""
     return _finish((-target * (input1 - input2) + margin).clamp(min=0), size_average, reduce, reduction)
 
 
+@fill_doc(loss_notes)
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None, reduce=None,
                          reduction: str = "mean") -> Tensor:
     """Compute the hinge embedding loss.
@@ -442,42 +310,26 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, siz
     x where target is 1, max(0, margin - x) where target is -1.
 
     Args:
-        input (Tensor): the input tensor.
-        target (Tensor): the target tensor, same shape as the input unless stated.
-        margin (float, optional): the margin of the loss. Default: ``1.0``
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
+        {input_target}
+        {margin_one}
+        {reduction_args}"""
     loss = where(target == 1, input, 0.0) + where(target == -1, (margin - input).clamp(min=0), 0.0)
     return _finish(loss, size_average, reduce, reduction)
 
 
+@fill_doc(loss_notes)
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """Compute the soft margin loss.
 
     log(1 + exp(-target * input)).
 
     Args:
-        input (Tensor): the input tensor.
-        target (Tensor): the target tensor, same shape as the input unless stated.
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
+        {input_target}
+        {reduction_args}"""
     return _finish(softplus(-target * input), size_average, reduce, reduction)
 
 
+@fill_doc(loss_notes)
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2.0,
                         eps: float = 1e-6, swap: bool = False, size_average=None, reduce=None,
                         reduction: str = "mean") -> Tensor:
@@ -490,21 +342,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
         anchor (Tensor): the anchor input tensor.
         positive (Tensor): the positive input tensor.
         negative (Tensor): the negative input tensor.
-        margin (float, optional): the margin; must be greater than 0. Default: ``1.0``
-        p (float): the norm degree. Default: ``2.0``
-        eps (float): small value to avoid division by zero. Default: ``1e-06``
-        swap (bool, optional): the distance swap is described in detail in the paper `Learning shallow
-            convolutional feature descriptors with triplet losses` by V. Balntas, E. Riba et al.
-            Default: ``False``
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
+        {triplet_margin_args}"""
     d_ap = pairwise_distance(anchor, positive, p, eps)
     d_an = pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -512,44 +350,33 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     return _finish((d_ap - d_an + margin).clamp(min=0), size_average, reduce, reduction)
 
 
+@fill_doc(loss_notes)
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average=None,
                           reduce=None, reduction: str = "mean") -> Tensor:
     """Compute the cosine embedding loss.
 
     Args:
-        input1 (Tensor): the first input.
-        input2 (Tensor): the second input.
-        target (Tensor): the target tensor, same shape as the input unless stated.
-        margin (float, optional): the margin of the loss. Default: ``0.0``
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
+        {pair_input_target}
+        {margin_zero}
+        {reduction_args}"""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     cos = cosine_similarity(input1, input2, dim=-1 if input1.dim() == 1 else 1)
     loss = where(target == 1, 1 - cos, (cos - margin).clamp(min=0))
     return _reduce(loss, reduction)
 
 
+@fill_doc(loss_notes)
 def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                            reduction: str = "mean") -> Tensor:
     """Multi-class multi-classification hinge loss (margin-based loss).
 
     For each sample, ``target`` holds the indices of its classes, ended by the first ``-1``:
-    ``loss = sum_{j in targets, i not in targets} max(0, 1 - (x[j] - x[i])) / C``.
+    ``loss = sum_{{j in targets, i not in targets}} max(0, 1 - (x[j] - x[i])) / C``.
 
     Args:
         input (Tensor): :math:`(C)` or :math:`(N, C)`.
         target (Tensor): class indices of the same shape, padded with -1.
-        size_average (bool, optional): Deprecated (see :attr:`reduction`).
-        reduce (bool, optional): Deprecated (see :attr:`reduction`).
-        reduction (str, optional): Specifies the reduction to apply to the output:
-            ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``
+        {short_reduction_args}
     """
     if input.dim() not in (1, 2) or list(target.shape) != list(input.shape):
         raise RuntimeError(f"multilabel_margin_loss: expected input of shape (C) or (N, C) and a target of the same "
@@ -574,6 +401,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     return _finish(loss, size_average, reduce, reduction)
 
 
+@fill_doc(loss_notes)
 def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
                                       distance_function=None, margin: float = 1.0, swap: bool = False,
                                       reduction: str = "mean") -> Tensor:
@@ -583,14 +411,11 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
         anchor (Tensor): the anchor input tensor, :math:`(N, D)` or :math:`(D)`.
         positive (Tensor): the positive input tensor, same shape.
         negative (Tensor): the negative input tensor, same shape.
-        distance_function (Callable, optional): A nonnegative, real-valued function that
-            quantifies the closeness of two tensors. If not specified,
-            `nn.PairwiseDistance` will be used.  Default: ``None``
-        margin (float, optional): A nonnegative margin representing the minimum difference
-            between the positive and negative distances required for the loss to be 0. Default: :math:`1`.
+        {distance_function}
+        {distance_margin}
         swap (bool, optional): Whether to use the distance swap described in the paper
             `Learning shallow convolutional feature descriptors with triplet losses`. Default: ``False``.
-        reduction (str, optional): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``
+        {short_reduction}
     """
     if margin <= 0:
         raise ValueError(f"triplet_margin_with_distance_loss: expected margin to be greater than 0, got {margin} "

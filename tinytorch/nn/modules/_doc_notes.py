@@ -172,3 +172,90 @@ norm_notes = {
     "instance_norm_args": entries(_num_features, _norm_stats_args(False), common_notes["device"],
                                   common_notes["dtype"]),
 }
+
+_size_average = """size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
+            averaged over each loss element in the batch. Default: ``None``"""
+_reduce = """reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
+            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
+            ``None``"""
+_reduction = """reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
+            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
+            output will be divided by the number of elements in the output, ``'sum'``: the output will
+            be summed. Default: ``'mean'``"""
+_class_weight = """weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
+            ``None``"""
+_label_smoothing = """label_smoothing (float, optional): A float in [0.0, 1.0]. Specifies the amount of smoothing when
+            computing the loss, where 0.0 means no smoothing. Default: ``0.0``"""
+_full = """full (bool, optional): whether to compute full loss, i. e. to add the Stirling approximation
+            term (or the constant of the Gaussian). Default: ``False``"""
+_weight_of_size_c = """weight (Tensor, optional): a manual rescaling weight given to each class. If given, has to be a
+            Tensor of size `C`. Default: ``None``"""
+_margin_one = "margin (float, optional): the margin of the loss. Default: ``1.0``"
+
+# the losses of nn.functional and their modules (a module's Args are its function's, less the inputs)
+loss_notes = {
+    "input_target": entries("input (Tensor): the input tensor.",
+                            "target (Tensor): the target tensor, same shape as the input unless stated."),
+    "pair_input_target": entries("input1 (Tensor): the first input.", "input2 (Tensor): the second input.",
+                                 "target (Tensor): the target tensor, same shape as the input unless stated."),
+    "reduction": _reduction,
+    # size_average, reduce and reduction, in PyTorch's order
+    "reduction_args": entries(_size_average, _reduce, _reduction),
+    "weight": _class_weight,
+    "weighted_reduction_args": entries(_class_weight, _size_average, _reduce, _reduction),
+    # NLLLoss and CrossEntropyLoss
+    "class_index_args": entries(
+        _class_weight, _size_average,
+        """ignore_index (int, optional): Specifies a target value that is ignored and does not contribute
+            to the input gradient. Default: ``-100``""",
+        _reduce, _reduction),
+    "label_smoothing": _label_smoothing,
+    "beta": """beta (float, optional): specifies the threshold at which to change between L1 and L2 loss. The
+            value must be non-negative. Default: ``1.0``""",
+    "delta": """delta (float, optional): specifies the threshold at which to change between delta-scaled L1 and
+            L2 loss. The value must be positive. Default: ``1.0``""",
+    "poisson_nll_args": entries(
+        r"""log_input (bool, optional): if ``True`` the loss is computed as :math:`\exp(\text{input}) -
+            \text{target}*\text{input}`, if ``False`` the loss is :math:`\text{input} -
+            \text{target}*\log(\text{input}+\text{eps})`. Default: ``True``""",
+        _full, _size_average, "eps (float): a value added for numerical stability. Default: ``1e-08``", _reduce,
+        _reduction),
+    "gaussian_nll_args": entries(_full, "eps (float): a value added for numerical stability. Default: ``1e-06``",
+                                 _reduction),
+    "pos_weight": """pos_weight (Tensor, optional): a weight of positive examples to be broadcasted with target.
+            Default: ``None``""",
+    "log_target": "log_target (bool, optional): specifies whether `target` is the log space. Default: ``False``",
+    "multi_margin_args": entries("p (int): the exponent of the hinge: 1 or 2. Default: ``1``", _margin_one,
+                                 _class_weight, _size_average, _reduce, _reduction),
+    "margin_zero": "margin (float, optional): the margin of the loss. Default: ``0.0``",
+    "margin_one": _margin_one,
+    "triplet_margin_args": entries(
+        "margin (float, optional): the margin; must be greater than 0. Default: ``1.0``",
+        "p (float): the norm degree. Default: ``2.0``",
+        "eps (float): small value to avoid division by zero. Default: ``1e-06``",
+        """swap (bool, optional): the distance swap is described in detail in the paper `Learning shallow
+            convolutional feature descriptors with triplet losses` by V. Balntas, E. Riba et al.
+            Default: ``False``""",
+        _size_average, _reduce, _reduction),
+    # MultiLabelMarginLoss and multilabel_margin_loss
+    "short_reduction_args": entries(
+        "size_average (bool, optional): Deprecated (see :attr:`reduction`).",
+        "reduce (bool, optional): Deprecated (see :attr:`reduction`).",
+        """reduction (str, optional): Specifies the reduction to apply to the output:
+            ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``"""),
+    # TripletMarginWithDistanceLoss and triplet_margin_with_distance_loss
+    "distance_function": """distance_function (Callable, optional): A nonnegative, real-valued function that
+            quantifies the closeness of two tensors. If not specified,
+            `nn.PairwiseDistance` will be used.  Default: ``None``""",
+    "distance_margin": """margin (float, optional): A nonnegative margin representing the minimum difference
+            between the positive and negative distances required for the loss to be 0. Default: :math:`1`.""",
+    "short_reduction": "reduction (str, optional): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``",
+    # LinearCrossEntropyLoss and linear_cross_entropy
+    "linear_cross_entropy_weight": _weight_of_size_c,
+    "linear_cross_entropy_args": entries(    # ignore_index, label_smoothing and options
+        """ignore_index (int, optional): Specifies a target value that is ignored and does not contribute
+            to the input gradient. Default: ``None``""",
+        _label_smoothing,
+        """options (LinearCrossEntropyOptions, optional): chunking options; ``None`` computes the full
+            logits (the reference implementation). Default: ``None``"""),
+}

@@ -15,7 +15,7 @@ from tinytorch.nn import init
 from tinytorch.nn.common_types import _device_t, _dtype_t
 from tinytorch.nn.modules._checks import check_input
 from tinytorch.nn.modules._doc_notes import common_notes, fill_doc, norm_notes
-from tinytorch.nn.modules.lazy import LazyModuleMixin, placeholders
+from tinytorch.nn.modules.lazy import LazyModuleMixin, lazy_class, placeholders
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.modules.normalization import _init_affine
 
@@ -151,37 +151,19 @@ class _LazyNormBase(LazyModuleMixin):
             self.num_features = self._channels(input)
 
 
-@fill_doc(norm_notes)
-class LazyBatchNorm1d(_LazyNormBase, BatchNorm1d):
-    """A :class:`torch.nn.BatchNorm1d` module with lazy initialization.
+def _lazy_norm_class(eager: type, mixin: type, summary: str) -> type:
+    """``Lazy<eager>`` of the lazy BatchNorm or InstanceNorm base: ``summary``, then PyTorch's Args."""
+    return lazy_class(eager, mixin, eager.__module__, f"""{summary}
 
-    ``BatchNorm1d`` whose ``num_features`` is read from the first input.
-
-    Args:
-        {lazy_norm_args}"""
-    cls_to_become = BatchNorm1d
-
-
-@fill_doc(norm_notes)
-class LazyBatchNorm2d(_LazyNormBase, BatchNorm2d):
-    """A :class:`torch.nn.BatchNorm2d` module with lazy initialization.
-
-    ``BatchNorm2d`` whose ``num_features`` is read from the first input.
+    ``{eager.__name__}`` whose ``num_features`` is read from the first input.
 
     Args:
-        {lazy_norm_args}"""
-    cls_to_become = BatchNorm2d
+        {norm_notes["lazy_norm_args"]}""")
 
 
-@fill_doc(norm_notes)
-class LazyBatchNorm3d(_LazyNormBase, BatchNorm3d):
-    """A :class:`torch.nn.BatchNorm3d` module with lazy initialization.
-
-    ``BatchNorm3d`` whose ``num_features`` is read from the first input.
-
-    Args:
-        {lazy_norm_args}"""
-    cls_to_become = BatchNorm3d
+LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d = (
+    _lazy_norm_class(c, _LazyNormBase, f"A :class:`torch.nn.{c.__name__}` module with lazy initialization.")
+    for c in (BatchNorm1d, BatchNorm2d, BatchNorm3d))
 
 
 # SyncBatchNorm: the training statistics are those of the whole global batch, all-reduced across

@@ -116,7 +116,36 @@ class ModuleList(Module):
             self.add_module(str(i), m)
 
 
-class ModuleDict(Module):
+class _DictContainer(Module):
+    """The mapping reads and deletes of ModuleDict and ParameterDict, over the dict their values
+    are registered in (``_entries``: ``_modules`` or ``_parameters``); setting is each one's own."""
+
+    def _entries(self) -> "OrderedDict[str, Any]":
+        raise NotImplementedError(f"{type(self).__name__} must name the dict its values are registered in")
+
+    def __delitem__(self, key: str) -> None:
+        del self._entries()[key]
+
+    def __len__(self) -> int:
+        return len(self._entries())
+
+    def __iter__(self):
+        return iter(self._entries())
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._entries()
+
+    def keys(self):
+        return self._entries().keys()
+
+    def items(self):
+        return self._entries().items()
+
+    def values(self):
+        return self._entries().values()
+
+
+class ModuleDict(_DictContainer):
     """Holds submodules in a dictionary.
 
     Holds submodules in a dictionary (insertion ordered).
@@ -130,32 +159,14 @@ class ModuleDict(Module):
         if modules is not None:
             self.update(modules)
 
+    def _entries(self) -> "OrderedDict[str, Module]":
+        return self._modules
+
     def __getitem__(self, key: str) -> Module:
         return self._modules[key]
 
     def __setitem__(self, key: str, module: Module) -> None:
         self.add_module(key, module)
-
-    def __delitem__(self, key: str) -> None:
-        del self._modules[key]
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules)
-
-    def __contains__(self, key: str) -> bool:
-        return key in self._modules
-
-    def keys(self):
-        return self._modules.keys()
-
-    def items(self):
-        return self._modules.items()
-
-    def values(self):
-        return self._modules.values()
 
     def update(self, modules) -> None:
         items = modules.items() if hasattr(modules, "items") else modules
@@ -200,7 +211,7 @@ class ParameterList(Module):
         return self
 
 
-class ParameterDict(Module):
+class ParameterDict(_DictContainer):
     """Holds parameters in a dictionary.
 
     Args:
@@ -213,32 +224,14 @@ class ParameterDict(Module):
         if parameters is not None:
             self.update(parameters)
 
+    def _entries(self) -> "OrderedDict[str, Parameter]":
+        return self._parameters
+
     def __getitem__(self, key: str) -> Parameter:
         return self._parameters[key]
 
     def __setitem__(self, key: str, p) -> None:
         self.register_parameter(key, p if isinstance(p, Parameter) else Parameter(p))
-
-    def __delitem__(self, key: str) -> None:
-        del self._parameters[key]
-
-    def __len__(self) -> int:
-        return len(self._parameters)
-
-    def __iter__(self):
-        return iter(self._parameters)
-
-    def __contains__(self, key: str) -> bool:
-        return key in self._parameters
-
-    def keys(self):
-        return self._parameters.keys()
-
-    def items(self):
-        return self._parameters.items()
-
-    def values(self):
-        return self._parameters.values()
 
     def update(self, parameters) -> None:
         items = parameters.items() if hasattr(parameters, "items") else parameters

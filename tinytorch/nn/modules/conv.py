@@ -13,7 +13,7 @@ from tinytorch.nn import functional as F
 from tinytorch.nn import init
 from tinytorch.nn.modules._checks import check_input
 from tinytorch.nn.modules._doc_notes import entries, common_notes, fill_doc, window_notes
-from tinytorch.nn.modules.lazy import LazyModuleMixin
+from tinytorch.nn.modules.lazy import LazyModuleMixin, lazy_class
 from tinytorch.nn.modules.linear import _lazy_weight_and_bias, _weight_and_bias
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
@@ -316,14 +316,11 @@ class _LazyConvTransposeMixin(_LazyConvXdMixin):
 
 
 def _lazy_class(eager: type, family: type) -> type:
-    """``Lazy<eager>``: the family's mixin over the eager class it becomes after the first input
-    (a module-level class of this module: pickle and ``isinstance(m, eager)`` work as usual)."""
-    name = "Lazy" + eager.__name__
+    """``Lazy<eager>`` of the family's mixin, documented by the family constructor's Args."""
     doc = (f"A :class:`torch.nn.{eager.__name__}` module with lazy initialization of the ``in_channels`` argument."
            f"\n\n``{eager.__name__}`` whose ``in_channels`` is read from the first input.\n\n"
-           + inspect.cleandoc(family.__doc__).split("\n\n", 1)[1])   # the family constructor's Args
-    return type(name, (family, eager), {"__doc__": doc, "__module__": __name__, "__qualname__": name,
-                                        "cls_to_become": eager})
+           + inspect.cleandoc(family.__doc__).split("\n\n", 1)[1])
+    return lazy_class(eager, family, __name__, doc)
 
 
 LazyConv1d, LazyConv2d, LazyConv3d = (_lazy_class(c, _LazyConvMixin) for c in (Conv1d, Conv2d, Conv3d))

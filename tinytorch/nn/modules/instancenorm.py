@@ -7,7 +7,7 @@ from tinytorch.nn import functional as F
 from tinytorch.nn.common_types import _device_t, _dtype_t
 from tinytorch.nn.modules._checks import check_input
 from tinytorch.nn.modules._doc_notes import fill_doc, norm_notes
-from tinytorch.nn.modules.batchnorm import _LazyNormBase, _NormBase
+from tinytorch.nn.modules.batchnorm import _LazyNormBase, _NormBase, _lazy_norm_class
 
 __all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
            "LazyInstanceNorm3d"]
@@ -71,34 +71,8 @@ class _LazyInstanceNormBase(_LazyNormBase):
         return input.shape[input.dim() - self._spatial - 1]   # (N, C, *spatial) or unbatched (C, *spatial)
 
 
-@fill_doc(norm_notes)
-class LazyInstanceNorm1d(_LazyInstanceNormBase, InstanceNorm1d):
-    """A :class:`torch.nn.InstanceNorm1d` module with lazy initialization of the ``num_features`` argument.
-
-    ``InstanceNorm1d`` whose ``num_features`` is read from the first input.
-
-    Args:
-        {lazy_norm_args}"""
-    cls_to_become = InstanceNorm1d
-
-
-@fill_doc(norm_notes)
-class LazyInstanceNorm2d(_LazyInstanceNormBase, InstanceNorm2d):
-    """A :class:`torch.nn.InstanceNorm2d` module with lazy initialization of the ``num_features`` argument.
-
-    ``InstanceNorm2d`` whose ``num_features`` is read from the first input.
-
-    Args:
-        {lazy_norm_args}"""
-    cls_to_become = InstanceNorm2d
-
-
-@fill_doc(norm_notes)
-class LazyInstanceNorm3d(_LazyInstanceNormBase, InstanceNorm3d):
-    """A :class:`torch.nn.InstanceNorm3d` module with lazy initialization of the ``num_features`` argument.
-
-    ``InstanceNorm3d`` whose ``num_features`` is read from the first input.
-
-    Args:
-        {lazy_norm_args}"""
-    cls_to_become = InstanceNorm3d
+LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d = (
+    _lazy_norm_class(c, _LazyInstanceNormBase,
+                     f"A :class:`torch.nn.{c.__name__}` module with lazy initialization of the ``num_features`` "
+                     "argument.")
+    for c in (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d))

@@ -23,6 +23,14 @@ def placeholders():
     return _parameter.UninitializedParameter, _parameter.UninitializedBuffer
 
 
+def lazy_class(eager: type, mixin: type, module: str, doc: str) -> type:
+    """``Lazy<eager>``: ``mixin`` over the eager class it becomes after the first input, a
+    module-level class of ``module`` (pickle and ``isinstance(m, eager)`` work as usual)."""
+    name = "Lazy" + eager.__name__
+    return type(name, (mixin, eager), {"__doc__": doc, "__module__": module, "__qualname__": name,
+                                       "cls_to_become": eager})
+
+
 class LazyModuleMixin:
     """A mixin for modules that lazily initialize parameters, also known as "lazy modules"."""
 

@@ -11,6 +11,7 @@ from tinytorch.nn import functional as F
 from tinytorch.nn.common_types import _device_t, _dtype_t
 from tinytorch.nn.functional.linear_cross_entropy import LinearCrossEntropyOptions
 from tinytorch.nn.functional.loss import _legacy_reduction
+from tinytorch.nn.modules._doc_notes import fill_doc, loss_notes
 from tinytorch.nn.modules.linear import Linear
 from tinytorch.nn.modules.module import Module
 
@@ -34,58 +35,45 @@ class _WeightedLoss(_Loss):
         self.register_buffer("weight", weight)
 
 
+class _MarginLoss(_Loss):
+    """The losses whose one hyperparameter is a ``margin`` (PyTorch's default 0, HingeEmbeddingLoss's 1)."""
+
+    def __init__(self, margin: float = 0.0, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+
+@fill_doc(loss_notes)
 class MSELoss(_Loss):
     """Creates a criterion that measures the mean squared error (squared L2 norm) between each element in
     the input :math:`x` and target :math:`y`.
 
     Args:
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
+        {reduction_args}"""
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
+@fill_doc(loss_notes)
 class L1Loss(_Loss):
     """Creates a criterion that measures the mean absolute error (MAE) between each element in the input
     :math:`x` and target :math:`y`.
 
     Args:
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
+        {reduction_args}"""
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
+@fill_doc(loss_notes)
 class SmoothL1Loss(_Loss):
     """Creates a criterion that uses a squared term if the absolute element-wise error falls below beta and
     an L1 term otherwise.
 
     Args:
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``
-        beta (float, optional): specifies the threshold at which to change between L1 and L2 loss. The
-            value must be non-negative. Default: ``1.0``"""
+        {reduction_args}
+        {beta}"""
     def __init__(self, size_average: Optional[bool] = None, reduce: Optional[bool] = None, reduction: str = "mean",
                  beta: float = 1.0) -> None:
         super().__init__(size_average, reduce, reduction)
@@ -95,17 +83,14 @@ class SmoothL1Loss(_Loss):
         return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
 
 
+@fill_doc(loss_notes)
 class HuberLoss(_Loss):
     """Creates a criterion that uses a squared term if the absolute element-wise error falls below delta
     and a delta-scaled L1 term otherwise.
 
     Args:
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``
-        delta (float, optional): specifies the threshold at which to change between delta-scaled L1 and
-            L2 loss. The value must be positive. Default: ``1.0``"""
+        {reduction}
+        {delta}"""
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
         super().__init__(reduction=reduction)
         self.delta = delta
@@ -114,23 +99,12 @@ class HuberLoss(_Loss):
         return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
 
 
+@fill_doc(loss_notes)
 class NLLLoss(_WeightedLoss):
     """The negative log likelihood loss. It is useful to train a classification problem with `C` classes.
 
     Args:
-        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
-            ``None``
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        ignore_index (int, optional): Specifies a target value that is ignored and does not contribute
-            to the input gradient. Default: ``-100``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
+        {class_index_args}"""
     def __init__(self, weight: Optional[Tensor] = None, size_average: Optional[bool] = None, ignore_index: int = -100,
                  reduce: Optional[bool] = None, reduction: str = "mean") -> None:
         super().__init__(weight, size_average, reduce, reduction)
@@ -140,25 +114,13 @@ class NLLLoss(_WeightedLoss):
         return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index, reduction=self.reduction)
 
 
+@fill_doc(loss_notes)
 class CrossEntropyLoss(_WeightedLoss):
     """This criterion computes the cross entropy loss between input logits and target.
 
     Args:
-        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
-            ``None``
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        ignore_index (int, optional): Specifies a target value that is ignored and does not contribute
-            to the input gradient. Default: ``-100``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``
-        label_smoothing (float, optional): A float in [0.0, 1.0]. Specifies the amount of smoothing when
-            computing the loss, where 0.0 means no smoothing. Default: ``0.0``"""
+        {class_index_args}
+        {label_smoothing}"""
     def __init__(self, weight: Optional[Tensor] = None, size_average: Optional[bool] = None, ignore_index: int = -100,
                  reduce: Optional[bool] = None, reduction: str = "mean", label_smoothing: float = 0.0) -> None:
         super().__init__(weight, size_average, reduce, reduction)
@@ -169,45 +131,26 @@ class CrossEntropyLoss(_WeightedLoss):
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
 
 
+@fill_doc(loss_notes)
 class BCELoss(_WeightedLoss):
     """Creates a criterion that measures the Binary Cross Entropy between the target and the input
     probabilities.
 
     Args:
-        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
-            ``None``
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
+        {weighted_reduction_args}"""
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
 
 
+@fill_doc(loss_notes)
 class BCEWithLogitsLoss(_Loss):
     """This loss combines a `Sigmoid` layer and the `BCELoss` in one single class. This version is more
     numerically stable than using a plain `Sigmoid` followed by a `BCELoss` as, by combining the
     operations into one layer, we take advantage of the log-sum-exp trick for numerical stability.
 
     Args:
-        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
-            ``None``
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``
-        pos_weight (Tensor, optional): a weight of positive examples to be broadcasted with target.
-            Default: ``None``"""
+        {weighted_reduction_args}
+        {pos_weight}"""
     def __init__(self, weight: Optional[Tensor] = None, size_average: Optional[bool] = None,
                  reduce: Optional[bool] = None, reduction: str = "mean", pos_weight: Optional[Tensor] = None) -> None:
         super().__init__(size_average, reduce, reduction)
@@ -219,20 +162,13 @@ class BCEWithLogitsLoss(_Loss):
                                                   pos_weight=self.pos_weight)
 
 
+@fill_doc(loss_notes)
 class KLDivLoss(_Loss):
     """The Kullback-Leibler divergence loss.
 
     Args:
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``
-        log_target (bool, optional): specifies whether `target` is the log space. Default: ``False``"""
+        {reduction_args}
+        {log_target}"""
     _reductions = ("none", "mean", "sum", "batchmean")
 
     def __init__(self, size_average: Optional[bool] = None, reduce: Optional[bool] = None, reduction: str = "mean",
@@ -244,117 +180,65 @@ class KLDivLoss(_Loss):
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
 
-class CosineEmbeddingLoss(_Loss):
+@fill_doc(loss_notes)
+class CosineEmbeddingLoss(_MarginLoss):
     """Creates a criterion that measures the loss given input tensors :math:`x_1`, :math:`x_2` and a
     `Tensor` label :math:`y` with values 1 or -1. Use (:math:`y=1`) to maximize the cosine similarity of
     two inputs, and (:math:`y=-1`) otherwise.
 
     Args:
-        margin (float, optional): the margin of the loss. Default: ``0.0``
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
-    def __init__(self, margin: float = 0.0, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
-                 reduction: str = "mean") -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.margin = margin
-
+        {margin_zero}
+        {reduction_args}"""
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return F.cosine_embedding_loss(input1, input2, target, self.margin, reduction=self.reduction)
 
 
-class MarginRankingLoss(_Loss):
+@fill_doc(loss_notes)
+class MarginRankingLoss(_MarginLoss):
     """Creates a criterion that measures the loss given inputs :math:`x1`, :math:`x2`, two 1D mini-batch or
     0D `Tensors`, and a label 1D mini-batch or 0D `Tensor` :math:`y` (containing 1 or -1).
 
     Args:
-        margin (float, optional): the margin of the loss. Default: ``0.0``
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
-    def __init__(self, margin: float = 0.0, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
-                 reduction: str = "mean") -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.margin = margin
-
+        {margin_zero}
+        {reduction_args}"""
     def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
         return F.margin_ranking_loss(input1, input2, target, self.margin, reduction=self.reduction)
 
 
-class HingeEmbeddingLoss(_Loss):
+@fill_doc(loss_notes)
+class HingeEmbeddingLoss(_MarginLoss):
     """Measures the loss given an input tensor :math:`x` and a labels tensor :math:`y` (containing 1 or
     -1).
 
     Args:
-        margin (float, optional): the margin of the loss. Default: ``1.0``
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
+        {margin_one}
+        {reduction_args}"""
     def __init__(self, margin: float = 1.0, size_average: Optional[bool] = None, reduce: Optional[bool] = None,
                  reduction: str = "mean") -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.margin = margin
+        super().__init__(margin, size_average, reduce, reduction)
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.hinge_embedding_loss(input, target, self.margin, reduction=self.reduction)
 
 
+@fill_doc(loss_notes)
 class SoftMarginLoss(_Loss):
     """Creates a criterion that optimizes a two-class classification logistic loss between input tensor
     :math:`x` and target tensor :math:`y` (containing 1 or -1).
 
     Args:
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
+        {reduction_args}"""
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.soft_margin_loss(input, target, reduction=self.reduction)
 
 
+@fill_doc(loss_notes)
 class TripletMarginLoss(_Loss):
     """Creates a criterion that measures the triplet loss given an input tensors :math:`x1`, :math:`x2`,
     :math:`x3` and a margin with a value greater than :math:`0`.
 
     Args:
-        margin (float, optional): the margin; must be greater than 0. Default: ``1.0``
-        p (float): the norm degree. Default: ``2.0``
-        eps (float): small value to avoid division by zero. Default: ``1e-06``
-        swap (bool, optional): the distance swap is described in detail in the paper `Learning shallow
-            convolutional feature descriptors with triplet losses` by V. Balntas, E. Riba et al.
-            Default: ``False``
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
+        {triplet_margin_args}"""
     def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
                  size_average: Optional[bool] = None, reduce: Optional[bool] = None, reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
@@ -365,25 +249,12 @@ class TripletMarginLoss(_Loss):
                                      reduction=self.reduction)
 
 
+@fill_doc(loss_notes)
 class PoissonNLLLoss(_Loss):
     r"""Negative log likelihood loss with Poisson distribution of target.
 
     Args:
-        log_input (bool, optional): if ``True`` the loss is computed as :math:`\exp(\text{input}) -
-            \text{target}*\text{input}`, if ``False`` the loss is :math:`\text{input} -
-            \text{target}*\log(\text{input}+\text{eps})`. Default: ``True``
-        full (bool, optional): whether to compute full loss, i. e. to add the Stirling approximation
-            term (or the constant of the Gaussian). Default: ``False``
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        eps (float): a value added for numerical stability. Default: ``1e-08``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
+        {poisson_nll_args}"""
     def __init__(self, log_input: bool = True, full: bool = False, size_average: Optional[bool] = None,
                  eps: float = 1e-8, reduce: Optional[bool] = None, reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
@@ -393,17 +264,12 @@ class PoissonNLLLoss(_Loss):
         return F.poisson_nll_loss(log_input, target, self.log_input, self.full, eps=self.eps, reduction=self.reduction)
 
 
+@fill_doc(loss_notes)
 class GaussianNLLLoss(_Loss):
     """Gaussian negative log likelihood loss.
 
     Args:
-        full (bool, optional): whether to compute full loss, i. e. to add the Stirling approximation
-            term (or the constant of the Gaussian). Default: ``False``
-        eps (float): a value added for numerical stability. Default: ``1e-06``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
+        {gaussian_nll_args}"""
     def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
         super().__init__(None, None, reduction)
         self.full, self.eps = full, eps
@@ -412,44 +278,24 @@ class GaussianNLLLoss(_Loss):
         return F.gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
 
 
+@fill_doc(loss_notes)
 class MultiLabelSoftMarginLoss(_WeightedLoss):
     """Creates a criterion that optimizes a multi-label one-versus-all loss based on max-entropy, between
     input :math:`x` and target :math:`y` of size :math:`(N, C)`.
 
     Args:
-        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
-            ``None``
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
+        {weighted_reduction_args}"""
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
 
 
+@fill_doc(loss_notes)
 class MultiMarginLoss(_WeightedLoss):
     """Creates a criterion that optimizes a multi-class classification hinge loss (margin-based loss)
     between input :math:`x` and output :math:`y`.
 
     Args:
-        p (int): the exponent of the hinge: 1 or 2. Default: ``1``
-        margin (float, optional): the margin of the loss. Default: ``1.0``
-        weight (Tensor, optional): a manual rescaling weight given to each class (or element). Default:
-            ``None``
-        size_average (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are
-            averaged over each loss element in the batch. Default: ``None``
-        reduce (bool, optional): Deprecated (see :attr:`reduction`). By default, the losses are averaged
-            or summed over observations for each minibatch depending on :attr:`size_average`. Default:
-            ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``"""
+        {multi_margin_args}"""
     def __init__(self, p: int = 1, margin: float = 1.0, weight: Optional[Tensor] = None,
                  size_average: Optional[bool] = None, reduce: Optional[bool] = None, reduction: str = "mean") -> None:
         super().__init__(weight, size_average, reduce, reduction)
@@ -459,16 +305,14 @@ class MultiMarginLoss(_WeightedLoss):
         return F.multi_margin_loss(input, target, self.p, self.margin, self.weight, reduction=self.reduction)
 
 
+@fill_doc(loss_notes)
 class MultiLabelMarginLoss(_Loss):
     r"""Creates a criterion that optimizes a multi-class multi-classification hinge loss
     (margin-based loss) between input :math:`x` (a 2D mini-batch `Tensor`) and output :math:`y`
     (a 2D `Tensor` of target class indices, ended by the first ``-1``).
 
     Args:
-        size_average (bool, optional): Deprecated (see :attr:`reduction`).
-        reduce (bool, optional): Deprecated (see :attr:`reduction`).
-        reduction (str, optional): Specifies the reduction to apply to the output:
-            ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``
+        {short_reduction_args}
 
     Shape:
         - Input: :math:`(C)` or :math:`(N, C)` where `N` is the batch size and `C` is the number of classes.
@@ -480,19 +324,17 @@ class MultiLabelMarginLoss(_Loss):
         return F.multilabel_margin_loss(input, target, reduction=self.reduction)
 
 
+@fill_doc(loss_notes)
 class TripletMarginWithDistanceLoss(_Loss):
     r"""Creates a criterion that measures the triplet loss given input tensors :math:`a`,
     :math:`p`, and :math:`n` (anchor, positive and negative examples) and a nonnegative,
-    real-valued "distance function": :math:`\max\{d(a, p) - d(a, n) + {\rm margin}, 0\}`.
+    real-valued "distance function": :math:`\max\{{d(a, p) - d(a, n) + {{\rm margin}}, 0\}}`.
 
     Args:
-        distance_function (Callable, optional): A nonnegative, real-valued function that
-            quantifies the closeness of two tensors. If not specified,
-            `nn.PairwiseDistance` will be used.  Default: ``None``
-        margin (float, optional): A nonnegative margin representing the minimum difference
-            between the positive and negative distances required for the loss to be 0. Default: :math:`1`.
+        {distance_function}
+        {distance_margin}
         swap (bool, optional): Whether to use the distance swap. Default: ``False``.
-        reduction (str, optional): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``
+        {short_reduction}
     """
 
     def __init__(self, *, distance_function: Optional[Callable[[Tensor, Tensor], Tensor]] = None, margin: float = 1.0,
@@ -538,6 +380,7 @@ class CTCLoss(_Loss):
                           self.zero_infinity)
 
 
+@fill_doc(loss_notes)
 class NLLLoss2d(NLLLoss):
     """PyTorch's deprecated name of :class:`NLLLoss` for (N, C, H, W) input (NLLLoss takes it).
 
@@ -546,10 +389,11 @@ class NLLLoss2d(NLLLoss):
         size_average (bool, optional): Deprecated (see :attr:`reduction`).
         ignore_index (int, optional): Specifies a target value that is ignored. Default: -100
         reduce (bool, optional): Deprecated (see :attr:`reduction`).
-        reduction (str, optional): ``'none'`` | ``'mean'`` | ``'sum'``. Default: ``'mean'``
+        {short_reduction}
     """
 
 
+@fill_doc(loss_notes)
 class LinearCrossEntropyLoss(_WeightedLoss):
     """This criterion computes the cross entropy loss between input, linearly transformed to logits, and
     target.
@@ -565,18 +409,9 @@ class LinearCrossEntropyLoss(_WeightedLoss):
         bias (bool): if set to ``False``, the layer will not learn an additive bias. Default: ``False``
         device (device, optional): the device of the parameters and buffers. Default: ``None``
         dtype (dtype, optional): the dtype of the parameters and buffers. Default: ``None``
-        reduction (str, optional): Specifies the reduction to apply to the output: ``'none'`` |
-            ``'mean'`` | ``'sum'``. ``'none'``: no reduction will be applied, ``'mean'``: the sum of the
-            output will be divided by the number of elements in the output, ``'sum'``: the output will
-            be summed. Default: ``'mean'``
-        weight (Tensor, optional): a manual rescaling weight given to each class. If given, has to be a
-            Tensor of size `C`. Default: ``None``
-        ignore_index (int, optional): Specifies a target value that is ignored and does not contribute
-            to the input gradient. Default: ``None``
-        label_smoothing (float, optional): A float in [0.0, 1.0]. Specifies the amount of smoothing when
-            computing the loss, where 0.0 means no smoothing. Default: ``0.0``
-        options (LinearCrossEntropyOptions, optional): chunking options; ``None`` computes the full
-            logits (the reference implementation). Default: ``None``"""
+        {reduction}
+        {linear_cross_entropy_weight}
+        {linear_cross_entropy_args}"""
 
     def __init__(self, in_features: int, num_classes: int, *, out_features: Tuple[int, ...] = (), bias: bool = False,
                  device: _device_t = None, dtype: _dtype_t = None, reduction: str = "mean",

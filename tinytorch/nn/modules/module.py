@@ -182,19 +182,11 @@ class Module:
 
     def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False) -> _RemovableHandle:
         """hook(module, args) -> None or modified args (a single value is wrapped in a tuple)."""
-        key = next(_hook_ids)
-        self._forward_pre_hooks[key] = hook
-        if prepend:
-            self._forward_pre_hooks.move_to_end(key, last=False)
-        return _RemovableHandle(self._forward_pre_hooks, key)
+        return _add_hook(self._forward_pre_hooks, hook, prepend)
 
     def register_forward_hook(self, hook: Callable, *, prepend: bool = False) -> _RemovableHandle:
         """hook(module, args, output) -> None or a replacement output."""
-        key = next(_hook_ids)
-        self._forward_hooks[key] = hook
-        if prepend:
-            self._forward_hooks.move_to_end(key, last=False)
-        return _RemovableHandle(self._forward_hooks, key)
+        return _add_hook(self._forward_hooks, hook, prepend)
 
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> _RemovableHandle:
         """Register a backward hook on the module.
