@@ -1,8 +1,9 @@
 #pragma once
-// Helpers for the linalg, conv, pool, embedding, loss and optim tests: random tensors in any
-// dtype, float64 read-back, and tolerances per dtype. References in the tests are plain
+// Helpers for the linalg, conv, pool, embedding, loss, optim, index and shape tests: random
+// tensors in any dtype, float64 read-back, and tolerances per dtype. References in the tests are plain
 // double-precision loops.
 #include <gtest/gtest.h>
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -32,6 +33,22 @@ inline Tensor int_tensor(const Shape& shape, const std::vector<int64_t>& values,
 inline std::vector<double> to_vec(const Tensor& t) {
   Tensor c = t.to(DType::Float64, true).contiguous();
   return std::vector<double>(c.data<double>(), c.data<double>() + c.numel());
+}
+
+// A `dtype` tensor of `shape` holding the row-major values v.
+inline Tensor from_vec(const std::vector<double>& v, const Shape& shape, DType dtype) {
+  Tensor t = Tensor::empty(shape, DType::Float64);
+  std::copy(v.begin(), v.end(), t.data<double>());
+  return t.to(dtype);
+}
+
+// n standard-normal values already rounded to `dtype`, so data movement must reproduce them exactly.
+inline std::vector<double> rounded(int64_t n, DType dtype, unsigned seed = 0) {
+  std::mt19937 g(seed);
+  std::normal_distribution<double> d;
+  std::vector<double> v(n);
+  for (auto& x : v) x = d(g);
+  return to_vec(from_vec(v, {n}, dtype));
 }
 
 inline double tol(DType d) {

@@ -4,33 +4,19 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <random>
+#include "nn_test_util.h"
 #include "tinytorch/ops/index.h"
 
 namespace {
 using namespace tt;
+using tt::testing::from_vec;
+using tt::testing::rounded;
+using tt::testing::to_vec;
 
-Tensor from_vec(const std::vector<double>& v, const Shape& shape, DType dt) {
-  Tensor t = Tensor::empty(shape, DType::Float64);
-  std::copy(v.begin(), v.end(), t.data<double>());
-  return t.to(dt);
-}
-std::vector<double> to_vec(const Tensor& t) {
-  Tensor c = t.to(DType::Float64, true).contiguous();
-  return std::vector<double>(c.data<double>(), c.data<double>() + c.numel());
-}
 Tensor ids(const std::vector<int64_t>& v, const Shape& shape) {
   Tensor t = Tensor::empty(shape, DType::Int64);
   std::copy(v.begin(), v.end(), t.data<int64_t>());
   return t;
-}
-// Random values already rounded to dtype, so data movement must reproduce them exactly.
-std::vector<double> rounded(int64_t n, DType dt, unsigned seed = 0) {
-  std::mt19937 g(seed);
-  std::normal_distribution<double> d;
-  std::vector<double> v(n);
-  for (auto& x : v) x = d(g);
-  return to_vec(from_vec(v, {n}, dt));
 }
 
 class IndexTest : public ::testing::TestWithParam<DType> {};

@@ -1,28 +1,14 @@
 // Joining/shape kernels and factories vs double references, every float dtype, strided inputs.
 #include <gtest/gtest.h>
-#include <random>
+#include "nn_test_util.h"
 #include "tinytorch/ops/elementwise.h"
 #include "tinytorch/ops/shape.h"
 
 namespace {
 using namespace tt;
-
-Tensor from_vec(const std::vector<double>& v, const Shape& shape, DType dt) {
-  Tensor t = Tensor::empty(shape, DType::Float64);
-  std::copy(v.begin(), v.end(), t.data<double>());
-  return t.to(dt);
-}
-std::vector<double> to_vec(const Tensor& t) {
-  Tensor c = t.to(DType::Float64, true).contiguous();
-  return std::vector<double>(c.data<double>(), c.data<double>() + c.numel());
-}
-std::vector<double> rounded(int64_t n, DType dt, unsigned seed = 0) {
-  std::mt19937 g(seed);
-  std::normal_distribution<double> d;
-  std::vector<double> v(n);
-  for (auto& x : v) x = d(g);
-  return to_vec(from_vec(v, {n}, dt));
-}
+using tt::testing::from_vec;
+using tt::testing::rounded;
+using tt::testing::to_vec;
 
 class ShapeTest : public ::testing::TestWithParam<DType> {};
 

@@ -204,8 +204,6 @@ void cuda_channel_sum(const Tensor& g, const Tensor& out, bool accumulate) {
 
 }  // namespace
 
-TT_REGISTER_KERNEL(im2col, CUDA, cuda_im2col)
-TT_REGISTER_KERNEL(col2im, CUDA, cuda_col2im)
-TT_REGISTER_KERNEL(channel_sum, CUDA, cuda_channel_sum)
+TT_REGISTER_KERNELS(CUDA, cuda, im2col, col2im, channel_sum)
 
 }  // namespace tt::cuda

@@ -290,16 +290,6 @@ void cuda_triangular_solve(const Tensor& a, const Tensor& b, bool upper, bool tr
 }
 
 }  // namespace
-
-TT_REGISTER_KERNEL(lu_factor, CUDA, cuda_lu_factor)
-TT_REGISTER_KERNEL(lu_solve, CUDA, cuda_lu_solve)
-TT_REGISTER_KERNEL(cholesky, CUDA, cuda_cholesky)
-TT_REGISTER_KERNEL(geqrf, CUDA, cuda_geqrf)
-TT_REGISTER_KERNEL(orgqr, CUDA, cuda_orgqr)
-TT_REGISTER_KERNEL(eigh, CUDA, cuda_eigh)
-TT_REGISTER_KERNEL(svd, CUDA, cuda_svd)
-TT_REGISTER_KERNEL(triangular_solve, CUDA, cuda_triangular_solve)
-
 }  // namespace tt::cuda
 
 #else  // no cuSOLVER headers at build time: the ops say so
@@ -310,25 +300,19 @@ namespace {
   throw std::runtime_error("linalg: tinytorch was built without cuSOLVER, so its factorizations and solvers have "
                            "no CUDA kernels (pip install nvidia-cusolver and rebuild)");
 }
-void lu_factor_stub(const Tensor&, const Tensor&, const Tensor&) { no_cusolver(); }
-void lu_solve_stub(const Tensor&, const Tensor&, const Tensor&, bool) { no_cusolver(); }
-void cholesky_stub(const Tensor&, const Tensor&) { no_cusolver(); }
-void geqrf_stub(const Tensor&, const Tensor&) { no_cusolver(); }
-void orgqr_stub(const Tensor&, const Tensor&) { no_cusolver(); }
-void eigh_stub(const Tensor&, const Tensor&, const Tensor&, bool, bool) { no_cusolver(); }
-void svd_stub(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, bool, bool) { no_cusolver(); }
-void triangular_solve_stub(const Tensor&, const Tensor&, bool, bool, bool) { no_cusolver(); }
+void cuda_lu_factor(const Tensor&, const Tensor&, const Tensor&) { no_cusolver(); }
+void cuda_lu_solve(const Tensor&, const Tensor&, const Tensor&, bool) { no_cusolver(); }
+void cuda_cholesky(const Tensor&, const Tensor&) { no_cusolver(); }
+void cuda_geqrf(const Tensor&, const Tensor&) { no_cusolver(); }
+void cuda_orgqr(const Tensor&, const Tensor&) { no_cusolver(); }
+void cuda_eigh(const Tensor&, const Tensor&, const Tensor&, bool, bool) { no_cusolver(); }
+void cuda_svd(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, bool, bool) { no_cusolver(); }
+void cuda_triangular_solve(const Tensor&, const Tensor&, bool, bool, bool) { no_cusolver(); }
 }  // namespace
-
-TT_REGISTER_KERNEL(lu_factor, CUDA, lu_factor_stub)
-TT_REGISTER_KERNEL(lu_solve, CUDA, lu_solve_stub)
-TT_REGISTER_KERNEL(cholesky, CUDA, cholesky_stub)
-TT_REGISTER_KERNEL(geqrf, CUDA, geqrf_stub)
-TT_REGISTER_KERNEL(orgqr, CUDA, orgqr_stub)
-TT_REGISTER_KERNEL(eigh, CUDA, eigh_stub)
-TT_REGISTER_KERNEL(svd, CUDA, svd_stub)
-TT_REGISTER_KERNEL(triangular_solve, CUDA, triangular_solve_stub)
-
 }  // namespace tt::cuda
 
 #endif  // TINYTORCH_WITH_CUSOLVER
+
+namespace tt::cuda {
+TT_REGISTER_KERNELS(CUDA, cuda, lu_factor, lu_solve, cholesky, geqrf, orgqr, eigh, svd, triangular_solve)
+}  // namespace tt::cuda

@@ -44,8 +44,6 @@ void cuda_clamp_tensor(const Tensor& x, const Tensor& lo, const Tensor& hi, cons
 
 }  // namespace
 
-TT_REGISTER_KERNEL(unary, CUDA, cuda_unary)
-TT_REGISTER_KERNEL(where, CUDA, cuda_where)
-TT_REGISTER_KERNEL(clamp_tensor, CUDA, cuda_clamp_tensor)
+TT_REGISTER_KERNELS(CUDA, cuda, unary, where, clamp_tensor)
 
 }  // namespace tt::cuda

@@ -99,8 +99,6 @@ void cuda_copy_across_devices(const Tensor& src, const Tensor& dst, bool non_blo
 
 }  // namespace
 
-TT_REGISTER_KERNEL(copy, CUDA, cuda_copy)
-TT_REGISTER_KERNEL(fill, CUDA, cuda_fill)
-TT_REGISTER_KERNEL(copy_across_devices, CUDA, cuda_copy_across_devices)
+TT_REGISTER_KERNELS(CUDA, cuda, copy, fill, copy_across_devices)
 
 }  // namespace tt::cuda

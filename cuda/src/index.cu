@@ -405,13 +405,6 @@ void cuda_nonzero(const Tensor& x, const Tensor& out) {
 
 }  // namespace
 
-TT_REGISTER_KERNEL(index_offsets, CUDA, cuda_index_offsets)
-TT_REGISTER_KERNEL(index, CUDA, cuda_index)
-TT_REGISTER_KERNEL(index_put, CUDA, cuda_index_put)
-TT_REGISTER_KERNEL(gather, CUDA, cuda_gather)
-TT_REGISTER_KERNEL(scatter, CUDA, cuda_scatter)
-TT_REGISTER_KERNEL(masked_fill, CUDA, cuda_masked_fill)
-TT_REGISTER_KERNEL(count_nonzero, CUDA, cuda_count_nonzero)
-TT_REGISTER_KERNEL(nonzero, CUDA, cuda_nonzero)
+TT_REGISTER_KERNELS(CUDA, cuda, index_offsets, index, index_put, gather, scatter, masked_fill, count_nonzero, nonzero)
 
 }  // namespace tt::cuda

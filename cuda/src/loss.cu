@@ -186,8 +186,8 @@ Tensor ce_per_sample(const Ctx& cx, const T* x, const int64_t* tp, const T* w, c
 template <class T>
 const T* weight_ptr(const Tensor& w) { return w.defined() ? w.data<T>() : nullptr; }
 
-void cuda_nll(const Tensor& input, const Tensor& target, const Tensor& weight, const Tensor& out, Reduction r,
-              int64_t ignore) {
+void cuda_nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, const Tensor& out, Reduction r,
+                   int64_t ignore) {
   Ctx cx(input);
   LossDims d{input.size(0), input.size(1), input.size(2), ignore, 0.0};
   int64_t M = d.N * d.S;
@@ -216,8 +216,8 @@ __global__ void nll_backward_kernel(const T* __restrict__ gout, const int64_t* _
   }
 }
 
-void cuda_nll_backward(const Tensor& gout, const Tensor& target, const Tensor& weight, const Tensor& gin, Reduction r,
-                       int64_t ignore) {
+void cuda_nll_loss_backward(const Tensor& gout, const Tensor& target, const Tensor& weight, const Tensor& gin,
+                            Reduction r, int64_t ignore) {
   Ctx cx(gin);
   LossDims d{gin.size(0), gin.size(1), gin.size(2), ignore, 0.0};
   int64_t M = d.N * d.S;
@@ -235,8 +235,8 @@ void cuda_nll_backward(const Tensor& gout, const Tensor& target, const Tensor& w
   });
 }
 
-void cuda_ce(const Tensor& logits, const Tensor& target, const Tensor& weight, const Tensor& out, Reduction r,
-             int64_t ignore, double eps) {
+void cuda_cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight, const Tensor& out,
+                        Reduction r, int64_t ignore, double eps) {
   Ctx cx(logits);
   LossDims d{logits.size(0), logits.size(1), logits.size(2), ignore, eps};
   TT_DISPATCH_FLOATING(logits.dtype(), "cross_entropy", [&] {
@@ -267,8 +267,8 @@ __global__ void ce_backward_kernel(const T* __restrict__ gout, const T* __restri
   }
 }
 
-void cuda_ce_backward(const Tensor& gout, const Tensor& logits, const Tensor& target, const Tensor& weight,
-                      const Tensor& gin, Reduction r, int64_t ignore, double eps) {
+void cuda_cross_entropy_backward(const Tensor& gout, const Tensor& logits, const Tensor& target, const Tensor& weight,
+                                 const Tensor& gin, Reduction r, int64_t ignore, double eps) {
   Ctx cx(logits);
   LossDims d{logits.size(0), logits.size(1), logits.size(2), ignore, eps};
   int64_t M = d.N * d.S;
@@ -287,9 +287,6 @@ void cuda_ce_backward(const Tensor& gout, const Tensor& logits, const Tensor& ta
 
 }  // namespace
 
-TT_REGISTER_KERNEL(nll_loss, CUDA, cuda_nll)
-TT_REGISTER_KERNEL(nll_loss_backward, CUDA, cuda_nll_backward)
-TT_REGISTER_KERNEL(cross_entropy, CUDA, cuda_ce)
-TT_REGISTER_KERNEL(cross_entropy_backward, CUDA, cuda_ce_backward)
+TT_REGISTER_KERNELS(CUDA, cuda, nll_loss, nll_loss_backward, cross_entropy, cross_entropy_backward)
 
 }  // namespace tt::cuda

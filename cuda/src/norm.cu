@@ -469,9 +469,6 @@ void cuda_layer_norm_backward(bool rms, const Tensor& g, const Tensor& x, const 
 
 }  // namespace
 
-TT_REGISTER_KERNEL(softmax, CUDA, cuda_softmax)
-TT_REGISTER_KERNEL(softmax_backward, CUDA, cuda_softmax_backward)
-TT_REGISTER_KERNEL(layer_norm, CUDA, cuda_layer_norm)
-TT_REGISTER_KERNEL(layer_norm_backward, CUDA, cuda_layer_norm_backward)
+TT_REGISTER_KERNELS(CUDA, cuda, softmax, softmax_backward, layer_norm, layer_norm_backward)
 
 }  // namespace tt::cuda

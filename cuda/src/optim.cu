@@ -170,14 +170,9 @@ void step_kernel(const Args&... args) {
 
 }  // namespace
 
-TT_REGISTER_KERNEL(sgd_step, CUDA, step_kernel<optim::SgdRule>)
-TT_REGISTER_KERNEL(adam_step, CUDA, step_kernel<optim::AdamRule>)
 TT_REGISTER_KERNEL(adam_device_step, CUDA, adam_device_step)
-TT_REGISTER_KERNEL(adadelta_step, CUDA, step_kernel<optim::AdadeltaRule>)
-TT_REGISTER_KERNEL(adagrad_step, CUDA, step_kernel<optim::AdagradRule>)
-TT_REGISTER_KERNEL(rmsprop_step, CUDA, step_kernel<optim::RmspropRule>)
-TT_REGISTER_KERNEL(adamax_step, CUDA, step_kernel<optim::AdamaxRule>)
-TT_REGISTER_KERNEL(nadam_step, CUDA, step_kernel<optim::NadamRule>)
-TT_REGISTER_KERNEL(radam_step, CUDA, step_kernel<optim::RadamRule>)
+#define TT_REGISTER_STEP(NAME, RULE) TT_REGISTER_KERNEL(NAME, CUDA, step_kernel<optim::RULE>)
+TT_OPTIM_STEP_RULES(TT_REGISTER_STEP)
+#undef TT_REGISTER_STEP
 
 }  // namespace tt::cuda

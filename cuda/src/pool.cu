@@ -248,7 +248,7 @@ struct Launch {
   explicit Launch(const Tensor& t) : guard(t.device()), stream(current_stream(t.device().index)) {}
 };
 
-void cuda_max_pool(const Tensor& x, const Tensor& out, const Tensor& idx, const Pool2dParams& p) {
+void cuda_max_pool2d(const Tensor& x, const Tensor& out, const Tensor& idx, const Pool2dParams& p) {
   if (out.numel() == 0) return;
   Launch l(x);
   const PlaneDims d = dims(x, out);
@@ -264,7 +264,7 @@ void cuda_max_pool(const Tensor& x, const Tensor& out, const Tensor& idx, const 
   });
 }
 
-void cuda_max_pool_backward(const Tensor& gout, const Tensor& idx, const Tensor& gx) {
+void cuda_max_pool2d_backward(const Tensor& gout, const Tensor& idx, const Tensor& gx) {
   int64_t P = gx.size(0), HW = gx.size(1) * gx.size(2), L = gout.size(1) * gout.size(2), n = gx.numel();
   if (n == 0) return;
   Launch l(gx);
@@ -289,7 +289,7 @@ void cuda_max_pool_backward(const Tensor& gout, const Tensor& idx, const Tensor&
   });
 }
 
-void cuda_avg_pool(const Tensor& x, const Tensor& out, const Pool2dParams& p) {
+void cuda_avg_pool2d(const Tensor& x, const Tensor& out, const Pool2dParams& p) {
   if (out.numel() == 0) return;
   Launch l(x);
   TT_DISPATCH_FLOATING(x.dtype(), "avg_pool2d", [&] {
@@ -299,7 +299,7 @@ void cuda_avg_pool(const Tensor& x, const Tensor& out, const Pool2dParams& p) {
   });
 }
 
-void cuda_avg_pool_backward(const Tensor& gout, const Tensor& gx, const Pool2dParams& p) {
+void cuda_avg_pool2d_backward(const Tensor& gout, const Tensor& gx, const Pool2dParams& p) {
   if (gx.numel() == 0) return;
   Launch l(gx);
   TT_DISPATCH_FLOATING(gx.dtype(), "avg_pool2d_backward", [&] {
@@ -309,7 +309,7 @@ void cuda_avg_pool_backward(const Tensor& gout, const Tensor& gx, const Pool2dPa
   });
 }
 
-void cuda_adaptive_avg(const Tensor& x, const Tensor& out) {
+void cuda_adaptive_avg_pool2d(const Tensor& x, const Tensor& out) {
   if (out.numel() == 0) return;
   Launch l(x);
   TT_DISPATCH_FLOATING(x.dtype(), "adaptive_avg_pool2d", [&] {
@@ -319,7 +319,7 @@ void cuda_adaptive_avg(const Tensor& x, const Tensor& out) {
   });
 }
 
-void cuda_adaptive_avg_backward(const Tensor& gout, const Tensor& gx) {
+void cuda_adaptive_avg_pool2d_backward(const Tensor& gout, const Tensor& gx) {
   if (gx.numel() == 0) return;
   Launch l(gx);
   TT_DISPATCH_FLOATING(gx.dtype(), "adaptive_avg_pool2d_backward", [&] {
@@ -331,11 +331,7 @@ void cuda_adaptive_avg_backward(const Tensor& gout, const Tensor& gx) {
 
 }  // namespace
 
-TT_REGISTER_KERNEL(max_pool2d, CUDA, cuda_max_pool)
-TT_REGISTER_KERNEL(max_pool2d_backward, CUDA, cuda_max_pool_backward)
-TT_REGISTER_KERNEL(avg_pool2d, CUDA, cuda_avg_pool)
-TT_REGISTER_KERNEL(avg_pool2d_backward, CUDA, cuda_avg_pool_backward)
-TT_REGISTER_KERNEL(adaptive_avg_pool2d, CUDA, cuda_adaptive_avg)
-TT_REGISTER_KERNEL(adaptive_avg_pool2d_backward, CUDA, cuda_adaptive_avg_backward)
+TT_REGISTER_KERNELS(CUDA, cuda, max_pool2d, max_pool2d_backward, avg_pool2d, avg_pool2d_backward, adaptive_avg_pool2d,
+                    adaptive_avg_pool2d_backward)
 
 }  // namespace tt::cuda

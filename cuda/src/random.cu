@@ -127,10 +127,6 @@ void cuda_random_keys(const Tensor& keys, PhiloxState st) {
 
 }  // namespace
 
-TT_REGISTER_KERNEL(uniform, CUDA, cuda_uniform)
-TT_REGISTER_KERNEL(normal, CUDA, cuda_normal)
-TT_REGISTER_KERNEL(bernoulli, CUDA, cuda_bernoulli)
-TT_REGISTER_KERNEL(randint, CUDA, cuda_randint)
-TT_REGISTER_KERNEL(random_keys, CUDA, cuda_random_keys)
+TT_REGISTER_KERNELS(CUDA, cuda, uniform, normal, bernoulli, randint, random_keys)
 
 }  // namespace tt::cuda

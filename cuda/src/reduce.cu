@@ -490,8 +490,6 @@ void cuda_cumulative(bool is_prod, const Tensor& x, const Tensor& out) {
 
 }  // namespace
 
-TT_REGISTER_KERNEL(reduce, CUDA, cuda_reduce)
-TT_REGISTER_KERNEL(reduce_index, CUDA, cuda_reduce_index)
-TT_REGISTER_KERNEL(cumulative, CUDA, cuda_cumulative)
+TT_REGISTER_KERNELS(CUDA, cuda, reduce, reduce_index, cumulative)
 
 }  // namespace tt::cuda

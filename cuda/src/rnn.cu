@@ -255,9 +255,6 @@ void cuda_rnn_backward_step(const RnnBackwardArgs& a, const RnnStepWeights& w, c
 
 }  // namespace
 
-TT_REGISTER_KERNEL(rnn_prepare, CUDA, cuda_rnn_prepare)
-TT_REGISTER_KERNEL(rnn_forward_step, CUDA, cuda_rnn_forward_step)
-TT_REGISTER_KERNEL(rnn_backward_step, CUDA, cuda_rnn_backward_step)
-TT_REGISTER_KERNEL(rnn_backward_params, CUDA, cuda_rnn_backward_params)
+TT_REGISTER_KERNELS(CUDA, cuda, rnn_prepare, rnn_forward_step, rnn_backward_step, rnn_backward_params)
 
 }  // namespace tt::cuda

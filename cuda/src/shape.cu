@@ -93,8 +93,6 @@ void cuda_linspace(const Tensor& out, double start, double end) {
 
 }  // namespace
 
-TT_REGISTER_KERNEL(triu_tril, CUDA, cuda_triu_tril)
-TT_REGISTER_KERNEL(arange, CUDA, cuda_arange)
-TT_REGISTER_KERNEL(linspace, CUDA, cuda_linspace)
+TT_REGISTER_KERNELS(CUDA, cuda, triu_tril, arange, linspace)
 
 }  // namespace tt::cuda

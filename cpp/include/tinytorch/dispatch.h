@@ -45,3 +45,28 @@ class KernelTable {
     ::tt::NAME##_kernel.set(::tt::DeviceType::DEVTYPE, FN);                          \
     return true;                                                                     \
   }();
+
+// A family's kernels at once, each op NAME with the backend function PREFIX_NAME:
+//   TT_REGISTER_KERNELS(CPU, cpu, softmax, softmax_backward)
+// registers cpu_softmax and cpu_softmax_backward. Up to 12 ops per call.
+#define TT_REGISTER_KERNELS(DEVTYPE, PREFIX, ...)                                                   \
+  TT_EXPAND_(TT_PICK_13TH_(__VA_ARGS__, TT_REG_12_, TT_REG_11_, TT_REG_10_, TT_REG_9_, TT_REG_8_,      \
+                           TT_REG_7_, TT_REG_6_, TT_REG_5_, TT_REG_4_, TT_REG_3_, TT_REG_2_, TT_REG_1_, ) \
+             (DEVTYPE, PREFIX, __VA_ARGS__))
+
+// The for-each behind TT_REGISTER_KERNELS; TT_EXPAND_ rescans for preprocessors that pass
+// __VA_ARGS__ on as one argument.
+#define TT_EXPAND_(X) X
+#define TT_PICK_13TH_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, N, ...) N
+#define TT_REG_1_(D, P, NAME) TT_REGISTER_KERNEL(NAME, D, P##_##NAME)
+#define TT_REG_2_(D, P, NAME, ...) TT_REG_1_(D, P, NAME) TT_EXPAND_(TT_REG_1_(D, P, __VA_ARGS__))
+#define TT_REG_3_(D, P, NAME, ...) TT_REG_1_(D, P, NAME) TT_EXPAND_(TT_REG_2_(D, P, __VA_ARGS__))
+#define TT_REG_4_(D, P, NAME, ...) TT_REG_1_(D, P, NAME) TT_EXPAND_(TT_REG_3_(D, P, __VA_ARGS__))
+#define TT_REG_5_(D, P, NAME, ...) TT_REG_1_(D, P, NAME) TT_EXPAND_(TT_REG_4_(D, P, __VA_ARGS__))
+#define TT_REG_6_(D, P, NAME, ...) TT_REG_1_(D, P, NAME) TT_EXPAND_(TT_REG_5_(D, P, __VA_ARGS__))
+#define TT_REG_7_(D, P, NAME, ...) TT_REG_1_(D, P, NAME) TT_EXPAND_(TT_REG_6_(D, P, __VA_ARGS__))
+#define TT_REG_8_(D, P, NAME, ...) TT_REG_1_(D, P, NAME) TT_EXPAND_(TT_REG_7_(D, P, __VA_ARGS__))
+#define TT_REG_9_(D, P, NAME, ...) TT_REG_1_(D, P, NAME) TT_EXPAND_(TT_REG_8_(D, P, __VA_ARGS__))
+#define TT_REG_10_(D, P, NAME, ...) TT_REG_1_(D, P, NAME) TT_EXPAND_(TT_REG_9_(D, P, __VA_ARGS__))
+#define TT_REG_11_(D, P, NAME, ...) TT_REG_1_(D, P, NAME) TT_EXPAND_(TT_REG_10_(D, P, __VA_ARGS__))
+#define TT_REG_12_(D, P, NAME, ...) TT_REG_1_(D, P, NAME) TT_EXPAND_(TT_REG_11_(D, P, __VA_ARGS__))

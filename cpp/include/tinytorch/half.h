@@ -3,30 +3,27 @@
 // kernels convert on load, compute in float32 and round once on store.
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include "tinytorch/macros.h"
 
 namespace tt {
 namespace detail {
 
-TT_INLINE float fp32_from_bits(uint32_t w) {
+// The bits of a float as a uint32_t and back (std::bit_cast before C++20).
+template <class To, class From>
+TT_INLINE To bit_cast32(From x) {
+  static_assert(sizeof(To) == 4 && sizeof(From) == 4, "float <-> uint32_t only");
 #if defined(__CUDA_ARCH__)
-  return __uint_as_float(w);
+  if constexpr (std::is_same_v<To, float>) return __uint_as_float(x);
+  else return __float_as_uint(x);
 #else
-  float f;
-  std::memcpy(&f, &w, sizeof f);
-  return f;
+  To y;
+  std::memcpy(&y, &x, sizeof y);
+  return y;
 #endif
 }
-
-TT_INLINE uint32_t fp32_to_bits(float f) {
-#if defined(__CUDA_ARCH__)
-  return __float_as_uint(f);
-#else
-  uint32_t w;
-  std::memcpy(&w, &f, sizeof w);
-  return w;
-#endif
-}
+TT_INLINE float fp32_from_bits(uint32_t w) { return bit_cast32<float>(w); }
+TT_INLINE uint32_t fp32_to_bits(float f) { return bit_cast32<uint32_t>(f); }
 
 // IEEE half <-> float, round to nearest even (after Maratyszcza's FP16 library).
 TT_INLINE float half_bits_to_float(uint16_t h) {

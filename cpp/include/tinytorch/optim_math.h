@@ -15,6 +15,12 @@
 #include "tinytorch/kernels/optim.h"
 #include "tinytorch/macros.h"
 
+// The fused step kernels (kernels/optim.h) and their rules below, X(kernel, Rule): each backend
+// registers its loop over Rule as the kernel, one row each.
+#define TT_OPTIM_STEP_RULES(X)                                                                  \
+  X(sgd_step, SgdRule) X(adam_step, AdamRule) X(adadelta_step, AdadeltaRule) X(adagrad_step, AdagradRule) \
+  X(rmsprop_step, RmspropRule) X(adamax_step, AdamaxRule) X(nadam_step, NadamRule) X(radam_step, RadamRule)
+
 namespace tt::optim {
 
 enum Flag : unsigned {

@@ -28,18 +28,6 @@ namespace tt::quant {
 
 enum class QType : int { Q4_0 = 2, Q4_1 = 3, Q8_0 = 8, Q4_K = 12, Q6_K = 14 };
 
-// Values and bytes per block of a code; false for a code we have no kernel for.
-TT_INLINE bool block_format(int64_t code, int64_t& values, int64_t& bytes) {
-  switch (code) {
-    case 2: values = 32; bytes = 18; return true;
-    case 3: values = 32; bytes = 20; return true;
-    case 8: values = 32; bytes = 34; return true;
-    case 12: values = 256; bytes = 144; return true;
-    case 14: values = 256; bytes = 210; return true;
-    default: return false;
-  }
-}
-
 TT_INLINE float load_half(const uint8_t* p) {
   return detail::half_bits_to_float(static_cast<uint16_t>(p[0] | (p[1] << 8)));
 }
@@ -47,10 +35,15 @@ TT_INLINE float load_half(const uint8_t* p) {
 template <QType Q>
 struct Format;
 
+// What every Format<Q> says of its blocks.
+template <QType Q, int Values, int Bytes>
+struct FormatSize {
+  static constexpr QType kType = Q;
+  static constexpr int kValues = Values, kBytes = Bytes;
+};
+
 template <>
-struct Format<QType::Q4_0> {
-  static constexpr QType kType = QType::Q4_0;
-  static constexpr int kValues = 32, kBytes = 18;
+struct Format<QType::Q4_0> : FormatSize<QType::Q4_0, 32, 18> {
   template <class F>
   TT_INLINE static void for_each_value(const uint8_t* b, int /*j*/, F&& f) {
     float d = load_half(b);
@@ -63,9 +56,7 @@ TT_QUANT_UNROLL
 };
 
 template <>
-struct Format<QType::Q4_1> {
-  static constexpr QType kType = QType::Q4_1;
-  static constexpr int kValues = 32, kBytes = 20;
+struct Format<QType::Q4_1> : FormatSize<QType::Q4_1, 32, 20> {
   template <class F>
   TT_INLINE static void for_each_value(const uint8_t* b, int /*j*/, F&& f) {
     float d = load_half(b), m = load_half(b + 2);
@@ -78,9 +69,7 @@ TT_QUANT_UNROLL
 };
 
 template <>
-struct Format<QType::Q8_0> {
-  static constexpr QType kType = QType::Q8_0;
-  static constexpr int kValues = 32, kBytes = 34;
+struct Format<QType::Q8_0> : FormatSize<QType::Q8_0, 32, 34> {
   template <class F>
   TT_INLINE static void for_each_value(const uint8_t* b, int /*j*/, F&& f) {
     float d = load_half(b);
@@ -90,9 +79,7 @@ TT_QUANT_UNROLL
 };
 
 template <>
-struct Format<QType::Q4_K> {
-  static constexpr QType kType = QType::Q4_K;
-  static constexpr int kValues = 256, kBytes = 144;
+struct Format<QType::Q4_K> : FormatSize<QType::Q4_K, 256, 144> {
   // The 6-bit scale and min of sub-block j (0..7) from the 12 packed bytes s.
   TT_INLINE static void scale_min(const uint8_t* s, int j, int& sc, int& mn) {
     if (j < 4) {
@@ -116,9 +103,7 @@ TT_QUANT_UNROLL
 };
 
 template <>
-struct Format<QType::Q6_K> {
-  static constexpr QType kType = QType::Q6_K;
-  static constexpr int kValues = 256, kBytes = 210;
+struct Format<QType::Q6_K> : FormatSize<QType::Q6_K, 256, 210> {
   // Value v = 32 j + i of the super-block: half h = v / 128, r = v % 128; low 4 bits from
   // ql[64 h + r % 64] (nibble r / 64), high 2 bits from qh[32 h + r % 32] (bits 2 (r / 32)).
   template <class F>
@@ -140,7 +125,7 @@ TT_QUANT_UNROLL
   }
 };
 
-// Calls fn(Format<Q>{}) for a code block_format accepted.
+// Calls fn(Format<Q>{}) for the format of a code; nothing for a code we have no kernel for.
 template <class Fn>
 inline void dispatch_format(int64_t code, Fn&& fn) {  // host only
   switch (code) {
@@ -151,6 +136,13 @@ inline void dispatch_format(int64_t code, Fn&& fn) {  // host only
     case 14: fn(Format<QType::Q6_K>{}); break;
     default: break;
   }
+}
+
+// Values and bytes per block of a code; false for a code we have no kernel for.
+inline bool block_format(int64_t code, int64_t& values, int64_t& bytes) {  // host only
+  bool known = false;
+  dispatch_format(code, [&](auto fmt) { values = fmt.kValues, bytes = fmt.kBytes, known = true; });
+  return known;
 }
 
 }  // namespace tt::quant

@@ -11,31 +11,29 @@
 namespace tt::cpu {
 namespace {
 
-// The plain loops, one copy per ISA (suffix); GELU's AVX-512 copy is hand-written below.
-#define TT_GELU_LOOPS(attr, suffix)                                                                 \
-  attr void gelu_##suffix(const float* x, float* o, int64_t n) {                                    \
-    for (int64_t i = 0; i < n; ++i) o[i] = gelu_fast(x[i]);                                         \
+// The plain loops of activation NAME (value FN, derivative GRAD), one copy per ISA (suffix);
+// GELU's AVX-512 copy is hand-written below.
+#define TT_ACTIVATION_LOOPS(attr, suffix, NAME, FN, GRAD)                                           \
+  attr void NAME##_##suffix(const float* x, float* o, int64_t n) {                                  \
+    for (int64_t i = 0; i < n; ++i) o[i] = FN(x[i]);                                                \
   }                                                                                                 \
-  attr void gelu_bwd_##suffix(const float* g, const float* x, float* o, int64_t n) {                \
-    for (int64_t i = 0; i < n; ++i) o[i] = g[i] * gelu_grad_fast(x[i]);                             \
+  attr void NAME##_bwd_##suffix(const float* g, const float* x, float* o, int64_t n) {              \
+    for (int64_t i = 0; i < n; ++i) o[i] = g[i] * GRAD(x[i]);                                       \
   }
-#define TT_SILU_LOOPS(attr, suffix)                                                                 \
-  attr void silu_##suffix(const float* x, float* o, int64_t n) {                                    \
-    for (int64_t i = 0; i < n; ++i) o[i] = silu_fast(x[i]);                                         \
-  }                                                                                                 \
-  attr void silu_bwd_##suffix(const float* g, const float* x, float* o, int64_t n) {                \
-    for (int64_t i = 0; i < n; ++i) o[i] = g[i] * silu_grad_fast(x[i]);                             \
-  }
+#define TT_GELU_LOOPS(attr, suffix) TT_ACTIVATION_LOOPS(attr, suffix, gelu, gelu_fast, gelu_grad_fast)
+#define TT_SILU_LOOPS(attr, suffix) TT_ACTIVATION_LOOPS(attr, suffix, silu, silu_fast, silu_grad_fast)
 
 TT_GELU_LOOPS(, default)
 TT_SILU_LOOPS(, default)
-#if TT_X86_SIMD
 TT_GELU_LOOPS(TT_TARGET_AVX2, avx2)
 TT_SILU_LOOPS(TT_TARGET_AVX2, avx2)
 TT_SILU_LOOPS(TT_TARGET_AVX512, avx512)
+#if !TT_X86_SIMD  // not x86 GCC: the plain loops stand in for the hand-written ones (never picked)
+TT_GELU_LOOPS(, avx512)
 #endif
 #undef TT_GELU_LOOPS
 #undef TT_SILU_LOOPS
+#undef TT_ACTIVATION_LOOPS
 
 #if TT_X86_SIMD
 
@@ -121,36 +119,16 @@ TT_TARGET_AVX512 void gelu_bwd_avx512(const float* g, const float* x, float* o, 
 
 }  // namespace
 
-void gelu_f32(const float* x, float* out, int64_t n) {
-#if TT_X86_SIMD
-  if (simd_level() == SimdLevel::Avx512) return gelu_avx512(x, out, n);
-  if (simd_level() == SimdLevel::Avx2) return gelu_avx2(x, out, n);
-#endif
-  gelu_default(x, out, n);
-}
+void gelu_f32(const float* x, float* out, int64_t n) { simd_pick(gelu_avx512, gelu_avx2, gelu_default)(x, out, n); }
 
 void gelu_backward_f32(const float* grad, const float* x, float* out, int64_t n) {
-#if TT_X86_SIMD
-  if (simd_level() == SimdLevel::Avx512) return gelu_bwd_avx512(grad, x, out, n);
-  if (simd_level() == SimdLevel::Avx2) return gelu_bwd_avx2(grad, x, out, n);
-#endif
-  gelu_bwd_default(grad, x, out, n);
+  simd_pick(gelu_bwd_avx512, gelu_bwd_avx2, gelu_bwd_default)(grad, x, out, n);
 }
 
-void silu_f32(const float* x, float* out, int64_t n) {
-#if TT_X86_SIMD
-  if (simd_level() == SimdLevel::Avx512) return silu_avx512(x, out, n);
-  if (simd_level() == SimdLevel::Avx2) return silu_avx2(x, out, n);
-#endif
-  silu_default(x, out, n);
-}
+void silu_f32(const float* x, float* out, int64_t n) { simd_pick(silu_avx512, silu_avx2, silu_default)(x, out, n); }
 
 void silu_backward_f32(const float* grad, const float* x, float* out, int64_t n) {
-#if TT_X86_SIMD
-  if (simd_level() == SimdLevel::Avx512) return silu_bwd_avx512(grad, x, out, n);
-  if (simd_level() == SimdLevel::Avx2) return silu_bwd_avx2(grad, x, out, n);
-#endif
-  silu_bwd_default(grad, x, out, n);
+  simd_pick(silu_bwd_avx512, silu_bwd_avx2, silu_bwd_default)(grad, x, out, n);
 }
 
 }  // namespace tt::cpu

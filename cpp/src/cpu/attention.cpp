@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 #if defined(__SSE2__)
 #include <immintrin.h>
@@ -30,9 +31,24 @@ namespace {
 constexpr int64_t kBlockQ = 32;  // query rows per task
 constexpr int64_t kBlockK = 128;  // keys per tile (bench/attention_bench.py: 64 was 10–15% slower)
 
+// crow[0:w] = (acc ? crow : 0) + sum over kk of arow[kk * a_cs] * b[kk * ldb : kk * ldb + w], in a
+// local accumulator the compiler keeps in registers; w is a compile-time constant for full blocks.
+template <class A, class Width>
+__attribute__((always_inline)) inline void tile_gemm_block(Width w, int64_t k, const A* arow, int64_t a_cs,
+                                                           const A* b, int64_t ldb, A* crow, bool acc) {
+  A t[256 / sizeof(A)];
+  for (int64_t j = 0; j < w; ++j) t[j] = acc ? crow[j] : A(0);
+  for (int64_t kk = 0; kk < k; ++kk) {
+    const A av = arow[kk * a_cs];
+    const A* brow = b + kk * ldb;
+    for (int64_t j = 0; j < w; ++j) t[j] += av * brow[j];
+  }
+  for (int64_t j = 0; j < w; ++j) crow[j] = t[j];
+}
+
 // c (m, n) = (acc ? c : 0) + a @ b, where a's element (i, kk) is a[i * a_rs + kk * a_cs] (so
 // a = P^T is a transposed view) and b is (k, n) row-major. Columns go in blocks of four 512-bit
-// vectors held in a local accumulator the compiler keeps in registers.
+// vectors, then one block of the rest.
 template <class A>
 __attribute__((always_inline)) inline void tile_gemm_impl(int64_t m, int64_t n, int64_t k, const A* a, int64_t a_rs,
                                                           int64_t a_cs, const A* b, int64_t ldb, A* c, int64_t ldc,
@@ -40,26 +56,11 @@ __attribute__((always_inline)) inline void tile_gemm_impl(int64_t m, int64_t n, 
   constexpr int64_t W = 256 / sizeof(A);
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j0 = 0; j0 < n; j0 += W) {
-      A t[W];
-      A* crow = c + i * ldc + j0;
-      if (j0 + W <= n) {
-        for (int64_t j = 0; j < W; ++j) t[j] = acc ? crow[j] : A(0);
-        for (int64_t kk = 0; kk < k; ++kk) {
-          const A av = a[i * a_rs + kk * a_cs];
-          const A* brow = b + kk * ldb + j0;
-          for (int64_t j = 0; j < W; ++j) t[j] += av * brow[j];
-        }
-        for (int64_t j = 0; j < W; ++j) crow[j] = t[j];
-      } else {
-        const int64_t w = n - j0;
-        for (int64_t j = 0; j < w; ++j) t[j] = acc ? crow[j] : A(0);
-        for (int64_t kk = 0; kk < k; ++kk) {
-          const A av = a[i * a_rs + kk * a_cs];
-          const A* brow = b + kk * ldb + j0;
-          for (int64_t j = 0; j < w; ++j) t[j] += av * brow[j];
-        }
-        for (int64_t j = 0; j < w; ++j) crow[j] = t[j];
-      }
+      if (j0 + W <= n)
+        tile_gemm_block(std::integral_constant<int64_t, W>{}, k, a + i * a_rs, a_cs, b + j0, ldb, c + i * ldc + j0,
+                        acc);
+      else
+        tile_gemm_block(n - j0, k, a + i * a_rs, a_cs, b + j0, ldb, c + i * ldc + j0, acc);
     }
   }
 }
@@ -495,8 +496,6 @@ void cpu_attention_dropout_mask(const AttentionParams& p, const Tensor& keep) {
 
 }  // namespace
 
-TT_REGISTER_KERNEL(attention_forward, CPU, cpu_attention_forward)
-TT_REGISTER_KERNEL(attention_backward, CPU, cpu_attention_backward)
-TT_REGISTER_KERNEL(attention_dropout_mask, CPU, cpu_attention_dropout_mask)
+TT_REGISTER_KERNELS(CPU, cpu, attention_forward, attention_backward, attention_dropout_mask)
 
 }  // namespace tt::cpu

@@ -20,22 +20,41 @@ __attribute__((target("avx512f"))) void copy_row_avx512(const float* src, float*
   }
 }
 
-// x: (nb, C, H, W) -> col: (nb, C*kh*kw, Ho*Wo), any item/row strides; one task per (b, c) plane.
+// The layout im2col and col2im share: x (nb, C, H, W) and col (nb, C*kh*kw, L = Ho*Wo) with any
+// item and row strides (L is dense); column row (c*kh + i)*kw + j of item b reads x[b, c] at
+// kernel offset (i, j). Tasks are (b, c) planes.
+struct ColLayout {
+  int64_t nb, C, H, W, K, L, sb, sr;
+  ColLayout(const Tensor& x, const Tensor& col, const Conv2dParams& p, int64_t Ho, int64_t Wo)
+      : nb(x.size(0)), C(x.size(1)), H(x.size(2)), W(x.size(3)), K(p.kh * p.kw), L(Ho * Wo), sb(col.stride(0)),
+        sr(col.stride(1)) {}
+  int64_t plane_grain() const { return std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, K * L)); }
+  // Offset in col of plane bc = b * C + c's first row.
+  int64_t col_plane(int64_t bc) const { return (bc / C) * sb + (bc % C) * K * sr; }
+};
+
+// Unit column stride: output column ow reads input column ow + off, inside the row for ow in [lo, hi).
+struct UnitStrideSpan {
+  int64_t off, lo, hi;
+  UnitStrideSpan(const Conv2dParams& p, int64_t j, int64_t W, int64_t Wo)
+      : off(j * p.dw - p.pw), lo(std::clamp<int64_t>(-off, 0, Wo)), hi(std::clamp<int64_t>(W - off, lo, Wo)) {}
+};
+
+// x: (nb, C, H, W) -> col: (nb, C*kh*kw, Ho*Wo); one task per (b, c) plane.
 template <class T>
 void im2col_typed(const Tensor& x, const Tensor& col, const Conv2dParams& p, int64_t Ho, int64_t Wo) {
-  int64_t nb = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3), K = p.kh * p.kw, L = Ho * Wo;
-  int64_t sb = col.stride(0), sr = col.stride(1);  // item and row strides (any layout; L is dense)
+  const ColLayout g(x, col, p, Ho, Wo);
+  const int64_t H = g.H, W = g.W;
   const T* xp = x.data<T>();
   T* cp = col.data<T>();
   static const bool avx512 = __builtin_cpu_supports("avx512f");
-  int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, K * L));
-  parallel_for(0, nb * C, grain, [&](int64_t b0, int64_t b1) {
+  parallel_for(0, g.nb * g.C, g.plane_grain(), [&](int64_t b0, int64_t b1) {
     for (int64_t bc = b0; bc < b1; ++bc) {
       const T* xs = xp + bc * H * W;
-      T* cs = cp + (bc / C) * sb + (bc % C) * K * sr;  // rows (c*kh + i)*kw + j of item b
+      T* cs = cp + g.col_plane(bc);
       for (int64_t i = 0; i < p.kh; ++i)
         for (int64_t j = 0; j < p.kw; ++j) {
-          T* row = cs + (i * p.kw + j) * sr;
+          T* row = cs + (i * p.kw + j) * g.sr;
           for (int64_t oh = 0; oh < Ho; ++oh) {
             T* dst = row + oh * Wo;
             int64_t ih = oh * p.sh - p.ph + i * p.dh;
@@ -45,8 +64,7 @@ void im2col_typed(const Tensor& x, const Tensor& col, const Conv2dParams& p, int
             }
             const T* src = xs + ih * W;
             if (p.sw == 1) {  // dst[ow] = src[ow + off] for ow in [lo, hi), zero elsewhere
-              int64_t off = j * p.dw - p.pw, lo = std::clamp<int64_t>(-off, 0, Wo),
-                      hi = std::clamp<int64_t>(W - off, lo, Wo);
+              const auto [off, lo, hi] = UnitStrideSpan(p, j, W, Wo);
               if constexpr (std::is_same_v<T, float>) {
                 if (avx512 && lo == 0 && hi == Wo) {
                   copy_row_avx512(src + off, dst, Wo);
@@ -72,28 +90,26 @@ void im2col_typed(const Tensor& x, const Tensor& col, const Conv2dParams& p, int
 // Each task owns whole (b, c) planes of x, so the sums are race-free and in a fixed order.
 template <class T>
 void col2im_typed(const Tensor& col, const Tensor& x, const Conv2dParams& p, int64_t Ho, int64_t Wo) {
-  int64_t nb = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3), K = p.kh * p.kw, L = Ho * Wo;
-  int64_t sb = col.stride(0), sr = col.stride(1);  // item and row strides (any layout; L is dense)
+  const ColLayout g(x, col, p, Ho, Wo);
+  const int64_t H = g.H, W = g.W;
   const T* cp = col.data<T>();
   T* xp = x.data<T>();
   using A = opmath_t<T>;
-  int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, K * L));
-  parallel_for(0, nb * C, grain, [&](int64_t b0, int64_t b1) {
+  parallel_for(0, g.nb * g.C, g.plane_grain(), [&](int64_t b0, int64_t b1) {
     std::vector<A> acc(static_cast<size_t>(H * W));
     for (int64_t bc = b0; bc < b1; ++bc) {
       std::fill(acc.begin(), acc.end(), A(0));
-      const T* cs = cp + (bc / C) * sb + (bc % C) * K * sr;
+      const T* cs = cp + g.col_plane(bc);
       for (int64_t i = 0; i < p.kh; ++i)
         for (int64_t j = 0; j < p.kw; ++j) {
-          const T* row = cs + (i * p.kw + j) * sr;
+          const T* row = cs + (i * p.kw + j) * g.sr;
           for (int64_t oh = 0; oh < Ho; ++oh) {
             int64_t ih = oh * p.sh - p.ph + i * p.dh;
             if (ih < 0 || ih >= H) continue;
             A* dst = acc.data() + ih * W;
             const T* src = row + oh * Wo;
             if (p.sw == 1) {  // dst[ow + off] += src[ow] for ow in [lo, hi)
-              int64_t off = j * p.dw - p.pw, lo = std::clamp<int64_t>(-off, 0, Wo),
-                      hi = std::clamp<int64_t>(W - off, lo, Wo);
+              const auto [off, lo, hi] = UnitStrideSpan(p, j, W, Wo);
               for (int64_t ow = lo; ow < hi; ++ow) dst[ow + off] += static_cast<A>(src[ow]);
               continue;
             }
@@ -146,8 +162,6 @@ void cpu_channel_sum(const Tensor& g, const Tensor& out, bool accumulate) {
 
 }  // namespace
 
-TT_REGISTER_KERNEL(im2col, CPU, cpu_im2col)
-TT_REGISTER_KERNEL(col2im, CPU, cpu_col2im)
-TT_REGISTER_KERNEL(channel_sum, CPU, cpu_channel_sum)
+TT_REGISTER_KERNELS(CPU, cpu, im2col, col2im, channel_sum)
 
 }  // namespace tt::cpu

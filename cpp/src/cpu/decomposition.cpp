@@ -217,13 +217,6 @@ void cpu_triangular_solve(const Tensor& a, const Tensor& b, bool upper, bool tra
 
 }  // namespace
 
-TT_REGISTER_KERNEL(lu_factor, CPU, cpu_lu_factor)
-TT_REGISTER_KERNEL(lu_solve, CPU, cpu_lu_solve)
-TT_REGISTER_KERNEL(cholesky, CPU, cpu_cholesky)
-TT_REGISTER_KERNEL(geqrf, CPU, cpu_geqrf)
-TT_REGISTER_KERNEL(orgqr, CPU, cpu_orgqr)
-TT_REGISTER_KERNEL(eigh, CPU, cpu_eigh)
-TT_REGISTER_KERNEL(svd, CPU, cpu_svd)
-TT_REGISTER_KERNEL(triangular_solve, CPU, cpu_triangular_solve)
+TT_REGISTER_KERNELS(CPU, cpu, lu_factor, lu_solve, cholesky, geqrf, orgqr, eigh, svd, triangular_solve)
 
 }  // namespace tt::cpu

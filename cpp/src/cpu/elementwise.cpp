@@ -81,10 +81,6 @@ void cpu_fill(const Tensor& out, double value) {
 
 }  // namespace
 
-TT_REGISTER_KERNEL(unary, CPU, cpu_unary)
-TT_REGISTER_KERNEL(binary, CPU, cpu_binary)
-TT_REGISTER_KERNEL(where, CPU, cpu_where)
-TT_REGISTER_KERNEL(clamp_tensor, CPU, cpu_clamp_tensor)
-TT_REGISTER_KERNEL(fill, CPU, cpu_fill)
+TT_REGISTER_KERNELS(CPU, cpu, unary, binary, where, clamp_tensor, fill)
 
 }  // namespace tt::cpu

@@ -182,13 +182,6 @@ void cpu_nonzero(const Tensor& x, const Tensor& out) {
 
 }  // namespace
 
-TT_REGISTER_KERNEL(index_offsets, CPU, cpu_index_offsets)
-TT_REGISTER_KERNEL(index, CPU, cpu_index)
-TT_REGISTER_KERNEL(index_put, CPU, cpu_index_put)
-TT_REGISTER_KERNEL(gather, CPU, cpu_gather)
-TT_REGISTER_KERNEL(scatter, CPU, cpu_scatter)
-TT_REGISTER_KERNEL(masked_fill, CPU, cpu_masked_fill)
-TT_REGISTER_KERNEL(count_nonzero, CPU, cpu_count_nonzero)
-TT_REGISTER_KERNEL(nonzero, CPU, cpu_nonzero)
+TT_REGISTER_KERNELS(CPU, cpu, index_offsets, index, index_put, gather, scatter, masked_fill, count_nonzero, nonzero)
 
 }  // namespace tt::cpu

@@ -20,25 +20,34 @@ template <class M> inline bool before(M a, M b, bool descending) {
   return (!is_nan(a) && is_nan(b)) || a < b;
 }
 
+// Rows of x: (R, n) in parallel: f(r, row, key, perm) with key[j] = row[j] in opmath_t and
+// perm = 0, 1, ..., n - 1, for f to order.
+template <class T, class F>
+void for_each_keyed_row(const Tensor& x, int64_t rows, int64_t n, const F& f) {
+  const T* xp = x.data<T>();
+  parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+    std::vector<opmath_t<T>> key(n);
+    std::vector<int64_t> perm(n);
+    for (int64_t r = b; r < e; ++r) {
+      const T* row = xp + r * n;
+      for (int64_t j = 0; j < n; ++j) key[j] = opmath_t<T>(row[j]);
+      std::iota(perm.begin(), perm.end(), int64_t(0));
+      f(r, row, key, perm);
+    }
+  });
+}
+
 // x: (R, n) -> values: (R, n), indices: (R, n)
 void cpu_sort(const Tensor& x, bool descending, const Tensor& values, const Tensor& indices) {
   const int64_t n = x.dim() ? x.shape().back() : 1, rows = n ? x.numel() / n : 0;
   TT_DISPATCH_ALL(x.dtype(), "sort", [&] {
     using T = scalar_t;
-    using M = opmath_t<T>;
-    const T* xp = x.data<T>();
     T* vp = values.data<T>();
     int64_t* ip = indices.data<int64_t>();
-    parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
-      std::vector<M> key(n);
-      for (int64_t r = b; r < e; ++r) {
-        const T* row = xp + r * n;
-        for (int64_t j = 0; j < n; ++j) key[j] = M(row[j]);
-        int64_t* perm = ip + r * n;
-        std::iota(perm, perm + n, int64_t(0));
-        std::stable_sort(perm, perm + n, [&](int64_t a, int64_t c) { return before(key[a], key[c], descending); });
-        for (int64_t j = 0; j < n; ++j) vp[r * n + j] = row[perm[j]];
-      }
+    for_each_keyed_row<T>(x, rows, n, [&](int64_t r, const T* row, const auto& key, auto& perm) {
+      std::stable_sort(perm.begin(), perm.end(),
+                       [&](int64_t a, int64_t c) { return before(key[a], key[c], descending); });
+      for (int64_t j = 0; j < n; ++j) vp[r * n + j] = row[perm[j]], ip[r * n + j] = perm[j];
     });
   });
 }
@@ -49,28 +58,16 @@ void cpu_topk(const Tensor& x, int64_t k, bool largest, const Tensor& values, co
   if (k == 0) return;
   TT_DISPATCH_ALL(x.dtype(), "topk", [&] {
     using T = scalar_t;
-    using M = opmath_t<T>;
-    const T* xp = x.data<T>();
     T* vp = values.data<T>();
     int64_t* ip = indices.data<int64_t>();
-    parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
-      std::vector<M> key(n);
-      std::vector<int64_t> perm(n);
-      for (int64_t r = b; r < e; ++r) {
-        const T* row = xp + r * n;
-        for (int64_t j = 0; j < n; ++j) key[j] = M(row[j]);
-        std::iota(perm.begin(), perm.end(), int64_t(0));
-        // Index tie-break keeps the result deterministic like a stable sort.
-        std::partial_sort(perm.begin(), perm.begin() + k, perm.end(), [&](int64_t a, int64_t c) {
-          if (before(key[a], key[c], largest)) return true;
-          if (before(key[c], key[a], largest)) return false;
-          return a < c;
-        });
-        for (int64_t j = 0; j < k; ++j) {
-          vp[r * k + j] = row[perm[j]];
-          ip[r * k + j] = perm[j];
-        }
-      }
+    for_each_keyed_row<T>(x, rows, n, [&](int64_t r, const T* row, const auto& key, auto& perm) {
+      // Index tie-break keeps the result deterministic like a stable sort.
+      std::partial_sort(perm.begin(), perm.begin() + k, perm.end(), [&](int64_t a, int64_t c) {
+        if (before(key[a], key[c], largest)) return true;
+        if (before(key[c], key[a], largest)) return false;
+        return a < c;
+      });
+      for (int64_t j = 0; j < k; ++j) vp[r * k + j] = row[perm[j]], ip[r * k + j] = perm[j];
     });
   });
 }

@@ -126,31 +126,28 @@ void ce_backward_typed(const Tensor& gout, const Tensor& logits, const Tensor& t
   });
 }
 
-void cpu_nll(const Tensor& input, const Tensor& target, const Tensor& weight, const Tensor& out, Reduction r,
-             int64_t ignore) {
+void cpu_nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, const Tensor& out, Reduction r,
+                  int64_t ignore) {
   TT_DISPATCH_FLOATING(input.dtype(), "nll_loss", [&] { nll_typed<scalar_t>(input, target, weight, out, r, ignore); });
 }
-void cpu_nll_backward(const Tensor& gout, const Tensor& target, const Tensor& weight, const Tensor& gin, Reduction r,
-                      int64_t ignore) {
+void cpu_nll_loss_backward(const Tensor& gout, const Tensor& target, const Tensor& weight, const Tensor& gin,
+                           Reduction r, int64_t ignore) {
   TT_DISPATCH_FLOATING(gin.dtype(), "nll_loss_backward",
                        [&] { nll_backward_typed<scalar_t>(gout, target, weight, gin, r, ignore); });
 }
-void cpu_ce(const Tensor& logits, const Tensor& target, const Tensor& weight, const Tensor& out, Reduction r,
-            int64_t ignore, double eps) {
+void cpu_cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight, const Tensor& out, Reduction r,
+                       int64_t ignore, double eps) {
   TT_DISPATCH_FLOATING(logits.dtype(), "cross_entropy",
                        [&] { ce_typed<scalar_t>(logits, target, weight, out, r, ignore, eps); });
 }
-void cpu_ce_backward(const Tensor& gout, const Tensor& logits, const Tensor& target, const Tensor& weight,
-                     const Tensor& gin, Reduction r, int64_t ignore, double eps) {
+void cpu_cross_entropy_backward(const Tensor& gout, const Tensor& logits, const Tensor& target, const Tensor& weight,
+                                const Tensor& gin, Reduction r, int64_t ignore, double eps) {
   TT_DISPATCH_FLOATING(logits.dtype(), "cross_entropy_backward",
                        [&] { ce_backward_typed<scalar_t>(gout, logits, target, weight, gin, r, ignore, eps); });
 }
 
 }  // namespace
 
-TT_REGISTER_KERNEL(nll_loss, CPU, cpu_nll)
-TT_REGISTER_KERNEL(nll_loss_backward, CPU, cpu_nll_backward)
-TT_REGISTER_KERNEL(cross_entropy, CPU, cpu_ce)
-TT_REGISTER_KERNEL(cross_entropy_backward, CPU, cpu_ce_backward)
+TT_REGISTER_KERNELS(CPU, cpu, nll_loss, nll_loss_backward, cross_entropy, cross_entropy_backward)
 
 }  // namespace tt::cpu

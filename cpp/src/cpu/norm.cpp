@@ -351,9 +351,6 @@ void cpu_layer_norm_backward(bool rms, const Tensor& g, const Tensor& x, const T
 
 }  // namespace
 
-TT_REGISTER_KERNEL(softmax, CPU, cpu_softmax)
-TT_REGISTER_KERNEL(softmax_backward, CPU, cpu_softmax_backward)
-TT_REGISTER_KERNEL(layer_norm, CPU, cpu_layer_norm)
-TT_REGISTER_KERNEL(layer_norm_backward, CPU, cpu_layer_norm_backward)
+TT_REGISTER_KERNELS(CPU, cpu, softmax, softmax_backward, layer_norm, layer_norm_backward)
 
 }  // namespace tt::cpu

@@ -91,21 +91,22 @@ void step(const C& c, const Tensor& param, const Ts&... slots) {
   });
 }
 
+// Rules whose float32 loop runs as the SIMD clones (step_range_simd).
+template <template <class> class Rule>
+constexpr bool kSimdRule = false;
+template <>
+constexpr bool kSimdRule<optim::AdadeltaRule> = true;
+
 // The kernel entry of Rule: the arguments as kernels/optim.h declares them.
-template <template <class> class Rule, bool kSimd = false, class... Args>
+template <template <class> class Rule, class... Args>
 void step_kernel(const Args&... args) {
-  call_coeffs_first([](const auto&... a) { step<Rule, kSimd>(a...); }, args...);
+  call_coeffs_first([](const auto&... a) { step<Rule, kSimdRule<Rule>>(a...); }, args...);
 }
 
 }  // namespace
 
-TT_REGISTER_KERNEL(sgd_step, CPU, step_kernel<optim::SgdRule>)
-TT_REGISTER_KERNEL(adam_step, CPU, step_kernel<optim::AdamRule>)
-TT_REGISTER_KERNEL(adadelta_step, CPU, (step_kernel<optim::AdadeltaRule, /*kSimd=*/true>))
-TT_REGISTER_KERNEL(adagrad_step, CPU, step_kernel<optim::AdagradRule>)
-TT_REGISTER_KERNEL(rmsprop_step, CPU, step_kernel<optim::RmspropRule>)
-TT_REGISTER_KERNEL(adamax_step, CPU, step_kernel<optim::AdamaxRule>)
-TT_REGISTER_KERNEL(nadam_step, CPU, step_kernel<optim::NadamRule>)
-TT_REGISTER_KERNEL(radam_step, CPU, step_kernel<optim::RadamRule>)
+#define TT_REGISTER_STEP(NAME, RULE) TT_REGISTER_KERNEL(NAME, CPU, step_kernel<optim::RULE>)
+TT_OPTIM_STEP_RULES(TT_REGISTER_STEP)
+#undef TT_REGISTER_STEP
 
 }  // namespace tt::cpu

@@ -456,8 +456,6 @@ void cpu_quant_gemm(const Tensor& x, const Tensor& w, int64_t qtype, const Tenso
 
 }  // namespace
 
-TT_REGISTER_KERNEL(quant_gemm, CPU, cpu_quant_gemm)
-TT_REGISTER_KERNEL(quant_matvec, CPU, cpu_quant_matvec)
-TT_REGISTER_KERNEL(quant_dequantize, CPU, cpu_quant_dequantize)
+TT_REGISTER_KERNELS(CPU, cpu, quant_gemm, quant_matvec, quant_dequantize)
 
 }  // namespace tt::cpu

@@ -88,10 +88,6 @@ void cpu_random_keys(const Tensor& keys, PhiloxState st) {
 
 }  // namespace
 
-TT_REGISTER_KERNEL(uniform, CPU, cpu_uniform)
-TT_REGISTER_KERNEL(normal, CPU, cpu_normal)
-TT_REGISTER_KERNEL(bernoulli, CPU, cpu_bernoulli)
-TT_REGISTER_KERNEL(randint, CPU, cpu_randint)
-TT_REGISTER_KERNEL(random_keys, CPU, cpu_random_keys)
+TT_REGISTER_KERNELS(CPU, cpu, uniform, normal, bernoulli, randint, random_keys)
 
 }  // namespace tt::cpu

@@ -318,8 +318,6 @@ void cpu_cumulative(bool is_prod, const Tensor& x, const Tensor& out) {
 
 }  // namespace
 
-TT_REGISTER_KERNEL(reduce, CPU, cpu_reduce)
-TT_REGISTER_KERNEL(reduce_index, CPU, cpu_reduce_index)
-TT_REGISTER_KERNEL(cumulative, CPU, cpu_cumulative)
+TT_REGISTER_KERNELS(CPU, cpu, reduce, reduce_index, cumulative)
 
 }  // namespace tt::cpu

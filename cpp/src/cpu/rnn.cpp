@@ -270,9 +270,6 @@ void cpu_rnn_backward_params(const RnnBackwardArgs& a, const Tensor& dhg, const 
 
 }  // namespace
 
-TT_REGISTER_KERNEL(rnn_prepare, CPU, cpu_rnn_prepare)
-TT_REGISTER_KERNEL(rnn_forward_step, CPU, cpu_rnn_forward_step)
-TT_REGISTER_KERNEL(rnn_backward_step, CPU, cpu_rnn_backward_step)
-TT_REGISTER_KERNEL(rnn_backward_params, CPU, cpu_rnn_backward_params)
+TT_REGISTER_KERNELS(CPU, cpu, rnn_prepare, rnn_forward_step, rnn_backward_step, rnn_backward_params)
 
 }  // namespace tt::cpu

@@ -95,35 +95,27 @@ TT_TARGET_AVX512 void pack_a_t(const float* a, int64_t lda, int64_t m, int64_t k
   }
 }
 
-// C[0:mr, 0:w] (=|+=) alpha * Apack (kc, 12) @ panel; first: apply beta (0 -> C not read).
-// The panel's row p is bp[p*ldp : p*ldp + w]. Width: kFull (w == 32, no masks), kHalf (w <= 16:
-// one zmm per row, half the FMAs), kMasked.
+// A micro-kernel's panel width: kFull (w == 32, no masks), kHalf (w <= 16: one zmm per row,
+// half the FMAs), kMasked.
 enum PanelWidth { kFull, kHalf, kMasked };
+
+// Row p of a panel (bp[0 : w]) as b0 = columns 0-15, b1 = 16-31 (b1 = b0 for kHalf, unused).
 template <PanelWidth Width>
-TT_TARGET_AVX512 void micro_packed(int64_t mr, int64_t kc, const float* ap, const float* bp, int64_t ldp, float* c,
-                                   int64_t ldc, int64_t w, float alpha, float beta, bool first) {
-  const __mmask16 m0 = Width == kFull ? 0xFFFF : lo_mask(w), m1 = Width == kFull ? 0xFFFF : hi_mask(w);
-  __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
-         c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00, c80 = c00,
-         c81 = c00, c90 = c00, c91 = c00, ca0 = c00, ca1 = c00, cb0 = c00, cb1 = c00;
-#pragma GCC unroll 4  // ~5% over the plain loop
-  for (int64_t p = 0; p < kc; ++p, ap += kMP, bp += ldp) {
-    const __m512 b0 = Width == kFull ? _mm512_loadu_ps(bp) : _mm512_maskz_loadu_ps(m0, bp);
-    const __m512 b1 = Width == kFull   ? _mm512_loadu_ps(bp + 16)
-                      : Width == kHalf ? b0
-                                       : _mm512_maskz_loadu_ps(m1, bp + 16);
-#define TT_ROW(r, o)                                                \
-  {                                                                 \
-    const __m512 av = _mm512_set1_ps(ap[o]);                        \
-    c##r##0 = _mm512_fmadd_ps(av, b0, c##r##0);                     \
-    if (Width != kHalf) c##r##1 = _mm512_fmadd_ps(av, b1, c##r##1); \
-  }
-    TT_ROW(0, 0) TT_ROW(1, 1) TT_ROW(2, 2) TT_ROW(3, 3) TT_ROW(4, 4) TT_ROW(5, 5)
-    TT_ROW(6, 6) TT_ROW(7, 7) TT_ROW(8, 8) TT_ROW(9, 9) TT_ROW(a, 10) TT_ROW(b, 11)
-#undef TT_ROW
-  }
-  const __m512 acc[2 * kMP] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51,
-                               c60, c61, c70, c71, c80, c81, c90, c91, ca0, ca1, cb0, cb1};
+TT_TARGET_AVX512 __attribute__((always_inline)) inline void load_panel_row(const float* bp, __mmask16 m0, __mmask16 m1,
+                                                                          __m512& b0, __m512& b1) {
+  b0 = Width == kFull ? _mm512_loadu_ps(bp) : _mm512_maskz_loadu_ps(m0, bp);
+  b1 = Width == kFull   ? _mm512_loadu_ps(bp + 16)
+       : Width == kHalf ? b0
+                        : _mm512_maskz_loadu_ps(m1, bp + 16);
+}
+
+// C[0:mr, 0:w] (=|+=) alpha * acc, acc[2r], acc[2r + 1] holding row r's columns 0-15, 16-31;
+// first: apply beta (0 -> C not read), else add to C. (acc by array reference: as a pointer,
+// GCC compiles the kernels' epilogues worse.)
+template <PanelWidth Width, size_t N>
+TT_TARGET_AVX512 __attribute__((always_inline)) inline void store_tile(const __m512 (&acc)[N], int64_t mr, float* c,
+                                                                      int64_t ldc, __mmask16 m0, __mmask16 m1,
+                                                                      float alpha, float beta, bool first) {
   const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(first ? beta : 1.f);
   const bool read = !first || beta != 0.f;
   for (int64_t r = 0; r < mr; ++r) {
@@ -136,6 +128,36 @@ TT_TARGET_AVX512 void micro_packed(int64_t mr, int64_t kc, const float* ap, cons
     _mm512_mask_storeu_ps(cr, m0, v0);
     if (Width != kHalf) _mm512_mask_storeu_ps(cr + 16, m1, v1);
   }
+}
+
+// Row r of the tile at step p: c_r0 += a * b0 and, unless kHalf, c_r1 += a * b1 (a: A[r, p]).
+#define TT_FMA_ROW(r, a)                                            \
+  {                                                                 \
+    const __m512 av = _mm512_set1_ps(a);                            \
+    c##r##0 = _mm512_fmadd_ps(av, b0, c##r##0);                     \
+    if (Width != kHalf) c##r##1 = _mm512_fmadd_ps(av, b1, c##r##1); \
+  }
+
+// C[0:mr, 0:w] (=|+=) alpha * Apack (kc, 12) @ panel; first: apply beta (0 -> C not read).
+// The panel's row p is bp[p*ldp : p*ldp + w].
+template <PanelWidth Width>
+TT_TARGET_AVX512 void micro_packed(int64_t mr, int64_t kc, const float* ap, const float* bp, int64_t ldp, float* c,
+                                   int64_t ldc, int64_t w, float alpha, float beta, bool first) {
+  const __mmask16 m0 = Width == kFull ? 0xFFFF : lo_mask(w), m1 = Width == kFull ? 0xFFFF : hi_mask(w);
+  __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
+         c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00, c80 = c00,
+         c81 = c00, c90 = c00, c91 = c00, ca0 = c00, ca1 = c00, cb0 = c00, cb1 = c00;
+#pragma GCC unroll 4  // ~5% over the plain loop
+  for (int64_t p = 0; p < kc; ++p, ap += kMP, bp += ldp) {
+    __m512 b0, b1;
+    load_panel_row<Width>(bp, m0, m1, b0, b1);
+    TT_FMA_ROW(0, ap[0]) TT_FMA_ROW(1, ap[1]) TT_FMA_ROW(2, ap[2]) TT_FMA_ROW(3, ap[3]) TT_FMA_ROW(4, ap[4])
+    TT_FMA_ROW(5, ap[5]) TT_FMA_ROW(6, ap[6]) TT_FMA_ROW(7, ap[7]) TT_FMA_ROW(8, ap[8]) TT_FMA_ROW(9, ap[9])
+    TT_FMA_ROW(a, ap[10]) TT_FMA_ROW(b, ap[11])
+  }
+  const __m512 acc[2 * kMP] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51,
+                               c60, c61, c70, c71, c80, c81, c90, c91, ca0, ca1, cb0, cb1};
+  store_tile<Width>(acc, mr, c, ldc, m0, m1, alpha, beta, first);
 }
 
 // As micro_packed<Width> with a plain A read in place (row r at a + r*lda, rows past mr re-read
@@ -153,34 +175,15 @@ TT_TARGET_AVX512 void micro_rows12(int64_t mr, int64_t kc, const float* a, int64
          c81 = c00, c90 = c00, c91 = c00, ca0 = c00, ca1 = c00, cb0 = c00, cb1 = c00;
 #pragma GCC unroll 4
   for (int64_t p = 0; p < kc; ++p, bp += ldp) {
-    const __m512 b0 = Width == kFull ? _mm512_loadu_ps(bp) : _mm512_maskz_loadu_ps(m0, bp);
-    const __m512 b1 = Width == kFull   ? _mm512_loadu_ps(bp + 16)
-                      : Width == kHalf ? b0
-                                       : _mm512_maskz_loadu_ps(m1, bp + 16);
-#define TT_ROW(r)                                                   \
-  {                                                                 \
-    const __m512 av = _mm512_set1_ps(a##r[p]);                      \
-    c##r##0 = _mm512_fmadd_ps(av, b0, c##r##0);                     \
-    if (Width != kHalf) c##r##1 = _mm512_fmadd_ps(av, b1, c##r##1); \
-  }
-    TT_ROW(0) TT_ROW(1) TT_ROW(2) TT_ROW(3) TT_ROW(4) TT_ROW(5) TT_ROW(6) TT_ROW(7) TT_ROW(8) TT_ROW(9) TT_ROW(a)
-    TT_ROW(b)
-#undef TT_ROW
+    __m512 b0, b1;
+    load_panel_row<Width>(bp, m0, m1, b0, b1);
+    TT_FMA_ROW(0, a0[p]) TT_FMA_ROW(1, a1[p]) TT_FMA_ROW(2, a2[p]) TT_FMA_ROW(3, a3[p]) TT_FMA_ROW(4, a4[p])
+    TT_FMA_ROW(5, a5[p]) TT_FMA_ROW(6, a6[p]) TT_FMA_ROW(7, a7[p]) TT_FMA_ROW(8, a8[p]) TT_FMA_ROW(9, a9[p])
+    TT_FMA_ROW(a, aa[p]) TT_FMA_ROW(b, ab[p])
   }
   const __m512 acc[2 * kMP] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51,
                                c60, c61, c70, c71, c80, c81, c90, c91, ca0, ca1, cb0, cb1};
-  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(first ? beta : 1.f);
-  const bool read = !first || beta != 0.f;
-  for (int64_t r = 0; r < mr; ++r) {
-    float* cr = c + r * ldc;
-    __m512 v0 = _mm512_mul_ps(va, acc[2 * r]), v1 = _mm512_mul_ps(va, acc[2 * r + 1]);
-    if (read) {
-      v0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, cr), v0);
-      if (Width != kHalf) v1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, cr + 16), v1);
-    }
-    _mm512_mask_storeu_ps(cr, m0, v0);
-    if (Width != kHalf) _mm512_mask_storeu_ps(cr + 16, m1, v1);
-  }
+  store_tile<Width>(acc, mr, c, ldc, m0, m1, alpha, beta, first);
 }
 
 // As micro_packed with A read in place (A[i, p] = a[i*rsa + p*csa]), 8 rows; rows past mr
@@ -188,6 +191,7 @@ TT_TARGET_AVX512 void micro_rows12(int64_t mr, int64_t kc, const float* a, int64
 TT_TARGET_AVX512 void micro_inplace(int64_t mr, int64_t kc, const float* a, int64_t rsa, int64_t csa,
                                     const float* bp, int64_t ldp, float* c, int64_t ldc, int64_t w, float alpha,
                                     float beta, bool first) {
+  constexpr PanelWidth Width = kMasked;  // for TT_FMA_ROW
   const __mmask16 m0 = lo_mask(w), m1 = hi_mask(w);
   const float* ar[kMI];
   for (int r = 0; r < kMI; ++r) ar[r] = a + (r < mr ? r : 0) * rsa;
@@ -195,31 +199,16 @@ TT_TARGET_AVX512 void micro_inplace(int64_t mr, int64_t kc, const float* a, int6
   __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00,
          c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00, c70 = c00, c71 = c00;
   for (int64_t p = 0; p < kc; ++p) {
-    const __m512 b0 = _mm512_maskz_loadu_ps(m0, bp + p * ldp), b1 = _mm512_maskz_loadu_ps(m1, bp + p * ldp + 16);
+    __m512 b0, b1;
+    load_panel_row<Width>(bp + p * ldp, m0, m1, b0, b1);
     const int64_t o = p * csa;
-#define TT_ROW(r)                                   \
-  {                                                 \
-    const __m512 av = _mm512_set1_ps(a##r[o]);      \
-    c##r##0 = _mm512_fmadd_ps(av, b0, c##r##0);     \
-    c##r##1 = _mm512_fmadd_ps(av, b1, c##r##1);     \
-  }
-    TT_ROW(0) TT_ROW(1) TT_ROW(2) TT_ROW(3) TT_ROW(4) TT_ROW(5) TT_ROW(6) TT_ROW(7)
-#undef TT_ROW
+    TT_FMA_ROW(0, a0[o]) TT_FMA_ROW(1, a1[o]) TT_FMA_ROW(2, a2[o]) TT_FMA_ROW(3, a3[o]) TT_FMA_ROW(4, a4[o])
+    TT_FMA_ROW(5, a5[o]) TT_FMA_ROW(6, a6[o]) TT_FMA_ROW(7, a7[o])
   }
   const __m512 acc[2 * kMI] = {c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71};
-  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(first ? beta : 1.f);
-  const bool read = !first || beta != 0.f;
-  for (int64_t r = 0; r < mr; ++r) {
-    float* cr = c + r * ldc;
-    __m512 v0 = _mm512_mul_ps(va, acc[2 * r]), v1 = _mm512_mul_ps(va, acc[2 * r + 1]);
-    if (read) {
-      v0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, cr), v0);
-      v1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, cr + 16), v1);
-    }
-    _mm512_mask_storeu_ps(cr, m0, v0);
-    _mm512_mask_storeu_ps(cr + 16, m1, v1);
-  }
+  store_tile<Width>(acc, mr, c, ldc, m0, m1, alpha, beta, first);
 }
+#undef TT_FMA_ROW
 
 // The micro-kernels' instantiation for a panel of w columns.
 void micro_rows12_w(int64_t mr, int64_t kc, const float* a, int64_t lda, const float* bp, int64_t ldp, float* c,

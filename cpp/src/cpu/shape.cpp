@@ -63,8 +63,6 @@ void cpu_linspace(const Tensor& out, double start, double end) {
 
 }  // namespace
 
-TT_REGISTER_KERNEL(triu_tril, CPU, cpu_triu_tril)
-TT_REGISTER_KERNEL(arange, CPU, cpu_arange)
-TT_REGISTER_KERNEL(linspace, CPU, cpu_linspace)
+TT_REGISTER_KERNELS(CPU, cpu, triu_tril, arange, linspace)
 
 }  // namespace tt::cpu

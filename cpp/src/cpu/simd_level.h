@@ -42,4 +42,18 @@ inline SimdLevel simd_level() {
   return level;
 }
 
+// The copy of a kernel that simd_level() runs, of its AVX-512, AVX2 and baseline copies.
+template <class Fn>
+Fn simd_pick(Fn avx512, Fn avx2, Fn baseline) {
+  const SimdLevel level = simd_level();
+  return level == SimdLevel::Avx512 ? avx512 : level == SimdLevel::Avx2 ? avx2 : baseline;
+}
+
+// F_avx512, F_avx2 and F_default: the always-inline F (PARAMS) compiled for each level, as
+// simd_pick's candidates; ARGS passes PARAMS on.
+#define TT_SIMD_COPIES(F, PARAMS, ARGS)               \
+  TT_TARGET_AVX512 void F##_avx512 PARAMS { F ARGS; } \
+  TT_TARGET_AVX2 void F##_avx2 PARAMS { F ARGS; }     \
+  void F##_default PARAMS { F ARGS; }
+
 }  // namespace tt::cpu

@@ -110,43 +110,16 @@ __attribute__((always_inline)) inline void grad_output_plane(const float* go, in
   }
 }
 
-TT_TARGET_AVX512 void grad_output_plane_avx512(const float* go, int64_t Ho, int64_t Wo, int64_t th, int64_t tw,
-                                               float* pad, float* z, int64_t ze) {
-  grad_output_plane(go, Ho, Wo, th, tw, pad, z, ze);
-}
-TT_TARGET_AVX2 void grad_output_plane_avx2(const float* go, int64_t Ho, int64_t Wo, int64_t th, int64_t tw,
-                                           float* pad, float* z, int64_t ze) {
-  grad_output_plane(go, Ho, Wo, th, tw, pad, z, ze);
-}
-void grad_output_plane_base(const float* go, int64_t Ho, int64_t Wo, int64_t th, int64_t tw, float* pad, float* z,
-                            int64_t ze) {
-  grad_output_plane(go, Ho, Wo, th, tw, pad, z, ze);
-}
-
-TT_TARGET_AVX512 void input_plane_avx512(const float* x, int64_t H, int64_t W, int64_t ph, int64_t pw, int64_t th,
-                                         int64_t tw, float* pad, float* v, int64_t ve) {
-  input_plane(x, H, W, ph, pw, th, tw, pad, v, ve);
-}
-TT_TARGET_AVX2 void input_plane_avx2(const float* x, int64_t H, int64_t W, int64_t ph, int64_t pw, int64_t th,
-                                     int64_t tw, float* pad, float* v, int64_t ve) {
-  input_plane(x, H, W, ph, pw, th, tw, pad, v, ve);
-}
-void input_plane_base(const float* x, int64_t H, int64_t W, int64_t ph, int64_t pw, int64_t th, int64_t tw,
-                      float* pad, float* v, int64_t ve) {
-  input_plane(x, H, W, ph, pw, th, tw, pad, v, ve);
-}
-TT_TARGET_AVX512 void output_plane_avx512(const float* m, int64_t me, int64_t th, int64_t tw, int64_t Ho, int64_t Wo,
-                                          float* rows, float* out) {
-  output_plane(m, me, th, tw, Ho, Wo, rows, out);
-}
-TT_TARGET_AVX2 void output_plane_avx2(const float* m, int64_t me, int64_t th, int64_t tw, int64_t Ho, int64_t Wo,
-                                      float* rows, float* out) {
-  output_plane(m, me, th, tw, Ho, Wo, rows, out);
-}
-void output_plane_base(const float* m, int64_t me, int64_t th, int64_t tw, int64_t Ho, int64_t Wo, float* rows,
-                       float* out) {
-  output_plane(m, me, th, tw, Ho, Wo, rows, out);
-}
+TT_SIMD_COPIES(grad_output_plane,
+               (const float* go, int64_t Ho, int64_t Wo, int64_t th, int64_t tw, float* pad, float* z, int64_t ze),
+               (go, Ho, Wo, th, tw, pad, z, ze))
+TT_SIMD_COPIES(input_plane,
+               (const float* x, int64_t H, int64_t W, int64_t ph, int64_t pw, int64_t th, int64_t tw, float* pad,
+                float* v, int64_t ve),
+               (x, H, W, ph, pw, th, tw, pad, v, ve))
+TT_SIMD_COPIES(output_plane,
+               (const float* m, int64_t me, int64_t th, int64_t tw, int64_t Ho, int64_t Wo, float* rows, float* out),
+               (m, me, th, tw, Ho, Wo, rows, out))
 
 void check_f32(const char* op, const Tensor& t) {
   TT_CHECK(t.dtype() == DType::Float32 && t.is_contiguous(), op, ": expected a contiguous float32 tensor, got ",
@@ -166,9 +139,7 @@ void cpu_winograd_input(const Tensor& x, const Tensor& v, int64_t ph, int64_t pw
   check_entries("winograd_input", v, C, T);
   const float* xp = x.data<float>();
   float* vp = v.data<float>();
-  auto plane = simd_level() == SimdLevel::Avx512 ? input_plane_avx512
-               : simd_level() == SimdLevel::Avx2 ? input_plane_avx2
-                                                 : input_plane_base;
+  auto plane = simd_pick(input_plane_avx512, input_plane_avx2, input_plane_default);
   int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, 16 * th * tw));
   parallel_for(0, nb * C, grain, [&](int64_t i0, int64_t i1) {
     std::vector<float> pad(static_cast<size_t>((2 * th + 2) * (2 * tw + 2)));
@@ -219,9 +190,7 @@ void cpu_winograd_output(const Tensor& m, const Tensor& out, int64_t th, int64_t
   TT_CHECK(Ho <= 2 * th && Wo <= 2 * tw, "winograd_output: out ", out.describe(), " exceeds ", th, " x ", tw, " tiles");
   const float* mp = m.data<float>();
   float* op = out.data<float>();
-  auto plane = simd_level() == SimdLevel::Avx512 ? output_plane_avx512
-               : simd_level() == SimdLevel::Avx2 ? output_plane_avx2
-                                                 : output_plane_base;
+  auto plane = simd_pick(output_plane_avx512, output_plane_avx2, output_plane_default);
   int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, 16 * th * tw));
   parallel_for(0, nb * O, grain, [&](int64_t i0, int64_t i1) {
     std::vector<float> rows(static_cast<size_t>(4 * tw));
@@ -241,9 +210,7 @@ void cpu_winograd_grad_output(const Tensor& go, const Tensor& z, int64_t th, int
            " tiles");
   const float* gp = go.data<float>();
   float* zp = z.data<float>();
-  auto plane = simd_level() == SimdLevel::Avx512 ? grad_output_plane_avx512
-               : simd_level() == SimdLevel::Avx2 ? grad_output_plane_avx2
-                                                 : grad_output_plane_base;
+  auto plane = simd_pick(grad_output_plane_avx512, grad_output_plane_avx2, grad_output_plane_default);
   int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, 16 * th * tw));
   parallel_for(0, nb * O, grain, [&](int64_t i0, int64_t i1) {
     std::vector<float> pad(static_cast<size_t>(4 * th * tw));
@@ -283,10 +250,7 @@ void cpu_winograd_weight_grad(const Tensor& du, const Tensor& gw) {
 
 }  // namespace
 
-TT_REGISTER_KERNEL(winograd_grad_output, CPU, cpu_winograd_grad_output)
-TT_REGISTER_KERNEL(winograd_weight_grad, CPU, cpu_winograd_weight_grad)
-TT_REGISTER_KERNEL(winograd_input, CPU, cpu_winograd_input)
-TT_REGISTER_KERNEL(winograd_weight, CPU, cpu_winograd_weight)
-TT_REGISTER_KERNEL(winograd_output, CPU, cpu_winograd_output)
+TT_REGISTER_KERNELS(CPU, cpu, winograd_grad_output, winograd_weight_grad, winograd_input, winograd_weight,
+                    winograd_output)
 
 }  // namespace tt::cpu

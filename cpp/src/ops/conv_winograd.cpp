@@ -35,6 +35,32 @@ int64_t chunk_items(int64_t B, int64_t per_item) {
   return (std::max<int64_t>(B, 1) + chunks - 1) / chunks;
 }
 
+// The batch in G chunks of nb items (a function of the shapes only, so are the sums), each with
+// its own v: (16, C, T) and m: (16, O, T), T = items * tiles, the 16 blocks kPad floats more than
+// their size apart.
+struct Chunks {
+  int64_t B, C, O, th, tw, tiles, nb, G, sv, sm;
+  Chunks(int64_t B_, int64_t C_, int64_t O_, int64_t Ho, int64_t Wo)
+      : B(B_), C(C_), O(O_), th((Ho + 1) / 2), tw((Wo + 1) / 2), tiles(th * tw),
+        nb(chunk_items(B, 16 * (C + O) * tiles)), G((B + nb - 1) / nb), sv(C * nb * tiles + kPad),
+        sm(O * nb * tiles + kPad) {}
+  // f(ci, b0, cur, v, m) for each chunk ci of items [b0, b0 + cur). Each thread runs whole chunks
+  // (transforms and GEMMs in its own core's caches; the kernels run single-threaded inside), or
+  // with fewer chunks than threads the kernels split each one.
+  template <class F>
+  void run(Device dev, const F& f) const {
+    auto chunks = [&](int64_t c0, int64_t c1) {
+      Tensor vbuf = Tensor::empty({16 * sv}, DType::Float32, dev), mbuf = Tensor::empty({16 * sm}, DType::Float32, dev);
+      for (int64_t ci = c0; ci < c1; ++ci) {
+        int64_t b0 = ci * nb, cur = std::min(nb, B - b0), T = cur * tiles;
+        f(ci, b0, cur, vbuf.as_strided({16, C, T}, {sv, T, 1}), mbuf.as_strided({16, O, T}, {sm, T, 1}));
+      }
+    };
+    if (G >= get_num_threads()) parallel_for(0, G, 1, chunks);
+    else chunks(0, G);
+  }
+};
+
 bool winograd_enabled() {
   static const bool on = [] {
     const char* e = std::getenv("TINYTORCH_CONV_WINOGRAD");
@@ -54,60 +80,39 @@ bool winograd_applies(Device dev, DType compute, const Conv2dParams& p, int64_t 
 
 void conv2d_winograd(const Tensor& x, const Tensor& u, int64_t ph, int64_t pw, const Tensor& out) {
   Device dev = x.device();
-  int64_t B = x.size(0), C = x.size(1), O = out.size(1), Ho = out.size(2), Wo = out.size(3);
-  int64_t th = (Ho + 1) / 2, tw = (Wo + 1) / 2, tiles = th * tw;
   // Chunks a function of the shapes only: OpenBLAS's sums (the AVX2 path) depend on the GEMM's n.
-  int64_t nb = chunk_items(B, 16 * (C + O) * tiles), G = (B + nb - 1) / nb;
-  int64_t sv = C * nb * tiles + kPad, sm = O * nb * tiles + kPad;
-  // Each thread runs whole chunks (transforms and GEMMs in its own core's caches; the kernels run
-  // single-threaded inside), or with fewer chunks than threads the kernels split each one.
-  auto run = [&](int64_t c0, int64_t c1) {
-    // v: (16, C, T), m: (16, O, T), the 16 blocks kPad floats more than their size apart
-    Tensor vbuf = Tensor::empty({16 * sv}, DType::Float32, dev), mbuf = Tensor::empty({16 * sm}, DType::Float32, dev);
-    for (int64_t ci = c0; ci < c1; ++ci) {
-      int64_t b0 = ci * nb, cur = std::min(nb, B - b0), T = cur * tiles;
-      Tensor v = vbuf.as_strided({16, C, T}, {sv, T, 1}), m = mbuf.as_strided({16, O, T}, {sm, T, 1});
-      winograd_input_kernel[dev](x.narrow(0, b0, cur), v, ph, pw, th, tw);
-      // m[e] (O, T) = u[e] (O, C) @ v[e] (C, T), for the 16 entries e
-      GemmArgs a;
-      a.a = u, a.b = v, a.c = m;
-      a.m = O, a.n = T, a.k = C, a.lda = C, a.ldb = T, a.ldc = T;
-      a.batch = 16, a.stride_a = O * C, a.stride_b = sv, a.stride_c = sm;
-      gemm_kernel[dev](a);
-      winograd_output_kernel[dev](m, out.narrow(0, b0, cur), th, tw);
-    }
-  };
-  if (G >= get_num_threads()) parallel_for(0, G, 1, run);
-  else run(0, G);
+  const Chunks ch(x.size(0), x.size(1), out.size(1), out.size(2), out.size(3));
+  ch.run(dev, [&](int64_t, int64_t b0, int64_t cur, const Tensor& v, const Tensor& m) {
+    winograd_input_kernel[dev](x.narrow(0, b0, cur), v, ph, pw, ch.th, ch.tw);
+    // m[e] (O, T) = u[e] (O, C) @ v[e] (C, T), for the 16 entries e
+    const int64_t T = v.size(2);
+    GemmArgs a;
+    a.a = u, a.b = v, a.c = m;
+    a.m = ch.O, a.n = T, a.k = ch.C, a.lda = ch.C, a.ldb = T, a.ldc = T;
+    a.batch = 16, a.stride_a = ch.O * ch.C, a.stride_b = ch.sv, a.stride_c = ch.sm;
+    gemm_kernel[dev](a);
+    winograd_output_kernel[dev](m, out.narrow(0, b0, cur), ch.th, ch.tw);
+  });
 }
 
 void conv2d_winograd_grad_weight(const Tensor& x, const Tensor& go, int64_t ph, int64_t pw, const Tensor& gw) {
   Device dev = x.device();
-  int64_t B = x.size(0), C = x.size(1), O = go.size(1), Ho = go.size(2), Wo = go.size(3);
-  int64_t th = (Ho + 1) / 2, tw = (Wo + 1) / 2, tiles = th * tw;
-  // Chunks a function of the shapes only (not the thread count), so the sums are too: one partial
-  // du per chunk, summed in chunk order.
-  int64_t nb = chunk_items(B, 16 * (C + O) * tiles), G = (B + nb - 1) / nb;
-  int64_t sv = C * nb * tiles + kPad, sz = O * nb * tiles + kPad;
-  Tensor part = Tensor::empty({G, 16 * O * C, 1}, DType::Float32, dev);
-  auto run = [&](int64_t c0, int64_t c1) {  // as in conv2d_winograd
-    Tensor vbuf = Tensor::empty({16 * sv}, DType::Float32, dev), zbuf = Tensor::empty({16 * sz}, DType::Float32, dev);
-    for (int64_t ci = c0; ci < c1; ++ci) {
-      int64_t b0 = ci * nb, cur = std::min(nb, B - b0), T = cur * tiles;
-      Tensor v = vbuf.as_strided({16, C, T}, {sv, T, 1}), z = zbuf.as_strided({16, O, T}, {sz, T, 1});
-      winograd_input_kernel[dev](x.narrow(0, b0, cur), v, ph, pw, th, tw);
-      winograd_grad_output_kernel[dev](go.narrow(0, b0, cur), z, th, tw);
-      // part[ci][e] (O, C) = z[e] (O, T) @ v[e]^T (T, C), for the 16 entries e
-      GemmArgs a;
-      a.a = z, a.b = v, a.c = part.narrow(0, ci, 1);
-      a.trans_b = true;
-      a.m = O, a.n = C, a.k = T, a.lda = T, a.ldb = T, a.ldc = C;
-      a.batch = 16, a.stride_a = sz, a.stride_b = sv, a.stride_c = O * C;
-      gemm_kernel[dev](a);
-    }
-  };
-  if (G >= get_num_threads()) parallel_for(0, G, 1, run);
-  else run(0, G);
+  const Chunks ch(x.size(0), x.size(1), go.size(1), go.size(2), go.size(3));
+  const int64_t C = ch.C, O = ch.O;
+  // One partial du per chunk, summed in chunk order: the sums don't depend on the thread count.
+  Tensor part = Tensor::empty({ch.G, 16 * O * C, 1}, DType::Float32, dev);
+  ch.run(dev, [&](int64_t ci, int64_t b0, int64_t cur, const Tensor& v, const Tensor& z) {
+    winograd_input_kernel[dev](x.narrow(0, b0, cur), v, ph, pw, ch.th, ch.tw);
+    winograd_grad_output_kernel[dev](go.narrow(0, b0, cur), z, ch.th, ch.tw);
+    // part[ci][e] (O, C) = z[e] (O, T) @ v[e]^T (T, C), for the 16 entries e
+    const int64_t T = v.size(2);
+    GemmArgs a;
+    a.a = z, a.b = v, a.c = part.narrow(0, ci, 1);
+    a.trans_b = true;
+    a.m = O, a.n = C, a.k = T, a.lda = T, a.ldb = T, a.ldc = C;
+    a.batch = 16, a.stride_a = ch.sm, a.stride_b = ch.sv, a.stride_c = O * C;
+    gemm_kernel[dev](a);
+  });
   Tensor du = Tensor::empty({16, O, C}, DType::Float32, dev);
   channel_sum_kernel[dev](part, du.view({16 * O * C}), false);  // over the chunks, in order
   winograd_weight_grad_kernel[dev](du, gw);
