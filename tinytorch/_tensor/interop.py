@@ -10,9 +10,9 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from tinytorch import _C
-from tinytorch._tensor.creation import empty
+from tinytorch._tensor.creation import _normalized_bools, empty, from_numpy
 from tinytorch._core.cuda_loader import cuda_backend
-from tinytorch._core.dtype import DTYPES, bfloat16, device as _device
+from tinytorch._core.dtype import DTYPES, bfloat16, bool_, device as _device
 from tinytorch._core.tensor_base import TensorBase, _wrap
 
 _BY_NAME = {d.name: d for d in DTYPES}
@@ -77,17 +77,46 @@ def from_dlpack(ext_tensor: Any, *, device: Any = None, copy: Optional[bool] = N
         ext_tensor (object with ``__dlpack__``, or a DLPack capsule): the tensor or DLPack capsule to
             convert.
 
+    A bool tensor whose bytes are not all 0 and 1 (a uint8 buffer viewed as bool) is copied, each
+    nonzero byte becoming True, as ``from_numpy`` does: the kernels read a bool byte as 0 or 1.
+
     Keyword args:
         device (torch.device or str, optional): the device of the result; another device than the
             source's copies there. Default: the source's device.
-        copy (bool, optional): ``True`` always copies, ``False`` never does (a device change then
-            raises ``BufferError``), ``None`` copies only for a device change."""
+        copy (bool, optional): ``True`` always copies, ``False`` never does (a device change, or bool
+            bytes other than 0 and 1, then raise ``BufferError``), ``None`` copies only for those."""
     t = _import_dlpack(ext_tensor)
+    fixed = _normalized_bool_tensor(t, copy)
     if device is not None and t.device != _device(device):
         if copy is False:
             raise BufferError(f"from_dlpack: copy=False, but the tensor is on {t.device} and device={device}")
-        return t.to(device)
+        return fixed.to(device)
+    if fixed is not t:
+        return fixed
     return t.clone() if copy else t
+
+
+def _normalized_bool_tensor(t: TensorBase, copy: Optional[bool]) -> TensorBase:
+    """``t`` itself, or for a bool tensor holding bytes other than 0 and 1 a copy (same shape and
+    strides) with each nonzero byte as True. The bytes are read raw: the span of memory the view
+    reaches, copied to the host as it is (a dense copy moves bytes, it doesn't convert them)."""
+    impl = t._impl
+    if t.dtype is not bool_ or impl.numel == 0:
+        return t
+    shape, stride = list(impl.shape), list(impl.stride())
+    span = 1 + sum((n - 1) * s for n, s in zip(shape, stride))
+    flat = impl.as_strided([span], [1], impl.storage_offset)
+    host = flat if impl.device.type == "cpu" else flat.to_device(_device("cpu")._impl)
+    raw = host.numpy().view(np.uint8)
+    if raw.max() <= 1:
+        return t
+    if copy is False:
+        raise BufferError("from_dlpack: copy=False, but the bool tensor holds bytes other than 0 and 1, which "
+                          "tinytorch's kernels read as 0 or 1; it must be copied with each nonzero byte as True")
+    fixed = from_numpy(raw != 0)._impl
+    if impl.device.type != "cpu":
+        fixed = fixed.to_device(impl.device)
+    return _wrap(fixed.as_strided(shape, stride, 0))
 
 
 def _import_dlpack(ext_tensor: Any) -> TensorBase:
@@ -179,6 +208,13 @@ def array_ufunc(t: TensorBase, ufunc: Any, method: str, *inputs: Any, **kwargs: 
 
 
 def _array_operand(a: np.ndarray) -> Any:
+    """A numpy operand as a TensorImpl, sharing its memory where the bytes mean the same to tinytorch:
+    an array of non-native byte order is converted (as numpy's own ufuncs do; sharing it would read
+    big-endian 1.0 as 4.6e-41), a bool array holding bytes other than 0 and 1 normalised, a read-only
+    or negatively strided one copied."""
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    a = _normalized_bools(a)
     if not a.flags.writeable or any(s < 0 for s in a.strides):
         a = np.array(a)
     return _C.from_numpy(a)
@@ -234,10 +270,13 @@ def copy_tensor(t: TensorBase) -> TensorBase:
 # ----------------------------------------------------------------------------- foreign tensors
 def as_tensor(obj: Any, what: str = "value") -> TensorBase:
     """``obj`` as a tinytorch tensor, sharing memory where it can: tinytorch tensors as they are,
-    anything with ``__dlpack__`` (torch, cupy, jax; detached first if it has ``detach``) through
-    DLPack, anything with ``__array__`` (numpy arrays) through numpy."""
+    numpy arrays through numpy (converted where their bytes mean something else: see
+    :func:`_array_operand`), anything else with ``__dlpack__`` (torch, cupy, jax; detached first if it
+    has ``detach``) through DLPack, anything with ``__array__`` through numpy."""
     if isinstance(obj, TensorBase):
         return obj
+    if isinstance(obj, np.ndarray):    # numpy's DLPack export refuses read-only and byte-swapped arrays
+        return _wrap(_array_operand(obj))
     if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
         if getattr(obj, "requires_grad", False) and hasattr(obj, "detach"):
             obj = obj.detach()  # DLPack exports no autograd state (torch refuses tensors that require grad)

@@ -6,6 +6,7 @@ transformers' ``generation/utils.py``); this module knows models only through th
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Callable, Optional, Sequence, Union
 
 from tinytorch._tensor.creation import as_tensor, ones, zeros
@@ -15,6 +16,7 @@ from tinytorch._ops.elementwise import where
 from tinytorch._ops.index import sort, topk
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn import functional as F
+from tinytorch._tensor.random import Generator
 from tinytorch._tensor.tensor import Tensor
 
 
@@ -28,7 +30,7 @@ def _validate(input_ids: Tensor, max_new_tokens, do_sample, temperature, top_k, 
     if input_ids.dim() != 2 or input_ids.shape[1] == 0:
         raise ValueError(f"generate: input_ids must be a non-empty (batch, length) tensor of token ids, got shape "
                          f"{list(input_ids.shape)}")
-    if input_ids.is_floating_point():
+    if input_ids.is_floating_point() or input_ids.is_complex() or input_ids.dtype == bool_:
         raise TypeError(f"generate: input_ids must hold integer token ids, got {input_ids.dtype}")
     if not isinstance(max_new_tokens, int) or isinstance(max_new_tokens, bool) or max_new_tokens < 0:
         raise ValueError(f"generate: max_new_tokens must be a non-negative int, got {max_new_tokens!r}")
@@ -42,6 +44,81 @@ def _validate(input_ids: Tensor, max_new_tokens, do_sample, temperature, top_k, 
         raise ValueError(f"generate: top_k must be a positive int, got {top_k!r}")
     if not isinstance(repetition_penalty, (int, float)) or not repetition_penalty > 0:
         raise ValueError(f"generate: repetition_penalty must be a number > 0, got {repetition_penalty!r}")
+
+
+def _is_int(v) -> bool:
+    # Python and numpy integers; a bool is no token id (numpy's bool_ is not Integral)
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _prompt_ids(input_ids) -> Tensor:
+    """input_ids as a (B, T) tensor: a tensor as it is, a numpy array as a tensor (1-D: one prompt), a
+    list of ints one prompt, a list of equally long lists of ints a batch (int64)."""
+    if isinstance(input_ids, Tensor):
+        return input_ids
+    if type(input_ids).__module__ == "numpy" and hasattr(input_ids, "ndim"):     # an ndarray: its dtype is checked
+        return as_tensor(input_ids if input_ids.ndim != 1 else input_ids[None])
+    if not isinstance(input_ids, (list, tuple)):
+        raise TypeError(f"generate: input_ids must be a (batch, length) tensor of token ids or a list of them, got "
+                        f"{type(input_ids).__name__}")
+    if not input_ids:
+        raise ValueError("generate: input_ids is empty; the prompt needs at least one token id")
+    rows = input_ids if isinstance(input_ids[0], (list, tuple)) else [input_ids]
+    for r, row in enumerate(rows):
+        if not isinstance(row, (list, tuple)) or not all(_is_int(t) for t in row):
+            bad = row if not isinstance(row, (list, tuple)) else next(t for t in row if not _is_int(t))
+            raise TypeError(f"generate: input_ids must hold int token ids, got {type(bad).__name__} {bad!r} in "
+                            f"prompt {r}")
+        if len(row) != len(rows[0]):
+            raise ValueError(f"generate: the prompts in input_ids have different lengths ({len(rows[0])} and "
+                             f"{len(row)}); left-pad them and pass attention_mask")
+    return as_tensor([[int(t) for t in row] for row in rows], dtype=int64)
+
+
+def _token_ids(eos_token_id, pad_token_id, vocab_size: int) -> tuple:
+    """(eos ids as a list, the pad id), each checked: ints (not bools, floats or strings), >= 0, the pad
+    id inside the vocabulary (finished rows feed it to the model)."""
+    if eos_token_id is None:
+        eos = []
+    elif _is_int(eos_token_id):
+        eos = [int(eos_token_id)]
+    elif isinstance(eos_token_id, (list, tuple)) and all(_is_int(e) for e in eos_token_id):
+        eos = [int(e) for e in eos_token_id]
+    else:
+        raise TypeError(f"generate: eos_token_id must be an int or a list of ints, got {eos_token_id!r} "
+                        f"({type(eos_token_id).__name__})")
+    if any(e < 0 for e in eos):
+        raise ValueError(f"generate: eos_token_id must be >= 0, got {eos_token_id!r}")
+    if pad_token_id is not None:
+        if not _is_int(pad_token_id):
+            raise TypeError(f"generate: pad_token_id must be an int, got {pad_token_id!r} "
+                            f"({type(pad_token_id).__name__})")
+        if not 0 <= pad_token_id < vocab_size:
+            raise ValueError(f"generate: pad_token_id must be a token id in [0, {vocab_size}), got {pad_token_id}")
+    return eos, int(pad_token_id) if pad_token_id is not None else (eos[0] if eos else 0)
+
+
+def _checked_mask(attention_mask, B: int, T: int) -> Tensor:
+    """attention_mask (B, T) of 0 (padding) and 1 (tokens), each row with a token: a float mask of
+    other values (0.5, -1) would otherwise be truncated or read as attended."""
+    if not isinstance(attention_mask, Tensor):
+        if not isinstance(attention_mask, (list, tuple)):
+            raise TypeError(f"generate: attention_mask must be a (batch, length) tensor of 0 and 1, got "
+                            f"{type(attention_mask).__name__}")
+        attention_mask = as_tensor(attention_mask)
+    if tuple(attention_mask.shape) != (B, T):
+        raise ValueError(f"generate: attention_mask must have input_ids' shape {[B, T]}, got "
+                         f"{list(attention_mask.shape)}")
+    if attention_mask.is_complex() or not bool(((attention_mask == 0) | (attention_mask == 1)).all()):
+        bad = attention_mask[(attention_mask != 0) & (attention_mask != 1)] if not attention_mask.is_complex() \
+            else attention_mask.flatten()
+        raise ValueError(f"generate: attention_mask must hold only 0 (padding) and 1 (tokens), got "
+                         f"{bad.flatten()[0].item()!r} ({attention_mask.dtype})")
+    empty = (attention_mask == 0).all(-1)
+    if bool(empty.any()):
+        raise ValueError(f"generate: attention_mask row {int(empty.to(dtype=int64).argmax().item())} is all 0: "
+                         "each prompt needs at least one token")
+    return attention_mask
 
 
 def apply_repetition_penalty(scores: Tensor, seen: Tensor, penalty: float) -> Tensor:
@@ -106,9 +183,7 @@ def generate(model, input_ids: Union[Tensor, Sequence], max_new_tokens: int = 20
     """
     weight = model.model.embed_tokens.weight
     device = weight.device
-    if not isinstance(input_ids, Tensor):
-        input_ids = as_tensor(input_ids if isinstance(input_ids[0], (list, tuple)) else [list(input_ids)],
-                              dtype=int64)
+    input_ids = _prompt_ids(input_ids)
     _validate(input_ids, max_new_tokens, do_sample, temperature, top_k, top_p, repetition_penalty)
     B, T = input_ids.shape[0], input_ids.shape[1]
     config = model.config
@@ -116,8 +191,17 @@ def generate(model, input_ids: Union[Tensor, Sequence], max_new_tokens: int = 20
         raise ValueError(f"generate: the prompt (input_ids of length {T}) is longer than the model's context "
                          f"(max_position_embeddings={config.max_position_embeddings})")
     config.check_length(T + max_new_tokens, f"generate: prompt length {T} + max_new_tokens {max_new_tokens}")
-    eos = [] if eos_token_id is None else ([eos_token_id] if isinstance(eos_token_id, int) else list(eos_token_id))
-    pad = pad_token_id if pad_token_id is not None else (eos[0] if eos else 0)
+    vocab = config.vocab_size
+    low, high = int(input_ids.min().item()), int(input_ids.max().item())
+    if low < 0 or high >= vocab:
+        raise ValueError(f"generate: input_ids must be token ids in [0, {vocab}), got {low if low < 0 else high}")
+    eos, pad = _token_ids(eos_token_id, pad_token_id, vocab)
+    if generator is not None and not isinstance(generator, Generator):
+        raise TypeError(f"generate: generator must be a tinytorch.Generator, got {type(generator).__name__}")
+    if streamer is not None and not (callable(streamer) or hasattr(streamer, "put")):
+        raise TypeError(f"generate: streamer must be callable or have put(), got {type(streamer).__name__}")
+    if attention_mask is not None:
+        attention_mask = _checked_mask(attention_mask, B, T)
     ids = input_ids.to(device=device, dtype=int64)
     total = T + max_new_tokens
     if cuda_graph:
@@ -130,9 +214,6 @@ def generate(model, input_ids: Union[Tensor, Sequence], max_new_tokens: int = 20
         out[:, :T] = ids
         full_mask = positions = None
         if attention_mask is not None:
-            if tuple(attention_mask.shape) != (B, T):
-                raise ValueError(f"generate: attention_mask must have input_ids' shape {[B, T]}, got "
-                                 f"{list(attention_mask.shape)}")
             attention_mask = attention_mask.to(device=device, dtype=int64)
             if not bool((attention_mask != 0).all()):           # padded: masks and positions per row
                 full_mask = ones(B, total, dtype=int64, device=device)

@@ -10,8 +10,9 @@ Every count and length is checked against the bytes left in the file before a li
 made (a short file claiming 2^40 elements fails at once), and the tensor table as llama.cpp's
 ``gguf_init_from_file`` does: at most 4 dims, each > 0, the element count within int64, a known
 ggml type whose block size divides the rows, each tensor's offset the running aligned offset (in
-table order), its bytes inside the file, no duplicate key or tensor name. Every error is a
-``ValueError("load_gguf: <path>: ...")``.
+table order), its bytes inside the file, no duplicate key or tensor name; and the file must end
+at the last tensor's aligned end (its padding may be missing), so a table that describes fewer bytes
+than the data section holds is refused. Every error is a ``ValueError("load_gguf: <path>: ...")``.
 
 Metadata values: scalars as Python ``int``/``float``/``bool``/``str``; arrays of strings as lists
 of ``str``; numeric arrays as read-only numpy views of the file; nested arrays as lists of those.
@@ -374,4 +375,10 @@ def _tensors(r: _Reader, table: list, data_offset: int, alignment: int) -> Dict[
             data = np.frombuffer(r.buf, dtype=np.uint8, count=nbytes, offset=start).reshape(row_shape)
         tensors[name] = GGUFTensor(name, gtype, dims, start, nbytes, data)
         expected = _align(offset + nbytes, alignment)
+    if table and r.size > data_offset + expected:
+        # writers pad each tensor to the alignment and stop there: bytes past that end mean the table
+        # describes fewer bytes than the file holds (a type or dims changed, or a shifted data section)
+        raise r.fail(f"the file has {r.size - data_offset - expected} bytes past the end of its last tensor "
+                     f"({table[-1][0]!r}, data section {data_offset}..{data_offset + expected}, aligned to "
+                     f"{alignment}); the tensor table does not describe the data (corrupt)")
     return tensors

@@ -19,6 +19,7 @@ get Hugging Face names, and the tensor table is checked against the config befor
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -56,6 +57,7 @@ _ARCH_BLOCK_TENSORS = {   # per architecture, on top of _BLOCK_TENSORS
 _LINEARS = {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"}
 _FUSED = (("attn_q", "attn_k", "attn_v"), ("ffn_gate", "ffn_up"))   # LlamaAttention/LlamaMLP.fuse_projections
 _F32, _F16, _BF16 = 0, 1, 30   # ggml type codes
+_INTEGER_TYPES = (24, 25, 26, 27)   # I8, I16, I32, I64: never a model weight
 _BLOCK_NAME = re.compile(r"^blk\.(\d+)\.(\w+)\.(weight|bias)$")
 
 
@@ -80,7 +82,9 @@ def field_value(reader: GGUFFile, key: str, default=None):
 
 
 def config_from_gguf(reader, path: str) -> LlamaConfig:
-    """The :class:`LlamaConfig` that the file's ``general.architecture`` and ``<arch>.*`` keys describe."""
+    """The :class:`LlamaConfig` that the file's ``general.architecture`` and ``<arch>.*`` keys describe.
+    Every value is checked for its type and range (a width or count a positive int, rope_theta a finite
+    number > 0, ...); an error names the file and the key."""
     arch = field_value(reader, "general.architecture")
     if arch not in SUPPORTED_ARCHITECTURES:
         raise NotImplementedError(f"load_gguf: {path} holds a {arch!r} model; supported architectures: "
@@ -95,6 +99,21 @@ def config_from_gguf(reader, path: str) -> LlamaConfig:
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v <= 0):
             raise ValueError(f"load_gguf: {path}: metadata key {arch}.{name} must be a positive integer, got {v!r}")
         return v
+    def real(name, default=None, least: float = 0.0, strict: bool = True):   # a finite number > (>=) least
+        v = key(name, default)
+        if v is None:
+            return None
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or \
+                not (v > least if strict else v >= least):
+            raise ValueError(f"load_gguf: {path}: metadata key {arch}.{name} must be a finite number "
+                             f"{'>' if strict else '>='} {least:g}, got {v!r}")
+        return float(v)
+    def token_id(name):
+        v = field_value(reader, name)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+            raise ValueError(f"load_gguf: {path}: metadata key {name} must be a non-negative integer token id, "
+                             f"got {v!r}")
+        return v
     heads = size("attention.head_count", required=True)
     hidden = size("embedding_length", required=True)
     head_dim = size("attention.key_length", hidden // heads)
@@ -102,20 +121,19 @@ def config_from_gguf(reader, path: str) -> LlamaConfig:
     if layers > len(reader.tensors):
         raise ValueError(f"load_gguf: {path}: block_count {layers}, but the file holds {len(reader.tensors)} "
                          "tensors in all (each block has several)")
-    rot = key("rope.dimension_count", head_dim)
+    rot = size("rope.dimension_count", head_dim)
     if rot != head_dim:
         raise NotImplementedError(f"load_gguf: {path}: partial rotary (rope.dimension_count={rot} < head_dim="
                                   f"{head_dim}) is not supported")
     scaling = None
     kind = key("rope.scaling.type", "none")
     if kind == "linear":
-        scaling = {"rope_type": "linear", "factor": float(key("rope.scaling.factor", 1.0))}
+        scaling = {"rope_type": "linear", "factor": real("rope.scaling.factor", 1.0)}
     elif kind not in ("none", None):
         raise NotImplementedError(f"load_gguf: {path}: rope scaling {kind!r} is not supported (none, linear)")
     names = reader.tensors
     if "rope_freqs.weight" in names:
-        factors = names["rope_freqs.weight"].data
-        scaling = {"rope_type": "freq_factors", "factors": [float(x) for x in np.asarray(factors).ravel()]}
+        scaling = {"rope_type": "freq_factors", "factors": _freq_factors(names["rope_freqs.weight"], head_dim, path)}
     tokens = reader.metadata.get("tokenizer.ggml.tokens")
     vocab = size("vocab_size", len(tokens) if isinstance(tokens, list) else None)
     if vocab is None:
@@ -124,28 +142,43 @@ def config_from_gguf(reader, path: str) -> LlamaConfig:
         vocab = names["token_embd.weight"].dims[-1]
     gemma2 = {}
     if arch == "gemma2":
-        gemma2 = dict(attn_logit_softcapping=key("attn_logit_softcapping"),
-                      final_logit_softcapping=key("final_logit_softcapping"),
-                      sliding_window=key("attention.sliding_window"),
+        gemma2 = dict(attn_logit_softcapping=real("attn_logit_softcapping"),
+                      final_logit_softcapping=real("final_logit_softcapping"),
+                      sliding_window=size("attention.sliding_window"),
                       query_pre_attn_scalar=hidden // heads if layers == 46 else head_dim)
     model_type = arch
-    window = key("attention.sliding_window")
+    window = size("attention.sliding_window")
     if arch in ("llama", "mistral") and window is not None:
         # llama.cpp writes mistral as arch "llama"; a window in the metadata makes it mistral's
         gemma2 = dict(sliding_window=window)
         model_type = "mistral"
-    return LlamaConfig(
-        model_type=model_type, vocab_size=int(vocab), hidden_size=hidden,
-        intermediate_size=size("feed_forward_length", required=True),
-        num_hidden_layers=layers, num_attention_heads=heads,
-        num_key_value_heads=size("attention.head_count_kv", heads), head_dim=head_dim,
-        max_position_embeddings=key("context_length", 2048),
-        rms_norm_eps=float(key("attention.layer_norm_rms_epsilon", 1e-5)),
-        rope_theta=float(key("rope.freq_base", 10000.0)), rope_scaling=scaling,
-        tie_word_embeddings="output.weight" not in names,
-        bos_token_id=field_value(reader, "tokenizer.ggml.bos_token_id"),
-        eos_token_id=field_value(reader, "tokenizer.ggml.eos_token_id"),
-        pad_token_id=field_value(reader, "tokenizer.ggml.padding_token_id"), **gemma2)
+    try:
+        return LlamaConfig(
+            model_type=model_type, vocab_size=int(vocab), hidden_size=hidden,
+            intermediate_size=size("feed_forward_length", required=True),
+            num_hidden_layers=layers, num_attention_heads=heads,
+            num_key_value_heads=size("attention.head_count_kv", heads), head_dim=head_dim,
+            max_position_embeddings=size("context_length", 2048),
+            rms_norm_eps=real("attention.layer_norm_rms_epsilon", 1e-5, strict=False),
+            rope_theta=real("rope.freq_base", 10000.0), rope_scaling=scaling,
+            tie_word_embeddings="output.weight" not in names,
+            bos_token_id=token_id("tokenizer.ggml.bos_token_id"),
+            eos_token_id=token_id("tokenizer.ggml.eos_token_id"),
+            pad_token_id=token_id("tokenizer.ggml.padding_token_id"), **gemma2)
+    except (ValueError, NotImplementedError) as e:   # LlamaConfig's own checks (heads vs kv heads, ...)
+        raise type(e)(f"load_gguf: {path}: {e}") from None
+
+
+def _freq_factors(t, head_dim: int, path: str) -> list:
+    """llama.cpp's ``rope_freqs.weight``: one float divisor > 0 per rotary frequency (head_dim / 2)."""
+    if t.ggml_type not in (_F32, _F16) or t.shape != (head_dim // 2,):
+        raise ValueError(f"load_gguf: {path}: tensor rope_freqs.weight must be F32 or F16 of shape [{head_dim // 2}] "
+                         f"(one factor per rotary frequency), got {t.type_name} of shape {list(t.shape)}")
+    factors = np.asarray(t.data, dtype=np.float64)
+    if not (np.isfinite(factors).all() and (factors > 0).all()):
+        raise ValueError(f"load_gguf: {path}: tensor rope_freqs.weight: the frequency factors must be finite and "
+                         f"> 0, got {factors.tolist()}")
+    return [float(x) for x in factors]
 
 
 def unpermute_rows(rows: np.ndarray, n_head: int) -> np.ndarray:
@@ -165,6 +198,7 @@ class WeightInfo:
     qtype: int
     shape: tuple
     raw: np.ndarray
+    path: str = ""      # the file, for errors
 
     @property
     def type_name(self) -> str:
@@ -194,8 +228,9 @@ def dense(info: WeightInfo, dtype, device) -> Tensor:
         try:
             arr = gguf.quants.dequantize(info.raw, gguf.GGMLQuantizationType(q))
         except NotImplementedError:
-            raise NotImplementedError(f"load_gguf: tensor {info.gguf_name} has ggml type {info.type_name}, which "
-                                      "gguf cannot dequantize") from None
+            where = f"{info.path}: " if info.path else ""
+            raise NotImplementedError(f"load_gguf: {where}tensor {info.gguf_name} has ggml type {info.type_name}, "
+                                      "which gguf cannot dequantize") from None
         t = from_numpy(np.ascontiguousarray(arr, dtype=np.float32).reshape(info.shape))
     return t.to(device=device, dtype=dtype)
 
@@ -246,6 +281,9 @@ def _weight_infos(reader: GGUFFile, config: LlamaConfig, arch: str, path: str) -
         else:
             raise NotImplementedError(f"load_gguf: {path}: tensor {t.name!r} has no place in a {arch} model "
                                       "(unsupported variant)")
+        if t.ggml_type in _INTEGER_TYPES:
+            raise ValueError(f"load_gguf: {path}: tensor {t.name!r} has ggml type {t.type_name}, an integer type; "
+                             "model weights are float (F32, F16, BF16, F64) or quantized")
         raw = t.data
         if m and arch in _PERMUTED_QK and m.group(2) in ("attn_q", "attn_k"):
             heads = config.num_attention_heads if m.group(2) == "attn_q" else config.num_key_value_heads
@@ -253,7 +291,7 @@ def _weight_infos(reader: GGUFFile, config: LlamaConfig, arch: str, path: str) -
                 raise ValueError(f"load_gguf: {path}: tensor {t.name} has {t.shape[0]} rows, not a multiple of "
                                  f"2 x {heads} heads")
             raw = unpermute_rows(raw, heads)
-        infos[hf] = WeightInfo(t.name, hf, t.ggml_type, t.shape, raw)
+        infos[hf] = WeightInfo(t.name, hf, t.ggml_type, t.shape, raw, path)
     return infos
 
 

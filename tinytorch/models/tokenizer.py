@@ -20,8 +20,10 @@ GGUF vocabularies come in two kinds:
     scores don't follow its merge order)."""
 from __future__ import annotations
 
+import ast
 import json
 import os
+import warnings
 from datetime import datetime
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -161,6 +163,21 @@ def sentencepiece_backend(tokens: Sequence[str], scores: Optional[Sequence[float
     return add_gguf_tokens(backend, tokens, token_types, vocab)
 
 
+def _strings(v) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _integers(v) -> bool:
+    return isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v)
+
+
+def _describe(v) -> str:
+    if isinstance(v, list):
+        kinds = sorted({type(x).__name__ for x in v})
+        return f"an array of {len(v)} ({', '.join(kinds) or 'empty'})"
+    return f"{type(v).__name__} {v!r}"[:120]
+
+
 class Tokenizer:
     """Text <-> token ids, with the model's special tokens and chat template.
 
@@ -189,28 +206,78 @@ class Tokenizer:
 
     @classmethod
     def from_gguf(cls, path) -> "Tokenizer":
-        """From the ``tokenizer.ggml.*`` and ``tokenizer.chat_template`` metadata of a GGUF file."""
+        """From the ``tokenizer.ggml.*`` and ``tokenizer.chat_template`` metadata of a GGUF file. Each
+        value is checked for its type (tokens and merges arrays of strings, token types integers, one
+        per token, special ids non-negative integers, flags booleans, the template a string): an error
+        names the file and the key. A special id outside the vocabulary is dropped with a warning (as
+        llama.cpp does)."""
         reader = open_gguf(path)
+        where = os.fspath(path)
         get = lambda k, d=None: field_value(reader, "tokenizer.ggml." + k, d)  # noqa: E731
+
+        def fail(key: str, what: str, got) -> ValueError:
+            return ValueError(f"Tokenizer.from_gguf: {where}: metadata key {key} must be {what}, got "
+                              f"{_describe(got)}")
+
         kind = get("model")
         if kind not in ("gpt2", "llama"):
-            raise NotImplementedError(f"Tokenizer.from_gguf: {os.fspath(path)} has a {kind!r} tokenizer; "
+            raise NotImplementedError(f"Tokenizer.from_gguf: {where} has a {kind!r} tokenizer; "
                                       "byte-level BPE ('gpt2') and SentencePiece-style BPE ('llama') are built "
                                       "from GGUF metadata (use tokenizer.json)")
         tokens, merges = get("tokens"), get("merges")
         if tokens is None or (kind == "gpt2" and merges is None):
             need = "tokens" if kind == "llama" else "tokens/merges"
-            raise ValueError(f"Tokenizer.from_gguf: {os.fspath(path)} lacks tokenizer.ggml.{need}")
-        if kind == "gpt2":
-            backend = byte_level_backend(tokens, merges, get("token_type", []), get("pre"))
-        else:
-            backend = sentencepiece_backend(tokens, get("scores"), get("token_type", []), merges,
-                                            gemma=field_value(reader, "general.architecture") in GEMMA_ARCHS,
-                                            unk_token_id=get("unknown_token_id"))
+            raise ValueError(f"Tokenizer.from_gguf: {where} lacks tokenizer.ggml.{need}")
+        if not _strings(tokens) or not tokens:
+            raise fail("tokenizer.ggml.tokens", "a non-empty array of strings", tokens)
+        if merges is not None:
+            if not _strings(merges):
+                raise fail("tokenizer.ggml.merges", "an array of strings", merges)
+            bad = next((m for m in merges if len(m.split(" ")) != 2 or not all(m.split(" "))), None)
+            if bad is not None:
+                raise ValueError(f"Tokenizer.from_gguf: {where}: metadata key tokenizer.ggml.merges: each merge must "
+                                 f"be two tokens separated by one space, got {bad!r}")
+        types = get("token_type", [])
+        if not _integers(types) or (types and len(types) != len(tokens)):
+            raise fail("tokenizer.ggml.token_type", f"an array of {len(tokens)} integers (one per token)", types)
+        scores = get("scores")
+        if scores is not None and (not isinstance(scores, list) or len(scores) != len(tokens) or
+                                   not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in scores)):
+            raise fail("tokenizer.ggml.scores", f"an array of {len(tokens)} numbers (one per token)", scores)
+        ids = {}
+        for name in ("bos_token_id", "eos_token_id", "padding_token_id", "unknown_token_id"):
+            v = get(name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+                raise fail("tokenizer.ggml." + name, "a non-negative integer token id", v)
+            if v is not None and v >= len(tokens):
+                warnings.warn(f"Tokenizer.from_gguf: {where}: tokenizer.ggml.{name} {v} is outside the vocabulary of "
+                              f"{len(tokens)} tokens; ignored")
+                v = None
+            ids[name] = v
+        flags = {}
+        for name, default in (("add_bos_token", kind == "llama"), ("add_eos_token", False)):
+            v = get(name, default)
+            if not isinstance(v, bool):
+                raise fail("tokenizer.ggml." + name, "a BOOL", v)
+            flags[name] = v
+        template = field_value(reader, "tokenizer.chat_template")
+        if template is not None and not isinstance(template, str):
+            raise fail("tokenizer.chat_template", "a string", template)
+        try:
+            if kind == "gpt2":
+                backend = byte_level_backend(tokens, merges, types, get("pre"))
+            else:
+                backend = sentencepiece_backend(tokens, scores, types, merges,
+                                                gemma=field_value(reader, "general.architecture") in GEMMA_ARCHS,
+                                                unk_token_id=ids["unknown_token_id"])
+        except ImportError:
+            raise
+        except Exception as e:  # noqa: BLE001 - the tokenizers library raises plain Exception
+            raise ValueError(f"Tokenizer.from_gguf: {where}: the vocabulary and merges do not make a tokenizer "
+                             f"({type(e).__name__}: {e})") from None
         # llama.cpp adds BOS to a SentencePiece vocabulary whose file does not say otherwise (as transformers)
-        return cls(backend, get("bos_token_id"), get("eos_token_id"), get("padding_token_id"),
-                   bool(get("add_bos_token", kind == "llama")), bool(get("add_eos_token", False)),
-                   field_value(reader, "tokenizer.chat_template"))
+        return cls(backend, ids["bos_token_id"], ids["eos_token_id"], ids["padding_token_id"],
+                   flags["add_bos_token"], flags["add_eos_token"], template)
 
     @classmethod
     def from_file(cls, path) -> "Tokenizer":
@@ -269,11 +336,20 @@ class Tokenizer:
         return self.encode(text, add_special_tokens=False) if tokenize else text
 
 
+# A chat template is code from the model file: a rendering may take at most this many steps (loop
+# iterations, range elements, macro calls), and build no value (string, list) and no output longer than
+# CHAT_TEMPLATE_MAX_SIZE, so a hostile template fails at once instead of running for hours.
+CHAT_TEMPLATE_MAX_STEPS = 100_000
+CHAT_TEMPLATE_MAX_SIZE = 1 << 24
+
+
 def render_chat_template(template: str, messages: Sequence[dict], **kwargs) -> str:
-    """``template`` rendered with ``messages`` and kwargs in a sandboxed jinja2 environment."""
+    """``template`` rendered with ``messages`` and kwargs in a sandboxed jinja2 environment (as
+    transformers), within a budget: more than ``CHAT_TEMPLATE_MAX_STEPS`` loop iterations, range
+    elements and macro calls, or a value or output longer than ``CHAT_TEMPLATE_MAX_SIZE``, raises
+    ``jinja2.exceptions.SecurityError``; a Python error inside the template (``-[]``, ``1 / 0``) raises
+    ``jinja2.exceptions.TemplateRuntimeError`` naming it."""
     jinja2 = _import("jinja2")
-    from jinja2.ext import loopcontrols
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     def raise_exception(message):
         raise jinja2.exceptions.TemplateError(message)
@@ -281,8 +357,113 @@ def render_chat_template(template: str, messages: Sequence[dict], **kwargs) -> s
     def tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
         return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols])
+    env = _budgeted_sandbox(jinja2)
     env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
-    return env.from_string(template).render(messages=list(messages), **kwargs)
+    out, size = [], 0
+    try:
+        for piece in env.from_string(template).generate(messages=list(messages), **kwargs):
+            size += len(piece)
+            if size > CHAT_TEMPLATE_MAX_SIZE:
+                env.over_budget(f"an output longer than {CHAT_TEMPLATE_MAX_SIZE} characters")
+            out.append(piece)
+    except jinja2.exceptions.TemplateError:
+        raise
+    except (TypeError, ValueError, ArithmeticError, LookupError, AttributeError, RecursionError) as e:
+        # the template's own bug (-[] , 1/0, x[99]): one error type for whatever a template does wrong
+        raise jinja2.exceptions.TemplateRuntimeError(
+            f"apply_chat_template: the chat template failed: {type(e).__name__}: {e}") from e
+    return "".join(out)
+
+
+class _Metered(ast.NodeTransformer):
+    """Rewrites a compiled template's Python: every ``for`` loop and comprehension iterates through
+    ``environment.metered_iter``, every function (a macro, a block) starts by charging one step, and
+    every ``~`` concatenation (``str_join``/``markup_join``) is size-checked."""
+
+    @staticmethod
+    def _call(method: str, arg):
+        return ast.Call(ast.Attribute(ast.Name("environment", ast.Load()), method, ast.Load()), [arg], [])
+
+    def visit_For(self, node):
+        self.generic_visit(node)
+        node.iter = self._call("metered_iter", node.iter)
+        return node
+
+    def visit_comprehension(self, node):
+        self.generic_visit(node)
+        node.iter = self._call("metered_iter", node.iter)
+        return node
+
+    def visit_FunctionDef(self, node):
+        self.generic_visit(node)
+        node.body.insert(0, ast.Expr(self._call("charge", ast.Constant(1))))
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in ("str_join", "markup_join"):
+            return self._call("sized", node)
+        return node
+
+
+def _budgeted_sandbox(jinja2):
+    """A fresh ImmutableSandboxedEnvironment (trim_blocks, lstrip_blocks, loopcontrols) that meters one
+    rendering: see :data:`CHAT_TEMPLATE_MAX_STEPS`."""
+    from jinja2.ext import loopcontrols
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    class BudgetedSandbox(ImmutableSandboxedEnvironment):
+        intercepted_binops = frozenset(["*", "**", "+"])
+
+        def __init__(self) -> None:
+            super().__init__(trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols])
+            self.steps_left = CHAT_TEMPLATE_MAX_STEPS
+            self.globals["range"] = self.metered_range
+
+        def over_budget(self, what: str):
+            raise jinja2.exceptions.SecurityError(
+                f"apply_chat_template: the chat template needs {what}; a rendering may take at most "
+                f"{CHAT_TEMPLATE_MAX_STEPS} steps (loop iterations, range elements, macro calls) and build values "
+                f"and output of at most {CHAT_TEMPLATE_MAX_SIZE} characters")
+
+        def charge(self, n: int) -> None:
+            self.steps_left -= n
+            if self.steps_left < 0:
+                self.over_budget(f"more than {CHAT_TEMPLATE_MAX_STEPS} steps")
+
+        def metered_iter(self, iterable):
+            if type(iterable) is range:       # made by metered_range: its elements are paid for
+                yield from iterable
+                return
+            for item in iterable:
+                self.charge(1)
+                yield item
+
+        def metered_range(self, *args):
+            r = range(*args)
+            self.charge(max(0, (r.stop - r.start + r.step - (1 if r.step > 0 else -1)) // r.step))  # len(): <= 2^63
+            return r
+
+        def sized(self, value):
+            if hasattr(value, "__len__") and len(value) > CHAT_TEMPLATE_MAX_SIZE:
+                self.over_budget(f"a value of {len(value)} characters")
+            return value
+
+        def call_binop(self, context, operator, left, right):
+            if operator == "*":
+                for seq, n in ((left, right), (right, left)):
+                    if isinstance(seq, (str, bytes, list, tuple)) and isinstance(n, int) and \
+                            len(seq) * max(n, 0) > CHAT_TEMPLATE_MAX_SIZE:
+                        self.over_budget(f"a value of {len(seq)} x {n} items")
+            if operator == "**" and isinstance(left, int) and isinstance(right, int) and abs(left) > 1 and \
+                    right * abs(left).bit_length() > 1 << 16:
+                self.over_budget(f"{left} ** {right}, a number of about {right * abs(left).bit_length()} bits")
+            return self.sized(super().call_binop(context, operator, left, right))
+
+        def _compile(self, source: str, filename: str):
+            tree = ast.fix_missing_locations(_Metered().visit(ast.parse(source, filename)))
+            return compile(tree, filename, "exec")
+
+    return BudgetedSandbox()

@@ -27,10 +27,13 @@ from __future__ import annotations
 import collections
 import ctypes
 import pickle
+import struct
 from typing import Any, Callable, Dict, Optional
 
+import numpy as np
+
 from tinytorch._tensor.creation import empty
-from tinytorch._core.dtype import DTYPES, device as _device
+from tinytorch._core.dtype import DTYPES, bool_, device as _device
 from tinytorch.serialization._safe_globals import user_allowed_globals
 from tinytorch._ops import shape as S
 from tinytorch.serialization._torch_pickle_globals import (
@@ -40,13 +43,31 @@ from tinytorch.serialization._torch_pickle_globals import (
 from tinytorch._tensor.tensor import Tensor
 
 UnpicklingError = pickle.UnpicklingError
+_INT64_MAX = 2 ** 63 - 1
 
 _parameter_cls: Optional[type] = None  # nn.Parameter, registered by tinytorch/nn/parameter.py
+
+
+def normalize_bool_bytes(flat: Tensor) -> None:
+    """Each nonzero byte of a bool storage read from a file becomes 1 (True), in place: the kernels
+    read a bool byte as 0 or 1, so a byte of 2 would count 2 in a sum and differ from True."""
+    impl = flat._impl
+    if flat.dtype is bool_ and impl.numel:
+        raw = np.ctypeslib.as_array((ctypes.c_uint8 * impl.numel).from_address(impl.data_ptr))
+        np.minimum(raw, 1, out=raw)
 
 
 def _set_parameter_class(cls: type) -> None:
     global _parameter_cls
     _parameter_cls = cls
+
+
+def _copy_bytes(src: LoadedStorage, dst: LoadedStorage) -> None:
+    """``src``'s bytes into ``dst`` (a storage read as another dtype), bools normalised."""
+    nbytes = dst.numel * dst.dtype.itemsize
+    if nbytes:
+        ctypes.memmove(dst.flat._impl.data_ptr, src.flat._impl.data_ptr, nbytes)
+    normalize_bool_bytes(dst.flat)
 
 
 def _set_state(obj: Any, state: Any, what: str) -> None:
@@ -180,12 +201,16 @@ class RestrictedUnpickler(pickle._Unpickler):  # type: ignore[name-defined,misc]
             self._fail(f"tensor geometry size={size} stride={stride} offset={offset!r} is malformed")
         if any(s < 0 for s in size) or any(s < 0 for s in stride):
             self._fail(f"tensor geometry size={size} stride={stride}: negative sizes/strides are not allowed")
+        if any(v > _INT64_MAX for v in size + stride + (offset,)):
+            self._fail(f"tensor geometry size={size} stride={stride} offset={offset}: each must fit in int64")
         if dtype is not None and dtype is not storage.dtype:
             # _rebuild_tensor_v3 on an untyped (byte) storage: reinterpret its bytes (a copy per dtype)
             storage = self._retyped(storage, dtype)
         numel = 1
         for s in size:
             numel *= s
+        if numel > _INT64_MAX:     # a stride-0 view may be huge, but its element count is an int64
+            self._fail(f"tensor of size {size} has {numel} elements, more than int64 can count")
         if numel and offset + sum((n - 1) * st for n, st in zip(size, stride)) >= storage.numel:
             self._fail(f"tensor of size {size}, stride {stride}, offset {offset} reads past the end of storage "
                        f"{storage.key!r} ({storage.numel} elements)")
@@ -200,10 +225,16 @@ class RestrictedUnpickler(pickle._Unpickler):  # type: ignore[name-defined,misc]
             if nbytes % dtype.itemsize:
                 self._fail(f"storage {storage.key!r} of {nbytes} bytes is not a whole number of {dtype.name} elements")
             flat = empty(nbytes // dtype.itemsize, dtype=dtype)
-            if nbytes:
-                ctypes.memmove(flat._impl.data_ptr, storage.flat._impl.data_ptr, nbytes)
             self.storages[key] = LoadedStorage(storage.key, dtype, nbytes // dtype.itemsize, storage.location, flat)
+            _copy_bytes(storage, self.storages[key])
         return self.storages[key]
+
+    def refill_retyped(self) -> None:
+        """Copies each reinterpreted storage's bytes again from the storage it retypes: in the legacy
+        format the storages' data follows the pickle, so at unpickling time they were still empty."""
+        for key, st in self.storages.items():
+            if isinstance(key, tuple):
+                _copy_bytes(self.storages[key[0]], st)
 
     def _finish(self, t: Tensor, requires_grad: Any, backward_hooks: Any, metadata: Any = None) -> Tensor:
         if not isinstance(requires_grad, bool):
@@ -361,6 +392,15 @@ class RestrictedUnpickler(pickle._Unpickler):  # type: ignore[name-defined,misc]
         for i in range(0, len(items) - 1, 2):
             d[items[i]] = items[i + 1]
 
+    def _load_bytearray8(self):
+        # pickle's own BYTEARRAY8 allocates the length it reads before reading: a flipped byte is a
+        # many-GiB bytearray. Read first; a length past the data is a truncated pickle.
+        (n,) = struct.unpack("<Q", self.read(8))
+        data = self.read(n) if n <= _INT64_MAX else b""
+        if len(data) != n:
+            self._fail(f"BYTEARRAY8 claims {n} bytes, the pickle has {len(data)} left (truncated or corrupt)")
+        self.append(bytearray(data))
+
     def _load_additems(self):
         items = self.pop_mark()
         if type(self.stack[-1]) is not set:
@@ -379,6 +419,7 @@ def _install_checked_opcodes() -> None:
     d[pickle.SETITEM[0]] = RestrictedUnpickler._load_setitem
     d[pickle.SETITEMS[0]] = RestrictedUnpickler._load_setitems
     d[pickle.ADDITEMS[0]] = RestrictedUnpickler._load_additems
+    d[pickle.BYTEARRAY8[0]] = RestrictedUnpickler._load_bytearray8
     for op in ("INST", "OBJ", "EXT1", "EXT2", "EXT4"):
         d[getattr(pickle, op)[0]] = _refusing(op)
 

@@ -34,7 +34,9 @@ from tinytorch._ops import shape as S
 from tinytorch.serialization import _torch_unpickler
 from tinytorch.serialization._map_location import place
 from tinytorch.serialization._safe_globals import user_allowed_globals
-from tinytorch.serialization._torch_unpickler import LoadedStorage, RestrictedUnpickler, UnpicklingError
+from tinytorch.serialization._torch_unpickler import (
+    LoadedStorage, RestrictedUnpickler, UnpicklingError, normalize_bool_bytes,
+)
 from tinytorch._tensor.tensor import Tensor
 
 ZIP_MAGIC = b"PK\x03\x04"
@@ -84,7 +86,8 @@ def _zip_prefix(zf: zipfile.ZipFile, fname: str) -> str:
 def load_zip(f: Any, fname: str, map_location: Any) -> Any:
     try:
         zf = zipfile.ZipFile(f)
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as e:
+        # NotImplementedError: a damaged "version needed to extract" ("zip file version 6.4")
         raise RuntimeError(f"tinytorch.load: {fname}: not a complete zip archive ({e}); the PyTorch checkpoint is "
                            "truncated or corrupted") from None
     with zf:
@@ -111,6 +114,7 @@ def load_zip(f: Any, fname: str, map_location: Any) -> Any:
             _read_into(zf, info, start, _buffer(flat), fname)
             if order == "big":
                 _byteswap(flat)
+            normalize_bool_bytes(flat)
             return flat
 
         data = _read_member(zf, prefix + "data.pkl", fname)
@@ -235,10 +239,15 @@ def _read_into(zf: zipfile.ZipFile, info: zipfile.ZipInfo, start: int, out: memo
 def _unpickle(unpickler: RestrictedUnpickler, what: str) -> Any:
     try:
         return unpickler.load()
-    except UnpicklingError:
-        raise
-    except RuntimeError:
-        raise
+    except UnpicklingError as e:
+        if str(e).startswith("tinytorch.load:"):
+            raise
+        # pickle's own messages ("Memo value not found ...") and the stand-ins' name neither the file
+        raise UnpicklingError(f"tinytorch.load: {what}: malformed pickle data ({e})") from None
+    except RuntimeError as e:
+        if str(e).startswith("tinytorch.load:"):
+            raise
+        raise RuntimeError(f"tinytorch.load: {what}: {e}") from None     # e.g. torch.device("cpx")
     except EOFError:
         raise UnpicklingError(f"tinytorch.load: {what}: malformed or truncated pickle data (ends before STOP)") \
             from None
@@ -285,6 +294,8 @@ def load_legacy(data: bytes, fname: str, map_location: Any) -> Any:
         out = _buffer(st.flat)
         if stream.readinto(out) != len(out):
             raise RuntimeError(f"tinytorch.load: {fname}: storage {key!r} is truncated")
+        normalize_bool_bytes(st.flat)
+    unpickler.refill_retyped()
     return _place(obj, unpickler, map_location, fname)
 
 
@@ -301,7 +312,14 @@ def _place(obj: Any, unpickler: RestrictedUnpickler, map_location: Any, fname: s
             return t
         st: LoadedStorage = entry[1]
         if id(st) not in moved:
-            moved[id(st)] = place(st.flat, st.location, map_location, fname, storage=True)
+            try:
+                moved[id(st)] = place(st.flat, st.location, map_location, fname, storage=True)
+            except (RuntimeError, ValueError) as e:
+                if fname in str(e):
+                    raise
+                # a location the file names ("cpt", "cuda:x") that is no device
+                raise RuntimeError(f"tinytorch.load: {fname}: storage {st.key!r} saved at location {st.location!r}: "
+                                   f"{e}") from None
         flat = moved[id(st)]
         if flat is st.flat:
             return t
