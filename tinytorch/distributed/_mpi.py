@@ -69,9 +69,11 @@ def _float32_copy(t):
 
 
 class _MPIWork:
-    def __init__(self, backend: "MPIBackend", reqs, what: str, finalize=None, keep=(), status=None) -> None:
+    def __init__(self, backend: "MPIBackend", reqs, what: str, finalize=None, keep=(), status=None,
+                 buffer: str = "") -> None:
         self.backend, self.reqs, self.what = backend, reqs, what
         self.finalize, self.keep, self.status = finalize, keep, status
+        self.buffer = buffer    # a recv's tensor, for errors ("float32 [4] (16 bytes)"); its size is checked
         self.done = False
         self.source = None
 
@@ -79,6 +81,10 @@ class _MPIWork:
         self.done = True
         if self.status is not None:
             self.source = self.status.Get_source()
+            got, want = self.status.Get_count(_mpi().BYTE), self.keep[1].nbytes
+            if self.buffer and got != want:
+                raise RuntimeError(f"recv: the sender (group rank {self.source}) sent {got} bytes into a "
+                                   f"buffer of {self.buffer}; send and recv need tensors of the same size and dtype")
         if self.finalize is not None:
             self.finalize()
         self.keep = ()
@@ -86,7 +92,14 @@ class _MPIWork:
     def _test(self) -> bool:
         MPI = _mpi()
         if self.status is not None:
-            ok = self.reqs[0].Test(self.status)
+            try:
+                ok = self.reqs[0].Test(self.status)
+            except MPI.Exception as e:
+                if not self.buffer or e.Get_error_class() != MPI.ERR_TRUNCATE:
+                    raise
+                self.done = True    # the message is consumed (truncated): the communicator stays usable
+                raise RuntimeError(f"recv: the message is larger than the buffer of {self.buffer}; send and recv "
+                                   "need tensors of the same size and dtype") from None
         else:
             ok = MPI.Request.Testall(self.reqs)
         return bool(ok)
@@ -299,7 +312,8 @@ class MPIBackend:
         arr = _bytes(t)
         st = MPI.Status()
         req = self.comm.Irecv(arr, MPI.ANY_SOURCE if peer is None else peer, tag)
-        return _MPIWork(self, [req], "recv", None, (t, arr), status=st)
+        buffer = f"{t.dtype.name} {list(t.shape)} ({arr.nbytes} bytes)"
+        return _MPIWork(self, [req], "recv", None, (t, arr), status=st, buffer=buffer)
 
     def barrier(self):
         return self._work(self.comm.Ibarrier(), "barrier")

@@ -21,6 +21,7 @@ The collectives over these groups are in ``collectives.py``.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import uuid
@@ -344,6 +345,20 @@ def destroy_process_group(group: Optional[ProcessGroup] = None) -> None:
             pg._impl.shutdown()
 
 
+def _check_same_ranks(world: "ProcessGroup", ranks: list[int]) -> None:
+    """Every rank must pass new_group the same ranks (otherwise the groups' collectives pair the wrong
+    processes, or hang): the lists are compared across the default group first, by their length, a
+    digest and their first ranks, and a difference raises on every rank, naming each rank's list."""
+    digest = int.from_bytes(hashlib.blake2b(repr(ranks).encode(), digest_size=7).digest(), "little")
+    shown = 16
+    rows = world._impl.exchange_meta("new_group", [len(ranks), digest] + ranks[:shown])
+    if any(r[:2] != rows[0][:2] for r in rows):
+        def fmt(r):
+            return str(r[2:2 + min(r[0], shown)])[:-1] + (", ...]" if r[0] > shown else "]")
+        detail = ", ".join(f"rank {i} passed {fmt(r)}" for i, r in enumerate(rows))
+        raise ValueError(f"new_group: every rank must pass the same ranks, in the same order of calls: {detail}")
+
+
 def new_group(ranks: Optional[list[int]] = None, timeout: Optional[timedelta] = None, backend=None,
               pg_options=None, use_local_synchronization: bool = False):
     """Creates a group of ``ranks`` (every rank of the default group must call it, in the same order).
@@ -359,6 +374,7 @@ def new_group(ranks: Optional[list[int]] = None, timeout: Optional[timedelta] = 
         raise ValueError(f"new_group: backend {backend} differs from the default group's {world.name()}")
     secs = world._timeout if timeout is None else timeout.total_seconds()
     me = world.rank()
+    _check_same_ranks(world, ranks)
     impl = world._impl.new_group(ranks, gid, secs)
     if me not in ranks:
         return GroupMember.NON_GROUP_MEMBER

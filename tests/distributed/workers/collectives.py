@@ -154,6 +154,25 @@ if device == "cpu" or os.environ.get("TINYTORCH_DISTRIBUTED_DEBUG", "").upper() 
     except ValueError as e:
         assert "differ across ranks" in str(e), e
 assert g2.timeout == dist.GroupMember.WORLD.timeout
+# ranks that pass new_group different lists are told so on every rank (not paired wrongly or hung)
+try:
+    dist.new_group([0, 1] if rank == 0 else [0, ws - 1] if ws > 2 else [1])
+    raise AssertionError("expected a new_group mismatch error")
+except ValueError as e:
+    assert "new_group: every rank must pass the same ranks" in str(e) and "rank 0 passed [0, 1]" in str(e), e
+# a recv into a buffer of another size than what was sent (MPI: the message is consumed, the group usable)
+if device == "cpu":
+    for sent, buf, why in ((8, 4, "larger than the buffer of float32 [4] (16 bytes)"),
+                           (4, 8, "sent 16 bytes into a buffer of float32 [8] (32 bytes)")):
+        if rank == 0:
+            dist.send(T(np.arange(sent)), 1)
+        elif rank == 1:
+            try:
+                dist.recv(T(np.zeros(buf)), 0)
+                raise AssertionError("expected a recv size error")
+            except RuntimeError as e:
+                assert why in str(e) and "same size and dtype" in str(e), e
+    dist.barrier()
 dist.barrier()
 dist.destroy_process_group(g2)          # one group alone; using it afterwards is an error
 try:
