@@ -5,7 +5,7 @@ methods and in-place variants, the autocast policy, and the rows the op-table te
 Adding a unary op with a kernel: a `Unary` row here and its scalar formula in
 cpp/include/tinytorch/math.h (`UnaryFn::eval`). Adding a composite op: an `Op` row here and its
 Python function in the family module. See docs/architecture.md, "Adding an op"."""
-from schema import Binary, Functional, Op, Schema, Unary
+from schema import Binary, Functional, Keyword, Op, Schema, Unary
 
 # ---------------------------------------------------------------------------------------------
 # Unary kernels. grad: d/d input times grad; helpers such as _unary(...) live in _ops/elementwise.pyx.
@@ -55,7 +55,7 @@ UNARY = [
       ref="np.square(x)"),
     U("floor", "integral", grad="grad * 0.0", inplace=True, ref="np.floor(x)", domain=(-3.0, 3.0)),
     U("ceil", "integral", grad="grad * 0.0", inplace=True, ref="np.ceil(x)", domain=(-3.0, 3.0)),
-    U("round", "integral", grad="grad * 0.0", inplace=True, ref="np.round(x)", domain=(-3.0, 3.0)),
+    U("round", "integral", grad="grad * 0.0", inplace=True, public="F", ref="np.round(x)", domain=(-3.0, 3.0)),
     U("trunc", "integral", grad="grad * 0.0", inplace=True, aliases=("fix",), ref="np.trunc(x)", domain=(-3.0, 3.0)),
     U("isnan", "predicate", ref="np.isnan(x)"),
     U("isinf", "predicate", ref="np.isinf(x)"),
@@ -139,9 +139,15 @@ BINARY = [
 # Ops written by hand in their family module (formula beside the forward, or composite).
 E, S, R, NORM, I = ("tinytorch._ops.elementwise", "tinytorch._ops.shape", "tinytorch._ops.reduce",
                     "tinytorch._ops.norm", "tinytorch._ops.index")
-LA, CONV, EMB, DROP = "tinytorch._ops.linalg", "tinytorch._ops.conv", "tinytorch._ops.embedding", "tinytorch._ops.dropout"
+LA, CONV, DROP = "tinytorch._ops.linalg", "tinytorch._ops.conv", "tinytorch._ops.dropout"
 C, NUM, RND = "tinytorch._composites.contractions", "tinytorch._composites.numerics", "tinytorch._tensor.random"
 O = Op
+# keywords PyTorch takes that the implementations lack, accepted by their forms (an Op row's keywords=)
+IMPLICIT = Keyword(False, "implicit (bool): ignored (PyTorch's tracer sets it). Default: ``False``")
+CUDNN_ENABLE = Keyword(True, "cudnn_enable (bool): ignored (PyTorch's switch for cuDNN's kernel). Default: ``True``")
+SPARSE_GRAD = Keyword(False, "sparse_grad (bool, optional): if ``True``, gradient w.r.t. :attr:`input` will be a "
+                      "sparse tensor. Default: ``False``", unsupported="sparse gradients need sparse tensors, which "
+                      "tinytorch does not have")
 OPS = [
     # elementwise, hand-written because of their argument handling
     O("clamp", E, aliases=("clip",), inplace="clamp_", inplace_function=True),
@@ -156,10 +162,12 @@ OPS = [
     O("zero_", E, function=False, inplace_function=True),
     # shape (views: formula in _ops/shape.pyx)
     O("view", S, function=False), O("view_as", S, function=False), O("reshape", S), O("reshape_as", S, function=False),
-    O("transpose", S, aliases=("swapaxes", "swapdims"), inplace="view"), O("t", S, inplace="view", ref="x.T"), O("permute", S), O("movedim", S, aliases=("moveaxis",)),
-    O("expand", S, function=False), O("expand_as", S, function=False), O("broadcast_to", S), O("squeeze", S, inplace="view"),
+    O("transpose", S, aliases=("swapaxes", "swapdims"), inplace="view", keywords={"swapaxes": {"axis0": "dim0", "axis1": "dim1"}}),
+    O("t", S, inplace="view", ref="x.T"), O("permute", S), O("movedim", S, aliases=("moveaxis",)),
+    O("expand", S, function=False, keywords={"expand": {"implicit": IMPLICIT}}), O("expand_as", S, function=False), O("broadcast_to", S), O("squeeze", S, inplace="view"),
     O("unsqueeze", S, inplace="view"), O("flatten", S, ref="x.reshape(-1)"), O("unflatten", S), O("narrow", S), O("select", S), O("unbind", S),
-    O("split", S), O("chunk", S), O("unfold", S, function=False), O("diagonal", S), O("as_strided", S, inplace="view", inplace_function=True),
+    O("split", S, keywords={"Tensor.split": {"split_size": "split_size_or_sections"}}),
+    O("chunk", S), O("unfold", S, function=False), O("diagonal", S), O("as_strided", S, inplace="view", inplace_function=True),
     O("contiguous", S, function=False), O("clone", S, ref="x.copy()"),
     # reductions and scans (fused kernels, formulas in _ops/reduce.pyx)
     O("sum", R, ref="np.sum(x)"), O("mean", R, ref="np.mean(x)"), O("prod", R, ref="np.prod(x)", domain=(0.7, 1.3)), O("amax", R, ref="np.max(x)"), O("amin", R, ref="np.min(x)"), O("max", R, ref="np.max(x)"), O("min", R, ref="np.min(x)"),
@@ -168,20 +176,22 @@ OPS = [
     O("cumprod", R, autocast="fp32", inplace="copy"),
     # softmax and normalizations (fused kernels, formulas in _ops/norm.pyx)
     O("softmax", NORM, autocast="fp32"), O("log_softmax", NORM, autocast="fp32"),
-    O("layer_norm", NORM, method=False, autocast="fp32"), O("rms_norm", NORM, method=False),
+    O("layer_norm", NORM, method=False, autocast="fp32", keywords={"layer_norm": {"cudnn_enable": CUDNN_ENABLE}}),
+    O("rms_norm", NORM, method=False),
     # indexing
     O("__getitem__", I, function=False, method_impl="getitem"), O("__setitem__", I, function=False, method_impl="setitem"),
-    O("index_select", I), O("gather", I), O("scatter", I, inplace="scatter_"),
+    O("index_select", I), O("gather", I, keywords={"gather": {"sparse_grad": SPARSE_GRAD}}), O("scatter", I, inplace="scatter_"),
     O("scatter_add", I, inplace="scatter_add_"), O("masked_fill", I, inplace="masked_fill_"), O("masked_select", I),
     O("nonzero", I), O("index_put", I, inplace="index_put_", inplace_function=True), O("flip", S), O("roll", I),
     O("repeat", I, function=False), O("tril", I, inplace="copy", ref="np.tril(x)"), O("triu", I, inplace="copy", ref="np.triu(x)"), O("sort", I), O("argsort", I), O("topk", I),
     O("cat", S, method=False, aliases=("concat", "concatenate")), O("stack", I, method=False),
     O("hstack", I, method=False), O("vstack", I, method=False, aliases=("row_stack",)),
-    # matrix products (formulas in _ops/linalg.pyx), convolutions (_ops/conv.pyx), dropout, embedding
+    # matrix products (formulas in _ops/linalg.pyx), convolutions (_ops/conv.pyx), dropout (tinytorch.embedding,
+    # weight first as torch's top level, is tinytorch/_toplevel/nn_functional.py's)
     O("matmul", LA, dunders=("__matmul__", "r:__rmatmul__"), autocast="lower"), O("mm", LA, autocast="lower"),
     O("bmm", LA, autocast="lower"),
     O("conv1d", CONV, method=False, autocast="lower"), O("conv2d", CONV, method=False, autocast="lower"),
-    O("dropout", DROP, method=False), O("embedding", EMB, method=False),
+    O("dropout", DROP, method=False, keywords={"dropout": {"train": "training"}}),
     # random (in-place samplers)
     O("uniform_", RND, function=False), O("normal_", RND, function=False), O("bernoulli_", RND, function=False),
     O("bernoulli", RND, function=False, method_impl="_bernoulli_method"),
@@ -209,6 +219,8 @@ OPS += [
     O("unique", NUM, grad="composite"), O("diff", NUM, grad="composite"), O("histc", NUM, grad="composite"),
     O("bincount", NUM, grad="composite"),
     # elementwise composites (tinytorch/_composites/pointwise.py)
+    # round(decimals=) over the round kernel (its row above: the kernel's own function is _ops.elementwise.round)
+    O("round", PW, grad="composite", inplace="round_", inplace_function=True),
     O("lerp", PW, grad="composite", inplace="copy"),
     O("addcmul", PW, grad="composite", inplace="copy"), O("addcdiv", PW, grad="composite", inplace="copy"),
     O("hypot", PW, grad="composite", inplace="copy", ref="np.hypot(x, y)"),

@@ -68,6 +68,17 @@ class Binary:
     doc: str = ""                       # its docstring (else codegen/docs_elementwise.py's entry, else the default)
 
 
+@dataclass(frozen=True)
+class Keyword:
+    """A keyword PyTorch takes that the implementation lacks, accepted by a form (`Op.keywords`):
+    its value ``default`` (or, where ``unsupported`` is empty, any value) changes nothing; another
+    value raises NotImplementedError naming the op and ``unsupported`` (the reason). ``doc``: its
+    Args entry, PyTorch's words ("sparse_grad (bool, optional): ...")."""
+    default: object
+    doc: str
+    unsupported: str = ""
+
+
 @dataclass
 class Op:
     """An op written by hand in its family module (`module.name`), its formula beside it
@@ -93,6 +104,11 @@ class Op:
     autocast_method: bool = True        # whether the policy also wraps Tensor.<name>
     ref: Optional[str] = None           # numpy reference of x (or of x, y): an op-table test row
     domain: tuple = (-2.0, 2.0)
+    keywords: dict = field(default_factory=dict)
+    # PyTorch's keywords a form takes that the implementation does not, by form: "swapaxes" (the
+    # function, method and in-place method of that name or alias) or "Tensor.split" (the method
+    # alone) -> {PyTorch's keyword: the implementation's parameter it renames ("axis0": "dim0"),
+    # or a Keyword it accepts ("sparse_grad": Keyword(False, ...))}
 
 
 @dataclass
@@ -119,6 +135,12 @@ class Schema:
         for u in self.unary:
             assert u.dtypes in UNARY_CLASSES, f"{u.name}: dtypes {u.dtypes!r} not in {list(UNARY_CLASSES)}"
             assert len(u.params) <= 2, f"{u.name}: a unary kernel takes at most two scalars"
+        for o in self.ops:
+            for form, keywords in o.keywords.items():
+                base = form.split(".", 1)[1] if form.startswith("Tensor.") else form
+                assert base in (o.name,) + tuple(o.aliases), f"{o.name}: keywords for {form!r}, not a form of the row"
+                assert all(isinstance(v, (str, Keyword)) for v in keywords.values()), \
+                    f"{o.name}: a keyword renames a parameter (str) or is a Keyword"
         for b in self.binary:
             assert b.dtypes in BINARY_CLASSES, f"{b.name}: dtypes {b.dtypes!r} not in {list(BINARY_CLASSES)}"
             assert len(b.grad) in (0, 2), f"{b.name}: grad needs one formula per input"

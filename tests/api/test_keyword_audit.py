@@ -18,7 +18,6 @@ TABLE = os.path.join(ROOT, "tests", "fixtures", "torch_signatures.json")
 _OUT_DTYPE = "out_dtype= (torch 2.13's mixed-precision matmul output dtype) is not implemented"
 _TORCHSCRIPT = "the name comes from an overload Python code doesn't use by keyword (scalar/list overloads)"
 _FACTORY = "factory options (size= by keyword, layout=, pin_memory=, memory_format=, generator= on *_like)"
-_GAP = "not taken yet (positional use works); listed in docs/api.md"
 
 # "namespace:name" -> (torch's keywords tinytorch lacks, why)
 KNOWN = {
@@ -29,15 +28,11 @@ KNOWN = {
     "functions:cholesky_inverse": (('input',), _TORCHSCRIPT),
     "functions:cholesky_solve": (('input', 'input2'), _TORCHSCRIPT),
     "functions:dot": (('tensor',), _TORCHSCRIPT),
-    "functions:dropout": (('train',), _GAP),
-    "functions:embedding": (('indices', 'sparse'), _GAP),
     "functions:empty": (('memory_format', 'size'), _FACTORY),
     "functions:empty_like": (('layout', 'memory_format', 'pin_memory'), _FACTORY),
     "functions:eq": (('a', 'b'), _TORCHSCRIPT),
     "functions:full_like": (('layout', 'memory_format', 'pin_memory'), _FACTORY),
-    "functions:gather": (('sparse_grad',), _GAP),
     "functions:isin": (('element', 'test_element'), _TORCHSCRIPT),
-    "functions:layer_norm": (('cudnn_enable',), _GAP),
     "functions:linspace": (('layout', 'pin_memory'), _FACTORY),
     "functions:logspace": (('pin_memory',), _FACTORY),
     "functions:matrix_exp": (('input',), _TORCHSCRIPT),
@@ -52,13 +47,8 @@ KNOWN = {
     "functions:randn": (('size',), _FACTORY),
     "functions:randn_like": (('generator', 'layout', 'memory_format', 'pin_memory'), _FACTORY),
     "functions:result_type": (('scalar',), _TORCHSCRIPT),
-    "functions:round": (('decimals',), _GAP),
-    "functions:round_": (('decimals',), _GAP),
     "functions:searchsorted": (('input',), _TORCHSCRIPT),
-    "functions:set_rng_state": (('new_state',), _GAP),
     "functions:sort": (('reverse',), _TORCHSCRIPT),
-    "functions:swapaxes": (('axis0', 'axis1'), _GAP),
-    "functions:unsafe_split": (('input', 'split_size'), _TORCHSCRIPT),
     "functions:zeros": (('size',), _FACTORY),
     "functions:zeros_like": (('layout', 'memory_format', 'pin_memory'), _FACTORY),
     "methods:addmm": (('out_dtype',), _OUT_DTYPE),
@@ -68,8 +58,6 @@ KNOWN = {
     "methods:copy_": (('other',), _TORCHSCRIPT),
     "methods:dot": (('tensor',), _TORCHSCRIPT),
     "methods:eq": (('a', 'b'), _TORCHSCRIPT),
-    "methods:expand": (('implicit',), _GAP),
-    "methods:gather": (('sparse_grad',), _GAP),
     "methods:mm": (('out_dtype',), _OUT_DTYPE),
     "methods:ne": (('a', 'b'), _TORCHSCRIPT),
     "methods:new_empty": (('layout', 'pin_memory', 'size'), _FACTORY),
@@ -77,20 +65,9 @@ KNOWN = {
     "methods:new_full": (('layout', 'pin_memory'), _FACTORY),
     "methods:new_ones": (('layout', 'pin_memory', 'size'), _FACTORY),
     "methods:new_zeros": (('layout', 'pin_memory', 'size'), _FACTORY),
-    "methods:round": (('decimals',), _GAP),
-    "methods:round_": (('decimals',), _GAP),
     "methods:sort": (('reverse',), _TORCHSCRIPT),
-    "methods:split": (('split_size',), _GAP),
-    "methods:swapaxes": (('axis0', 'axis1'), _GAP),
-    "methods:swapaxes_": (('axis0', 'axis1'), _GAP),
     "methods:uniform_": (('from', 'to'), _TORCHSCRIPT),
-    "methods:unsafe_split": (('split_size',), _GAP),
-    "nn.functional:elu_": (('input_scale', 'scale'), _GAP),
-    "nn.functional:l1_loss": (('weight',), _GAP),
-    "nn.functional:log_softmax": (('_stacklevel',), _GAP),
     "nn.functional:rrelu_": (('generator',), _FACTORY),
-    "nn.functional:softmax": (('_stacklevel',), _GAP),
-    "nn.functional:softmin": (('_stacklevel',), _GAP),
 }
 
 

@@ -1,6 +1,7 @@
 """The forms the op schema makes from one implementation (``codegen/ops.py``): a Tensor method's function
-form (``torch.detach(x)``), the in-place function of an in-place method (``torch.relu_(x)``), and the
-in-place methods of out-of-place ops (``inplace="copy"``) and of views (``inplace="view"``). Each form
+form (``torch.detach(x)``), the in-place function of an in-place method (``torch.relu_(x)``), the
+in-place methods of out-of-place ops (``inplace="copy"``) and of views (``inplace="view"``), and a form
+taking PyTorch's keywords the implementation lacks (a row's ``keywords``: ``swapaxes(axis0=)``). Each form
 takes its wrapped function's signature and Args, so help(), the stubs and the docs read right.
 
 This module imports nothing above the Tensor class: the generated files use it for the forms they install at
@@ -8,7 +9,8 @@ import time, without loading the composites."""
 from __future__ import annotations
 
 import inspect
-from typing import Optional
+import re
+from typing import Callable, Optional
 
 from tinytorch._core.dtype import can_cast
 from tinytorch._core.graph import is_grad_enabled
@@ -120,3 +122,60 @@ def function_form(method):
     summary = f"In-place version of :func:`{name[:-1]}`." if name.endswith("_") else doc.split("\n")[0]
     fn.__doc__ = derived_doc(summary, doc, drop="self", first="    input (Tensor): the input tensor.")
     return fn
+
+
+def _keyword_doc(doc: Optional[str], renamed: dict, added: list) -> str:
+    """``doc`` with the Args entries of the renamed parameters under PyTorch's names, and the ``added``
+    entries (accepted keywords) at the end of its Keyword args (a new section where it has none)."""
+    doc = inspect.cleandoc(doc or "")
+    for torch_name, ours in renamed.items():
+        doc = re.sub(rf"^    {re.escape(ours)}(?= \(|:)", f"    {torch_name}", doc, flags=re.M)
+    if not added:
+        return doc
+    lines = doc.split("\n")
+    new = [("    " if i == 0 else "        ") + line.strip() for e in added for i, line in enumerate(e.split("\n"))]
+    if "Keyword args:" in lines:
+        end = lines.index("Keyword args:") + 1
+        while end < len(lines) and lines[end].startswith("    "):
+            end += 1
+        lines[end:end] = new
+    else:
+        lines += ["", "Keyword args:"] + new
+    return "\n".join(lines)
+
+
+def with_keywords(fn: Callable, name: str, renamed: Optional[dict] = None, accepted: Optional[dict] = None) -> Callable:
+    """The form ``name`` of ``fn`` taking PyTorch's keywords that ``fn`` lacks (a schema row's ``keywords``):
+    ``renamed`` maps PyTorch's name of a parameter to ``fn``'s (``{"axis0": "dim0"}``; fn's name still
+    works), ``accepted`` maps a keyword fn does not take to ``(default, Args entry, reason)``: its
+    default (or any value, where the reason is empty) changes nothing, another value raises
+    NotImplementedError with the reason. The form's signature and Args read PyTorch's names."""
+    renamed, accepted = dict(renamed or {}), dict(accepted or {})
+
+    def form(*args, **kwargs):
+        for torch_name, ours in renamed.items():
+            if torch_name in kwargs:
+                if ours in kwargs:
+                    raise TypeError(f"{name}() got values for both {torch_name!r} and {ours!r} (the same argument)")
+                kwargs[ours] = kwargs.pop(torch_name)
+        for keyword, (default, _, reason) in accepted.items():
+            if keyword in kwargs:
+                value = kwargs.pop(keyword)
+                if reason and value != default:
+                    raise NotImplementedError(f"{name}(): {keyword}={value!r} is not supported: {reason}")
+        return fn(*args, **kwargs)
+
+    form.__name__ = form.__qualname__ = name
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        sig = None
+    if sig is not None:
+        params = [p.replace(name=next((t for t, o in renamed.items() if o == p.name), p.name))
+                  for p in sig.parameters.values()]
+        tail = [p for p in params if p.kind is p.VAR_KEYWORD]
+        params = [p for p in params if p.kind is not p.VAR_KEYWORD]
+        params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=d) for k, (d, _, _) in accepted.items()]
+        form.__signature__ = sig.replace(parameters=params + tail)
+    form.__doc__ = _keyword_doc(fn.__doc__, renamed, [entry for _, entry, _ in accepted.values()])
+    return form

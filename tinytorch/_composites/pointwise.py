@@ -1,17 +1,19 @@
 """Elementwise ops composed from existing ones (every device; autograd records their parts, so
 each is differentiable where PyTorch's is): lerp, addcmul, addcdiv, hypot, sinc, deg2rad,
 rad2deg, frac, fmod, copysign, heaviside, xlogy, logaddexp2, float_power, nan_to_num, signbit,
-isposinf, isneginf, logit, fmax, fmin, fill, the activations prelu and hardshrink (tinytorch.<name> and
-Tensor.<name>, which nn.functional uses too), the comparisons isclose, allclose, equal, isin, the integer
-gcd/lcm and ldexp."""
+isposinf, isneginf, logit, fmax, fmin, fill, round (with decimals), the activations prelu and
+hardshrink (tinytorch.<name> and Tensor.<name>, which nn.functional uses too), the comparisons isclose,
+allclose, equal, isin, the integer gcd/lcm and ldexp."""
 from __future__ import annotations
 
 import math
 from typing import Optional, Union
 
 from tinytorch._tensor.creation import tensor as _tensor, zeros
-from tinytorch._core.dtype import bool_, float32, float64, int64, promote_types
+from tinytorch._core.graph import is_grad_enabled
+from tinytorch._core.dtype import bfloat16, bool_, float16, float32, float64, int64, promote_types
 from tinytorch._tensor.legacy import finfo
+from tinytorch._ops import elementwise as _E
 from tinytorch._ops.elementwise import where
 from tinytorch._tensor.tensor import Tensor
 
@@ -19,7 +21,8 @@ Number = Union[int, float, bool]
 
 __all__ = ["lerp", "addcmul", "addcdiv", "hypot", "sinc", "deg2rad", "rad2deg", "frac", "fmod", "copysign",
            "heaviside", "xlogy", "logaddexp2", "float_power", "nan_to_num", "signbit", "isposinf", "isneginf",
-           "isclose", "allclose", "equal", "isin", "gcd", "lcm", "ldexp", "logit", "fmax", "fmin", "fill", "prelu", "hardshrink"]
+           "isclose", "allclose", "equal", "isin", "gcd", "lcm", "ldexp", "logit", "fmax", "fmin", "fill", "prelu", "hardshrink",
+           "round", "round_"]
 
 
 def _as_tensor(value, like: Tensor) -> Tensor:
@@ -49,6 +52,46 @@ def _promoted_dtype(a, b):
 def _check_same_dtype(op: str, input: Tensor, other: Tensor, what: str = "other") -> None:
     if input.dtype != other.dtype:
         raise RuntimeError(f"{op}(): expected dtype {input.dtype} for `{what}` but got dtype {other.dtype}")
+
+
+def _round_decimals(input: Tensor, decimals: int) -> Tensor:
+    """PyTorch's round.decimals: ``nearbyint(x * 10**d) / 10**d`` (``nearbyint(x / 10**-d) * 10**-d`` for
+    d < 0), half to even, in the dtype's compute type (float32 for float16 and bfloat16)."""
+    _require_floating("round", input)
+    low = input.dtype in (float16, bfloat16)
+    x = input.float() if low else input
+    scale = 10.0 ** abs(decimals)
+    out = _E.round(x / scale) * scale if decimals < 0 else _E.round(x * scale) / scale
+    return out.to(input.dtype) if low else out
+
+
+def round(input: Tensor, *, decimals: int = 0) -> Tensor:
+    """Rounds elements of :attr:`input` to the nearest integer (halves to even), or to ``decimals``
+    decimal places; the gradient is zero, as PyTorch's.
+
+    Args:
+        input (Tensor): the input tensor.
+
+    Keyword args:
+        decimals (int): Number of decimal places to round to (default: 0). If decimals is negative, it
+            specifies the number of positions to the left of the decimal point."""
+    if decimals == 0:
+        return _E.round(input)   # integer tensors too (they are returned as they are)
+    return _round_decimals(input, int(decimals))
+
+
+def round_(self: Tensor, *, decimals: int = 0) -> Tensor:
+    """In-place version of :meth:`~Tensor.round`.
+
+    Args:
+        decimals (int): Number of decimal places to round to (default: 0). If decimals is negative, it
+            specifies the number of positions to the left of the decimal point."""
+    if decimals == 0:
+        return _E.round_(self)
+    out = _round_decimals(self, int(decimals))
+    if is_grad_enabled() and self.requires_grad and self.is_leaf:
+        raise RuntimeError("round_(): a leaf Variable that requires grad is being used in an in-place operation.")
+    return self.copy_(out)
 
 
 def lerp(input: Tensor, end: Tensor, weight: Union[Tensor, Number]) -> Tensor:

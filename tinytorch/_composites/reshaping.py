@@ -389,14 +389,14 @@ def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) ->
     return list(input.split(list(split_sizes), dim))
 
 
-def unsafe_split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> List[Tensor]:
+def unsafe_split(input: Tensor, split_size, dim: int = 0) -> List[Tensor]:
     """Same as :func:`tinytorch.split` (PyTorch's variant skips view tracking; tinytorch's views are safe).
 
     Args:
-        tensor (Tensor): tensor to split.
-        split_size_or_sections (int or list of int): size of a single chunk or list of sizes for each chunk.
+        input (Tensor): tensor to split.
+        split_size (int or list of int): size of a single chunk or list of sizes for each chunk.
         dim (int): dimension along which to split the tensor. Default: ``0``."""
-    return list(tensor.split(split_size_or_sections, dim))
+    return list(input.split(split_size, dim))
 
 
 def unsafe_split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> List[Tensor]:

@@ -7,7 +7,6 @@ from tinytorch._composites import forms as _forms
 from tinytorch._ops import conv as _CONV
 from tinytorch._ops import dropout as _DROP
 from tinytorch._ops import elementwise as _E
-from tinytorch._ops import embedding as _EMB
 from tinytorch._ops import index as _I
 from tinytorch._ops import linalg as _LA
 from tinytorch._ops import norm as _NORM
@@ -95,8 +94,6 @@ floor = _E.floor
 floor_ = _forms.function_form(_E.floor_)
 ceil = _E.ceil
 ceil_ = _forms.function_form(_E.ceil_)
-round = _E.round
-round_ = _forms.function_form(_E.round_)
 trunc = _E.trunc
 trunc_ = _forms.function_form(_E.trunc_)
 fix = _E.trunc
@@ -151,7 +148,7 @@ fill_ = _forms.function_form(_E.fill_)
 zero_ = _forms.function_form(_E.zero_)
 reshape = _S.reshape
 transpose = _S.transpose
-swapaxes = _S.transpose
+swapaxes = _forms.with_keywords(_S.transpose, "swapaxes", {"axis0": "dim0", "axis1": "dim1"}, {})
 swapdims = _S.transpose
 t = _S.t
 permute = _S.permute
@@ -190,10 +187,10 @@ cumsum = _autocast.wrap(_R.cumsum, "fp32")
 cumprod = _autocast.wrap(_R.cumprod, "fp32")
 softmax = _autocast.wrap(_NORM.softmax, "fp32")
 log_softmax = _autocast.wrap(_NORM.log_softmax, "fp32")
-layer_norm = _autocast.wrap(_NORM.layer_norm, "fp32")
+layer_norm = _autocast.wrap(_forms.with_keywords(_NORM.layer_norm, "layer_norm", {}, {"cudnn_enable": (True, "cudnn_enable (bool): ignored (PyTorch's switch for cuDNN's kernel). Default: ``True``", "")}), "fp32", "layer_norm")
 rms_norm = _NORM.rms_norm
 index_select = _I.index_select
-gather = _I.gather
+gather = _forms.with_keywords(_I.gather, "gather", {}, {"sparse_grad": (False, "sparse_grad (bool, optional): if ``True``, gradient w.r.t. :attr:`input` will be a sparse tensor. Default: ``False``", "sparse gradients need sparse tensors, which tinytorch does not have")})
 scatter = _I.scatter
 scatter_add = _I.scatter_add
 masked_fill = _I.masked_fill
@@ -220,8 +217,7 @@ mm = _autocast.wrap(_LA.mm, "lower")
 bmm = _autocast.wrap(_LA.bmm, "lower")
 conv1d = _autocast.wrap(_CONV.conv1d, "lower")
 conv2d = _autocast.wrap(_CONV.conv2d, "lower")
-dropout = _DROP.dropout
-embedding = _EMB.embedding
+dropout = _forms.with_keywords(_DROP.dropout, "dropout", {"train": "training"}, {})
 detach = _forms.function_form(_tensor.Tensor.detach)
 detach_ = _forms.function_form(_tensor.Tensor.detach_)
 is_signed = _forms.function_form(_tensor.Tensor.is_signed)
@@ -285,6 +281,8 @@ def _deferred() -> dict:
     diff = _numerics.diff
     histc = _numerics.histc
     bincount = _numerics.bincount
+    round = _pointwise.round
+    round_ = _forms.function_form(_pointwise.round_)
     lerp = _pointwise.lerp
     addcmul = _pointwise.addcmul
     addcdiv = _pointwise.addcdiv
@@ -493,8 +491,6 @@ __all__ = [
     "floor_",
     "ceil",
     "ceil_",
-    "round",
-    "round_",
     "trunc",
     "trunc_",
     "fix",
@@ -619,7 +615,6 @@ __all__ = [
     "conv1d",
     "conv2d",
     "dropout",
-    "embedding",
     "detach",
     "detach_",
     "is_signed",
@@ -669,6 +664,8 @@ DEFERRED = frozenset({
     "diff",
     "histc",
     "bincount",
+    "round",
+    "round_",
     "lerp",
     "addcmul",
     "addcdiv",

@@ -386,10 +386,7 @@ def ceil_(Tensor self):
 
 
 def round(Tensor input):
-    """Returns a new tensor with the round of the elements of input.
-
-    Args:
-        input (Tensor): the input tensor."""
+    """Returns a new tensor with the round of the elements of input."""
     return _unary("round", input)
 
 def round_(Tensor self):

@@ -66,14 +66,14 @@ def get_rng_state():
     return g.get_state()
 
 
-def set_rng_state(state) -> None:
+def set_rng_state(new_state) -> None:
     """Sets the random number generator state.
 
     Args:
-        state (ByteTensor): the desired state."""
+        new_state (ByteTensor): the desired state."""
     g = Generator.__new__(Generator)
     g.device, g._impl = _device("cpu"), _C.default_generator(None)
-    g.set_state(state)
+    g.set_state(new_state)
 
 
 class _DefaultGenerator(Generator):

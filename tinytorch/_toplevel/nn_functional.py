@@ -1,8 +1,8 @@
 """PyTorch's top-level names for functional ops tinytorch has in ``nn.functional`` (``torch.selu``,
 ``torch.max_pool2d``, ``torch.batch_norm``, ...), with torch's top-level signatures: they differ from
-F's in places (losses take an int ``reduction`` whose top-level default is 0, no reduction, batch_norm orders its arguments differently,
-adaptive_max_pool1d always returns indices). The package root resolves them lazily so that
-``import tinytorch`` does not load nn."""
+F's in places (losses take an int ``reduction`` whose top-level default is 0, no reduction, batch_norm and
+embedding order their arguments differently, adaptive_max_pool1d always returns indices). The package
+root resolves them lazily so that ``import tinytorch`` does not load nn."""
 from __future__ import annotations
 
 import functools
@@ -177,6 +177,25 @@ def dropout_(input: Tensor, p: float, train: bool) -> Tensor:
     return input.copy_(F.dropout(input, p, train)) if train else input
 
 
+def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad_by_freq: bool = False,
+              sparse: bool = False) -> Tensor:
+    """The rows of ``weight`` at ``indices``, PyTorch's top-level form (weight first; see
+    :func:`tinytorch.nn.functional.embedding`, which takes ``(input, weight)``).
+
+    Args:
+        weight (Tensor): the embedding matrix, one row per index.
+        indices (Tensor): tensor containing indices into the embedding matrix.
+        padding_idx (int): the row whose gradient stays zero; negative: none. Default: ``-1``.
+        scale_grad_by_freq (bool): scale each row's gradient by the inverse of its frequency in the
+            mini-batch. Default: ``False``.
+        sparse (bool): sparse gradient of ``weight``; not supported (no sparse tensors). Default: ``False``."""
+    if sparse:
+        raise NotImplementedError("embedding: sparse=True (sparse gradients) is not supported: tinytorch has no "
+                                  "sparse tensors")
+    return F.embedding(indices, weight, None if padding_idx < 0 else padding_idx,
+                       scale_grad_by_freq=scale_grad_by_freq)
+
+
 def batch_norm(input: Tensor, weight: Optional[Tensor], bias: Optional[Tensor], running_mean: Optional[Tensor],
                running_var: Optional[Tensor], training: bool, momentum: float, eps: float,
                cudnn_enabled: bool = True) -> Tensor:
@@ -334,7 +353,7 @@ _SAME_AS_F = ("cosine_similarity", "pairwise_distance", "pdist", "pixel_shuffle"
 
 _OWN = {fn.__name__: fn for fn in (
     selu, celu, threshold, rrelu, max_pool1d, max_pool1d_with_indices, max_pool2d, adaptive_max_pool1d,
-    alpha_dropout, feature_alpha_dropout, dropout_, batch_norm, instance_norm, group_norm, constant_pad_nd,
+    alpha_dropout, feature_alpha_dropout, dropout_, embedding, batch_norm, instance_norm, group_norm, constant_pad_nd,
     kl_div, binary_cross_entropy_with_logits, margin_ranking_loss, hinge_embedding_loss, cosine_embedding_loss,
     triplet_margin_loss, poisson_nll_loss)}
 _OWN.update({name: _inplace(_OWN[name[:-1]], name) for name in (

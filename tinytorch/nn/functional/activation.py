@@ -279,30 +279,32 @@ def _dim(dim, x: Tensor, name: str) -> int:
 
 
 @fill_doc(softmax_notes)
-def softmax(input: Tensor, dim=None, dtype=None) -> Tensor:
+def softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
     r"""Apply a softmax function: :math:`\text{{Softmax}}(x_{{i}}) = \frac{{\exp(x_i)}}{{\sum_j \exp(x_j)}}`, along
     dim, so every slice along dim will sum to 1.
 
     Args:
         input (Tensor): the input tensor.
         {softmax_dim}
+        _stacklevel (int): ignored (the stack level of PyTorch's implicit-dim warning). Default: ``3``
         {softmax_dtype}"""
     return _softmax(input, _dim(dim, input, "softmax"), dtype)
 
 
 @fill_doc(softmax_notes)
-def log_softmax(input: Tensor, dim=None, dtype=None) -> Tensor:
+def log_softmax(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """Apply a softmax followed by a logarithm.
 
     Args:
         input (Tensor): the input tensor.
         {softmax_dim}
+        _stacklevel (int): ignored (the stack level of PyTorch's implicit-dim warning). Default: ``3``
         {softmax_dtype}"""
     return _log_softmax(input, _dim(dim, input, "log_softmax"), dtype)
 
 
 @fill_doc(softmax_notes)
-def softmin(input: Tensor, dim: int, dtype=None) -> Tensor:
+def softmin(input: Tensor, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
     r"""Apply a softmin function: :math:`\text{{Softmin}}(x_{{i}}) = \frac{{\exp(-x_i)}}{{\sum_j \exp(-x_j)}}`.
 
     softmax(-x) along dim.
@@ -310,19 +312,31 @@ def softmin(input: Tensor, dim: int, dtype=None) -> Tensor:
     Args:
         input (Tensor): the input tensor.
         dim (int): a dimension along which the softmax will be computed (so every slice along dim will
-            sum to 1).
+            sum to 1). Default: ``None``
+        _stacklevel (int): ignored (the stack level of PyTorch's implicit-dim warning). Default: ``3``
         {softmax_dtype}"""
-    return softmax(-input, dim, dtype=dtype)
+    return softmax(-input, _dim(dim, input, "softmin"), dtype=dtype)
 
 
 # ----------------------------------------------------------------------------- in-place spellings and rrelu
-def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
-    r"""In-place version of :func:`elu`.
+def elu_(input: Tensor, alpha: float = 1.0, scale: float = 1.0, input_scale: float = 1.0) -> Tensor:
+    r"""In-place version of :func:`elu`; with PyTorch's kernel parameters, ``scale * x`` for ``x > 0`` and
+    ``scale * alpha * (exp(x * input_scale) - 1)`` otherwise.
 
     Args:
         input (Tensor): the input tensor.
-        alpha (float): the :math:`\alpha` value for the formula. Default: ``1.0``"""
-    return elu(input, alpha, inplace=True)
+        alpha (float): the :math:`\alpha` value for the formula. Default: ``1.0``
+        scale (float): the factor of both branches. Default: ``1.0``
+        input_scale (float): the factor of ``x`` inside the exponential. Default: ``1.0``"""
+    if scale == 1.0 and input_scale == 1.0:
+        return elu(input, alpha, inplace=True)
+    return _write_into(input, lambda x: _scaled_elu(x, alpha, scale, input_scale))
+
+
+def _scaled_elu(x: Tensor, alpha: float, scale: float, input_scale: float) -> Tensor:
+    positive = x > 0
+    negative = where(positive, 0.0, x)   # the exponential never overflows on the branch not taken
+    return where(positive, x * scale, _E.expm1(negative * input_scale) * (alpha * scale))
 
 
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:

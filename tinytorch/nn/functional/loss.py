@@ -31,6 +31,17 @@ def _check_same_shape(name: str, input: Tensor, target: Tensor) -> None:
                          f"({list(input.shape)}) is not supported. Please ensure they have the same size.")
 
 
+def _weighted_reduce(name: str, loss: Tensor, weight: Tensor, input: Tensor, reduction: str) -> Tensor:
+    """PyTorch's weighted mse_loss and l1_loss: ``loss * weight``, whose mean divides by the summed weights."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError(f"{name}: Weights and input must have the same size (weight {list(weight.shape)}, "
+                         f"input {list(input.shape)}).")
+    loss = loss * weight
+    if reduction == "mean":
+        return loss.sum() / weight.sum()
+    return _reduce(loss, reduction)
+
+
 def _legacy_reduction(size_average, reduce, reduction: str) -> str:
     """PyTorch's deprecated size_average/reduce flags, when given, override ``reduction``."""
     if size_average is None and reduce is None:
@@ -49,26 +60,31 @@ def _finish(loss: Tensor, size_average, reduce, reduction: str) -> Tensor:
 @fill_doc(loss_notes)
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
              weight=None) -> Tensor:
-    """Compute the element-wise mean squared error, with optional weighting.
+    """Compute the element-wise mean squared error, with optional weighting (with ``weight``, the mean
+    is ``sum(weight * (input - target)^2) / sum(weight)``, as PyTorch's).
 
     Args:
         {input_target}
         {reduction_args}
         {weight}"""
     loss = (input - target).square()
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, _legacy_reduction(size_average, reduce, reduction))
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _reduce(loss, reduction) if weight is None else _weighted_reduce("mse_loss", loss, weight, input, reduction)
 
 
 @fill_doc(loss_notes)
-def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
-    """Function that takes the mean element-wise absolute value difference.
+def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
+            weight=None) -> Tensor:
+    """Compute the L1 loss, with optional weighting: the mean element-wise absolute value difference
+    (with ``weight``, ``sum(weight * |input - target|) / sum(weight)``).
 
     Args:
         {input_target}
-        {reduction_args}"""
-    return _reduce((input - target).abs(), _legacy_reduction(size_average, reduce, reduction))
+        {reduction_args}
+        weight (Tensor, optional): Weights for each sample, of the input's shape. Default: ``None``"""
+    loss = (input - target).abs()
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _reduce(loss, reduction) if weight is None else _weighted_reduce("l1_loss", loss, weight, input, reduction)
 
 
 @fill_doc(loss_notes)
