@@ -200,3 +200,19 @@ def test_cuda_region_leaves_cpu_tensors_and_off_costs_nothing():
     with tt.autocast("cpu", dtype=tt.bfloat16, enabled=False):
         assert F.mse_loss(x, x).dtype == tt.bfloat16
     assert G.exp._autocast_original(x).dtype == tt.bfloat16
+
+
+def test_policy_survives_torch_function_wrappers():
+    """The first Tensor subclass with ``__torch_function__`` (nn's UninitializedParameter, say) rebinds
+    tinytorch.<op> to dispatching wrappers; they keep the autocast policy table of the op they wrap."""
+    import tinytorch.nn.parameter   # noqa: F401  (defines such a subclass)
+
+    class Traced(tt.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    Traced  # noqa: B018
+    assert tt.cumsum is not G.cumsum      # a wrapper is installed
+    assert policy_of(tt.cumsum, "cuda") == "fp32" and policy_of(tt.cumsum, "cpu") is None
+    assert policy_of(tt.matmul, "cpu") == policy_of(G.matmul, "cpu") == "lower"

@@ -137,6 +137,7 @@ def _dispatching_method(name: str, base: Callable) -> Callable:
         return dispatch(base, (self,) + args, kwargs)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = getattr(base, "__doc__", None)
+    method.__dict__.update(getattr(base, "__dict__", {}))
     return method
 
 
@@ -156,6 +157,7 @@ def dispatching_function(fn: Callable) -> Callable:
     function.__name__ = getattr(fn, "__name__", "function")
     function.__qualname__ = getattr(fn, "__qualname__", function.__name__)
     function.__doc__ = getattr(fn, "__doc__", None)
+    function.__dict__.update(getattr(fn, "__dict__", {}))   # the attributes others read (autocast's policy table)
     function.__wrapped__ = fn
     return function
 
