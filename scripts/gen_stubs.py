@@ -10,7 +10,7 @@ PyTorch name (``PARAM_TYPES``), the return type by name (``RETURNS``, default ``
 Names the tables do not know get ``Any``; ``scripts/annotation_coverage.py`` counts those apart.
 
     python3 scripts/gen_stubs.py            # writes tinytorch/_tensor/tensor.pyi, __init__.pyi, nn/functional/__init__.pyi
-    python3 scripts/gen_stubs.py --check    # fails when a stub is stale (tests/cpu/test_typing.py)
+    python3 scripts/gen_stubs.py --check    # fails when a stub is stale (tests/api/test_typing.py)
 
 Needs the built package: this checkout's if its extensions are built (or linked), else the installed
 one (as in CI, where tests run against the wheel)."""
