@@ -134,48 +134,22 @@ class _ReduceFromParallel(Function):
         return grad, None
 
 
-class _GatherFromParallel(Function):
-    @staticmethod
+def _along_dim(name: str, forward_op, backward_op) -> type:
+    """A Function over a shard dim: ``forward_op(x, dim, mg)`` forward, ``backward_op`` on the gradient
+    (each of the four below is the other's adjoint)."""
     def forward(ctx: Any, x: Tensor, dim: int, mg: MeshGroup) -> Tensor:
         ctx.dim, ctx.mg = dim, mg
-        return all_gather(x, dim, mg)
+        return forward_op(x, dim, mg)
 
-    @staticmethod
     def backward(ctx: Any, grad: Tensor):
-        return chunk(grad, ctx.dim, ctx.mg), None, None
+        return backward_op(grad, ctx.dim, ctx.mg), None, None
+    return type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward)})
 
 
-class _ScatterToParallel(Function):
-    @staticmethod
-    def forward(ctx: Any, x: Tensor, dim: int, mg: MeshGroup) -> Tensor:
-        ctx.dim, ctx.mg = dim, mg
-        return chunk(x, dim, mg)
-
-    @staticmethod
-    def backward(ctx: Any, grad: Tensor):
-        return all_gather(grad, ctx.dim, ctx.mg), None, None
-
-
-class _GatherForParallel(Function):
-    @staticmethod
-    def forward(ctx: Any, x: Tensor, dim: int, mg: MeshGroup) -> Tensor:
-        ctx.dim, ctx.mg = dim, mg
-        return all_gather(x, dim, mg)
-
-    @staticmethod
-    def backward(ctx: Any, grad: Tensor):
-        return reduce_scatter(grad, ctx.dim, ctx.mg), None, None
-
-
-class _ReduceScatter(Function):
-    @staticmethod
-    def forward(ctx: Any, x: Tensor, dim: int, mg: MeshGroup) -> Tensor:
-        ctx.dim, ctx.mg = dim, mg
-        return reduce_scatter(x, dim, mg)
-
-    @staticmethod
-    def backward(ctx: Any, grad: Tensor):
-        return all_gather(grad, ctx.dim, ctx.mg), None, None
+_GatherFromParallel = _along_dim("_GatherFromParallel", all_gather, chunk)     # replicated gradient
+_ScatterToParallel = _along_dim("_ScatterToParallel", chunk, all_gather)
+_GatherForParallel = _along_dim("_GatherForParallel", all_gather, reduce_scatter)   # partial gradients
+_ReduceScatter = _along_dim("_ReduceScatter", reduce_scatter, all_gather)
 
 
 def copy_to_parallel(x: Tensor, mg: MeshGroup) -> Tensor:
