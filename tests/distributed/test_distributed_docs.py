@@ -69,7 +69,7 @@ def run_documented(name: str, tmp_path: Path) -> tuple:
 
 
 def test_every_program_of_the_document_has_a_test():
-    assert sorted(PROGRAMS) == ["fsdp_train.py", "tp_fsdp_train.py", "tp_generate.py"], \
+    assert sorted(PROGRAMS) == ["dcp_resume.py", "fsdp_train.py", "tp_fsdp_train.py", "tp_generate.py"], \
         f"{DOC}'s programs changed ({sorted(PROGRAMS)}): give each a test here"
 
 
@@ -86,6 +86,16 @@ def _losses_as_documented(out: str, comment: str) -> None:
 def test_fsdp_example(tmp_path):
     out, comment = run_documented("fsdp_train.py", tmp_path)
     _losses_as_documented(out, comment)
+
+
+@needs_mpi
+def test_distributed_checkpoint_example(tmp_path):
+    out, comment = run_documented("dcp_resume.py", tmp_path)
+    assert comment == "the resumed losses equal the continued ones"
+    found = re.search(r"^step 4: resumed losses \[([\d., ]+)\], continued without reloading \[([\d., ]+)\]$", out, re.M)
+    assert found, out
+    resumed, continued = ([float(v) for v in g.split(",")] for g in found.groups())
+    assert len(resumed) == 2 and resumed == continued, out
 
 
 @needs_mpi
