@@ -70,10 +70,10 @@ def _float32_copy(t):
 
 class _MPIWork:
     def __init__(self, backend: "MPIBackend", reqs, what: str, finalize=None, keep=(), status=None,
-                 buffer: str = "") -> None:
+                 buffer: str = "", nbytes: int = 0) -> None:
         self.backend, self.reqs, self.what = backend, reqs, what
         self.finalize, self.keep, self.status = finalize, keep, status
-        self.buffer = buffer    # a recv's tensor, for errors ("float32 [4] (16 bytes)"); its size is checked
+        self.buffer, self.nbytes = buffer, nbytes   # a recv's tensor ("float32 [4] (16 bytes)") and its size
         self.done = False
         self.source = None
 
@@ -81,8 +81,8 @@ class _MPIWork:
         self.done = True
         if self.status is not None:
             self.source = self.status.Get_source()
-            got, want = self.status.Get_count(_mpi().BYTE), self.keep[1].nbytes
-            if self.buffer and got != want:
+            got = self.status.Get_count(_mpi().BYTE)
+            if self.buffer and got != self.nbytes:
                 raise RuntimeError(f"recv: the sender (group rank {self.source}) sent {got} bytes into a "
                                    f"buffer of {self.buffer}; send and recv need tensors of the same size and dtype")
         if self.finalize is not None:
@@ -313,7 +313,7 @@ class MPIBackend:
         st = MPI.Status()
         req = self.comm.Irecv(arr, MPI.ANY_SOURCE if peer is None else peer, tag)
         buffer = f"{t.dtype.name} {list(t.shape)} ({arr.nbytes} bytes)"
-        return _MPIWork(self, [req], "recv", None, (t, arr), status=st, buffer=buffer)
+        return _MPIWork(self, [req], "recv", None, (t, arr), status=st, buffer=buffer, nbytes=arr.nbytes)
 
     def barrier(self):
         return self._work(self.comm.Ibarrier(), "barrier")
