@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 b=${1:-build/dev}
 ln -sf "$PWD/$b/cpp/libtinytorch_core.so" tinytorch/
+# the CUDA backend's module (built where nvcc is found) is in the cuda/ build folder
+for so in "$b"/cuda/_cuda.*.so; do [ -e "$so" ] && ln -sf "$PWD/$so" tinytorch/; done
 for so in $(find "$b/tinytorch" -name '*.so'); do
   rel=${so#$b/tinytorch/}
   name=$(basename "$so")

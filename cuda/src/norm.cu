@@ -223,8 +223,9 @@ __global__ void __launch_bounds__(RowGroup<G>::kThreads) layer_norm_kernel(
       row_each<G, V>(xr, D, [&](T t) { const M v = M(t); var += v * v; });
       var = Grp::allreduce(var, AddOp(), smem) / M(D);
     } else {
-      row_each<G, V>(xr, D, [&](T t) { mu += M(t); });
-      mu = Grp::allreduce(mu, AddOp(), smem) / M(D);
+      const M x0 = M(xr[0]);  // the mean relative to the first element, as the CPU's
+      row_each<G, V>(xr, D, [&](T t) { mu += M(t) - x0; });
+      mu = x0 + Grp::allreduce(mu, AddOp(), smem) / M(D);
       row_each<G, V>(xr, D, [&](T t) { const M d = M(t) - mu; var += d * d; });
       var = Grp::allreduce(var, AddOp(), smem) / M(D);
     }

@@ -68,13 +68,16 @@ __global__ void __launch_bounds__(RowGroup<G>::kThreads) layer_norm_reg_kernel(
     M v[K][V];
     load_row<G, K, V>(x + row * D, nvec, lane, v);
     M mu = 0;
-    if (!rms) {
+    if (!rms) {  // the mean relative to the row's first element: a constant row's is exact, its variance 0
+      const M x0 = to_m(x[row * D]);
       M s = 0;
 #pragma unroll
       for (int k = 0; k < K; ++k)
+        if (lane + k * G < nvec) {
 #pragma unroll
-        for (int i = 0; i < V; ++i) s += v[k][i];
-      mu = Grp::allreduce(s, AddOp(), smem) / M(D);
+          for (int i = 0; i < V; ++i) s += v[k][i] - x0;
+        }
+      mu = x0 + Grp::allreduce(s, AddOp(), smem) / M(D);
     }
     M ss = 0;
 #pragma unroll

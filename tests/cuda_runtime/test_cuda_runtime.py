@@ -162,8 +162,8 @@ def test_memory_recorded_on_another_stream_is_reused_only_after_that_work():
     a = tt.randn(2048, 2048, device="cuda")
     x = tt.empty(1 << 22, device="cuda")
     ptr = x.data_ptr()
+    side.wait_stream(tt.cuda.current_stream())
     with tt.cuda.stream(side):
-        side.wait_stream(tt.cuda.current_stream())
         for _ in range(30):
             a = a @ a * 1e-3            # keep the side stream busy for a while
         x.fill_(7.0)                   # the last work on x, on the side stream
@@ -189,8 +189,8 @@ def test_tensor_recorded_on_a_stream_outlives_the_stream():
     # (an NCCL communicator's stream crashed ranks at exit that way); its memory is reusable.
     side = tt.cuda.Stream()
     x = tt.ones(1 << 20, device="cuda")
+    side.wait_stream(tt.cuda.current_stream())   # outside the block: inside, current_stream() is side
     with tt.cuda.stream(side):
-        side.wait_stream(tt.cuda.current_stream())
         x.mul_(3.0)
     x.record_stream(side)
     del side                           # waits for its work, then the allocator forgets it

@@ -114,3 +114,14 @@ def test_norm_rows_split_param_grads(dtype):
     assert_close(grads[0][1] / scale, egb / scale, dtype, tol=GRAD_TOL[dtype], what="grad b")
     np.testing.assert_array_equal(grads[0][0], grads[1][0])
     np.testing.assert_array_equal(grads[0][1], grads[1][1])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("D", [3, 8, 1000, 1024, 16390])
+def test_norm_rows_constant_rows(dtype, D):
+    """The variance of a constant row is exactly 0 on every kernel path (the row is shifted by its
+    first element before the sums): eps=0 gives 0/0 = NaN and eps > 0 gives 0, as on the CPU."""
+    for value in (0.1, 1.7, -7.3, 123.456):
+        x = tt.full((3, D), value, dtype=getattr(tt, dtype)).cuda()
+        assert bool(F.layer_norm(x, (D,), eps=0.0).isnan().all().item()), (value, D)
+        assert F.layer_norm(x, (D,)).abs().max().item() == 0.0, (value, D)
