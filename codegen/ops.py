@@ -264,7 +264,7 @@ OPS += [
     O("take", RS, grad="composite"), O("argwhere", RS, grad="none"), O("positive", RS, grad="composite", ref="x"),
     O("tril_indices", RS, grad="none", method=False), O("triu_indices", RS, grad="none", method=False),
     O("unravel_index", RS, grad="none", method=False),
-    O("nansum", ST, grad="composite", ref="np.sum(x)"), O("nanmean", ST, grad="composite", ref="np.mean(x)"),
+    O("nansum", ST, grad="composite", ref="np.nansum(x)"), O("nanmean", ST, grad="composite", ref="np.nanmean(x)"),
     O("std_mean", ST, grad="composite", method=False), O("var_mean", ST, grad="composite", method=False),
     O("aminmax", ST, grad="composite"), O("kthvalue", ST, grad="composite"), O("quantile", ST, grad="composite"),
     O("nanquantile", ST, grad="composite"), O("msort", ST, grad="composite", ref="np.sort(x, axis=0)"), O("dist", ST, grad="composite", ref="np.sqrt(np.sum((x - y) ** 2))"),

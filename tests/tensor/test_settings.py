@@ -12,8 +12,6 @@ def test_state_switches():
     assert tt.get_default_device() == tt.device("cpu")
     tt.set_default_device("cpu")
     tt.set_default_device(None)
-    with pytest.raises(NotImplementedError, match="cpu"):
-        tt.set_default_device("cuda")
     assert not tt.is_autocast_enabled("cpu")
     with tt.autocast("cpu", dtype=tt.bfloat16):
         assert tt.is_autocast_enabled("cpu") and not tt.is_autocast_enabled("cuda")

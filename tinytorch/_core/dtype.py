@@ -152,6 +152,10 @@ class device:
             spec = f"cuda:{spec}"
         if index is not None:
             spec = f"{spec}:{index}"
+        if isinstance(spec, str) and spec.split(":")[0] == "meta":
+            raise NotImplementedError("device('meta'): tinytorch has no meta device (tensors without storage) yet; "
+                                      "build the module on 'cpu', or under `with tinytorch.device('cuda'):`, "
+                                      "and use Module.to_empty(device=...) to move it without copying")
         impl = _C.Device(spec)
         if impl.type == "cuda":
             cuda_backend()  # registers the CUDA kernels and allocator on first use
@@ -174,3 +178,27 @@ class device:
 
     def __hash__(self) -> int:
         return hash((self.type, self.index))
+
+    def __enter__(self) -> "device":
+        """``with tinytorch.device("cuda"):`` makes this the default device of the factory functions
+        (``empty``, ``zeros``, ``randn``, ``tensor``, ...) inside the block, as ``torch.device``."""
+        _device_blocks.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _device_blocks.pop()
+
+
+# The factory functions' default device: the innermost `with device(...)` block, else the one
+# set_default_device chose (None: cpu).
+_device_blocks: list = []
+_global_default: list = [None]
+
+
+def default_device():
+    """The device a factory function allocates on when given ``device=None``; None means cpu."""
+    return _device_blocks[-1] if _device_blocks else _global_default[0]
+
+
+def set_global_default_device(d) -> None:
+    _global_default[0] = d

@@ -12,8 +12,8 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from tinytorch import _C
-from tinytorch._core.dtype import DTYPES, bfloat16, bool_, device as _device, float32, from_numpy_dtype, \
-    get_default_dtype, int64, to_dtype
+from tinytorch._core.dtype import DTYPES, bfloat16, bool_, default_device, device as _device, float32, \
+    from_numpy_dtype, get_default_dtype, int64, to_dtype
 from tinytorch._core.tensor_base import TensorBase as Tensor, _wrap  # (tinytorch.Tensor's base: every tensor is one)
 
 
@@ -36,8 +36,14 @@ def _size_list(size, op: str) -> list[int]:
     return out
 
 
+_CPU = _device("cpu")
+
+
 def _dev(device) -> _C.Device:
-    return _device("cpu" if device is None else device)._impl
+    """The device a factory function allocates on: ``device``, else the default device."""
+    if device is None:
+        device = default_device() or _CPU
+    return _device(device)._impl
 
 
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:
@@ -105,6 +111,8 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False, pin_memor
                 raise RuntimeError(f"value cannot be converted to type {d.name} without overflow")
         arr = np.array(data, dtype=np_dtype)
         out = _from_array(arr, d)
+    if device is None:
+        device = default_device()
     if device is not None:
         out = out.to(device)
     return _finish(out, requires_grad)
@@ -159,6 +167,8 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
             from :attr:`data`. Default: ``None``
         device (device, optional): the device of the constructed tensor. If None and data is a tensor
             then the device of data is used. Default: ``None``"""
+    if device is None:
+        device = default_device()
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dtype) if (dtype or device) else data
     if isinstance(data, np.ndarray) and dtype is None and device is None:
@@ -271,8 +281,7 @@ def _like(x: Tensor, dtype, device):
     return (dtype or x.dtype), (device or x.device)
 
 
-def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:  # noqa: A002
-    """Returns an uninitialized tensor with the same size as :attr:`input`.
+_LIKE_DOC = """Returns a tensor with the same size as :attr:`input` {what}.
 
     Args:
         input (Tensor): the size of :attr:`input` will determine size of the output tensor.
@@ -284,42 +293,23 @@ def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = 
             device of :attr:`input`. Default: ``None``
         requires_grad (bool, optional): if autograd should record operations on the returned tensor.
             Default: ``False``"""
-    d, dev = _like(input, dtype, device)
-    return empty(input.shape, dtype=d, device=dev, requires_grad=requires_grad)
 
 
-def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:  # noqa: A002
-    """Returns a tensor filled with the scalar value `0`, with the same size as :attr:`input`.
-
-    Args:
-        input (Tensor): the size of :attr:`input` will determine size of the output tensor.
-
-    Keyword args:
-        dtype (dtype, optional): the desired data type of returned Tensor. If ``None``, defaults to the
-            dtype of :attr:`input`. Default: ``None``
-        device (device, optional): the desired device of returned tensor. If ``None``, defaults to the
-            device of :attr:`input`. Default: ``None``
-        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-            Default: ``False``"""
-    d, dev = _like(input, dtype, device)
-    return zeros(input.shape, dtype=d, device=dev, requires_grad=requires_grad)
+def like_form(factory, name: str, what: str):
+    """``<factory>_like(input, *, dtype, device, requires_grad)``: ``factory`` at input's shape, with
+    input's dtype and device unless given."""
+    def like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:  # noqa: A002
+        d, dev = _like(input, dtype, device)
+        return factory(input.shape, dtype=d, device=dev, requires_grad=requires_grad)
+    like.__name__ = like.__qualname__ = name
+    like.__module__ = factory.__module__
+    like.__doc__ = _LIKE_DOC.format(what=what)
+    return like
 
 
-def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:  # noqa: A002
-    """Returns a tensor filled with the scalar value `1`, with the same size as :attr:`input`.
-
-    Args:
-        input (Tensor): the size of :attr:`input` will determine size of the output tensor.
-
-    Keyword args:
-        dtype (dtype, optional): the desired data type of returned Tensor. If ``None``, defaults to the
-            dtype of :attr:`input`. Default: ``None``
-        device (device, optional): the desired device of returned tensor. If ``None``, defaults to the
-            device of :attr:`input`. Default: ``None``
-        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-            Default: ``False``"""
-    d, dev = _like(input, dtype, device)
-    return ones(input.shape, dtype=d, device=dev, requires_grad=requires_grad)
+empty_like = like_form(empty, "empty_like", "that is uninitialized")
+zeros_like = like_form(zeros, "zeros_like", "filled with the scalar value `0`")
+ones_like = like_form(ones, "ones_like", "filled with the scalar value `1`")
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:  # noqa: A002
@@ -430,7 +420,7 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, layout=N
     exponents = linspace(start, end, steps, dtype="float64", device="cpu")
     values = (math.log(base) * exponents).exp() if base > 0 else exponents.new_tensor(
         [base ** float(e) for e in exponents.tolist()])
-    out = values.to(dtype=dtype or get_default_dtype(), device=device or "cpu")
+    out = values.to(dtype=dtype or get_default_dtype(), device=_device(device or default_device() or _CPU))
     return out.requires_grad_(requires_grad) if requires_grad else out
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from tinytorch import _C
-from tinytorch._tensor.creation import tensor
-from tinytorch._core.dtype import device as _device, get_default_dtype, int64, to_dtype
+from tinytorch._tensor.creation import like_form, tensor
+from tinytorch._core.dtype import default_device, device as _device, get_default_dtype, int64, to_dtype
 from tinytorch._core.tensor_base import _wrap
 
 
@@ -96,6 +96,8 @@ def _finish(t, requires_grad):
 
 
 def _dev(device):
+    if device is None:
+        device = default_device()
     return None if device is None else _device(device)._impl
 
 
@@ -216,38 +218,10 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: 
     return _wrap(_C.randperm(int(n), d.code, _dev(device), _gen(generator)))
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad: bool = False):  # noqa: A002
-    """Returns a tensor with the same size as :attr:`input` that is filled with random numbers from a
-    uniform distribution on the interval :math:`[0, 1)`.
-
-    Args:
-        input (Tensor): the size of :attr:`input` will determine size of the output tensor.
-
-    Keyword args:
-        dtype (dtype, optional): the desired data type of returned Tensor. If ``None``, defaults to the
-            dtype of :attr:`input`. Default: ``None``
-        device (device, optional): the desired device of returned tensor. If ``None``, defaults to the
-            device of :attr:`input`. Default: ``None``
-        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-            Default: ``False``"""
-    return rand(input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
-
-
-def randn_like(input, *, dtype=None, device=None, requires_grad: bool = False):  # noqa: A002
-    """Returns a tensor with the same size as :attr:`input` that is filled with random numbers from a
-    normal distribution with mean 0 and variance 1.
-
-    Args:
-        input (Tensor): the size of :attr:`input` will determine size of the output tensor.
-
-    Keyword args:
-        dtype (dtype, optional): the desired data type of returned Tensor. If ``None``, defaults to the
-            dtype of :attr:`input`. Default: ``None``
-        device (device, optional): the desired device of returned tensor. If ``None``, defaults to the
-            device of :attr:`input`. Default: ``None``
-        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-            Default: ``False``"""
-    return randn(input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
+rand_like = like_form(rand, "rand_like", "that is filled with random numbers from a uniform distribution "
+                                        "on the interval :math:`[0, 1)`")
+randn_like = like_form(randn, "randn_like", "that is filled with random numbers from a normal distribution "
+                                          "with mean 0 and variance 1")
 
 
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,  # noqa: A002

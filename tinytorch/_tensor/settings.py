@@ -4,32 +4,30 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tinytorch._core.dtype import bfloat16, device as _device_type, float16, float32, float64, set_default_dtype
+from tinytorch._core.dtype import bfloat16, default_device, device as _device_type, float16, float32, float64, set_default_dtype, \
+    set_global_default_device
 from tinytorch._tensor import autocast as _autocast
 
-_default_device: Optional[_device_type] = None
 _warn_always = False
 _interop_threads = 1
 _autocast_dtypes: dict = {}   # set_autocast_dtype's choices, used when set_autocast_enabled switches on
 
 
 def get_default_device() -> _device_type:
-    """Gets the default device tensors are allocated on (``cpu`` unless :func:`set_default_device` changed it)."""
-    return _default_device if _default_device is not None else _device_type("cpu")
+    """Gets the default device tensors are allocated on: the innermost ``with tinytorch.device(...)``
+    block's, else the one :func:`set_default_device` set, else ``cpu``."""
+    d = default_device()
+    return d if d is not None else _device_type("cpu")
 
 
 def set_default_device(device) -> None:
-    """Sets the default device reported by :func:`get_default_device`. tinytorch's factory functions
-    allocate on ``cpu`` unless given ``device=``; only ``None`` and ``"cpu"`` are accepted, anything else
-    raises NotImplementedError rather than silently allocating elsewhere.
+    """Sets the default device of the factory functions (``empty``, ``zeros``, ``randn``, ``tensor``,
+    ``arange``, ...) called without ``device=``, as ``torch.set_default_device``. A ``with
+    tinytorch.device(...)`` block takes precedence inside it.
 
     Args:
-        device (device or str or None): the device to set as default."""
-    global _default_device
-    if device is not None and _device_type(device).type != "cpu":
-        raise NotImplementedError(f"set_default_device({device!r}): tinytorch's factory functions always default "
-                                  "to cpu; pass device= explicitly")
-    _default_device = None if device is None else _device_type(device)
+        device (device or str or int or None): the device to set as default; ``None`` restores ``cpu``."""
+    set_global_default_device(None if device is None else _device_type(device))
 
 
 def set_default_tensor_type(t) -> None:

@@ -1,2 +1,2 @@
-"""``tinytorch.utils``: utilities (``tinytorch.utils.data``, ``tinytorch.utils.checkpoint``)."""
-from tinytorch.utils import checkpoint, data  # noqa: F401
+"""``tinytorch.utils``: utilities (``tinytorch.utils.data``, ``tinytorch.utils.checkpoint``, ``tinytorch.utils._pytree``)."""
+from tinytorch.utils import _pytree, checkpoint, data  # noqa: F401

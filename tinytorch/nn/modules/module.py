@@ -6,6 +6,7 @@ import itertools
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator, Mapping
 
+from tinytorch._tensor.creation import empty_like
 from tinytorch._tensor.interop import as_tensor
 from tinytorch._core.dtype import bfloat16 as _bfloat16, dtype as dtype_cls, float16, float32, float64
 from tinytorch.autograd.grad_mode import no_grad
@@ -657,9 +658,10 @@ class Module:
         fn(self)
         return self
 
-    def _apply(self, fn: Callable[[Tensor], Tensor]) -> "Module":
-        """Applies fn to every parameter and buffer, in place (parameters keep their identity)."""
-        for m in self.modules():
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> "Module":
+        """Applies fn to every parameter and buffer (of this module only unless ``recurse``), in place
+        (parameters keep their identity)."""
+        for m in (self.modules() if recurse else [self]):
             for k, p in m._parameters.items():
                 if p is not None:
                     new = fn(p.detach())
@@ -693,6 +695,17 @@ class Module:
                 t = t.to(dtype)
             return t
         return self._apply(convert)
+
+    def to_empty(self, *, device: Any, recurse: bool = True) -> "Module":
+        """Moves the parameters and buffers to the specified device without copying storage, as
+        ``torch.nn.Module.to_empty``: their values are uninitialised afterwards (call
+        ``reset_parameters()`` or an ``nn.init`` function).
+
+        Args:
+            device (device): the desired device of the parameters and buffers in this module.
+            recurse (bool): whether parameters and buffers of submodules should be recursively moved
+                to the specified device. Default: ``True``"""
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def cuda(self, device: Any = None) -> "Module":
         return self.to("cuda" if device is None else device)
