@@ -23,6 +23,15 @@ from tinytorch._ops import shape as S
 from tinytorch._core.tensor_base import TensorBase, _set_tensor_class, _wrap
 
 
+def _cast_method(name: str, dt):
+    """``Tensor.<name>()``: ``self.to(dt)``."""
+    def cast(self) -> "Tensor":
+        return self.to(dt)
+    cast.__name__, cast.__qualname__ = name, f"Tensor.{name}"
+    cast.__doc__ = f"``self.{name}()`` is equivalent to ``self.to(tinytorch.{dt.name})``."
+    return cast
+
+
 class Tensor(TensorBase):
     """A multi-dimensional array with autograd, as ``torch.Tensor``."""
 
@@ -204,37 +213,9 @@ class Tensor(TensorBase):
             other (Tensor): the tensor which has the desired type."""
         return self.to(other.dtype)
 
-    def float(self) -> "Tensor":
-        """``self.float32()`` is equivalent to ``self.to(tinytorch.float32)``."""
-        return self.to(float32)
-
-    def double(self) -> "Tensor":
-        """``self.float64()`` is equivalent to ``self.to(tinytorch.float64)``."""
-        return self.to(float64)
-
-    def half(self) -> "Tensor":
-        """``self.float16()`` is equivalent to ``self.to(tinytorch.float16)``."""
-        return self.to(float16)
-
-    def bfloat16(self) -> "Tensor":
-        """``self.bfloat16()`` is equivalent to ``self.to(tinytorch.bfloat16)``."""
-        return self.to(bfloat16)
-
-    def long(self) -> "Tensor":
-        """``self.int64()`` is equivalent to ``self.to(tinytorch.int64)``."""
-        return self.to(int64)
-
-    def int(self) -> "Tensor":
-        """``self.int32()`` is equivalent to ``self.to(tinytorch.int32)``."""
-        return self.to(int32)
-
-    def bool(self) -> "Tensor":
-        """``self.bool()`` is equivalent to ``self.to(tinytorch.bool)``."""
-        return self.to(bool_)
-
-    def byte(self) -> "Tensor":
-        """``self.uint8()`` is equivalent to ``self.to(tinytorch.uint8)``."""
-        return self.to(uint8)
+    float, double, half, bfloat16 = (_cast_method(n, d) for n, d in
+                                     (("float", float32), ("double", float64), ("half", float16), ("bfloat16", bfloat16)))
+    long, int, bool, byte = (_cast_method(n, d) for n, d in (("long", int64), ("int", int32), ("bool", bool_), ("byte", uint8)))
 
     def cpu(self) -> "Tensor":
         """Returns a copy of this object in CPU memory. If this object is already in CPU memory, then no copy
