@@ -297,7 +297,7 @@ def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
         dtype (dtype, optional): the desired data type of returned tensor, only support ``int``,
             ``long``. Default: ``long``.
         device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (the CPU). Default: ``None``
+            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
         layout (layout, optional): the desired layout of returned Tensor (only ``strided``). Default:
             ``None``"""
     return _tri_indices(row, col, offset, True, dtype, device)
@@ -315,7 +315,7 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
         dtype (dtype, optional): the desired data type of returned tensor, only support ``int``,
             ``long``. Default: ``long``.
         device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (the CPU). Default: ``None``
+            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
         layout (layout, optional): the desired layout of returned Tensor (only ``strided``). Default:
             ``None``"""
     return _tri_indices(row, col, offset, False, dtype, device)

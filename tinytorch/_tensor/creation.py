@@ -208,7 +208,7 @@ def empty(*size, dtype=None, device=None, requires_grad: bool = False, pin_memor
         dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
             default (see :func:`set_default_dtype`). Default: ``None``
         device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (the CPU). Default: ``None``
+            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
         requires_grad (bool, optional): if autograd should record operations on the returned tensor.
             Default: ``False``
         pin_memory (bool, optional): if set, returned tensor would be allocated in the pinned memory.
@@ -229,7 +229,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
         dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
             default (see :func:`set_default_dtype`). Default: ``None``
         device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (the CPU). Default: ``None``
+            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
         requires_grad (bool, optional): if autograd should record operations on the returned tensor.
             Default: ``False``"""
     if dtype is None:
@@ -239,9 +239,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = Fal
     return _finish(_wrap(_C.full(shape, float(fill_value), d.code, _dev(device))), requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Returns a tensor filled with the scalar value `0`, with the shape defined by the variable argument
-    :attr:`size`.
+_FILLED_DOC = """Returns a tensor filled with the scalar value `{value}`, with the shape defined by the variable
+    argument :attr:`size`.
 
     Args:
         size (int...): a sequence of integers defining the shape of the output tensor. Can be a variable
@@ -251,30 +250,23 @@ def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
         dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
             default (see :func:`set_default_dtype`). Default: ``None``
         device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (the CPU). Default: ``None``
+            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
         requires_grad (bool, optional): if autograd should record operations on the returned tensor.
             Default: ``False``"""
-    return full(_shape(size, "zeros"), 0.0, dtype=dtype or get_default_dtype(), device=device,
-                requires_grad=requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    """Returns a tensor filled with the scalar value `1`, with the shape defined by the variable argument
-    :attr:`size`.
+def _filled_form(name: str, value: int):
+    """``zeros`` / ``ones``: ``full(size, value)`` in the default dtype unless given."""
+    def filled(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+        return full(_shape(size, name), float(value), dtype=dtype or get_default_dtype(), device=device,
+                    requires_grad=requires_grad)
+    filled.__name__ = filled.__qualname__ = name
+    filled.__doc__ = _FILLED_DOC.format(value=value)
+    return filled
 
-    Args:
-        size (int...): a sequence of integers defining the shape of the output tensor. Can be a variable
-            number of arguments or a collection like a list or tuple.
 
-    Keyword args:
-        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
-            default (see :func:`set_default_dtype`). Default: ``None``
-        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (the CPU). Default: ``None``
-        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-            Default: ``False``"""
-    return full(_shape(size, "ones"), 1.0, dtype=dtype or get_default_dtype(), device=device,
-                requires_grad=requires_grad)
+zeros = _filled_form("zeros", 0)
+ones = _filled_form("ones", 1)
 
 
 def _like(x: Tensor, dtype, device):
@@ -342,7 +334,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
         dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
             default (see :func:`set_default_dtype`). Default: ``None``
         device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (the CPU). Default: ``None``
+            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
         requires_grad (bool, optional): if autograd should record operations on the returned tensor.
             Default: ``False``"""
     if end is None:
@@ -369,7 +361,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: 
         dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
             default (see :func:`set_default_dtype`). Default: ``None``
         device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (the CPU). Default: ``None``
+            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
         requires_grad (bool, optional): if autograd should record operations on the returned tensor.
             Default: ``False``"""
     d = to_dtype(dtype) if dtype is not None else get_default_dtype()
@@ -387,7 +379,7 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad:
         dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
             default (see :func:`set_default_dtype`). Default: ``None``
         device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (the CPU). Default: ``None``
+            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
         requires_grad (bool, optional): if autograd should record operations on the returned tensor.
             Default: ``False``"""
     d = to_dtype(dtype) if dtype is not None else get_default_dtype()
@@ -510,7 +502,7 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) ->
         dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
             default (see :func:`set_default_dtype`). Default: ``None``
         device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (the CPU). Default: ``None``
+            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
         requires_grad (bool, optional): if autograd should record operations on the returned tensor.
             Default: ``False``"""
     t = tensor(s, dtype=dtype or get_default_dtype(), device=device)

@@ -113,7 +113,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = F
         dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
             default (see :func:`set_default_dtype`). Default: ``None``
         device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (the CPU). Default: ``None``
+            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
         requires_grad (bool, optional): if autograd should record operations on the returned tensor.
             Default: ``False``"""
     d = to_dtype(dtype) if dtype is not None else get_default_dtype()
@@ -132,7 +132,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = 
         dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
             default (see :func:`set_default_dtype`). Default: ``None``
         device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (the CPU). Default: ``None``
+            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
         requires_grad (bool, optional): if autograd should record operations on the returned tensor.
             Default: ``False``"""
     d = to_dtype(dtype) if dtype is not None else get_default_dtype()
@@ -182,7 +182,7 @@ def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, d
         generator (Generator, optional): a pseudorandom number generator for sampling. Default: ``None``
         dtype (dtype, optional): the desired data type of returned tensor. Default: ``int64``.
         device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (the CPU). Default: ``None``
+            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
         requires_grad (bool, optional): if autograd should record operations on the returned tensor.
             Default: ``False``
         layout (layout, optional): the desired layout of returned Tensor (only ``strided``). Default:
@@ -211,7 +211,7 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: 
         generator (Generator, optional): a pseudorandom number generator for sampling. Default: ``None``
         dtype (dtype, optional): the desired data type of returned tensor. Default: ``int64``.
         device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (the CPU). Default: ``None``
+            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
         requires_grad (bool, optional): if autograd should record operations on the returned tensor.
             Default: ``False``"""
     d = to_dtype(dtype) if dtype is not None else int64
@@ -272,7 +272,7 @@ def normal(mean: float, std: float, size, *, generator=None, dtype=None, device=
         dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
             default (see :func:`set_default_dtype`). Default: ``None``
         device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (the CPU). Default: ``None``"""
+            device for the default tensor type (see :func:`set_default_device`). Default: ``None``"""
     if not hasattr(std, "shape") and not std >= 0:      # NaN fails too, as PyTorch's check
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     t = randn(size, generator=generator, dtype=dtype, device=device)
