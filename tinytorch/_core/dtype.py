@@ -152,11 +152,14 @@ class device:
             spec = f"cuda:{spec}"
         if index is not None:
             spec = f"{spec}:{index}"
-        if isinstance(spec, str) and spec.split(":")[0] == "meta":
-            raise NotImplementedError("device('meta'): tinytorch has no meta device (tensors without storage) yet; "
-                                      "build the module on 'cpu', or under `with tinytorch.device('cuda'):`, "
-                                      "and use Module.to_empty(device=...) to move it without copying")
-        impl = _C.Device(spec)
+        try:
+            impl = _C.Device(spec)
+        except RuntimeError:
+            if isinstance(spec, str) and spec.split(":")[0] == "meta":
+                raise NotImplementedError("device('meta'): tinytorch has no meta device (tensors without storage) "
+                                          "yet; build the module on 'cpu', or under `with tinytorch.device('cuda'):`, "
+                                          "and use Module.to_empty(device=...) to move it without copying") from None
+            raise
         if impl.type == "cuda":
             cuda_backend()  # registers the CUDA kernels and allocator on first use
         self.type = impl.type
@@ -192,13 +195,14 @@ class device:
 # The factory functions' default device: the innermost `with device(...)` block, else the one
 # set_default_device chose (None: cpu).
 _device_blocks: list = []
-_global_default: list = [None]
+_global_default = None
 
 
 def default_device():
     """The device a factory function allocates on when given ``device=None``; None means cpu."""
-    return _device_blocks[-1] if _device_blocks else _global_default[0]
+    return _device_blocks[-1] if _device_blocks else _global_default
 
 
 def set_global_default_device(d) -> None:
-    _global_default[0] = d
+    global _global_default
+    _global_default = d

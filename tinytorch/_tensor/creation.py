@@ -42,7 +42,7 @@ _CPU = _device("cpu")
 def _dev(device) -> _C.Device:
     """The device a factory function allocates on: ``device``, else the default device."""
     if device is None:
-        device = default_device() or _CPU
+        return (default_device() or _CPU)._impl
     return _device(device)._impl
 
 
@@ -412,7 +412,7 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, layout=N
     exponents = linspace(start, end, steps, dtype="float64", device="cpu")
     values = (math.log(base) * exponents).exp() if base > 0 else exponents.new_tensor(
         [base ** float(e) for e in exponents.tolist()])
-    out = values.to(dtype=dtype or get_default_dtype(), device=_device(device or default_device() or _CPU))
+    out = values.to(dtype=dtype or get_default_dtype(), device=device or default_device() or _CPU)
     return out.requires_grad_(requires_grad) if requires_grad else out
 
 
