@@ -82,6 +82,7 @@ void capsule_destructor(PyObject* capsule, const char* name) {
 }
 
 py::capsule to_dlpack(const Tensor& t, bool versioned) {
+  TT_CHECK_TYPE(!t.device().is_meta(), "to_dlpack: a meta tensor (", t.describe(), ") has no data to share");
   if (versioned) {
     auto ctx = std::make_unique<ExportContext<DLManagedTensorVersioned>>();
     ctx->tensor = t;

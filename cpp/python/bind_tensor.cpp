@@ -92,7 +92,7 @@ TT_BIND(0, tensor) {
   py::class_<Device>(m, "Device")
       .def(py::init<const std::string&>())
       .def(py::init([](int type, int index) { return Device(static_cast<DeviceType>(type), index); }))
-      .def_property_readonly("type", [](const Device& d) { return d.is_cpu() ? "cpu" : "cuda"; })
+      .def_property_readonly("type", [](const Device& d) { return d.is_cpu() ? "cpu" : d.is_meta() ? "meta" : "cuda"; })
       .def_readonly("index", &Device::index)
       .def("__str__", &Device::str)
       .def("__eq__", &Device::operator==);

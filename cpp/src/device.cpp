@@ -8,7 +8,8 @@ Device::Device(const std::string& spec) {
   std::string kind = spec.substr(0, colon);
   if (kind == "cpu") type = DeviceType::CPU;
   else if (kind == "cuda") type = DeviceType::CUDA;
-  else throw std::runtime_error(str_cat("Expected one of cpu, cuda device type at start of device string: ", spec));
+  else if (kind == "meta") type = DeviceType::Meta;
+  else throw std::runtime_error(str_cat("Expected one of cpu, cuda, meta device type at start of device string: ", spec));
   index = 0;
   if (colon != std::string::npos) {
     try {
@@ -22,7 +23,11 @@ Device::Device(const std::string& spec) {
 }
 
 std::string Device::str() const {
-  return type == DeviceType::CPU ? std::string("cpu") : str_cat("cuda:", index);
+  switch (type) {
+    case DeviceType::CPU: return "cpu";
+    case DeviceType::Meta: return "meta";
+    default: return str_cat("cuda:", index);
+  }
 }
 
 }  // namespace tt

@@ -84,9 +84,17 @@ class CpuAllocator final : public Allocator {
   size_t cached_bytes_ = 0;
 };
 
+// The meta device's tensors have no memory: their storage's data is null.
+class MetaAllocator final : public Allocator {
+ public:
+  void* allocate(size_t, Device) override { return nullptr; }
+  void deallocate(void*, Device) override {}
+};
+
 // Never destroyed: tensors freed during interpreter shutdown may still reach it.
 CpuAllocator& cpu_allocator = *new CpuAllocator();
-Allocator* allocators[kNumDeviceTypes] = {&cpu_allocator, nullptr};
+MetaAllocator meta_allocator;
+Allocator* allocators[kNumDeviceTypes] = {&cpu_allocator, nullptr, &meta_allocator};
 
 }  // namespace
 

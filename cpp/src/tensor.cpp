@@ -372,7 +372,10 @@ Tensor Tensor::to(Device dev, bool copy, bool non_blocking) const {
 Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   TT_CHECK(shape_numel(broadcast_shapes(src.shape(), shape_, "copy_")) == numel_, "copy_: source ", src.describe(),
            " does not broadcast to destination ", describe());
-  if (src.device() == device()) {
+  if (src.device().is_meta() && !device().is_meta()) src.throw_no_data();
+  if (device().is_meta()) {
+    // nothing to write: a meta destination has no storage
+  } else if (src.device() == device()) {
     copy_kernel[device()](src, *this);
   } else {
     Device other = src.device().is_cpu() ? device() : src.device();
@@ -393,6 +396,12 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
     out[i] = x == 1 ? y : x;
   }
   return out;
+}
+
+void Tensor::throw_no_data() const {
+  throw NotImplementedError(str_cat("Cannot copy out of meta tensor; no data! (", describe(), ": a meta tensor has a "
+                                    "shape and a dtype but no storage: make real ones on another device with "
+                                    "Module.to_empty(device=...) or empty_like(t, device=...))"));
 }
 
 void check_same_device(const char* op, const Tensor& a, const Tensor& b) {

@@ -107,6 +107,21 @@ TEST(Dispatch, CpuKernelsAreRegistered) {
   EXPECT_TRUE(copy_kernel.has(DeviceType::CPU));
 }
 
+// Meta tensors: shapes flow through ops, data never exists, reading it throws.
+TEST(Dispatch, MetaTensorsHaveShapesButNoData) {
+  const Device meta("meta");
+  EXPECT_EQ(meta.str(), "meta");
+  Tensor a = Tensor::empty({4, 1}, DType::Float32, meta), b = Tensor::empty({3}, DType::Float32, meta);
+  Tensor c = binary(BinaryOp::Add, a, b);
+  EXPECT_TRUE(c.device().is_meta());
+  EXPECT_EQ(c.shape(), (Shape{4, 3}));
+  EXPECT_EQ(c.storage()->data(), nullptr);
+  EXPECT_THROW(c.data<float>(), NotImplementedError);
+  EXPECT_THROW(c.to(Device()), NotImplementedError);
+  Tensor host = Tensor::empty({4, 3}, DType::Float32, Device());
+  EXPECT_NO_THROW(c.copy_(host));  // into meta: nothing to write
+}
+
 template <class T>
 class ElementwiseTyped : public ::testing::Test {};
 using FloatTypes = ::testing::Types<float, double, Half, BFloat16>;

@@ -466,5 +466,5 @@ def test_damaged_device_strings_are_refused_naming_the_file(tmp_path):
     with pytest.raises(RuntimeError, match=r"location\.pt: storage '\d+' saved at location 'cpx'"):
         tt.load(str(path))
     path.write_bytes(raw.replace(cpu, b"X\x03\x00\x00\x00cpx"))
-    with pytest.raises(RuntimeError, match=r"tinytorch\.load: .*location\.pt: Expected one of cpu, cuda device"):
+    with pytest.raises(RuntimeError, match=r"tinytorch\.load: .*location\.pt: Expected one of cpu, cuda, meta device"):
         tt.load(str(path))

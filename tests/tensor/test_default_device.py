@@ -46,14 +46,6 @@ def test_set_default_device_accepts_devices_and_rejects_unknown_ones():
     assert tt.get_default_device() == tt.device("cpu")
 
 
-def test_the_meta_device_is_refused_with_the_reason():
-    for spec in ("meta", "meta:0"):
-        with pytest.raises(NotImplementedError, match="no meta device"):
-            tt.device(spec)
-    with pytest.raises(NotImplementedError, match="no meta device"):
-        tt.zeros(2, device="meta")
-
-
 @pytest.mark.skipif(tt.cuda.is_available(), reason="the case of a build or machine without CUDA")
 def test_a_cuda_default_without_cuda_fails_at_allocation_naming_the_device():
     tt.set_default_device("cuda")

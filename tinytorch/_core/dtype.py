@@ -152,21 +152,13 @@ class device:
             spec = f"cuda:{spec}"
         if index is not None:
             spec = f"{spec}:{index}"
-        try:
-            impl = _C.Device(spec)
-        except RuntimeError:
-            if isinstance(spec, str) and spec.split(":")[0] == "meta":
-                raise NotImplementedError("device('meta'): tinytorch has no meta device (tensors without storage) "
-                                          "yet; build the module on 'cpu', or under `with tinytorch.device('cuda'):`, "
-                                          "and use Module.to_empty(device=...) to move it without copying") from None
-            raise
+        impl = _C.Device(spec)
         if impl.type == "cuda":
             cuda_backend()  # registers the CUDA kernels and allocator on first use
         self.type = impl.type
-        self.index = impl.index if (":" in spec or self.type == "cpu") else None
-        if self.type == "cpu":
-            self.index = None
-        self._impl = impl if self.index is not None or self.type == "cpu" else _C.Device(f"{self.type}:0")
+        # cpu and meta have no index, as in torch; a bare "cuda" means the current device (0)
+        self.index = impl.index if ":" in spec and self.type == "cuda" else None
+        self._impl = impl if self.index is not None or self.type != "cuda" else _C.Device("cuda:0")
 
     def __repr__(self) -> str:
         return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"

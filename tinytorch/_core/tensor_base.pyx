@@ -131,6 +131,11 @@ cdef class TensorBase:
         return self._impl.device_str == "cpu"
 
     @property
+    def is_meta(self):
+        """True if the tensor is on the meta device: a shape and a dtype, no storage."""
+        return self._impl.device_str == "meta"
+
+    @property
     def _version(self):
         return self._impl.version
 

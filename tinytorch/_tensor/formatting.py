@@ -179,7 +179,12 @@ def tensor_repr(t) -> str:
     if t.device.type != "cpu":
         suffixes.append(f"device='{t.device}'")
     default = get_default_dtype().name
-    if t.numel() == 0:
+    if t.device.type == "meta":  # no values to show, as torch
+        suffixes.append(f"size={tuple(t.shape)}")
+        if t.dtype.name != default:
+            suffixes.append(f"dtype=tinytorch.{t.dtype.name}")
+        body = "..."
+    elif t.numel() == 0:
         if t.dim() != 1:
             suffixes.append(f"size={tuple(t.shape)}")
         if t.dtype.name != default:

@@ -334,7 +334,7 @@ class Tensor(TensorBase):
         return self.transpose(-2, -1)
 
     # backends tinytorch doesn't have: honestly False
-    is_meta = is_mps = is_xpu = is_ipu = is_mtia = is_maia = is_nested = is_mkldnn = is_xla = property(
+    is_mps = is_xpu = is_ipu = is_mtia = is_maia = is_nested = is_mkldnn = is_xla = property(
         lambda self: False, doc="False: tinytorch has no such backend.")
 
     # ------------------------------------------------------------ new tensors like this one

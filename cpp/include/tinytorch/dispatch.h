@@ -9,11 +9,23 @@
 
 namespace tt {
 
+// The meta device's kernel for every family: nothing to compute, the op layer has already
+// allocated the (storage-less) outputs. A family whose kernel returns host values (a count the op
+// sizes its output by) registers a Meta kernel that throws instead.
+template <class Fn>
+struct MetaKernel;
+template <class... Args>
+struct MetaKernel<void (*)(Args...)> {
+  static void run(Args...) {}
+};
+
 template <class Fn>
 class KernelTable {
  public:
   // constexpr: tables are constant-initialized, so registrars in any file may run first.
-  constexpr explicit KernelTable(const char* name) : name_(name), fns_{} {}
+  constexpr explicit KernelTable(const char* name) : name_(name), fns_{} {
+    fns_[static_cast<int>(DeviceType::Meta)] = &MetaKernel<Fn>::run;
+  }
   void set(DeviceType type, Fn fn) { fns_[static_cast<int>(type)] = fn; }
   bool has(DeviceType type) const { return fns_[static_cast<int>(type)] != nullptr; }
   Fn operator[](Device device) const {

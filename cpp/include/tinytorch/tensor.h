@@ -41,12 +41,17 @@ class Tensor {
   Device device() const { return storage_->device(); }
   const std::shared_ptr<Storage>& storage() const { return storage_; }
   void* data_ptr() const { return static_cast<char*>(storage_->data()) + offset_ * static_cast<int64_t>(itemsize()); }
-  template <class T> T* data() const { return static_cast<T*>(data_ptr()); }
+  // Typed access to the elements (host code reads them through this): a meta tensor has none.
+  template <class T> T* data() const {
+    if (device().is_meta()) throw_no_data();
+    return static_cast<T*>(data_ptr());
+  }
   bool is_contiguous() const;
   bool is_same(const Tensor& o) const { return storage_ == o.storage_ && offset_ == o.offset_ && shape_ == o.shape_ && strides_ == o.strides_; }
   int64_t version() const { return storage_->version(); }
   void bump_version() const { storage_->bump_version(); }
   std::string describe() const;
+  [[noreturn]] void throw_no_data() const;  // NotImplementedError: a meta tensor's data was read
   // A Python number turned into a 0-dim tensor: it takes part in type promotion only by
   // category (PyTorch's "wrapped number"), so int8 tensor + 1.5 -> float32, not float64.
   bool is_wrapped_number() const { return wrapped_number_; }

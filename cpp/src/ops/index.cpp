@@ -138,6 +138,13 @@ IndexPlan make_index_plan(const Tensor& x, const std::vector<OptTensor>& indices
 
 }  // namespace
 
+// nonzero's result is sized by the data, which a meta tensor does not have.
+void meta_count_nonzero(const Tensor& x, int64_t&) {
+  throw NotImplementedError(str_cat("nonzero: the result's size depends on the values, which a meta tensor (",
+                                    x.describe(), ") does not have"));
+}
+TT_REGISTER_KERNEL(count_nonzero, Meta, meta_count_nonzero)
+
 Tensor nonzero(const Tensor& x) {
   Tensor c = x.contiguous();
   int64_t n = 0;

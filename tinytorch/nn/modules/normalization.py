@@ -6,6 +6,7 @@ from typing import Optional
 
 from tinytorch._tensor.creation import ones, tensor, zeros
 from tinytorch._tensor.tensor import Tensor
+from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn import functional as F
 from tinytorch.nn.common_types import _device_t, _dtype_t, _shape_t
 from tinytorch.nn.modules._checks import check_input
@@ -28,6 +29,18 @@ def _init_affine(module: Module, affine: bool, shape, bias: bool | None, device,
                                   if affine and bias else None)
 
 
+class _AffineNorm(Module):
+    """The normalization layers whose affine parameters start as weight = 1, bias = 0."""
+
+    def reset_parameters(self) -> None:
+        """Sets the affine weight to ones and the bias to zeros (the layer's initial values)."""
+        with no_grad():
+            if self.weight is not None:
+                self.weight.fill_(1.0)
+            if getattr(self, "bias", None) is not None:
+                self.bias.zero_()
+
+
 def _check_trailing_shape(name: str, x, normalized_shape: tuple) -> None:
     k = len(normalized_shape)
     if tuple(x.shape[-k:]) != normalized_shape:
@@ -35,7 +48,7 @@ def _check_trailing_shape(name: str, x, normalized_shape: tuple) -> None:
                            f"got input of shape {list(x.shape)}")   # RuntimeError, as PyTorch
 
 
-class LayerNorm(Module):
+class LayerNorm(_AffineNorm):
     r"""Applies Layer Normalization over a mini-batch of inputs.
 
     Args:
@@ -63,7 +76,7 @@ class LayerNorm(Module):
                 f"bias={self.bias is not None}")
 
 
-class RMSNorm(Module):
+class RMSNorm(_AffineNorm):
     r"""Applies Root Mean Square Layer Normalization over a mini-batch of inputs.
 
     Args:
@@ -90,7 +103,7 @@ class RMSNorm(Module):
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
 
 
-class GroupNorm(Module):
+class GroupNorm(_AffineNorm):
     """Applies Group Normalization over a mini-batch of inputs.
 
     Args:
