@@ -212,6 +212,13 @@ def _scaled(t: Tensor, s) -> Tensor:
     return t if s == 1 else t * s
 
 
+def _beta_input_plus_alpha(input: Tensor, prod: Tensor, beta, alpha) -> Tensor:
+    """``beta * input + alpha * prod``, the add<product> ops' result: with beta = 0 input is ignored
+    (NaN included), as PyTorch."""
+    prod = _scaled(prod, alpha)
+    return prod if beta == 0 else _scaled(input, beta) + prod
+
+
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     r"""``beta * input + alpha * (mat1 @ mat2)``; with beta = 0 input is ignored (NaN included).
 
@@ -225,8 +232,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
         alpha (Number, optional): multiplier for :math:`mat1 @ mat2` (:math:`\alpha`). Default: ``1``"""
     if mat1.dim() != 2 or mat2.dim() != 2:
         raise RuntimeError(f"addmm: mat1 and mat2 must be matrices, got {mat1.dim()}-D and {mat2.dim()}-D")
-    prod = _scaled(mat1.mm(mat2), alpha)
-    return prod if beta == 0 else _scaled(input, beta) + prod
+    return _beta_input_plus_alpha(input, mat1.mm(mat2), beta, alpha)
 
 
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
@@ -243,8 +249,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -
             (:math:`\alpha`). Default: ``1``"""
     if batch1.dim() != 3 or batch2.dim() != 3:
         raise RuntimeError(f"baddbmm: batch1 must be a 3D tensor, got {batch1.dim()}-D and {batch2.dim()}-D")
-    prod = _scaled(batch1.bmm(batch2), alpha)
-    return prod if beta == 0 else _scaled(input, beta) + prod
+    return _beta_input_plus_alpha(input, batch1.bmm(batch2), beta, alpha)
 
 
 def mv(input: Tensor, vec: Tensor) -> Tensor:
@@ -269,8 +274,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1) -> Tensor
     Keyword args:
         beta (Number, optional): multiplier for :attr:`input` (:math:`\beta`). Default: ``1``
         alpha (Number, optional): multiplier for :math:`mat @ vec` (:math:`\alpha`). Default: ``1``"""
-    prod = _scaled(mv(mat, vec), alpha)
-    return prod if beta == 0 else _scaled(input, beta) + prod
+    return _beta_input_plus_alpha(input, mv(mat, vec), beta, alpha)
 
 
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tensor:
@@ -287,8 +291,7 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tenso
             (:math:`\alpha`). Default: ``1``"""
     if vec1.dim() != 1 or vec2.dim() != 1:
         raise RuntimeError(f"addr: Expected 1-D arguments for vec1 and vec2, got {vec1.dim()}-D and {vec2.dim()}-D")
-    prod = _scaled(vec1.unsqueeze(1) * vec2.unsqueeze(0), alpha)
-    return prod if beta == 0 else _scaled(input, beta) + prod
+    return _beta_input_plus_alpha(input, vec1.unsqueeze(1) * vec2.unsqueeze(0), beta, alpha)
 
 
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Number = 1, alpha: Number = 1) -> Tensor:
@@ -303,10 +306,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Number = 1, a
         alpha (Number, optional): multiplier for ``batch1 @ batch2``."""
     if batch1.dim() != 3 or batch2.dim() != 3:
         raise RuntimeError(f"addbmm: batch1 and batch2 must be 3D tensors, got {batch1.dim()}D and {batch2.dim()}D")
-    product = (batch1 @ batch2).sum(0)
-    if beta == 0:   # input is ignored (NaN in it does not propagate), as in PyTorch
-        return product * alpha if alpha != 1 else product
-    return input * beta + product * alpha if (beta != 1 or alpha != 1) else input + product
+    return _beta_input_plus_alpha(input, (batch1 @ batch2).sum(0), beta, alpha)
 
 
 def chain_matmul(*matrices: Tensor) -> Tensor:

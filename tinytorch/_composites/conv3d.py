@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Optional, Sequence, Union
 
 from tinytorch._tensor.creation import arange, zeros
+from tinytorch._tensor.doc_notes import fill_doc
 from tinytorch._composites.indexing import index_add
 from tinytorch._ops.conv import conv2d, conv_transpose2d
 from tinytorch._ops.index import stack
@@ -21,6 +22,21 @@ from tinytorch._tensor.tensor import Tensor
 __all__ = ["conv3d", "conv_transpose3d"]
 
 _Triple = Union[int, Sequence[int]]
+
+# the Args entries conv3d and conv_transpose3d share, in PyTorch's words
+_CONV3D_NOTES = {
+    "input": r"""input (Tensor): input tensor of shape :math:`(\text{minibatch} , \text{in\_channels} , iT , iH ,
+    iW)`.""",
+    "bias": r"""bias (Tensor, optional): optional bias of shape :math:`(\text{out\_channels})`. Default:
+    ``None``""",
+    "stride": """stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
+    ``1``""",
+    "padding": """padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
+    ``0``""",
+    "dilation": "dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``",
+    "groups": """groups (int, optional): number of blocked connections from input channels to output channels.
+    Default: ``1``""",
+}
 
 
 def _triple(v: _Triple, name: str, op: str) -> tuple:
@@ -56,6 +72,7 @@ def _check(input: Tensor, weight: Tensor, groups: int, op: str, transposed: bool
                            f"but got {input.shape[-4]} channels instead")
 
 
+@fill_doc(_CONV3D_NOTES)
 def conv3d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: _Triple = 1,
            padding: Union[str, _Triple] = 0, dilation: _Triple = 1, groups: int = 1) -> Tensor:
     r"""Applies a 3D convolution over an input image composed of several input planes.
@@ -63,19 +80,14 @@ def conv3d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride:
     3-D convolution over (N, C_in, D, H, W) or (C_in, D, H, W); weight (C_out, C_in / groups, kD, kH, kW).
 
     Args:
-        input (Tensor): input tensor of shape :math:`(\text{minibatch} , \text{in\_channels} , iT , iH ,
-            iW)`.
+        {input}
         weight (Tensor): filters of shape :math:`(\text{out\_channels} ,
             \frac{\text{in\_channels}}{\text{groups}} , kT , kH , kW)`.
-        bias (Tensor, optional): optional bias of shape :math:`(\text{out\_channels})`. Default:
-            ``None``
-        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
-            ``1``
-        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
-            ``0``
-        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``
-        groups (int, optional): number of blocked connections from input channels to output channels.
-            Default: ``1``"""
+        {bias}
+        {stride}
+        {padding}
+        {dilation}
+        {groups}"""
     _check(input, weight, groups, "conv3d", False)
     stride, dilation = _triple(stride, "stride", "conv3d"), _triple(dilation, "dilation", "conv3d")
     kernel = tuple(weight.shape[2:])
@@ -120,6 +132,7 @@ def conv3d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride:
     return y.squeeze(0) if unbatched else y
 
 
+@fill_doc(_CONV3D_NOTES)
 def conv_transpose3d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, stride: _Triple = 1,
                      padding: _Triple = 0, output_padding: _Triple = 0, groups: int = 1,
                      dilation: _Triple = 1) -> Tensor:
@@ -129,21 +142,16 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Optional[Tensor] = Non
     3-D transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W); weight (C_in, C_out / groups, kD, kH, kW).
 
     Args:
-        input (Tensor): input tensor of shape :math:`(\text{minibatch} , \text{in\_channels} , iT , iH ,
-            iW)`.
+        {input}
         weight (Tensor): filters of shape :math:`(\text{in\_channels} ,
             \frac{\text{out\_channels}}{\text{groups}} , kT , kH , kW)`.
-        bias (Tensor, optional): optional bias of shape :math:`(\text{out\_channels})`. Default:
-            ``None``
-        stride (int or tuple, optional): the stride of the window (or of the convolution). Default:
-            ``1``
-        padding (int or tuple, optional): implicit padding added on the sides of the input. Default:
-            ``0``
+        {bias}
+        {stride}
+        {padding}
         output_padding (int or tuple, optional): additional size added to one side of each dimension in
             the output shape. Default: ``0``
-        groups (int, optional): number of blocked connections from input channels to output channels.
-            Default: ``1``
-        dilation (int or tuple, optional): spacing between kernel elements. Default: ``1``"""
+        {groups}
+        {dilation}"""
     op = "conv_transpose3d"
     _check(input, weight, groups, op, True)
     stride, padding = _triple(stride, "stride", op), _triple(padding, "padding", op)

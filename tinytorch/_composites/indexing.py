@@ -8,6 +8,7 @@ from typing import Optional, Sequence, Union
 
 import numpy as np
 
+from tinytorch._composites.forms import derived_doc
 from tinytorch._tensor import random as _random
 from tinytorch._tensor.creation import arange, tensor as _tensor, zeros
 from tinytorch._core.dtype import bool_, int32, int64
@@ -170,19 +171,12 @@ def _numpy_index(index: np.ndarray, dim: int) -> tuple:
 
 def scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                     include_self: bool = True) -> Tensor:
-    """In-place ``scatter_reduce``.
-
-    Args:
-        dim (int): the axis along which to index.
-        index (LongTensor): the indices of elements to scatter.
-        src (Tensor): the source element(s) to scatter.
-        reduce (str): the reduction to apply for non-unique indices: ``'sum'``, ``'prod'``, ``'mean'``,
-            ``'amax'`` or ``'amin'``.
-
-    Keyword args:
-        include_self (bool): whether elements from the :attr:`input` tensor are included in the
-            reduction. Default: ``True``"""
+    """In-place ``scatter_reduce``."""
     return self.copy_(scatter_reduce(self, dim, index, src, reduce, include_self=include_self))
+
+
+# scatter_reduce's arguments but its input
+scatter_reduce_.__doc__ = derived_doc(scatter_reduce_.__doc__, scatter_reduce.__doc__, drop="input")
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim: Optional[int] = None) -> Tensor:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Optional, Union
 
+from tinytorch._composites.forms import derived_doc
 from tinytorch._tensor.creation import tensor as _tensor, zeros
 from tinytorch._core.graph import is_grad_enabled
 from tinytorch._core.dtype import bfloat16, bool_, float16, float32, float64, int64, promote_types
@@ -369,16 +370,11 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
 
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
-    """True when every element of input is close to other's (see ``isclose``).
-
-    Args:
-        input (Tensor): first tensor to compare.
-        other (Tensor): second tensor to compare.
-        rtol (float, optional): relative tolerance. Default: ``1e-05``
-        atol (float, optional): absolute tolerance. Default: ``1e-08``
-        equal_nan (bool, optional): if ``True``, then two ``NaN`` s will be considered equal. Default:
-            ``False``"""
+    """True when every element of input is close to other's (see ``isclose``)."""
     return bool(isclose(input, other, rtol, atol, equal_nan).all().item())
+
+
+allclose.__doc__ = derived_doc(allclose.__doc__, isclose.__doc__)   # isclose's arguments
 
 
 def equal(input: Tensor, other: Tensor) -> bool:

@@ -8,8 +8,10 @@ from typing import List, Optional, Sequence, Union
 
 import numpy as np
 
+from tinytorch._composites.forms import derived_doc
 from tinytorch._tensor.creation import tensor as _tensor, zeros
 from tinytorch._core.dtype import int64
+from tinytorch._tensor.doc_notes import factory_notes, filled_doc
 from tinytorch._ops.shape import cat
 from tinytorch._tensor.tensor import Tensor
 
@@ -39,14 +41,19 @@ def ravel(input: Tensor) -> Tensor:
     return input.reshape(-1)
 
 
+def _flip_dim(input: Tensor, dim: int) -> Tensor:
+    """input flipped along ``dim``, which it must have."""
+    if input.dim() <= dim:
+        raise RuntimeError(f"Input must be >= {dim + 1}-d.")
+    return input.flip(dim)
+
+
 def fliplr(input: Tensor) -> Tensor:
     """Flips the columns (dim 1) of a tensor of at least 2 dimensions.
 
     Args:
         input (Tensor): the input tensor."""
-    if input.dim() < 2:
-        raise RuntimeError("Input must be >= 2-d.")
-    return input.flip(1)
+    return _flip_dim(input, 1)
 
 
 def flipud(input: Tensor) -> Tensor:
@@ -54,9 +61,7 @@ def flipud(input: Tensor) -> Tensor:
 
     Args:
         input (Tensor): the input tensor."""
-    if input.dim() < 1:
-        raise RuntimeError("Input must be >= 1-d.")
-    return input.flip(0)
+    return _flip_dim(input, 0)
 
 
 def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
@@ -183,32 +188,21 @@ def hsplit(input: Tensor, indices_or_sections=None, *, sections: Optional[int] =
 
 def vsplit(input: Tensor, indices_or_sections=None, *, sections: Optional[int] = None,
            indices: Optional[Sequence[int]] = None) -> tuple:
-    """``tensor_split`` along dim 0 of a tensor of at least 2 dimensions.
-
-    Args:
-        input (Tensor): the input tensor.
-        indices_or_sections (int or list of ints): the number of equal parts, or the indices at which to split.
-
-    Keyword args:
-        sections (int): the number of equal parts, by PyTorch's overload name.
-        indices (list of ints): the split indices, by PyTorch's overload name."""
+    """``tensor_split`` along dim 0 of a tensor of at least 2 dimensions."""
     sections = _split_points("vsplit", indices_or_sections, sections=sections, indices=indices)
     return _split_along(input, sections, 0, "vsplit", 2)
 
 
 def dsplit(input: Tensor, indices_or_sections=None, *, sections: Optional[int] = None,
            indices: Optional[Sequence[int]] = None) -> tuple:
-    """``tensor_split`` along dim 2 of a tensor of at least 3 dimensions.
-
-    Args:
-        input (Tensor): the input tensor.
-        indices_or_sections (int or list of ints): the number of equal parts, or the indices at which to split.
-
-    Keyword args:
-        sections (int): the number of equal parts, by PyTorch's overload name.
-        indices (list of ints): the split indices, by PyTorch's overload name."""
+    """``tensor_split`` along dim 2 of a tensor of at least 3 dimensions."""
     sections = _split_points("dsplit", indices_or_sections, sections=sections, indices=indices)
     return _split_along(input, sections, 2, "dsplit", 3)
+
+
+# hsplit's arguments
+vsplit.__doc__ = derived_doc(vsplit.__doc__, hsplit.__doc__)
+dsplit.__doc__ = derived_doc(dsplit.__doc__, hsplit.__doc__)
 
 
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
@@ -279,14 +273,7 @@ def argwhere(input: Tensor) -> Tensor:
     return input.nonzero()
 
 
-def _tri_indices(row: int, col: int, offset: int, lower: bool, dtype, device) -> Tensor:
-    r, c = np.indices((row, col))
-    keep = (c - r <= offset) if lower else (c - r >= offset)
-    return _tensor(np.stack([r[keep], c[keep]]), dtype=dtype or int64, device=device)
-
-
-def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
-    """The (2, N) coordinates of the lower triangle of a row x col matrix (row-major order).
+_TRI_INDICES_DOC = """The (2, N) coordinates of the {part} triangle of a row x col matrix (row-major order).
 
     Args:
         row (int): number of rows in the 2-D matrix.
@@ -296,29 +283,23 @@ def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None
     Keyword args:
         dtype (dtype, optional): the desired data type of returned tensor, only support ``int``,
             ``long``. Default: ``long``.
-        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
-        layout (layout, optional): the desired layout of returned Tensor (only ``strided``). Default:
-            ``None``"""
-    return _tri_indices(row, col, offset, True, dtype, device)
+        {{device}}
+        {{layout}}"""   # formatted, then filled (hence the doubled braces)
 
 
-def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
-    """The (2, N) coordinates of the upper triangle of a row x col matrix (row-major order).
+def _tri_indices_form(name: str, lower: bool):
+    """``tril_indices`` / ``triu_indices``: the coordinates of the lower / upper triangle."""
+    def tri_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+        r, c = np.indices((row, col))
+        keep = (c - r <= offset) if lower else (c - r >= offset)
+        return _tensor(np.stack([r[keep], c[keep]]), dtype=dtype or int64, device=device)
+    tri_indices.__name__ = tri_indices.__qualname__ = name
+    tri_indices.__doc__ = filled_doc(_TRI_INDICES_DOC.format(part="lower" if lower else "upper"), factory_notes)
+    return tri_indices
 
-    Args:
-        row (int): number of rows in the 2-D matrix.
-        col (int): number of columns in the 2-D matrix.
-        offset (int): diagonal offset from the main diagonal. Default: ``0``
 
-    Keyword args:
-        dtype (dtype, optional): the desired data type of returned tensor, only support ``int``,
-            ``long``. Default: ``long``.
-        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
-        layout (layout, optional): the desired layout of returned Tensor (only ``strided``). Default:
-            ``None``"""
-    return _tri_indices(row, col, offset, False, dtype, device)
+tril_indices = _tri_indices_form("tril_indices", lower=True)
+triu_indices = _tri_indices_form("triu_indices", lower=False)
 
 
 def unravel_index(indices: Tensor, shape) -> tuple:

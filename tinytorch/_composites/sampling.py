@@ -128,9 +128,12 @@ def _uniform_open(self: Tensor, generator) -> Tensor:
     return u.clamp(min=1e-300, max=1.0 - 1e-16)
 
 
-def _check_float(self: Tensor, op: str) -> None:
+def _check_fill(self: Tensor, op: str, name: str, value: float) -> None:
+    """The checks of the in-place fill ``op``: a floating-point self and a positive parameter ``name``."""
     if not self.dtype.is_floating_point:
         raise RuntimeError(f"{op} expects floating point dtypes, got: {self.dtype}")
+    if not value > 0:   # NaN fails too
+        raise RuntimeError(f"{op} expects {name} > 0.0, but found {name}={value}")
 
 
 def exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
@@ -139,9 +142,7 @@ def exponential_(self: Tensor, lambd: float = 1.0, *, generator=None) -> Tensor:
     Args:
         lambd (float): the rate. Default: ``1``.
         generator (tinytorch.Generator, optional): a pseudorandom number generator for sampling."""
-    _check_float(self, "exponential_")
-    if not lambd > 0:
-        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    _check_fill(self, "exponential_", "lambda", lambd)
     with _no_grad():
         return self.copy_(-(1.0 - _uniform_open(self, generator)).log() / lambd)
 
@@ -153,9 +154,7 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator=
         mean (float): mean of the underlying normal. Default: ``1``.
         std (float): standard deviation of the underlying normal. Default: ``2``.
         generator (tinytorch.Generator, optional): a pseudorandom number generator for sampling."""
-    _check_float(self, "log_normal_")
-    if not std > 0:
-        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    _check_fill(self, "log_normal_", "std", std)
     with _no_grad():
         z = empty(self.shape, dtype="float64", device=self.device)
         z.normal_(mean, std, generator=generator) if generator is not None else z.normal_(mean, std)
@@ -169,9 +168,7 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator=
         median (float): the location. Default: ``0``.
         sigma (float): the scale. Default: ``1``.
         generator (tinytorch.Generator, optional): a pseudorandom number generator for sampling."""
-    _check_float(self, "cauchy_")
-    if not sigma > 0:
-        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    _check_fill(self, "cauchy_", "sigma", sigma)
     with _no_grad():
         return self.copy_(median + sigma * (math.pi * (_uniform_open(self, generator) - 0.5)).tan())
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Optional, Sequence, Union
 
+from tinytorch._composites.forms import derived_doc
 from tinytorch._composites.indexing import wrap_dim
+from tinytorch._ops import reduce
 from tinytorch._ops.elementwise import where
 from tinytorch._ops.index import stack
 from tinytorch._tensor.tensor import Tensor
@@ -24,41 +26,25 @@ def _zero_nan(input: Tensor) -> Tensor:
 
 
 def nansum(input: Tensor, dim: _Dims = None, keepdim: bool = False, *, dtype=None) -> Tensor:
-    """Sum treating NaN as zero.
-
-    Args:
-        input (Tensor): the input tensor.
-        dim (int or tuple of ints, optional): the dimension or dimensions to reduce. If ``None``, all
-            dimensions are reduced. Default: ``None``
-        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``
-
-    Keyword args:
-        dtype (dtype, optional): the desired data type of returned tensor. If specified, the input
-            tensor is casted to :attr:`dtype` before the operation is performed. This is useful for
-            preventing data type overflows. Default: ``None``"""
+    """Sum treating NaN as zero."""
     x = _zero_nan(input if dtype is None else input.to(dtype))
     return x.sum() if dim is None else x.sum(dim=dim, keepdim=keepdim)
 
 
+nansum.__doc__ = derived_doc(nansum.__doc__, reduce.sum.__doc__)   # sum's arguments
+
+
 def nanmean(input: Tensor, dim: _Dims = None, keepdim: bool = False, *, dtype=None) -> Tensor:
-    """Mean of the non-NaN values (NaN where all are NaN).
-
-    Args:
-        input (Tensor): the input tensor.
-        dim (int or tuple of ints, optional): the dimension or dimensions to reduce. If ``None``, all
-            dimensions are reduced. Default: ``None``
-        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``
-
-    Keyword args:
-        dtype (dtype, optional): the desired data type of returned tensor. If specified, the input
-            tensor is casted to :attr:`dtype` before the operation is performed. This is useful for
-            preventing data type overflows. Default: ``None``"""
+    """Mean of the non-NaN values (NaN where all are NaN)."""
     x = input if dtype is None else input.to(dtype)
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got {x.dtype}")
     count = (~x.isnan()).to(x.dtype)
     n = count.sum() if dim is None else count.sum(dim=dim, keepdim=keepdim)
     return nansum(x, dim, keepdim) / n
+
+
+nanmean.__doc__ = derived_doc(nanmean.__doc__, reduce.mean.__doc__)   # mean's arguments
 
 
 def var_mean(input: Tensor, dim: _Dims = None, *, correction: float = 1, keepdim: bool = False, unbiased=None):
@@ -83,21 +69,12 @@ def var_mean(input: Tensor, dim: _Dims = None, *, correction: float = 1, keepdim
 
 
 def std_mean(input: Tensor, dim: _Dims = None, *, correction: float = 1, keepdim: bool = False, unbiased=None):
-    """(standard deviation, mean) over dim.
-
-    Args:
-        input (Tensor): the input tensor.
-        dim (int or tuple of ints, optional): the dimension or dimensions to reduce. If ``None``, all
-            dimensions are reduced. Default: ``None``
-
-    Keyword args:
-        correction (int): difference between the sample size and sample degrees of freedom (Bessel's
-            correction is ``correction=1``). Default: ``1``
-        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``
-        unbiased (bool, optional): whether to use Bessel's correction (deprecated; use
-            :attr:`correction`). Default: ``None``"""
+    """(standard deviation, mean) over dim."""
     var, mean = var_mean(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
     return var.sqrt(), mean
+
+
+std_mean.__doc__ = derived_doc(std_mean.__doc__, var_mean.__doc__)   # var_mean's arguments
 
 
 def aminmax(input: Tensor, *, dim: Optional[int] = None, keepdim: bool = False):
@@ -199,19 +176,11 @@ def quantile(input: Tensor, q, dim: Optional[int] = None, keepdim: bool = False,
 
 def nanquantile(input: Tensor, q, dim: Optional[int] = None, keepdim: bool = False, *,
                 interpolation: str = "linear") -> Tensor:
-    """``quantile`` ignoring NaNs (NaN only where a slice is all NaN).
-
-    Args:
-        input (Tensor): the input tensor.
-        q (float or Tensor): a scalar or 1D tensor of quantile values in the range [0, 1].
-        dim (int, optional): the dimension to reduce. Default: ``None``
-        keepdim (bool): whether the output tensor has :attr:`dim` retained or not. Default: ``False``
-
-    Keyword args:
-        interpolation (str, optional): interpolation method to use when the desired quantile lies
-            between two data points. Can be ``linear``, ``lower``, ``higher``, ``midpoint`` and
-            ``nearest``. Default: ``'linear'``"""
+    """``quantile`` ignoring NaNs (NaN only where a slice is all NaN)."""
     return _quantile(input, q, dim, keepdim, interpolation, True)
+
+
+nanquantile.__doc__ = derived_doc(nanquantile.__doc__, quantile.__doc__)   # quantile's arguments
 
 
 def msort(input: Tensor) -> Tensor:

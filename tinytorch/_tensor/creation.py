@@ -15,6 +15,7 @@ from tinytorch import _C
 from tinytorch._core.dtype import DTYPES, bfloat16, bool_, default_device, device as _device, float32, \
     from_numpy_dtype, get_default_dtype, int64, to_dtype
 from tinytorch._core.tensor_base import TensorBase as Tensor, _wrap  # (tinytorch.Tensor's base: every tensor is one)
+from tinytorch._tensor.doc_notes import factory_notes, fill_doc, filled_doc
 
 
 def _shape(size, op: str = "empty") -> list[int]:
@@ -78,20 +79,14 @@ def _infer_dtype(data) -> "dtype":
     return bool_ if kinds else get_default_dtype()
 
 
+@fill_doc(factory_notes)
 def tensor(data, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Constructs a tensor with no autograd history by copying ``data``.
 
     Args:
-        data (array_like): initial data for the tensor. Can be a list, tuple, NumPy ``ndarray``, scalar,
-            and other types.
-        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, infers data type
-            from :attr:`data`. Default: ``None``
-        device (device, optional): the device of the constructed tensor. If None and data is a tensor
-            then the device of data is used. Default: ``None``
-        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-            Default: ``False``
-        pin_memory (bool, optional): if set, returned tensor would be allocated in the pinned memory.
-            Works only for CPU tensors. Default: ``False``"""
+        {data_args}
+        {requires_grad}
+        {pin_memory}"""
     if isinstance(data, Tensor):
         out = data.detach().clone()
         if dtype is not None:
@@ -157,16 +152,12 @@ def _from_array(arr: np.ndarray, d) -> Tensor:
     return _wrap(_C.from_numpy(np.array(arr, dtype=d.to_numpy(), order="C")))
 
 
+@fill_doc(factory_notes)
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """Converts :attr:`data` into a tensor, sharing data and preserving autograd history if possible.
 
     Args:
-        data (array_like): initial data for the tensor. Can be a list, tuple, NumPy ``ndarray``, scalar,
-            and other types.
-        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, infers data type
-            from :attr:`data`. Default: ``None``
-        device (device, optional): the device of the constructed tensor. If None and data is a tensor
-            then the device of data is used. Default: ``None``"""
+        {data_args}"""
     if device is None:
         device = default_device()
     if isinstance(data, Tensor):
@@ -196,42 +187,31 @@ def from_numpy(arr: np.ndarray) -> Tensor:
     return _wrap(_C.from_numpy(_normalized_bools(arr)))
 
 
+@fill_doc(factory_notes)
 def empty(*size, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """Returns a tensor filled with uninitialized data. The shape of the tensor is defined by the variable
     argument :attr:`size`.
 
     Args:
-        size (int...): a sequence of integers defining the shape of the output tensor. Can be a variable
-            number of arguments or a collection like a list or tuple.
+        {size}
 
     Keyword args:
-        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
-            default (see :func:`set_default_dtype`). Default: ``None``
-        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
-        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-            Default: ``False``
-        pin_memory (bool, optional): if set, returned tensor would be allocated in the pinned memory.
-            Works only for CPU tensors. Default: ``False``"""
+        {factory_kwargs}
+        {pin_memory}"""
     d = to_dtype(dtype) if dtype is not None else get_default_dtype()
     return _finish(_wrap(_C.empty(_shape(size, "empty"), d.code, _dev(device))), requires_grad)
 
 
+@fill_doc(factory_notes)
 def full(size, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Creates a tensor of size :attr:`size` filled with :attr:`fill_value`.
 
     Args:
-        size (int...): a list, tuple, or :class:`Size` of integers defining the shape of the output
-            tensor.
+        {size_sequence}
         fill_value (Scalar): the value to fill the output tensor with.
 
     Keyword args:
-        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
-            default (see :func:`set_default_dtype`). Default: ``None``
-        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
-        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-            Default: ``False``"""
+        {factory_kwargs}"""
     if dtype is None:
         dtype = bool_ if isinstance(fill_value, bool) else (int64 if isinstance(fill_value, int) else get_default_dtype())
     d = to_dtype(dtype)
@@ -243,16 +223,10 @@ _FILLED_DOC = """Returns a tensor filled with the scalar value `{value}`, with t
     argument :attr:`size`.
 
     Args:
-        size (int...): a sequence of integers defining the shape of the output tensor. Can be a variable
-            number of arguments or a collection like a list or tuple.
+        {{size}}
 
     Keyword args:
-        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
-            default (see :func:`set_default_dtype`). Default: ``None``
-        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
-        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-            Default: ``False``"""
+        {{factory_kwargs}}"""   # formatted, then filled (hence the doubled braces)
 
 
 def _filled_form(name: str, value: int):
@@ -261,7 +235,7 @@ def _filled_form(name: str, value: int):
         return full(_shape(size, name), float(value), dtype=dtype or get_default_dtype(), device=device,
                     requires_grad=requires_grad)
     filled.__name__ = filled.__qualname__ = name
-    filled.__doc__ = _FILLED_DOC.format(value=value)
+    filled.__doc__ = filled_doc(_FILLED_DOC.format(value=value), factory_notes)
     return filled
 
 
@@ -276,15 +250,10 @@ def _like(x: Tensor, dtype, device):
 _LIKE_DOC = """Returns a tensor with the same size as :attr:`input` {what}.
 
     Args:
-        input (Tensor): the size of :attr:`input` will determine size of the output tensor.
+        {{like_input}}
 
     Keyword args:
-        dtype (dtype, optional): the desired data type of returned Tensor. If ``None``, defaults to the
-            dtype of :attr:`input`. Default: ``None``
-        device (device, optional): the desired device of returned tensor. If ``None``, defaults to the
-            device of :attr:`input`. Default: ``None``
-        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-            Default: ``False``"""
+        {{like_kwargs}}"""   # formatted, then filled (hence the doubled braces)
 
 
 def like_form(factory, name: str, what: str):
@@ -295,7 +264,7 @@ def like_form(factory, name: str, what: str):
         return factory(input.shape, dtype=d, device=dev, requires_grad=requires_grad)
     like.__name__ = like.__qualname__ = name
     like.__module__ = factory.__module__
-    like.__doc__ = _LIKE_DOC.format(what=what)
+    like.__doc__ = filled_doc(_LIKE_DOC.format(what=what), factory_notes)
     return like
 
 
@@ -304,24 +273,41 @@ zeros_like = like_form(zeros, "zeros_like", "filled with the scalar value `0`")
 ones_like = like_form(ones, "ones_like", "filled with the scalar value `1`")
 
 
+_NEW_DOC = """Returns a Tensor of size :attr:`size` {what}. By default, the returned Tensor
+        has the same :class:`dtype` and :class:`device` as this tensor.
+
+        Args:
+            {{size_sequence}}
+
+        Keyword args:
+            {{new_kwargs}}"""   # a method's indent; formatted, then filled (hence the doubled braces)
+
+
+def new_form(factory, name: str, what: str):
+    """``Tensor.new_<factory>(*size, dtype, device, requires_grad)``: ``factory`` with self's dtype and
+    device unless given."""
+    def new(self, *size, dtype=None, device=None, requires_grad=False):
+        return factory(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+    new.__name__, new.__qualname__ = name, f"Tensor.{name}"
+    new.__doc__ = filled_doc(_NEW_DOC.format(what=what), factory_notes)
+    return new
+
+
+@fill_doc(factory_notes)
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:  # noqa: A002
     """Returns a tensor filled with :attr:`fill_value`, with the same size as :attr:`input`.
 
     Args:
-        input (Tensor): the size of :attr:`input` will determine size of the output tensor.
+        {like_input}
         fill_value (Scalar): the value to fill the output tensor with.
 
     Keyword args:
-        dtype (dtype, optional): the desired data type of returned Tensor. If ``None``, defaults to the
-            dtype of :attr:`input`. Default: ``None``
-        device (device, optional): the desired device of returned tensor. If ``None``, defaults to the
-            device of :attr:`input`. Default: ``None``
-        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-            Default: ``False``"""
+        {like_kwargs}"""
     d, dev = _like(input, dtype, device)
     return full(input.shape, fill_value, dtype=d, device=dev, requires_grad=requires_grad)
 
 
+@fill_doc(factory_notes)
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """1-D tensor of values in [start, end) taken with common difference step.
 
@@ -331,12 +317,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
         step (Number, optional): the gap between each pair of adjacent points. Default: ``1``
 
     Keyword args:
-        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
-            default (see :func:`set_default_dtype`). Default: ``None``
-        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
-        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-            Default: ``False``"""
+        {factory_kwargs}"""
     if end is None:
         start, end = 0, start
     is_int = all(isinstance(v, int) for v in (start, end, step))
@@ -348,6 +329,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad: b
     return _finish(_wrap(impl), requires_grad)
 
 
+@fill_doc(factory_notes)
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Creates a one-dimensional tensor of size :attr:`steps` whose values are evenly spaced from
     :attr:`start` to :attr:`end`, inclusive.
@@ -358,16 +340,12 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad: 
         steps (int): size of the constructed tensor.
 
     Keyword args:
-        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
-            default (see :func:`set_default_dtype`). Default: ``None``
-        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
-        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-            Default: ``False``"""
+        {factory_kwargs}"""
     d = to_dtype(dtype) if dtype is not None else get_default_dtype()
     return _finish(_wrap(_C.linspace(float(start), float(end), int(steps), d.code, _dev(device))), requires_grad)
 
 
+@fill_doc(factory_notes)
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Returns a 2-D tensor with ones on the diagonal and zeros elsewhere.
 
@@ -376,12 +354,7 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad:
         m (int, optional): the number of columns with default being :attr:`n`. Default: ``None``
 
     Keyword args:
-        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
-            default (see :func:`set_default_dtype`). Default: ``None``
-        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
-        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-            Default: ``False``"""
+        {factory_kwargs}"""
     d = to_dtype(dtype) if dtype is not None else get_default_dtype()
     n = operator.index(n)
     m = None if m is None else operator.index(m)
@@ -492,6 +465,7 @@ def _data_ptr(obj) -> Optional[int]:
     return interface["data"][0] if interface else None
 
 
+@fill_doc(factory_notes)
 def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A 0-d tensor holding s (of the default dtype unless given).
 
@@ -499,11 +473,6 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad: bool = False) ->
         s (Number): the value of the 0-dimensional tensor.
 
     Keyword args:
-        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
-            default (see :func:`set_default_dtype`). Default: ``None``
-        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
-        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-            Default: ``False``"""
+        {factory_kwargs}"""
     t = tensor(s, dtype=dtype or get_default_dtype(), device=device)
     return t.requires_grad_() if requires_grad else t

@@ -9,6 +9,7 @@ from tinytorch import _C
 from tinytorch._tensor.creation import like_form, tensor
 from tinytorch._core.dtype import default_device, device as _device, get_default_dtype, int64, to_dtype
 from tinytorch._core.tensor_base import _wrap
+from tinytorch._tensor.doc_notes import factory_notes, fill_doc, filled_doc
 
 
 class Generator:
@@ -101,42 +102,28 @@ def _dev(device):
     return None if device is None else _device(device)._impl
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False):
-    """Uniform random numbers on [0, 1).
+_SAMPLED_DOC = """{summary}
 
     Args:
-        size (int...): a sequence of integers defining the shape of the output tensor. Can be a variable
-            number of arguments or a collection like a list or tuple.
+        {{size}}
 
     Keyword args:
         generator (Generator, optional): a pseudorandom number generator for sampling. Default: ``None``
-        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
-            default (see :func:`set_default_dtype`). Default: ``None``
-        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
-        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-            Default: ``False``"""
-    d = to_dtype(dtype) if dtype is not None else get_default_dtype()
-    return _finish(_wrap(_C.rand(_shape(size), d.code, _dev(device), _gen(generator))), requires_grad)
+        {{factory_kwargs}}"""   # formatted, then filled (hence the doubled braces)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False):
-    """Standard normal random numbers.
+def _sampled_form(name: str, kernel, summary: str):
+    """``rand`` / ``randn``: a tensor of ``size`` drawn by the kernel, in the default dtype unless given."""
+    def sampled(*size, generator=None, dtype=None, device=None, requires_grad: bool = False):
+        d = to_dtype(dtype) if dtype is not None else get_default_dtype()
+        return _finish(_wrap(kernel(_shape(size), d.code, _dev(device), _gen(generator))), requires_grad)
+    sampled.__name__ = sampled.__qualname__ = name
+    sampled.__doc__ = filled_doc(_SAMPLED_DOC.format(summary=summary), factory_notes)
+    return sampled
 
-    Args:
-        size (int...): a sequence of integers defining the shape of the output tensor. Can be a variable
-            number of arguments or a collection like a list or tuple.
 
-    Keyword args:
-        generator (Generator, optional): a pseudorandom number generator for sampling. Default: ``None``
-        dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
-            default (see :func:`set_default_dtype`). Default: ``None``
-        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
-        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-            Default: ``False``"""
-    d = to_dtype(dtype) if dtype is not None else get_default_dtype()
-    return _finish(_wrap(_C.randn(_shape(size), d.code, _dev(device), _gen(generator))), requires_grad)
+rand = _sampled_form("rand", _C.rand, "Uniform random numbers on [0, 1).")
+randn = _sampled_form("randn", _C.randn, "Standard normal random numbers.")
 
 
 def _randint_args(args: tuple, low, high, size) -> tuple:
@@ -166,6 +153,7 @@ def _randint_args(args: tuple, low, high, size) -> tuple:
     return (0 if low is None else low), high, size
 
 
+@fill_doc(factory_notes)
 def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, device=None,
             requires_grad: bool = False, layout=None, pin_memory: bool = False):
     """Returns a tensor filled with random integers drawn uniformly from [low, high), of shape
@@ -181,14 +169,10 @@ def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, d
         size (tuple): a tuple defining the shape of the output tensor. Default: ``None``
         generator (Generator, optional): a pseudorandom number generator for sampling. Default: ``None``
         dtype (dtype, optional): the desired data type of returned tensor. Default: ``int64``.
-        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
-        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-            Default: ``False``
-        layout (layout, optional): the desired layout of returned Tensor (only ``strided``). Default:
-            ``None``
-        pin_memory (bool, optional): if set, returned tensor would be allocated in the pinned memory.
-            Works only for CPU tensors. Default: ``False``"""
+        {device}
+        {requires_grad}
+        {layout}
+        {pin_memory}"""
     low, high, size = _randint_args(args, low, high, size)
     if isinstance(size, int):
         raise TypeError(f"randint(): argument 'size' must be tuple of ints, not {type(size).__name__}")
@@ -201,6 +185,7 @@ def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, d
     return out.requires_grad_() if requires_grad else out
 
 
+@fill_doc(factory_notes)
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False):
     """A random permutation of integers from 0 to n - 1.
 
@@ -210,10 +195,8 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: 
     Keyword args:
         generator (Generator, optional): a pseudorandom number generator for sampling. Default: ``None``
         dtype (dtype, optional): the desired data type of returned tensor. Default: ``int64``.
-        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (see :func:`set_default_device`). Default: ``None``
-        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-            Default: ``False``"""
+        {device}
+        {requires_grad}"""
     d = to_dtype(dtype) if dtype is not None else int64
     return _wrap(_C.randperm(int(n), d.code, _dev(device), _gen(generator)))
 
@@ -224,23 +207,19 @@ randn_like = like_form(randn, "randn_like", "that is filled with random numbers 
                                           "with mean 0 and variance 1")
 
 
+@fill_doc(factory_notes)
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,  # noqa: A002
                  requires_grad: bool = False):
     """[low, high) with input's shape (and its dtype and device unless given).
 
     Args:
-        input (Tensor): the size of :attr:`input` will determine size of the output tensor.
+        {like_input}
         low (int, optional): lowest integer to be drawn from the distribution. Default: ``0``
         high (int): one above the highest integer to be drawn from the distribution. Default: ``None``
 
     Keyword args:
         generator (Generator, optional): a pseudorandom number generator for sampling. Default: ``None``
-        dtype (dtype, optional): the desired data type of returned Tensor. If ``None``, defaults to the
-            dtype of :attr:`input`. Default: ``None``
-        device (device, optional): the desired device of returned tensor. If ``None``, defaults to the
-            device of :attr:`input`. Default: ``None``
-        requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-            Default: ``False``"""
+        {like_kwargs}"""
     if high is None:
         low, high = 0, low
     return randint(low, high, input.shape, generator=generator, dtype=dtype or input.dtype,
@@ -258,6 +237,7 @@ def bernoulli(input, *, generator=None):
     return _wrap(_C.bernoulli(input._impl, _gen(generator)))
 
 
+@fill_doc(factory_notes)
 def normal(mean: float, std: float, size, *, generator=None, dtype=None, device=None):
     """Returns a tensor of random numbers drawn from separate normal distributions whose mean and standard
     deviation are given.
@@ -271,8 +251,7 @@ def normal(mean: float, std: float, size, *, generator=None, dtype=None, device=
         generator (Generator, optional): a pseudorandom number generator for sampling. Default: ``None``
         dtype (dtype, optional): the desired data type of returned tensor. If ``None``, uses a global
             default (see :func:`set_default_dtype`). Default: ``None``
-        device (device, optional): the desired device of returned tensor. If ``None``, uses the current
-            device for the default tensor type (see :func:`set_default_device`). Default: ``None``"""
+        {device}"""
     if not hasattr(std, "shape") and not std >= 0:      # NaN fails too, as PyTorch's check
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     t = randn(size, generator=generator, dtype=dtype, device=device)

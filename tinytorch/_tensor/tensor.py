@@ -18,6 +18,7 @@ from tinytorch._core.cuda_loader import cuda_backend
 from tinytorch._core.dtype import DTYPES, bfloat16, bool_, device as _device, dtype as _dtype_cls, float16, float32, \
     float64, int32, int64, strided, to_dtype, uint8
 from tinytorch._core.engine import backward as _engine_backward
+from tinytorch._tensor.doc_notes import factory_notes, fill_doc
 from tinytorch._tensor.formatting import tensor_repr
 from tinytorch._ops import shape as S
 from tinytorch._core.tensor_base import TensorBase, _set_tensor_class, _wrap
@@ -367,86 +368,31 @@ class Tensor(TensorBase):
         return _creation.empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self.device,
                                        requires_grad=requires_grad)
 
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        """Returns a Tensor of size :attr:`size` filled with ``0``. By default, the returned Tensor has the
-        same :class:`dtype` and :class:`device` as this tensor.
+    new_zeros = _creation.new_form(_creation.zeros, "new_zeros", "filled with ``0``")
+    new_ones = _creation.new_form(_creation.ones, "new_ones", "filled with ``1``")
 
-        Args:
-            size (int...): a list, tuple, or :class:`Size` of integers defining the shape of the output
-                tensor.
-
-        Keyword args:
-            dtype (dtype, optional): the desired type of returned tensor. If ``None``, same dtype as this
-                tensor. Default: ``None``
-            device (device, optional): the desired device of returned tensor. If ``None``, same device as
-                this tensor. Default: ``None``
-            requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-                Default: ``False``"""
-        return _creation.zeros(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
-
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        """Returns a Tensor of size :attr:`size` filled with ``1``. By default, the returned Tensor has the
-        same :class:`dtype` and :class:`device` as this tensor.
-
-        Args:
-            size (int...): a list, tuple, or :class:`Size` of integers defining the shape of the output
-                tensor.
-
-        Keyword args:
-            dtype (dtype, optional): the desired type of returned tensor. If ``None``, same dtype as this
-                tensor. Default: ``None``
-            device (device, optional): the desired device of returned tensor. If ``None``, same device as
-                this tensor. Default: ``None``
-            requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-                Default: ``False``"""
-        return _creation.ones(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
-
+    @fill_doc(factory_notes)
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
         """Returns a Tensor of size :attr:`size` filled with :attr:`fill_value`. By default, the returned
         Tensor has the same :class:`dtype` and :class:`device` as this tensor.
 
         Args:
-            size (int...): a list, tuple, or :class:`Size` of integers defining the shape of the output
-                tensor.
+            {size_sequence}
             fill_value (Scalar): the value to fill the output tensor with.
-            dtype (dtype, optional): the desired type of returned tensor. If ``None``, same dtype as this
-                tensor. Default: ``None``
-            device (device, optional): the desired device of returned tensor. If ``None``, same device as
-                this tensor. Default: ``None``
-            requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-                Default: ``False``"""
+            {new_kwargs}"""
         return _creation.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                               requires_grad=requires_grad)
 
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-        """Returns a Tensor of size :attr:`size` filled with uninitialized data. By default, the returned
-        Tensor has the same :class:`dtype` and :class:`device` as this tensor.
+    new_empty = _creation.new_form(_creation.empty, "new_empty", "filled with uninitialized data")
 
-        Args:
-            size (int...): a list, tuple, or :class:`Size` of integers defining the shape of the output
-                tensor.
-
-        Keyword args:
-            dtype (dtype, optional): the desired type of returned tensor. If ``None``, same dtype as this
-                tensor. Default: ``None``
-            device (device, optional): the desired device of returned tensor. If ``None``, same device as
-                this tensor. Default: ``None``
-            requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-                Default: ``False``"""
-        return _creation.empty(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
-
+    @fill_doc(factory_notes)
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         """Returns a new Tensor with :attr:`data` as the tensor data. By default, the returned Tensor has the
         same :class:`dtype` and :class:`device` as this tensor.
 
         Args:
             data (array_like): the returned Tensor copies :attr:`data`.
-            dtype (dtype, optional): the desired type of returned tensor. If ``None``, same dtype as this
-                tensor. Default: ``None``
-            device (device, optional): the desired device of returned tensor. If ``None``, same device as
-                this tensor. Default: ``None``
-            requires_grad (bool, optional): if autograd should record operations on the returned tensor.
-                Default: ``False``"""
+            {new_kwargs}"""
         return _creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 

@@ -74,6 +74,12 @@ def dispatch(func: Callable, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> A
     types = _overloaded_types(args, kwargs)
     if not types:
         return func(*args, **kwargs)
+    return call_overrides(func, types, args, kwargs)
+
+
+def call_overrides(func: Callable, types: list, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
+    """The first result other than NotImplemented of the overriding ``types``' ``__torch_function__(func,
+    types, args, kwargs)``, called in PyTorch's order; TypeError when every one declines."""
     for cls in types:
         ret = cls.__torch_function__(func, tuple(types), args, kwargs)
         if ret is not NotImplemented:

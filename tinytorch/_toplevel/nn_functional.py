@@ -280,17 +280,25 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Opti
         reduction (int): 0 none, 1 mean, 2 sum. Default: ``0`` (torch's top-level default)."""
 
 
-@_int_reduction
-def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
-                        reduction: int = 0) -> Tensor:
-    """Margin ranking loss, PyTorch's top-level form (int ``reduction``).
+def _pair_loss(name: str, summary: str) -> Callable:
+    """The top-level form of a loss over pairs with a 1 or -1 target per pair and a margin
+    (margin_ranking_loss, cosine_embedding_loss: one signature)."""
+    def signature(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, reduction: int = 0) -> Tensor:
+        """{summary}, PyTorch's top-level form (int ``reduction``).
 
-    Args:
-        input1 (Tensor): the first input.
-        input2 (Tensor): the second input.
-        target (Tensor): 1 or -1 per pair.
-        margin (float): the margin. Default: ``0``.
-        reduction (int): 0 none, 1 mean, 2 sum. Default: ``0`` (torch's top-level default)."""
+        Args:
+            input1 (Tensor): the first input.
+            input2 (Tensor): the second input.
+            target (Tensor): 1 or -1 per pair.
+            margin (float): the margin. Default: ``0``.
+            reduction (int): 0 none, 1 mean, 2 sum. Default: ``0`` (torch's top-level default)."""
+    signature.__name__ = signature.__qualname__ = name
+    signature.__doc__ = signature.__doc__.format(summary=summary)
+    return _int_reduction(signature)
+
+
+margin_ranking_loss = _pair_loss("margin_ranking_loss", "Margin ranking loss")
+cosine_embedding_loss = _pair_loss("cosine_embedding_loss", "Cosine embedding loss")
 
 
 @_int_reduction
@@ -301,19 +309,6 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, red
         input (Tensor): the input distances.
         target (Tensor): 1 or -1 per element.
         margin (float): the margin. Default: ``1``.
-        reduction (int): 0 none, 1 mean, 2 sum. Default: ``0`` (torch's top-level default)."""
-
-
-@_int_reduction
-def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
-                          reduction: int = 0) -> Tensor:
-    """Cosine embedding loss, PyTorch's top-level form (int ``reduction``).
-
-    Args:
-        input1 (Tensor): the first input.
-        input2 (Tensor): the second input.
-        target (Tensor): 1 or -1 per pair.
-        margin (float): the margin. Default: ``0``.
         reduction (int): 0 none, 1 mean, 2 sum. Default: ``0`` (torch's top-level default)."""
 
 

@@ -55,12 +55,7 @@ def handle_torch_function(public_api: Callable, relevant_args: Iterable[Any], *a
             ``public_api(*args, **kwargs)`` on which arguments are now being checked.
         relevant_args (iterable): Iterable of arguments to check for __torch_function__ methods."""
     types = _torch_function._overloaded_types(tuple(relevant_args), {})
-    for cls in types:
-        ret = cls.__torch_function__(public_api, tuple(types), args, kwargs)
-        if ret is not NotImplemented:
-            return ret
-    raise TypeError(f"no implementation found for '{getattr(public_api, '__qualname__', public_api)}' on types "
-                    f"that implement __torch_function__: {[t.__name__ for t in types]}")
+    return _torch_function.call_overrides(public_api, types, args, kwargs)
 
 
 def boolean_dispatch(arg_name: str, arg_index: int, default: bool, if_true: Callable, if_false: Callable,
