@@ -13,6 +13,7 @@ import numpy as np
 from tinytorch._tensor.creation import tensor as _tensor
 from tinytorch.random import rand
 from tinytorch._tensor.tensor import Tensor
+from tinytorch.nn.functional.pooling import with_indices
 from tinytorch.nn.modules._doc_notes import fill_doc, pooling_notes
 
 __all__ = ["fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
@@ -93,44 +94,17 @@ def _fractional(input: Tensor, n: int, kernel_size: Any, output_size: Any, outpu
 
 
 @fill_doc(pooling_notes)
-def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
-                                       output_ratio: Any = None, return_indices: bool = False,
-                                       _random_samples: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
-    """Applies 2D fractional max pooling over an input signal composed of several input planes.
-
-    2-D fractional max pooling over (N, C, H, W) or (C, H, W); returns (values, flat H * W indices).
-
-    Args:
-        input (Tensor): the input tensor.
-        {fractional_args}"""
-    return _fractional(input, 2, kernel_size, output_size, output_ratio, _random_samples, "fractional_max_pool2d")
-
-
-@fill_doc(pooling_notes)
 def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
                           return_indices: bool = False, _random_samples: Optional[Tensor] = None) -> Any:
     """Applies 2D fractional max pooling over an input signal composed of several input planes.
 
-    Args:
-        input (Tensor): the input tensor.
-        {fractional_args}"""
-    out, idx = fractional_max_pool2d_with_indices(input, kernel_size, output_size, output_ratio, return_indices,
-                                                  _random_samples)
-    return (out, idx) if return_indices else out
-
-
-@fill_doc(pooling_notes)
-def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any, output_size: Any = None,
-                                       output_ratio: Any = None, return_indices: bool = False,
-                                       _random_samples: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
-    """Applies 3D fractional max pooling over an input signal composed of several input planes.
-
-    3-D fractional max pooling over (N, C, T, H, W) or (C, T, H, W); returns (values, flat indices).
+    2-D fractional max pooling over (N, C, H, W) or (C, H, W); the indices are flat H * W positions.
 
     Args:
         input (Tensor): the input tensor.
         {fractional_args}"""
-    return _fractional(input, 3, kernel_size, output_size, output_ratio, _random_samples, "fractional_max_pool3d")
+    out = _fractional(input, 2, kernel_size, output_size, output_ratio, _random_samples, "fractional_max_pool2d")
+    return out if return_indices else out[0]
 
 
 @fill_doc(pooling_notes)
@@ -138,9 +112,14 @@ def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = No
                           return_indices: bool = False, _random_samples: Optional[Tensor] = None) -> Any:
     """Applies 3D fractional max pooling over an input signal composed of several input planes.
 
+    3-D fractional max pooling over (N, C, T, H, W) or (C, T, H, W); the indices are flat T * H * W positions.
+
     Args:
         input (Tensor): the input tensor.
         {fractional_args}"""
-    out, idx = fractional_max_pool3d_with_indices(input, kernel_size, output_size, output_ratio, return_indices,
-                                                  _random_samples)
-    return (out, idx) if return_indices else out
+    out = _fractional(input, 3, kernel_size, output_size, output_ratio, _random_samples, "fractional_max_pool3d")
+    return out if return_indices else out[0]
+
+
+fractional_max_pool2d_with_indices = with_indices(fractional_max_pool2d, "fractional_args", __name__)
+fractional_max_pool3d_with_indices = with_indices(fractional_max_pool3d, "fractional_args", __name__)

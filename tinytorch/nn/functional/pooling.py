@@ -3,8 +3,9 @@ avg_pool2d, adaptive_avg_pool2d), their 1-D forms over a height of 1, adaptive m
 power-average pooling, max_unpool and the 3-D poolings built from the 2-D and 1-D ones."""
 from __future__ import annotations
 
+import inspect
 import math
-from typing import Any, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple
 
 from tinytorch._tensor.creation import arange, full, tensor as _tensor, zeros
 from tinytorch._ops.index import stack
@@ -105,46 +106,31 @@ def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False
 
 
 # ----------------------------------------------------------------------------- *_with_indices
-@fill_doc(window_notes, pooling_notes)
-def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
-                            return_indices: bool = False):
-    """:func:`max_pool1d` returning ``(output, indices)`` whatever ``return_indices`` says.
+def with_indices(pool: Callable, args_note: str, module: str = __name__) -> Callable:
+    """PyTorch's ``<pool>_with_indices``, a function of ``module``: ``pool``'s signature, always returning
+    ``(output, indices)`` (``return_indices`` is accepted and ignored); its Args are ``pooling_notes[args_note]``."""
+    signature = inspect.signature(pool).replace(return_annotation="Tuple[Tensor, Tensor]")
+
+    def pool_with_indices(*args: Any, **kwargs: Any) -> Tuple[Tensor, Tensor]:
+        bound = signature.bind(*args, **kwargs)
+        bound.arguments["return_indices"] = True
+        return pool(*bound.args, **bound.kwargs)
+
+    pool_with_indices.__name__ = pool_with_indices.__qualname__ = f"{pool.__name__}_with_indices"
+    pool_with_indices.__module__ = module
+    pool_with_indices.__signature__ = signature
+    pool_with_indices.__doc__ = (f""":func:`{pool.__name__}` returning ``(output, indices)`` whatever ``return_indices`` says.
 
     Args:
         input (Tensor): the input tensor.
-        {max_pool_fn_args}"""
-    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+        {pooling_notes[args_note]}""")
+    return pool_with_indices
 
 
-@fill_doc(window_notes, pooling_notes)
-def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
-                            return_indices: bool = False):
-    """:func:`max_pool2d` returning ``(output, indices)`` whatever ``return_indices`` says.
-
-    Args:
-        input (Tensor): the input tensor.
-        {max_pool_fn_args}"""
-    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
-
-
-@fill_doc(window_notes, pooling_notes)
-def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices: bool = False):
-    """:func:`adaptive_max_pool1d` returning ``(output, indices)``.
-
-    Args:
-        input (Tensor): the input tensor.
-        {adaptive_max_args}"""
-    return adaptive_max_pool1d(input, output_size, True)
-
-
-@fill_doc(window_notes, pooling_notes)
-def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices: bool = False):
-    """:func:`adaptive_max_pool2d` returning ``(output, indices)``.
-
-    Args:
-        input (Tensor): the input tensor.
-        {adaptive_max_args}"""
-    return adaptive_max_pool2d(input, output_size, True)
+max_pool1d_with_indices = with_indices(max_pool1d, "max_pool_fn_args")
+max_pool2d_with_indices = with_indices(max_pool2d, "max_pool_fn_args")
+adaptive_max_pool1d_with_indices = with_indices(adaptive_max_pool1d, "adaptive_max_args")
+adaptive_max_pool2d_with_indices = with_indices(adaptive_max_pool2d, "adaptive_max_args")
 
 
 # ----------------------------------------------------------------------------- power-average pooling
@@ -219,6 +205,16 @@ def _unpool_size(input: Tensor, kernel, stride, padding, output_size, k: int, na
     return size
 
 
+def _max_unpool(input: Tensor, indices: Tensor, kernel, stride, padding, output_size) -> Tensor:
+    """max_unpool1d/2d/3d over the per-dim kernel, stride and padding (their length is the number of dims)."""
+    n = len(kernel)
+    name = f"max_unpool{n}d"
+    if input.dim() not in (n + 1, n + 2):
+        raise RuntimeError(f"{name}: expected a {n + 1}-D or {n + 2}-D input, got {list(input.shape)}")
+    size = _unpool_size(input, kernel, stride, padding, output_size, n, name)
+    return _unpool(input, indices, input.shape[-n:], size, name)
+
+
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
     """Computes a partial inverse of :func:`max_pool1d`: the maxima go back to their positions,
     every other output is zero.
@@ -231,12 +227,9 @@ def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
         padding (int or tuple): Padding that was added to the input.
         output_size (optional): the targeted output size.
     """
-    k = _one(kernel_size)
-    s = k if stride is None else _one(stride)
-    if input.dim() not in (2, 3):
-        raise RuntimeError(f"max_unpool1d: expected a 2-D or 3-D input, got {list(input.shape)}")
-    size = _unpool_size(input, [k], [s], [_one(padding)], output_size, 1, "max_unpool1d")
-    return _unpool(input, indices, input.shape[-1:], size, "max_unpool1d")
+    kernel = [_one(kernel_size)]
+    return _max_unpool(input, indices, kernel, kernel if stride is None else [_one(stride)], [_one(padding)],
+                       output_size)
 
 
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
@@ -252,11 +245,8 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
         output_size (optional): the targeted output size.
     """
     kernel = _pair(kernel_size)
-    stride = kernel if stride is None else _pair(stride)
-    if input.dim() not in (3, 4):
-        raise RuntimeError(f"max_unpool2d: expected a 3-D or 4-D input, got {list(input.shape)}")
-    size = _unpool_size(input, kernel, stride, _pair(padding), output_size, 2, "max_unpool2d")
-    return _unpool(input, indices, input.shape[-2:], size, "max_unpool2d")
+    return _max_unpool(input, indices, kernel, kernel if stride is None else _pair(stride), _pair(padding),
+                       output_size)
 
 
 # ----------------------------------------------------------------------------- 3-D pooling
@@ -270,10 +260,14 @@ def _triple(v, name: str) -> tuple:
     return t
 
 
-def _pool3d(input: Tensor, name: str, pool_hw, pool_d) -> Tensor:
+def _check_3d_input(input: Tensor, name: str) -> None:
     if input.dim() not in (4, 5):
         raise RuntimeError(f"{name}: expected a 4-D (C, D, H, W) or 5-D (N, C, D, H, W) input, got "
                            f"{list(input.shape)}")
+
+
+def _pool3d(input: Tensor, name: str, pool_hw, pool_d) -> Tensor:
+    _check_3d_input(input, name)
     lead, (d, h, w) = list(input.shape[:-3]), input.shape[-3:]
     x = pool_hw(input.reshape(-1, d, h, w))                        # (B, D, Ho, Wo)
     b, _, ho, wo = x.shape
@@ -393,9 +387,7 @@ def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
         {ceil_mode}
         return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
             ``True``"""
-    if input.dim() not in (4, 5):
-        raise RuntimeError(f"max_pool3d: expected a 4-D (C, D, H, W) or 5-D (N, C, D, H, W) input, got "
-                           f"{list(input.shape)}")
+    _check_3d_input(input, "max_pool3d")
     k, p, dl = _triple(kernel_size, "kernel_size"), _triple(padding, "padding"), _triple(dilation, "dilation")
     s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else _triple(stride, "stride")
     if any(2 * pad > kk for pad, kk in zip(p, k)):
@@ -424,9 +416,7 @@ def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
     taps = [slice(j * dl[0], j * dl[0] + (d_out - 1) * s[0] + 1, s[0]) for j in range(k[0])]
     vals = stack([planes[:, t] for t in taps], 1)                           # (B, kD, Do, Ho, Wo)
     where = stack([flat[:, t] for t in taps], 1)
-    best = _first_argmax(vals)                                              # (B, 1, Do, Ho, Wo)
-    out = vals.gather(1, best).reshape(*lead, d_out, ho, wo)
-    return out, where.gather(1, best).reshape(*lead, d_out, ho, wo)
+    return _first_max(vals, where, (*lead, d_out, ho, wo))
 
 
 @fill_doc(window_notes, pooling_notes)
@@ -444,9 +434,7 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,
         {adaptive_output_size}
         return_indices (bool): if ``True``, will return the max indices along with the outputs. Default:
             ``True``"""
-    if input.dim() not in (4, 5):
-        raise RuntimeError(f"adaptive_max_pool3d: expected a 4-D (C, D, H, W) or 5-D (N, C, D, H, W) input, got "
-                           f"{list(input.shape)}")
+    _check_3d_input(input, "adaptive_max_pool3d")
     do, ho, wo = _adaptive_sizes(input, output_size)
     lead, (d, h, w) = list(input.shape[:-3]), input.shape[-3:]
     planes, flat_hw = adaptive_max_pool2d(input.reshape(-1, d, h, w), (ho, wo), True)   # (B, D, Ho, Wo) each
@@ -458,9 +446,14 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,
             for j in range(longest)]                                        # the plane each output reads
     vals = stack([planes.index_select(1, t) for t in taps], 1)              # (B, L, Do, Ho, Wo)
     where = stack([flat.index_select(1, t) for t in taps], 1)
-    best = _first_argmax(vals)
-    out = vals.gather(1, best).reshape(*lead, do, ho, wo)
-    return out, where.gather(1, best).reshape(*lead, do, ho, wo)
+    return _first_max(vals, where, (*lead, do, ho, wo))
+
+
+def _first_max(vals: Tensor, where: Tensor, shape: tuple) -> Tuple[Tensor, Tensor]:
+    """The first maximum along dim 1 of vals (B, taps, Do, Ho, Wo) and its flat position from where,
+    both reshaped to ``shape``."""
+    best = _first_argmax(vals)                                              # (B, 1, Do, Ho, Wo)
+    return vals.gather(1, best).reshape(shape), where.gather(1, best).reshape(shape)
 
 
 def _first_argmax(vals: Tensor) -> Tensor:
@@ -489,11 +482,8 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
         {padding}
         output_size (int or tuple): the target output size. Default: ``None``"""
     kernel = _triple(kernel_size, "kernel_size")
-    stride = kernel if stride is None else _triple(stride, "stride")
-    if input.dim() not in (4, 5):
-        raise RuntimeError(f"max_unpool3d: expected a 4-D or 5-D input, got {list(input.shape)}")
-    size = _unpool_size(input, kernel, stride, _triple(padding, "padding"), output_size, 3, "max_unpool3d")
-    return _unpool(input, indices, input.shape[-3:], size, "max_unpool3d")
+    return _max_unpool(input, indices, kernel, kernel if stride is None else _triple(stride, "stride"),
+                       _triple(padding, "padding"), output_size)
 
 
 @fill_doc(window_notes, pooling_notes)

@@ -1,4 +1,5 @@
-"""Activation modules: one line each over nn.functional."""
+"""Activation modules: each one nn.functional call (``FunctionalLayer``), but PReLU's learnt slope,
+RReLU's training flag and Softmax2d's input check."""
 from __future__ import annotations
 
 from typing import Optional
@@ -7,204 +8,143 @@ from tinytorch._tensor.tensor import Tensor
 from tinytorch._tensor.creation import full
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules._doc_notes import common_notes, fill_doc, softmax_notes
+from tinytorch.nn.modules._functional_layer import FunctionalLayer
 from tinytorch.nn.modules.module import Module
 from tinytorch.nn.parameter import Parameter
 from tinytorch.nn.common_types import _device_t, _dtype_t
 
 
-class _InplaceActivation(Module):
+class _InplaceActivation(FunctionalLayer):
     """An element-wise activation whose one argument is ``inplace``."""
-
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
+    inplace: bool = False
 
 
-class _AlphaActivation(_InplaceActivation):
+class _AlphaActivation(FunctionalLayer):
     """ELU and CELU: ``alpha`` and ``inplace``."""
-
-    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
-        super().__init__(inplace)
-        self.alpha = alpha
+    alpha: float = 1.0
+    inplace: bool = False
 
 
-class _SoftmaxNd(Module):
+class _SoftmaxNd(FunctionalLayer):
     """Softmax, LogSoftmax and Softmin: the one argument is ``dim``."""
-
-    def __init__(self, dim: Optional[int] = None) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
+    dim: Optional[int] = None
 
 
 @fill_doc(common_notes)
-class ReLU(_InplaceActivation):
+class ReLU(_InplaceActivation, function=F.relu):
     """Applies the rectified linear unit function element-wise.
 
     Args:
         {inplace}"""
-    def forward(self, x: Tensor) -> Tensor:
-        return F.relu(x, self.inplace)
 
 
-class GELU(Module):
+class GELU(FunctionalLayer, function=F.gelu):
     r"""Applies the Gaussian Error Linear Units function: :math:`\text{GELU}(x) = x * \Phi(x)`.
 
     Args:
         approximate (str, optional): the gelu approximation algorithm to use: ``'none'`` | ``'tanh'``.
             Default: ``'none'``"""
-    def __init__(self, approximate: str = "none") -> None:
-        super().__init__()
-        self.approximate = approximate
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.gelu(x, self.approximate)
-
-    def extra_repr(self) -> str:
-        return f"approximate='{self.approximate}'"
+    approximate: str = "none"
 
 
 @fill_doc(common_notes)
-class SiLU(_InplaceActivation):
+class SiLU(_InplaceActivation, function=F.silu):
     """Applies the Sigmoid Linear Unit (SiLU) function, element-wise.
 
     Args:
         {inplace}"""
-    def forward(self, x: Tensor) -> Tensor:
-        return F.silu(x, self.inplace)
 
 
-class Tanh(Module):
+class Tanh(FunctionalLayer, function=F.tanh):
     """Applies the Hyperbolic Tangent (Tanh) function element-wise."""
-    def forward(self, x: Tensor) -> Tensor:
-        return F.tanh(x)
 
 
-class Sigmoid(Module):
+class Sigmoid(FunctionalLayer, function=F.sigmoid):
     """Applies the Sigmoid function element-wise."""
-    def forward(self, x: Tensor) -> Tensor:
-        return F.sigmoid(x)
 
 
 @fill_doc(common_notes)
-class Mish(_InplaceActivation):
+class Mish(_InplaceActivation, function=F.mish):
     """Applies the Mish function, element-wise.
 
     Args:
         {inplace}"""
-    def forward(self, x: Tensor) -> Tensor:
-        return F.mish(x, self.inplace)
 
 
 @fill_doc(common_notes)
-class Hardswish(_InplaceActivation):
+class Hardswish(_InplaceActivation, function=F.hardswish):
     """Applies the Hardswish function, element-wise.
 
     Args:
         {inplace}"""
-    def forward(self, x: Tensor) -> Tensor:
-        return F.hardswish(x, self.inplace)
 
 
 @fill_doc(softmax_notes)
-class Softmax(_SoftmaxNd):
+class Softmax(_SoftmaxNd, function=F.softmax):
     """Applies the Softmax function to an n-dimensional input Tensor, rescaling them so that the elements
     of the n-dimensional output Tensor lie in the range [0,1] and sum to 1.
 
     Args:
         {softmax_dim}"""
-    def forward(self, x: Tensor) -> Tensor:
-        return F.softmax(x, self.dim)
 
 
-class LogSoftmax(_SoftmaxNd):
+class LogSoftmax(_SoftmaxNd, function=F.log_softmax):
     r"""Applies the :math:`\log(\text{Softmax}(x))` function to an n-dimensional input Tensor.
 
     Args:
         dim (int): a dimension along which the softmax will be computed (so every slice along dim will
             sum to 1). Default: ``None``"""
-    def forward(self, x: Tensor) -> Tensor:
-        return F.log_softmax(x, self.dim)
 
 
 @fill_doc(common_notes)
-class LeakyReLU(Module):
+class LeakyReLU(FunctionalLayer, function=F.leaky_relu):
     """Applies the LeakyReLU function element-wise.
 
     Args:
         negative_slope (float): controls the angle of the negative slope (which is used for negative
             input values). Default: ``0.01``
         {inplace}"""
-    def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
-        super().__init__()
-        self.negative_slope, self.inplace = negative_slope, inplace
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.leaky_relu(x, self.negative_slope, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+    negative_slope: float = 0.01
+    inplace: bool = False
 
 
 @fill_doc(common_notes)
-class ELU(_AlphaActivation):
+class ELU(_AlphaActivation, function=F.elu):
     r"""Applies the Exponential Linear Unit (ELU) function, element-wise.
 
     Args:
         alpha (float): the :math:`\alpha` value for the formula. Default: ``1.0``
         {inplace}"""
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.elu(x, self.alpha, self.inplace)
 
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
-
-
-class Softplus(Module):
+class Softplus(FunctionalLayer, function=F.softplus):
     r"""Applies the Softplus function element-wise.
 
     Args:
         beta (float): the :math:`\beta` value for the formula. Default: ``1.0``
         threshold (float): values above this revert to a linear function. Default: ``20.0``"""
-    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
-        super().__init__()
-        self.beta, self.threshold = beta, threshold
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.softplus(x, self.beta, self.threshold)
-
-    def extra_repr(self) -> str:
-        return f"beta={self.beta}, threshold={self.threshold}"
+    beta: float = 1.0
+    threshold: float = 20.0
 
 
 @fill_doc(common_notes)
-class Hardtanh(Module):
+class Hardtanh(FunctionalLayer, function=F.hardtanh):
     """Applies the HardTanh function element-wise.
 
     Args:
         min_val (float): minimum value of the linear region range. Default: ``-1.0``
         max_val (float): maximum value of the linear region range. Default: ``1.0``
         {inplace}"""
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
-        super().__init__()
-        if max_val <= min_val:
-            raise ValueError(f"Hardtanh: max_val ({max_val}) must be greater than min_val ({min_val})")
-        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+    min_val: float = -1.0
+    max_val: float = 1.0
+    inplace: bool = False
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.hardtanh(x, self.min_val, self.max_val, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
+    def _check_arguments(self) -> None:
+        if self.max_val <= self.min_val:
+            raise ValueError(f"Hardtanh: max_val ({self.max_val}) must be greater than min_val ({self.min_val})")
 
 
-class ReLU6(Hardtanh):
+class ReLU6(Hardtanh, shown=("inplace",)):
     r"""Applies the ReLU6 function element-wise: :math:`\text{ReLU6}(x) = \min(\max(0,x), 6)`.
 
     Args:
@@ -212,29 +152,20 @@ class ReLU6(Hardtanh):
     def __init__(self, inplace: bool = False) -> None:
         super().__init__(0.0, 6.0, inplace)
 
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
 
-
-class LogSigmoid(Module):
+class LogSigmoid(FunctionalLayer, function=F.logsigmoid):
     """Applies the Logsigmoid function element-wise."""
-    def forward(self, x: Tensor) -> Tensor:
-        return F.logsigmoid(x)
 
 
 @fill_doc(common_notes)
-class SELU(_InplaceActivation):
+class SELU(_InplaceActivation, function=F.selu, shown=()):   # (its repr does not show inplace)
     """Applies the SELU function element-wise.
 
     Args:
         {inplace}"""
-    def forward(self, x: Tensor) -> Tensor:
-        return F.selu(x, self.inplace)
-
-    extra_repr = Module.extra_repr   # (its repr does not show inplace)
 
 
-class CELU(_AlphaActivation):
+class CELU(_AlphaActivation, function=F.celu, shown=("alpha",)):
     r"""Applies the CELU function element-wise: :math:`\text{CELU}(x) = \max(0,x) + \min(0, \alpha *
     (\exp(x/\alpha) - 1))`.
 
@@ -242,59 +173,35 @@ class CELU(_AlphaActivation):
         alpha (float): the :math:`\alpha` value for the formula. Default: ``1.0``
         inplace (bool): can optionally do the operation in-place. Default: ``False``"""
 
-    def forward(self, x: Tensor) -> Tensor:
-        return F.celu(x, self.alpha, self.inplace)
 
-    def extra_repr(self) -> str:
-        return f"alpha={self.alpha}"
-
-
-class Softsign(Module):
+class Softsign(FunctionalLayer, function=F.softsign):
     """Applies the element-wise Softsign function."""
-    def forward(self, x: Tensor) -> Tensor:
-        return F.softsign(x)
 
 
-class Tanhshrink(Module):
+class Tanhshrink(FunctionalLayer, function=F.tanhshrink):
     """Applies the element-wise Tanhshrink function."""
-    def forward(self, x: Tensor) -> Tensor:
-        return F.tanhshrink(x)
 
 
 @fill_doc(common_notes)
-class Threshold(Module):
+class Threshold(FunctionalLayer, function=F.threshold, shown=("threshold", "value")):
     """Thresholds each element of the input Tensor.
 
     Args:
         threshold (float): the value to threshold at.
         value (float): the value to replace with.
         {inplace}"""
-    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
-        super().__init__()
-        self.threshold, self.value, self.inplace = threshold, value, inplace
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.threshold(x, self.threshold, self.value, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"threshold={self.threshold}, value={self.value}"
+    threshold: float
+    value: float
+    inplace: bool = False
 
 
-class GLU(Module):
+class GLU(FunctionalLayer, function=F.glu):
     r"""Applies the gated linear unit function :math:`{GLU}(a, b)= a \otimes \sigma(b)` where :math:`a` is
     the first half of the input matrices and :math:`b` is the second half.
 
     Args:
         dim (int): the dimension on which to split the input. Default: ``-1``"""
-    def __init__(self, dim: int = -1) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.glu(x, self.dim)
-
-    def extra_repr(self) -> str:
-        return f"dim={self.dim}"
+    dim: int = -1
 
 
 class PReLU(Module):
@@ -322,50 +229,35 @@ class PReLU(Module):
         return f"num_parameters={self.num_parameters}"
 
 
-class Hardshrink(Module):
+class Hardshrink(FunctionalLayer, function=F.hardshrink, shown=()):
     r"""Applies the Hard Shrinkage (Hardshrink) function element-wise.
 
     Args:
         lambd (float): the :math:`\lambda` value for the shrinkage formulation. Default: ``0.5``"""
-    def __init__(self, lambd: float = 0.5) -> None:
-        super().__init__()
-        self.lambd = lambd
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.hardshrink(x, self.lambd)
+    lambd: float = 0.5
 
 
-class Softshrink(Hardshrink):
+class Softshrink(Hardshrink, function=F.softshrink):
     r"""Applies the soft shrinkage function element-wise.
 
     Args:
         lambd (float): the :math:`\lambda` value for the shrinkage formulation. Default: ``0.5``"""
-    def forward(self, x: Tensor) -> Tensor:
-        return F.softshrink(x, self.lambd)
 
 
 @fill_doc(softmax_notes)
-class Softmin(_SoftmaxNd):
+class Softmin(_SoftmaxNd, function=F.softmin, shown=()):   # (its repr does not show dim)
     """Applies the Softmin function to an n-dimensional input Tensor.
 
     Args:
         {softmax_dim}"""
-    def forward(self, x: Tensor) -> Tensor:
-        return F.softmin(x, self.dim)
-
-    extra_repr = Module.extra_repr   # (its repr does not show dim)
 
 
 @fill_doc(common_notes)
-class Hardsigmoid(_InplaceActivation):
+class Hardsigmoid(_InplaceActivation, function=F.hardsigmoid, shown=()):   # (its repr does not show inplace)
     """Applies the Hardsigmoid function element-wise.
 
     Args:
         {inplace}"""
-    def forward(self, x: Tensor) -> Tensor:
-        return F.hardsigmoid(x, self.inplace)
-
-    extra_repr = Module.extra_repr   # (its repr does not show inplace)
 
 
 # PyTorch defines MultiheadAttention in torch.nn.modules.activation; programs import it from there.

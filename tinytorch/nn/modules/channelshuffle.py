@@ -1,14 +1,13 @@
 """ChannelShuffle: rearranges the channels of a tensor in groups."""
 from __future__ import annotations
 
-from tinytorch._tensor.tensor import Tensor
 from tinytorch.nn import functional as F
-from tinytorch.nn.modules.module import Module
+from tinytorch.nn.modules._functional_layer import FunctionalLayer
 
 __all__ = ["ChannelShuffle"]
 
 
-class ChannelShuffle(Module):
+class ChannelShuffle(FunctionalLayer, function=F.channel_shuffle):
     r"""Divides and rearranges the channels in a tensor: :math:`(*, C, H, W)` is split into
     ``groups`` groups of channels and rearranged as :math:`(*, \frac{C}{g}, g, H, W)`, keeping the
     original tensor shape.
@@ -16,13 +15,4 @@ class ChannelShuffle(Module):
     Args:
         groups (int): number of groups to divide channels in.
     """
-
-    def __init__(self, groups: int) -> None:
-        super().__init__()
-        self.groups = groups
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.channel_shuffle(input, self.groups)
-
-    def extra_repr(self) -> str:
-        return f"groups={self.groups}"
+    groups: int

@@ -117,8 +117,8 @@ class ModuleList(Module):
 
 
 class _DictContainer(Module):
-    """The mapping reads and deletes of ModuleDict and ParameterDict, over the dict their values
-    are registered in (``_entries``: ``_modules`` or ``_parameters``); setting is each one's own."""
+    """The mapping reads, deletes and updates of ModuleDict and ParameterDict, over the dict their
+    values are registered in (``_entries``: ``_modules`` or ``_parameters``); setting is each one's own."""
 
     def _entries(self) -> "OrderedDict[str, Any]":
         raise NotImplementedError(f"{type(self).__name__} must name the dict its values are registered in")
@@ -144,6 +144,15 @@ class _DictContainer(Module):
     def values(self):
         return self._entries().values()
 
+    def __getitem__(self, key: str) -> Any:
+        return self._entries()[key]
+
+    def _add_all(self, entries) -> None:
+        """``update``: set each (key, value) of a mapping or of an iterable of pairs."""
+        items = entries.items() if hasattr(entries, "items") else entries
+        for k, v in items:
+            self[k] = v
+
 
 class ModuleDict(_DictContainer):
     """Holds submodules in a dictionary.
@@ -162,16 +171,11 @@ class ModuleDict(_DictContainer):
     def _entries(self) -> "OrderedDict[str, Module]":
         return self._modules
 
-    def __getitem__(self, key: str) -> Module:
-        return self._modules[key]
-
     def __setitem__(self, key: str, module: Module) -> None:
         self.add_module(key, module)
 
     def update(self, modules) -> None:
-        items = modules.items() if hasattr(modules, "items") else modules
-        for k, m in items:
-            self[k] = m
+        self._add_all(modules)
 
     def pop(self, key: str) -> Module:
         return self._modules.pop(key)
@@ -227,16 +231,11 @@ class ParameterDict(_DictContainer):
     def _entries(self) -> "OrderedDict[str, Parameter]":
         return self._parameters
 
-    def __getitem__(self, key: str) -> Parameter:
-        return self._parameters[key]
-
     def __setitem__(self, key: str, p) -> None:
         self.register_parameter(key, p if isinstance(p, Parameter) else Parameter(p))
 
     def update(self, parameters) -> None:
-        items = parameters.items() if hasattr(parameters, "items") else parameters
-        for k, p in items:
-            self[k] = p
+        self._add_all(parameters)
 
 
 class Container(Module):

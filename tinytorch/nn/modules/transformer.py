@@ -119,7 +119,17 @@ class TransformerEncoderLayer(_LayerBase):
         return self.dropout2(self._ff(x))
 
 
-class TransformerEncoder(Module):
+class _LayerStack(Module):
+    """TransformerEncoder and TransformerDecoder: num_layers deep copies of one layer, then an optional norm."""
+
+    def __init__(self, layer: Module, num_layers: int, norm: Optional[Module]) -> None:
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(layer) for _ in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+
+
+class TransformerEncoder(_LayerStack):
     """A stack of num_layers deep copies of encoder_layer, then an optional final norm.
 
     Args:
@@ -132,10 +142,7 @@ class TransformerEncoder(Module):
 
     def __init__(self, encoder_layer: Module, num_layers: int, norm: Optional[Module] = None,
                  enable_nested_tensor: bool = True, mask_check: bool = True) -> None:
-        super().__init__()
-        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
-        self.num_layers = num_layers
-        self.norm = norm
+        super().__init__(encoder_layer, num_layers, norm)
 
     def forward(self, src: Tensor, mask: Optional[Tensor] = None, src_key_padding_mask: Optional[Tensor] = None,
                 is_causal: Optional[bool] = None) -> Tensor:
@@ -183,7 +190,7 @@ class TransformerDecoderLayer(_LayerBase):
         return self.dropout3(self._ff(x))
 
 
-class TransformerDecoder(Module):
+class TransformerDecoder(_LayerStack):
     """A stack of num_layers deep copies of decoder_layer, then an optional final norm.
 
     Args:
@@ -192,10 +199,7 @@ class TransformerDecoder(Module):
         norm (Module, optional): the layer normalization component. Default: ``None``"""
 
     def __init__(self, decoder_layer: Module, num_layers: int, norm: Optional[Module] = None) -> None:
-        super().__init__()
-        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
-        self.num_layers = num_layers
-        self.norm = norm
+        super().__init__(decoder_layer, num_layers, norm)
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Optional[Tensor] = None,
                 memory_mask: Optional[Tensor] = None, tgt_key_padding_mask: Optional[Tensor] = None,
