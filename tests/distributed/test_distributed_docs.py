@@ -8,16 +8,14 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from dist_helpers import needs_mpi
+from support.commands import ROOT, tinytorch_run, untracked
 
-ROOT = Path(__file__).resolve().parents[2]
 DOC = "docs/distributed.md"
 TEXT = (ROOT / DOC).read_text(encoding="utf-8")
 PROGRAMS = dict((m.group(1), m.group(0)) for m in re.finditer(r"(?<=```python\n)# (\w+\.py)\b.*?(?=```)", TEXT, re.S))
@@ -32,22 +30,10 @@ def _command(name: str) -> tuple:
 
 
 def _argv(command: str) -> list:
-    """tinytorch-run as the console script beside this interpreter, or (an in-place build has none)
-    the module it runs."""
+    """The command with tinytorch-run as installed (``support.commands.tinytorch_run``)."""
     words = shlex.split(command)
     assert words[0] == "tinytorch-run"
-    beside = Path(sys.executable).with_name("tinytorch-run")
-    found = str(beside) if beside.exists() else shutil.which("tinytorch-run")
-    return ([found] if found else [sys.executable, "-m", "tinytorch.distributed.run"]) + words[1:]
-
-
-def _untracked() -> set:
-    try:
-        out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--others", "--exclude-standard"],
-                             capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return set()
-    return set(out.stdout.splitlines()) if out.returncode == 0 else set()
+    return tinytorch_run() + words[1:]
 
 
 def run_documented(name: str, tmp_path: Path) -> tuple:
@@ -60,11 +46,11 @@ def run_documented(name: str, tmp_path: Path) -> tuple:
     (work / name).write_text(PROGRAMS[name], encoding="utf-8")
     env = dict(os.environ, HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path / "cache"), PYTHONUNBUFFERED="1")
     env.setdefault("OMP_NUM_THREADS", "1")
-    before = _untracked()
+    before = untracked()
     p = subprocess.run(_argv(command), cwd=work, env=env, capture_output=True, text=True, timeout=120)
     out = p.stdout + p.stderr
     assert p.returncode == 0, f"{command} exited {p.returncode}:\n{out[-6000:]}"
-    assert _untracked() == before, f"{command} wrote into the checkout: {sorted(_untracked() - before)}"
+    assert untracked() == before, f"{command} wrote into the checkout: {sorted(untracked() - before)}"
     return out, comment
 
 

@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from dist_helpers import launch, needs_mpi
+from dist_helpers import launch_ok, needs_mpi
 
 
 @needs_mpi
@@ -18,9 +18,7 @@ from dist_helpers import launch, needs_mpi
 def test_fsdp_training_matches_single_process(nproc):
     # float32 with reshard_after_forward on/off, the freed unsharded storage, gradient accumulation,
     # clip_grad_norm_, activation checkpointing (outside and inside blocks), prefetching, bf16
-    rc, out, _ = launch("fsdp_train.py", nproc=nproc, timeout=120)
-    assert rc == 0, out
-    assert out.count("fsdp train OK") == nproc, out
+    out = launch_ok("fsdp_train.py", nproc=nproc, ok="fsdp train OK")
     mem = json.loads(re.search(r"^MEM (.*)$", out, re.M).group(1))
     assert mem["world"] == nproc, out
     full = sum(mem["unsharded"].values())
@@ -35,27 +33,19 @@ def test_fsdp_training_matches_single_process(nproc):
 @pytest.mark.parametrize("save_at, load_at", [(4, 2), (2, 4)])
 def test_fsdp_checkpoint_reshards(tmp_path, save_at, load_at):
     ckpt = str(tmp_path / "ckpt")
-    rc, out, _ = launch("fsdp_checkpoint.py", "save", ckpt, nproc=save_at, timeout=120)
-    assert rc == 0, out
-    assert out.count("fsdp checkpoint save OK") == save_at, out
-    rc, out, _ = launch("fsdp_checkpoint.py", "load", ckpt, nproc=load_at, timeout=120)
-    assert rc == 0, out
-    assert out.count("fsdp checkpoint load OK") == load_at, out
+    launch_ok("fsdp_checkpoint.py", "save", ckpt, nproc=save_at, ok="fsdp checkpoint save OK")
+    launch_ok("fsdp_checkpoint.py", "load", ckpt, nproc=load_at, ok="fsdp checkpoint load OK")
 
 
 @needs_mpi
 @pytest.mark.parametrize("nproc", [2, 4])
 def test_fsdp_less_common_uses(nproc):
-    rc, out, _ = launch("fsdp_edges.py", nproc=nproc, timeout=120)
-    assert rc == 0, out
-    assert out.count("fsdp edges OK") == nproc, out
+    launch_ok("fsdp_edges.py", nproc=nproc, ok="fsdp edges OK")
 
 
 @needs_mpi
 def test_fsdp_errors_on_every_rank(tmp_path):
-    rc, out, _ = launch("fsdp_errors.py", str(tmp_path / "ckpt"), nproc=2, timeout=120)
-    assert rc == 0, out
-    assert out.count("fsdp errors OK") == 2, out
+    launch_ok("fsdp_errors.py", str(tmp_path / "ckpt"), nproc=2, ok="fsdp errors OK")
 
 
 def test_dcp_round_trip_without_process_group(tmp_path):

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from dist_helpers import WORKERS, launch, needs_mpi
+from dist_helpers import WORKERS, launch, launch_ok, needs_mpi
 
 
 @needs_mpi
@@ -19,16 +19,12 @@ def test_collectives_mpi_3_ranks():
 
 @needs_mpi
 def test_ddp_mpi_2_ranks():
-    rc, out, _ = launch("ddp.py", nproc=2, timeout=120)
-    assert rc == 0, out
-    assert out.count("DDP OK") == 2, out
+    launch_ok("ddp.py", nproc=2, ok="DDP OK")
 
 
 @needs_mpi
 def test_sampler_uses_process_group():
-    rc, out, _ = launch(os.path.join(os.path.dirname(__file__), "workers", "sampler_pg.py"), nproc=2)
-    assert rc == 0, out
-    assert out.count("sampler OK") == 2, out
+    launch_ok(os.path.join(os.path.dirname(__file__), "workers", "sampler_pg.py"), nproc=2, ok="sampler OK", timeout=60)
 
 
 @needs_mpi
@@ -125,9 +121,7 @@ needs_2_gpus = pytest.mark.skipif(_gpus() < 2, reason="needs 2 CUDA GPUs")
 @needs_2_gpus
 @pytest.mark.parametrize("script,ok", [("collectives.py", "collectives OK"), ("ddp.py", "DDP OK")])
 def test_worker_nccl_2_gpus(script, ok):
-    rc, out, _ = launch(script, "cuda", nproc=2, backend="nccl", timeout=150)
-    assert rc == 0, out
-    assert out.count(ok) == 2, out
+    launch_ok(script, "cuda", nproc=2, ok=ok, backend="nccl", timeout=150)
 
 
 @pytest.mark.cuda

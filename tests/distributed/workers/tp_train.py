@@ -72,6 +72,19 @@ def step_both(tp, ref, loss_fn, what, steps=2):
         ref_opt.step()
 
 
+def check_mse_training(tp, ref, xs, target, what):
+    """The mean squared error against target on input xs: the outputs, the input gradient and every
+    parameter's gradient against ref's, then SGD steps on both."""
+    x_tp, x_ref = xs.clone().requires_grad_(True), xs.clone().requires_grad_(True)
+    out, ref_out = tp(x_tp), ref(x_ref)
+    close(out, ref_out, f"{what} output")
+    ((out - target) ** 2).mean().backward()
+    ((ref_out - target) ** 2).mean().backward()
+    close(x_tp.grad, x_ref.grad, f"{what} input gradient")
+    compare_grads(tp, ref, what)
+    step_both(tp, ref, lambda m: ((m(xs) - target) ** 2).mean(), what)
+
+
 # ------------------------------------------------------------------ column- then row-parallel MLP
 class MLP(nn.Module):
     def __init__(self):
@@ -92,14 +105,7 @@ def mlp_case():
     rng = np.random.default_rng(0)
     xs = tt.tensor(rng.standard_normal((3, 5, 16)), dtype=tt.float32)
     target = tt.tensor(rng.standard_normal((3, 5, 16)), dtype=tt.float32)
-    x_tp, x_ref = xs.clone().requires_grad_(True), xs.clone().requires_grad_(True)
-    out, ref_out = tp(x_tp), ref(x_ref)
-    close(out, ref_out, "MLP output")
-    ((out - target) ** 2).mean().backward()
-    ((ref_out - target) ** 2).mean().backward()
-    close(x_tp.grad, x_ref.grad, "MLP input gradient")
-    compare_grads(tp, ref, "MLP")
-    step_both(tp, ref, lambda m: ((m(xs) - target) ** 2).mean(), "MLP")
+    check_mse_training(tp, ref, xs, target, "MLP")
 
 
 # ----------------------------------------------------------------------------- whole Llama models
@@ -168,14 +174,7 @@ def sp_case():
     rng = np.random.default_rng(2)
     xs = tt.tensor(rng.standard_normal((2, T, 16)), dtype=tt.float32)
     target = tt.tensor(rng.standard_normal((2, T, 4)), dtype=tt.float32)
-    x_tp, x_ref = xs.clone().requires_grad_(True), xs.clone().requires_grad_(True)
-    out, ref_out = tp(x_tp), ref(x_ref)
-    close(out, ref_out, "sequence parallel output")
-    ((out - target) ** 2).mean().backward()
-    ((ref_out - target) ** 2).mean().backward()
-    close(x_tp.grad, x_ref.grad, "sequence parallel input gradient")
-    compare_grads(tp, ref, "sequence parallel")
-    step_both(tp, ref, lambda m: ((m(xs) - target) ** 2).mean(), "sequence parallel")
+    check_mse_training(tp, ref, xs, target, "sequence parallel")
 
 
 # ------------------------------------------------------------------- TP x FSDP on a 2-D mesh

@@ -14,37 +14,20 @@ from typing import Any, Optional
 
 from tinytorch._core.graph import _make_node, _set_history, is_grad_enabled
 from tinytorch.distributed import process_group as _pg
+from tinytorch.distributed._tensor_tree import map_tensors, tensors_in
 from tinytorch.distributed.device_mesh import DeviceMesh, init_device_mesh
 from tinytorch.distributed.fsdp._api import MixedPrecisionPolicy, OffloadPolicy
 from tinytorch.distributed.fsdp._fsdp_param import FSDPParam
 from tinytorch.distributed.fsdp._fsdp_param_group import FSDPParamGroup, _ForwardRecord, in_backward
 from tinytorch.distributed.object_collectives import all_gather_object
 from tinytorch.nn.modules.module import Module
-from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["fully_shard", "FSDPModule", "UnshardHandle"]
 
 
 # ---------------------------------------------------------------------------- pytrees of arguments
-def _tree_map(fn, obj):
-    if isinstance(obj, Tensor):
-        return fn(obj)
-    if isinstance(obj, tuple):
-        return tuple(_tree_map(fn, o) for o in obj)
-    if isinstance(obj, list):
-        return [_tree_map(fn, o) for o in obj]
-    if isinstance(obj, dict):
-        return {k: _tree_map(fn, v) for k, v in obj.items()}
-    return obj
-
-
-def _tensors(obj, out: list) -> list:
-    _tree_map(lambda t: out.append(t), obj)
-    return out
-
-
 def _cast_floating(obj, dtype):
-    return _tree_map(lambda t: t.to(dtype) if t.is_floating_point() and t.dtype != dtype else t, obj)
+    return map_tensors(lambda t: t.to(dtype) if t.is_floating_point() and t.dtype != dtype else t, obj)
 
 
 # ---------------------------------------------------------------------------- the per-module state
@@ -109,7 +92,7 @@ class FSDPState:
         """Passes the inputs that require grad through one identity node: its backward runs once
         every node that used them has, i.e. after this module's whole backward (PyTorch's
         RegisterPostBackwardFunction), and reshards."""
-        ins = [t for t in _tensors((args, kwargs), []) if t.requires_grad]
+        ins = [t for t in tensors_in((args, kwargs)) if t.requires_grad]
         if not ins:
             return args, kwargs
         group = self.group
@@ -125,7 +108,7 @@ class FSDPState:
                 _set_history(o, node, i)
                 swap[id(t)] = o
         record.has_post_backward = True
-        return _tree_map(lambda t: swap.get(id(t), t), (args, kwargs))
+        return map_tensors(lambda t: swap.get(id(t), t), (args, kwargs))
 
     def post_forward(self, output, token):
         record, seq = token
@@ -136,13 +119,13 @@ class FSDPState:
                 if group.reshard_after_forward or self.is_root:
                     group.reshard()           # nothing will come back for them
             elif not recompute:
-                nodes = [t.grad_fn for t in _tensors(output, []) if t.grad_fn is not None]
+                nodes = [t.grad_fn for t in tensors_in(output) if t.grad_fn is not None]
                 if group.reshard_after_forward and not self.is_root and seq is not None:
                     record.segment = group.free_after_forward(nodes, seq)
                 root = self.root if self.root is not None else self
                 record.position = len(root.forward_order)
                 root.forward_order.append(self)
-                for t in _tensors(output, []):
+                for t in tensors_in(output):
                     if t.grad_fn is not None:
                         t.register_hook(self._pre_backward_hook(record))
         if self.mp_policy.output_dtype is not None:

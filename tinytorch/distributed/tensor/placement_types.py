@@ -8,7 +8,19 @@ __all__ = ["Placement", "Shard", "Replicate", "Partial"]
 
 
 class Placement:
-    """The base class of the placements."""
+    """The base class of the placements. Two placements are equal when they are of one kind and
+    their ``_fields`` (the attributes that tell placements of that kind apart) are equal."""
+
+    _fields: tuple = ()
+
+    def _key(self) -> tuple:
+        return tuple(getattr(self, f) for f in self._fields)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, type(self)) and other._key() == self._key()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__,) + self._key())
 
     def is_shard(self, dim=None) -> bool:
         return False
@@ -26,17 +38,13 @@ class Shard(Placement):
     Args:
         dim (int): the split dimension (negative counts from the end)."""
 
+    _fields = ("dim",)
+
     def __init__(self, dim: int = 0) -> None:
         self.dim = int(dim)
 
     def is_shard(self, dim=None) -> bool:
         return dim is None or dim == self.dim
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Shard) and other.dim == self.dim
-
-    def __hash__(self) -> int:
-        return hash(("Shard", self.dim))
 
     def __repr__(self) -> str:
         return f"Shard(dim={self.dim})"
@@ -48,18 +56,14 @@ class Replicate(Placement):
     def is_replicate(self) -> bool:
         return True
 
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Replicate)
-
-    def __hash__(self) -> int:
-        return hash("Replicate")
-
     def __repr__(self) -> str:
         return "Replicate()"
 
 
 class Partial(Placement):
     """Every rank holds a partial value; the tensor is their reduction (``reduce_op``: "sum")."""
+
+    _fields = ("reduce_op",)
 
     def __init__(self, reduce_op: str = "sum") -> None:
         if reduce_op != "sum":
@@ -68,12 +72,6 @@ class Partial(Placement):
 
     def is_partial(self) -> bool:
         return True
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Partial) and other.reduce_op == self.reduce_op
-
-    def __hash__(self) -> int:
-        return hash(("Partial", self.reduce_op))
 
     def __repr__(self) -> str:
         return f"Partial({self.reduce_op})"

@@ -26,38 +26,14 @@ import hashlib
 
 from tinytorch import distributed as dist
 from tinytorch._core.graph import is_grad_enabled
+from tinytorch.distributed._tensor_tree import map_tensors, tensors_in
 from tinytorch._tensor.creation import tensor, zeros
 from tinytorch._core.dtype import device as _device, int32
 from tinytorch._ops.shape import cat
 from tinytorch.autograd.grad_mode import no_grad
 from tinytorch.nn.modules.module import Module
-from tinytorch._tensor.tensor import Tensor
 
 _FIRST_BUCKET_BYTES = 1024 * 1024
-
-
-def _tensors_in(obj, out: list) -> list:
-    if isinstance(obj, Tensor):
-        out.append(obj)
-    elif isinstance(obj, (list, tuple)):
-        for o in obj:
-            _tensors_in(o, out)
-    elif isinstance(obj, dict):
-        for o in obj.values():
-            _tensors_in(o, out)
-    return out
-
-
-def _to_device(obj, device):
-    if isinstance(obj, Tensor):
-        return obj.to(device)
-    if isinstance(obj, tuple):
-        return tuple(_to_device(o, device) for o in obj)
-    if isinstance(obj, list):
-        return [_to_device(o, device) for o in obj]
-    if isinstance(obj, dict):
-        return {k: _to_device(v, device) for k, v in obj.items()}
-    return obj
 
 
 class _Bucket:
@@ -188,8 +164,8 @@ class DistributedDataParallel(Module):
             if bufs:
                 self._coalesced_broadcast(bufs)
         if self.device is not None:
-            inputs = _to_device(inputs, self.device)
-            kwargs = _to_device(kwargs, self.device)
+            inputs = map_tensors(lambda t: t.to(self.device), inputs)
+            kwargs = map_tensors(lambda t: t.to(self.device), kwargs)
         out = self.module(*inputs, **kwargs)
         if is_grad_enabled() and self.require_backward_grad_sync and self._params:
             self._prepare_for_backward(out)
@@ -207,8 +183,8 @@ class DistributedDataParallel(Module):
             return
         reached = set()
         seen = set()
-        stack = [t.grad_fn for t in _tensors_in(out, []) if t.grad_fn is not None]
-        for t in _tensors_in(out, []):
+        stack = [t.grad_fn for t in tensors_in(out) if t.grad_fn is not None]
+        for t in tensors_in(out):
             if t.grad_fn is None and t.requires_grad:
                 reached.add(id(t))
         while stack:

@@ -50,6 +50,17 @@ def _dim(x: Tensor, dim: int) -> int:
     return dim % n
 
 
+def _shard_dim(x: Tensor, dim: int, mg: MeshGroup, op: str) -> tuple[int, int]:
+    """``dim`` made non-negative and the size of one rank's shard along it, for ``op`` (named in the
+    error when the dimension does not split evenly over the ranks)."""
+    dim = _dim(x, dim)
+    size = x.shape[dim]
+    if size % mg.size:
+        raise ValueError(f"tensor parallel: {op} of a tensor of shape {list(x.shape)}: dimension {dim} "
+                         f"does not split into {mg.size} equal shards")
+    return dim, size // mg.size
+
+
 def _shares(a: Tensor, b: Tensor) -> bool:
     """Whether a's bytes lie inside b's (a view of it)."""
     lo, hi = b.data_ptr(), b.data_ptr() + b.numel() * b.element_size()
@@ -84,24 +95,14 @@ def all_gather(x: Tensor, dim: int, mg: MeshGroup) -> Tensor:
 
 def chunk(x: Tensor, dim: int, mg: MeshGroup) -> Tensor:
     """This rank's chunk of x along ``dim`` (a contiguous copy)."""
-    dim = _dim(x, dim)
-    size = x.shape[dim]
-    if size % mg.size:
-        raise ValueError(f"tensor parallel: dimension {dim} of a tensor of shape {list(x.shape)} does not split "
-                         f"into {mg.size} equal shards")
-    s = size // mg.size
+    dim, s = _shard_dim(x, dim, mg, "chunk")
     part = x.narrow(dim, mg.rank * s, s).contiguous()
     return part.clone() if _shares(part, x) else part
 
 
 def reduce_scatter(x: Tensor, dim: int, mg: MeshGroup) -> Tensor:
     """This rank's chunk along ``dim`` of the sum of x over the ranks."""
-    dim = _dim(x, dim)
-    size = x.shape[dim]
-    if size % mg.size:
-        raise ValueError(f"tensor parallel: reduce-scatter of a tensor of shape {list(x.shape)}: dimension {dim} "
-                         f"does not split into {mg.size} equal shards")
-    s = size // mg.size
+    dim, s = _shard_dim(x, dim, mg, "reduce-scatter")
     chunks = x.unflatten(dim, (mg.size, s)).movedim(dim, 0).contiguous()     # (N, ..., s, ...)
     out = empty(tuple(chunks.shape[1:]), dtype=x.dtype, device=x.device)
     C.reduce_scatter_tensor(out, chunks, group=mg.group)

@@ -202,7 +202,28 @@ def _input_hook(src: Placement, dst: Placement, mg: MeshGroup, partial_grad: boo
     return hook
 
 
-class ColwiseParallel(ParallelStyle):
+class _LayerSplit(ParallelStyle):
+    """What ColwiseParallel and RowwiseParallel share: one input and one output layout (neither
+    ``Partial``), each by default the subclass's ``_default_layouts`` entry."""
+
+    _default_layouts: tuple      # (input_layouts, output_layouts)
+
+    def __init__(self, *, input_layouts: Optional[Placement] = None, output_layouts: Optional[Placement] = None,
+                 use_local_output: bool = True) -> None:
+        name = type(self).__name__
+        default_in, default_out = self._default_layouts
+        self.input_layouts = _one_layout(input_layouts, f"{name}: input_layouts", default_in)
+        self.output_layouts = _one_layout(output_layouts, f"{name}: output_layouts", default_out)
+        self.use_local_output = use_local_output
+        for p, what in ((self.input_layouts, "input"), (self.output_layouts, "output")):
+            if isinstance(p, Partial):
+                raise ValueError(f"{name}: a Partial {what} layout is not supported")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(input_layouts={self.input_layouts}, output_layouts={self.output_layouts})"
+
+
+class ColwiseParallel(_LayerSplit):
     """Partitions a compatible module column-wise: an ``nn.Linear`` or ``nn.QuantizedLinear``'s
     weight rows (its output features) and bias, or an ``nn.Embedding``'s embedding dimension,
     split into one equal chunk per mesh rank.
@@ -221,15 +242,8 @@ class ColwiseParallel(ParallelStyle):
         ...                                         "down_proj": RowwiseParallel()})
     """
 
-    def __init__(self, *, input_layouts: Optional[Placement] = None, output_layouts: Optional[Placement] = None,
-                 use_local_output: bool = True) -> None:
-        self.input_layouts = _one_layout(input_layouts, "ColwiseParallel: input_layouts", Replicate())
-        self.output_layouts = _one_layout(output_layouts, "ColwiseParallel: output_layouts", Shard(-1))
-        self.desired_input_layouts = Replicate()
-        self.use_local_output = use_local_output
-        for p, what in ((self.input_layouts, "input"), (self.output_layouts, "output")):
-            if isinstance(p, Partial):
-                raise ValueError(f"ColwiseParallel: a Partial {what} layout is not supported")
+    _default_layouts = (Replicate(), Shard(-1))
+    desired_input_layouts = Replicate()
 
     def _check(self, fqn: str, module: Module, device_mesh) -> None:
         kind = _module_kind("ColwiseParallel", fqn, module)
@@ -258,11 +272,8 @@ class ColwiseParallel(ParallelStyle):
             module.register_forward_hook(lambda m, args, out: redistribute_output(out, out_src, out_dst, mg, what))
         return module
 
-    def __repr__(self) -> str:
-        return f"ColwiseParallel(input_layouts={self.input_layouts}, output_layouts={self.output_layouts})"
 
-
-class RowwiseParallel(ParallelStyle):
+class RowwiseParallel(_LayerSplit):
     """Partitions a compatible module row-wise: an ``nn.Linear`` or ``nn.QuantizedLinear``'s
     weight columns (its input features) split into one equal chunk per mesh rank (packed GGUF
     rows at whole quantization blocks: 32 weights for Q4_0/Q4_1/Q8_0, 256 for Q4_K/Q6_K), the
@@ -279,14 +290,7 @@ class RowwiseParallel(ParallelStyle):
         use_local_output (bool): accepted for PyTorch's signature; outputs are always local tensors.
     """
 
-    def __init__(self, *, input_layouts: Optional[Placement] = None, output_layouts: Optional[Placement] = None,
-                 use_local_output: bool = True) -> None:
-        self.input_layouts = _one_layout(input_layouts, "RowwiseParallel: input_layouts", Shard(-1))
-        self.output_layouts = _one_layout(output_layouts, "RowwiseParallel: output_layouts", Replicate())
-        self.use_local_output = use_local_output
-        for p, what in ((self.input_layouts, "input"), (self.output_layouts, "output")):
-            if isinstance(p, Partial):
-                raise ValueError(f"RowwiseParallel: a Partial {what} layout is not supported")
+    _default_layouts = (Shard(-1), Replicate())
 
     def _check(self, fqn: str, module: Module, device_mesh) -> None:
         kind = _module_kind("RowwiseParallel", fqn, module)
@@ -342,9 +346,6 @@ class RowwiseParallel(ParallelStyle):
                 return out + (bias if bias.dtype == out.dtype else bias.to(out.dtype))
             module.register_forward_hook(reduce_then_bias)
         return module
-
-    def __repr__(self) -> str:
-        return f"RowwiseParallel(input_layouts={self.input_layouts}, output_layouts={self.output_layouts})"
 
 
 class SequenceParallel(ParallelStyle):
