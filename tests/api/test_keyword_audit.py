@@ -19,25 +19,31 @@ _OUT_DTYPE = "out_dtype= (torch 2.13's mixed-precision matmul output dtype) is n
 _TORCHSCRIPT = "the name comes from an overload Python code doesn't use by keyword (scalar/list overloads)"
 _FACTORY = "factory options (size= by keyword, layout=, pin_memory=, memory_format=, generator= on *_like)"
 
+# the gaps an op's function and its Tensor method share: name -> (torch's keywords tinytorch lacks, why)
+_FUNCTION_AND_METHOD = {
+    "addmm": (('out_dtype',), _OUT_DTYPE),
+    "baddbmm": (('out_dtype',), _OUT_DTYPE),
+    "bmm": (('out_dtype',), _OUT_DTYPE),
+    "dot": (('tensor',), _TORCHSCRIPT),
+    "eq": (('a', 'b'), _TORCHSCRIPT),
+    "mm": (('out_dtype',), _OUT_DTYPE),
+    "ne": (('a', 'b'), _TORCHSCRIPT),
+    "sort": (('reverse',), _TORCHSCRIPT),
+}
 # "namespace:name" -> (torch's keywords tinytorch lacks, why)
 KNOWN = {
-    "functions:addmm": (('out_dtype',), _OUT_DTYPE),
-    "functions:baddbmm": (('out_dtype',), _OUT_DTYPE),
+    **{f"{namespace}:{name}": gap for name, gap in _FUNCTION_AND_METHOD.items()
+       for namespace in ("functions", "methods")},
     "functions:bernoulli": (('p',), _TORCHSCRIPT),
-    "functions:bmm": (('out_dtype',), _OUT_DTYPE),
     "functions:cholesky_inverse": (('input',), _TORCHSCRIPT),
     "functions:cholesky_solve": (('input', 'input2'), _TORCHSCRIPT),
-    "functions:dot": (('tensor',), _TORCHSCRIPT),
     "functions:empty": (('memory_format', 'size'), _FACTORY),
     "functions:empty_like": (('layout', 'memory_format', 'pin_memory'), _FACTORY),
-    "functions:eq": (('a', 'b'), _TORCHSCRIPT),
     "functions:full_like": (('layout', 'memory_format', 'pin_memory'), _FACTORY),
     "functions:isin": (('element', 'test_element'), _TORCHSCRIPT),
     "functions:linspace": (('layout', 'pin_memory'), _FACTORY),
     "functions:logspace": (('pin_memory',), _FACTORY),
     "functions:matrix_exp": (('input',), _TORCHSCRIPT),
-    "functions:mm": (('out_dtype',), _OUT_DTYPE),
-    "functions:ne": (('a', 'b'), _TORCHSCRIPT),
     "functions:normal": (('input',), _TORCHSCRIPT),
     "functions:ones": (('size',), _FACTORY),
     "functions:ones_like": (('layout', 'memory_format', 'pin_memory'), _FACTORY),
@@ -48,24 +54,15 @@ KNOWN = {
     "functions:randn_like": (('generator', 'layout', 'memory_format', 'pin_memory'), _FACTORY),
     "functions:result_type": (('scalar',), _TORCHSCRIPT),
     "functions:searchsorted": (('input',), _TORCHSCRIPT),
-    "functions:sort": (('reverse',), _TORCHSCRIPT),
     "functions:zeros": (('size',), _FACTORY),
     "functions:zeros_like": (('layout', 'memory_format', 'pin_memory'), _FACTORY),
-    "methods:addmm": (('out_dtype',), _OUT_DTYPE),
-    "methods:baddbmm": (('out_dtype',), _OUT_DTYPE),
-    "methods:bmm": (('out_dtype',), _OUT_DTYPE),
     "methods:cholesky_solve": (('input2',), _TORCHSCRIPT),
     "methods:copy_": (('other',), _TORCHSCRIPT),
-    "methods:dot": (('tensor',), _TORCHSCRIPT),
-    "methods:eq": (('a', 'b'), _TORCHSCRIPT),
-    "methods:mm": (('out_dtype',), _OUT_DTYPE),
-    "methods:ne": (('a', 'b'), _TORCHSCRIPT),
     "methods:new_empty": (('layout', 'pin_memory', 'size'), _FACTORY),
     "methods:new_empty_strided": (('layout', 'pin_memory'), _FACTORY),
     "methods:new_full": (('layout', 'pin_memory'), _FACTORY),
     "methods:new_ones": (('layout', 'pin_memory', 'size'), _FACTORY),
     "methods:new_zeros": (('layout', 'pin_memory', 'size'), _FACTORY),
-    "methods:sort": (('reverse',), _TORCHSCRIPT),
     "methods:uniform_": (('from', 'to'), _TORCHSCRIPT),
     "nn.functional:rrelu_": (('generator',), _FACTORY),
 }

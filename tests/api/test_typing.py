@@ -106,16 +106,12 @@ def test_nn_modules_and_optimizers_are_fully_annotated():
     import tinytorch.nn as nn
     import tinytorch.optim as optim
     gaps = {}
-    for name in dir(nn):
-        cls = getattr(nn, name)
-        if inspect.isclass(cls) and issubclass(cls, nn.Module):
-            for meth in ("__init__", "forward"):
-                if _unannotated(getattr(cls, meth)):
-                    gaps[f"nn.{name}.{meth}"] = _unannotated(getattr(cls, meth))
-    for name in dir(optim):
-        cls = getattr(optim, name)
-        if inspect.isclass(cls) and issubclass(cls, optim.Optimizer):
-            for meth in ("__init__", "step"):
-                if _unannotated(getattr(cls, meth)):
-                    gaps[f"optim.{name}.{meth}"] = _unannotated(getattr(cls, meth))
+    for prefix, module, base, methods in (("nn", nn, nn.Module, ("__init__", "forward")),
+                                          ("optim", optim, optim.Optimizer, ("__init__", "step"))):
+        for name in dir(module):
+            cls = getattr(module, name)
+            if inspect.isclass(cls) and issubclass(cls, base):
+                for meth in methods:
+                    if _unannotated(getattr(cls, meth)):
+                        gaps[f"{prefix}.{name}.{meth}"] = _unannotated(getattr(cls, meth))
     assert not gaps, f"unannotated parameters: {gaps}"

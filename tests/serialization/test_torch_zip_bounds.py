@@ -129,24 +129,24 @@ def test_deflated_claim_beyond_deflate_ratio_is_refused():
         tt.load(io.BytesIO(bad))
 
 
-def test_deflate_bomb_is_refused():
-    """A deflated storage whose stream holds more than its directory entry claims stops at the claim."""
+# kind -> (the stored bytes of a 64-float tensor -> what its deflated member holds instead, the error);
+# the member's directory entry still claims the true 256 bytes
+_WRONG_LENGTH_STREAMS = {
+    # a stream holding more than the claim (a deflate bomb) stops at the claim
+    "bomb": (lambda data: data + bytes(1 << 20), r"data/0'.* decompresses to more than the 256 bytes it claims"),
+    "short": (lambda data: data[:100], r"data/0'.* decompresses to 100 bytes; it claims 256"),
+}
+
+
+@pytest.mark.parametrize("kind", _WRONG_LENGTH_STREAMS)
+def test_deflated_member_of_another_length_than_claimed_is_refused(kind):
+    stream, error = _WRONG_LENGTH_STREAMS[kind]
     w = tt.arange(64).float()
     raw = _torch_bytes({"w": w})
     name = _member(raw, "/data/0")
-    bomb = _repack(raw, replace={name: w.numpy().tobytes() + bytes(1 << 20)})
-    bomb = _patch_sizes(bomb, "/data/0", uncompressed=64 * 4)
-    with pytest.raises(RuntimeError, match=r"data/0'.* decompresses to more than the 256 bytes it claims"):
-        tt.load(io.BytesIO(bomb))
-
-
-def test_deflated_member_shorter_than_claimed_is_refused():
-    w = tt.arange(64).float()
-    raw = _torch_bytes({"w": w})
-    name = _member(raw, "/data/0")
-    short = _patch_sizes(_repack(raw, replace={name: w.numpy().tobytes()[:100]}), "/data/0", uncompressed=256)
-    with pytest.raises(RuntimeError, match=r"data/0'.* decompresses to 100 bytes; it claims 256"):
-        tt.load(io.BytesIO(short))
+    bad = _patch_sizes(_repack(raw, replace={name: stream(w.numpy().tobytes())}), "/data/0", uncompressed=64 * 4)
+    with pytest.raises(RuntimeError, match=error):
+        tt.load(io.BytesIO(bad))
 
 
 def test_truncated_and_corrupted_deflate_streams_are_refused():
