@@ -50,7 +50,6 @@ NOT_IMPLEMENTED = {
     "tinytorch.onnx.dynamo_export": "as onnx.export",
     "tinytorch.jit.save / load / freeze": "no TorchScript graph to serialize (jit.script/trace are pass-throughs)",
     "Tensor.scatter_reduce(reduce='prod') with autograd": "no gradient for the product reduction",
-    "CharTensor / ShortTensor construction": "no int8/int16 dtypes",
     "LSTM(proj_size > 0)": "projections are not implemented",
     "linalg.eig / linalg.eigvals": "general matrices have complex eigenvalues; no complex dtypes (docs/linalg.md)",
     "F.grid_sample(mode='bicubic') and 5-D input": "bilinear and nearest on 4-D input only",

@@ -64,13 +64,19 @@ half: _dtype
 from tinytorch._tensor.legacy import iinfo as iinfo
 from tinytorch.autograd.grad_mode import inference_mode as inference_mode
 int: _dtype
+int16: _dtype
 int32: _dtype
 int64: _dtype
+int8: _dtype
 from tinytorch._core.dtype import layout as layout
 long: _dtype
 from tinytorch.autograd.grad_mode import no_grad as no_grad
 from tinytorch.autograd.grad_mode import set_grad_enabled as set_grad_enabled
+short: _dtype
 strided: Any
+uint16: _dtype
+uint32: _dtype
+uint64: _dtype
 uint8: _dtype
 
 def abs(input: Tensor) -> Tensor: ...

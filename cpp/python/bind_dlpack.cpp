@@ -21,6 +21,11 @@ DLDataType to_dl_dtype(DType d) {
   switch (d) {
     case DType::Bool: return {kDLBool, 8, 1};
     case DType::UInt8: return {kDLUInt, 8, 1};
+    case DType::Int8: return {kDLInt, 8, 1};
+    case DType::Int16: return {kDLInt, 16, 1};
+    case DType::UInt16: return {kDLUInt, 16, 1};
+    case DType::UInt32: return {kDLUInt, 32, 1};
+    case DType::UInt64: return {kDLUInt, 64, 1};
     case DType::Int32: return {kDLInt, 32, 1};
     case DType::Int64: return {kDLInt, 64, 1};
     case DType::Float16: return {kDLFloat, 16, 1};
@@ -35,6 +40,11 @@ DType from_dl_dtype(DLDataType t) {
   TT_CHECK_TYPE(t.lanes == 1, "from_dlpack: vector dtypes (lanes=", t.lanes, ") are not supported");
   if (t.code == kDLBool && t.bits == 8) return DType::Bool;
   if (t.code == kDLUInt && t.bits == 8) return DType::UInt8;
+  if (t.code == kDLUInt && t.bits == 16) return DType::UInt16;
+  if (t.code == kDLUInt && t.bits == 32) return DType::UInt32;
+  if (t.code == kDLUInt && t.bits == 64) return DType::UInt64;
+  if (t.code == kDLInt && t.bits == 8) return DType::Int8;
+  if (t.code == kDLInt && t.bits == 16) return DType::Int16;
   if (t.code == kDLInt && t.bits == 32) return DType::Int32;
   if (t.code == kDLInt && t.bits == 64) return DType::Int64;
   if (t.code == kDLFloat && t.bits == 16) return DType::Float16;

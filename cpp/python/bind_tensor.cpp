@@ -15,6 +15,11 @@ py::dtype numpy_dtype(DType d) {
   switch (d) {
     case DType::Bool: return py::dtype("bool");
     case DType::UInt8: return py::dtype("uint8");
+    case DType::Int8: return py::dtype("int8");
+    case DType::Int16: return py::dtype("int16");
+    case DType::UInt16: return py::dtype("uint16");
+    case DType::UInt32: return py::dtype("uint32");
+    case DType::UInt64: return py::dtype("uint64");
     case DType::Int32: return py::dtype("int32");
     case DType::Int64: return py::dtype("int64");
     case DType::Float16: return py::dtype("float16");
@@ -30,13 +35,19 @@ DType dtype_from_numpy(const py::dtype& dt) {
   size_t size = dt.itemsize();
   if (kind == 'b') return DType::Bool;
   if (kind == 'u' && size == 1) return DType::UInt8;
+  if (kind == 'u' && size == 2) return DType::UInt16;
+  if (kind == 'u' && size == 4) return DType::UInt32;
+  if (kind == 'u' && size == 8) return DType::UInt64;
+  if (kind == 'i' && size == 1) return DType::Int8;
+  if (kind == 'i' && size == 2) return DType::Int16;
   if (kind == 'i' && size == 4) return DType::Int32;
   if (kind == 'i' && size == 8) return DType::Int64;
   if (kind == 'f' && size == 2) return DType::Float16;
   if (kind == 'f' && size == 4) return DType::Float32;
   if (kind == 'f' && size == 8) return DType::Float64;
   throw TypeError(str_cat("can't convert np.ndarray of type ", std::string(py::str(dt)),
-                          ". The only supported types are: float64, float32, float16, int64, int32, uint8, and bool."));
+                          ". The only supported types are: float64, float32, float16, int64, int32, int16, int8, uint64, "
+                          "uint32, uint16, uint8, and bool."));
 }
 
 // Zero-copy: the tensor borrows the array's memory and keeps the array alive.
@@ -78,9 +89,10 @@ py::array to_numpy(const Tensor& t) {
 py::object item(const Tensor& t) {
   TT_CHECK_VALUE(t.numel() == 1, "a Tensor with ", t.numel(), " elements cannot be converted to Scalar");
   Tensor c = t.device().is_cpu() ? t : t.to(Device());
-  return TT_DISPATCH_ALL(c.dtype(), "item", [&]() -> py::object {
+  return TT_DISPATCH_STORAGE(c.dtype(), "item", [&]() -> py::object {
     scalar_t v = *c.data<scalar_t>();
     if constexpr (std::is_same_v<scalar_t, bool>) return py::bool_(v);
+    else if constexpr (std::is_unsigned_v<scalar_t>) return py::int_(static_cast<uint64_t>(v));
     else if constexpr (std::is_integral_v<scalar_t>) return py::int_(static_cast<int64_t>(v));
     else return py::float_(static_cast<double>(static_cast<opmath_t<scalar_t>>(v)));
   });

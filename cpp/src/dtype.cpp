@@ -4,34 +4,57 @@
 namespace tt {
 
 size_t itemsize(DType d) {
-  static constexpr size_t sizes[kNumDTypes] = {1, 1, 4, 8, 2, 2, 4, 8};
+  static constexpr size_t sizes[kNumDTypes] = {1, 1, 4, 8, 2, 2, 4, 8, 1, 2, 2, 4, 8};
   return sizes[static_cast<int>(d)];
 }
 
 const char* dtype_name(DType d) {
-  static constexpr const char* names[kNumDTypes] = {"bool",    "uint8",    "int32",   "int64",
-                                                   "float16", "bfloat16", "float32", "float64"};
+  static constexpr const char* names[kNumDTypes] = {"bool",    "uint8",    "int32",   "int64",  "float16",
+                                                   "bfloat16", "float32", "float64", "int8",   "int16",
+                                                   "uint16",  "uint32",   "uint64"};
   return names[static_cast<int>(d)];
 }
 
+namespace {
+// PyTorch's lattice over the dtypes with arithmetic, in rank order b1 u1 i1 i2 i4 i8 f2 bf f4 f8.
+constexpr DType kRanked[] = {DType::Bool,  DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,
+                             DType::Int64, DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
+constexpr int kRanks = 10;
+int rank(DType d) {
+  for (int i = 0; i < kRanks; ++i)
+    if (kRanked[i] == d) return i;
+  return -1;
+}
+}  // namespace
+
 DType promote_types(DType a, DType b) {
   if (a == b) return a;
-  // PyTorch's table restricted to our dtypes: b1 u1 i4 i8 f2 bf f4 f8
   using D = DType;
-  static constexpr D table[kNumDTypes][kNumDTypes] = {
-      /* b1 */ {D::Bool, D::UInt8, D::Int32, D::Int64, D::Float16, D::BFloat16, D::Float32, D::Float64},
-      /* u1 */ {D::UInt8, D::UInt8, D::Int32, D::Int64, D::Float16, D::BFloat16, D::Float32, D::Float64},
-      /* i4 */ {D::Int32, D::Int32, D::Int32, D::Int64, D::Float16, D::BFloat16, D::Float32, D::Float64},
-      /* i8 */ {D::Int64, D::Int64, D::Int64, D::Int64, D::Float16, D::BFloat16, D::Float32, D::Float64},
-      /* f2 */ {D::Float16, D::Float16, D::Float16, D::Float16, D::Float16, D::Float32, D::Float32, D::Float64},
-      /* bf */ {D::BFloat16, D::BFloat16, D::BFloat16, D::BFloat16, D::Float32, D::BFloat16, D::Float32, D::Float64},
-      /* f4 */ {D::Float32, D::Float32, D::Float32, D::Float32, D::Float32, D::Float32, D::Float32, D::Float64},
-      /* f8 */ {D::Float64, D::Float64, D::Float64, D::Float64, D::Float64, D::Float64, D::Float64, D::Float64},
+  if (is_storage_only(a) || is_storage_only(b)) {  // as PyTorch: only with a floating type
+    TT_CHECK(is_floating(a) || is_floating(b), "Promotion for uint16, uint32, uint64 types is not supported, "
+             "attempted to promote ", dtype_name(a), " and ", dtype_name(b));
+    return is_floating(a) ? a : b;
+  }
+  static constexpr D table[kRanks][kRanks] = {
+      //          b1         u1         i1         i2         i4         i8         f2           bf           f4           f8
+      /* b1 */ {D::Bool,    D::UInt8,  D::Int8,   D::Int16,  D::Int32,  D::Int64,  D::Float16,  D::BFloat16, D::Float32,  D::Float64},
+      /* u1 */ {D::UInt8,   D::UInt8,  D::Int16,  D::Int16,  D::Int32,  D::Int64,  D::Float16,  D::BFloat16, D::Float32,  D::Float64},
+      /* i1 */ {D::Int8,    D::Int16,  D::Int8,   D::Int16,  D::Int32,  D::Int64,  D::Float16,  D::BFloat16, D::Float32,  D::Float64},
+      /* i2 */ {D::Int16,   D::Int16,  D::Int16,  D::Int16,  D::Int32,  D::Int64,  D::Float16,  D::BFloat16, D::Float32,  D::Float64},
+      /* i4 */ {D::Int32,   D::Int32,  D::Int32,  D::Int32,  D::Int32,  D::Int64,  D::Float16,  D::BFloat16, D::Float32,  D::Float64},
+      /* i8 */ {D::Int64,   D::Int64,  D::Int64,  D::Int64,  D::Int64,  D::Int64,  D::Float16,  D::BFloat16, D::Float32,  D::Float64},
+      /* f2 */ {D::Float16, D::Float16, D::Float16, D::Float16, D::Float16, D::Float16, D::Float16, D::Float32, D::Float32, D::Float64},
+      /* bf */ {D::BFloat16, D::BFloat16, D::BFloat16, D::BFloat16, D::BFloat16, D::BFloat16, D::Float32, D::BFloat16, D::Float32, D::Float64},
+      /* f4 */ {D::Float32, D::Float32, D::Float32, D::Float32, D::Float32, D::Float32, D::Float32,  D::Float32,  D::Float32,  D::Float64},
+      /* f8 */ {D::Float64, D::Float64, D::Float64, D::Float64, D::Float64, D::Float64, D::Float64,  D::Float64,  D::Float64,  D::Float64},
   };
-  return table[static_cast<int>(a)][static_cast<int>(b)];
+  return table[rank(a)][rank(b)];
 }
 
 void throw_unsupported_dtype(const char* op, DType d) {
+  if (is_storage_only(d))  // NotImplementedError, as PyTorch's for these types
+    throw NotImplementedError(str_cat(op, ": not implemented for ", dtype_name(d), " (uint16, uint32 and uint64 are "
+                                      "storage types: cast to int64 or a floating dtype for arithmetic)"));
   throw TypeError(str_cat(op, ": unsupported dtype ", dtype_name(d)));
 }
 

@@ -31,13 +31,13 @@ struct BoolByteCastOp {
 };
 
 void cuda_copy(const Tensor& src, const Tensor& dst) {
-  TT_DISPATCH_ALL(dst.dtype(), "copy_", [&] {
+  TT_DISPATCH_STORAGE(dst.dtype(), "copy_", [&] {
     using Dst = scalar_t;
     if (src.dtype() == DType::Bool) {
       gpu_unary<Dst, uint8_t>(src, dst, BoolByteCastOp<Dst>{});
       return;
     }
-    TT_DISPATCH_ALL(src.dtype(), "copy_", [&] { gpu_unary<Dst, scalar_t>(src, dst, CastOp<Dst, scalar_t>{}); });
+    TT_DISPATCH_STORAGE(src.dtype(), "copy_", [&] { gpu_unary<Dst, scalar_t>(src, dst, CastOp<Dst, scalar_t>{}); });
   });
 }
 
@@ -48,7 +48,7 @@ struct FillOp {
 };
 
 void cuda_fill(const Tensor& out, double value) {
-  TT_DISPATCH_ALL(out.dtype(), "fill_", [&] {
+  TT_DISPATCH_STORAGE(out.dtype(), "fill_", [&] {
     const scalar_t v = static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(value));
     gpu_unary<scalar_t, scalar_t>(out, out, FillOp<scalar_t>{v});
   });

@@ -32,6 +32,10 @@ ncclDataType_t nccl_dtype(DType d) {
   switch (d) {
     case DType::Bool: return ncclUint8;
     case DType::UInt8: return ncclUint8;
+    case DType::Int8: return ncclInt8;
+    case DType::UInt32: return ncclUint32;
+    case DType::UInt64: return ncclUint64;
+    case DType::Int16: case DType::UInt16: break;  // NCCL has no 16-bit integers
     case DType::Int32: return ncclInt32;
     case DType::Int64: return ncclInt64;
     case DType::Float16: return ncclFloat16;

@@ -135,10 +135,10 @@ def test_digest_covers_arrays(tmp_path):
 
 
 def test_plain_safetensors_file_of_a_numpy_only_dtype_is_refused(tmp_path):
-    # a file without tinytorch's structure loads as {name: tensor}; int8 has no tensor dtype
-    hdr = json.dumps({"a": {"dtype": "I8", "shape": [2], "data_offsets": [0, 2]}}).encode()
-    (tmp_path / "p.st").write_bytes(struct.pack("<Q", len(hdr)) + hdr + b"\x01\xff")
-    with pytest.raises(RuntimeError, match="'a'.*I8.*numpy array"):
+    # a file without tinytorch's structure loads as {name: tensor}; complex64 has no tensor dtype
+    hdr = json.dumps({"a": {"dtype": "C64", "shape": [1], "data_offsets": [0, 8]}}).encode()
+    (tmp_path / "p.st").write_bytes(struct.pack("<Q", len(hdr)) + hdr + b"\x01" * 8)
+    with pytest.raises(RuntimeError, match="'a'.*C64.*numpy array"):
         tt.load(tmp_path / "p.st")
 
 

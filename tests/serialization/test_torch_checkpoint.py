@@ -175,10 +175,8 @@ def test_corrupt_checkpoints_fail_clearly(tmp_path, case, match):
         tt.load(dst)
 
 
-def test_unsupported_dtype_and_pickled_module_are_refused():
+def test_a_pickled_module_is_refused():
     had_torch = "torch" in sys.modules
-    with pytest.raises(pickle.UnpicklingError, match="torch.int8 tensors are not supported"):
-        tt.load(os.path.join(DATA, "int8.pt"))
     with pytest.raises(pickle.UnpicklingError, match="GLOBAL torch.nn.modules.linear.Linear was not an allowed global"):
         tt.load(os.path.join(DATA, "full_module.pt"))
     assert ("torch" in sys.modules) == had_torch  # nothing named by the file was imported

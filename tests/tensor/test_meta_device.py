@@ -156,3 +156,21 @@ def test_a_llama_built_on_meta_matches_the_model_it_loads():
     ids = tt.randint(0, 100, (1, 5))
     np.testing.assert_array_equal(model(ids).detach().numpy(), reference(ids).detach().numpy())
     assert model.generate(ids, max_new_tokens=3).tolist() == reference.generate(ids, max_new_tokens=3).tolist()
+
+
+def test_every_parametrized_layer_can_be_reset_after_to_empty():
+    """The layers with parameters have reset_parameters (PyTorch's), so a meta-built model can be
+    initialised: afterwards each equals a freshly built layer from the same seed."""
+    makers = {"LayerNorm": lambda: nn.LayerNorm(6), "RMSNorm": lambda: nn.RMSNorm(6), "GroupNorm": lambda: nn.GroupNorm(2, 6),
+              "PReLU": lambda: nn.PReLU(6, init=0.1), "Embedding": lambda: nn.Embedding(5, 6),
+              "BatchNorm1d": lambda: nn.BatchNorm1d(6), "Linear": lambda: nn.Linear(6, 3)}
+    for name, make in makers.items():
+        with tt.device("meta"):
+            layer = make()
+        layer.to_empty(device="cpu")
+        tt.manual_seed(1)
+        layer.reset_parameters()
+        tt.manual_seed(1)
+        fresh = make()
+        for (k, got), want in zip(layer.state_dict().items(), fresh.state_dict().values()):
+            np.testing.assert_array_equal(got.numpy(), want.numpy(), err_msg=f"{name}.{k}")

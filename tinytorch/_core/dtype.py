@@ -17,7 +17,7 @@ class dtype:
         self.name = _C.dtype_name(code)
         self.itemsize = _C.itemsize(code)
         self.is_floating_point = self.name.startswith(("float", "bfloat"))
-        self.is_signed = self.name not in ("bool", "uint8")
+        self.is_signed = not self.name.startswith(("bool", "uint"))
         self._np = np_dtype
 
     def __repr__(self) -> str:
@@ -33,13 +33,13 @@ class dtype:
 
 
 # The C++ tt::DType codes (cpp/include/tinytorch/dtype.h), as _C takes and returns them
-# (``impl.dtype_code``): integral types first, then the floating ones.
-BOOL, UINT8, INT32, INT64, FLOAT16, BFLOAT16, FLOAT32, FLOAT64 = range(8)
+# (``impl.dtype_code``): the first integral types, the floating ones, then the later integral ones.
+BOOL, UINT8, INT32, INT64, FLOAT16, BFLOAT16, FLOAT32, FLOAT64, INT8, INT16, UINT16, UINT32, UINT64 = range(13)
 
 
 def is_floating_code(code: int) -> bool:
     """Whether the dtype with C++ code ``code`` is a floating type (float16 ... float64)."""
-    return code >= FLOAT16
+    return FLOAT16 <= code <= FLOAT64
 
 
 bool_ = dtype(BOOL, np.bool_)
@@ -50,10 +50,17 @@ float16 = dtype(FLOAT16, np.float16)
 bfloat16 = dtype(BFLOAT16, None)
 float32 = dtype(FLOAT32, np.float32)
 float64 = dtype(FLOAT64, np.float64)
+int8 = dtype(INT8, np.int8)
+int16 = dtype(INT16, np.int16)
+# storage types, as PyTorch's "limited support" unsigned ones: casts, copies, fills, indexing and
+# shape ops, no arithmetic
+uint16 = dtype(UINT16, np.uint16)
+uint32 = dtype(UINT32, np.uint32)
+uint64 = dtype(UINT64, np.uint64)
 
-DTYPES = (bool_, uint8, int32, int64, float16, bfloat16, float32, float64)   # indexed by code
+DTYPES = (bool_, uint8, int32, int64, float16, bfloat16, float32, float64, int8, int16, uint16, uint32, uint64)  # by code
 _BY_NAME = {d.name: d for d in DTYPES}
-_BY_NAME.update({"half": float16, "float": float32, "double": float64, "long": int64, "int": int32})
+_BY_NAME.update({"half": float16, "float": float32, "double": float64, "long": int64, "int": int32, "short": int16})
 
 
 def _dtype_by_name(name: str) -> dtype:
@@ -70,7 +77,7 @@ def from_numpy_dtype(np_dtype) -> dtype:
         return _FROM_NP[np.dtype(np_dtype).newbyteorder("=")]
     except KeyError:
         raise TypeError(f"can't convert numpy dtype {np_dtype}: supported are float64, float32, float16, "
-                        "int64, int32, uint8 and bool") from None
+                        "int64, int32, int16, int8, uint64, uint32, uint16, uint8 and bool") from None
 
 
 _default_dtype = float32

@@ -3,8 +3,7 @@
 
 A legacy type is not a Tensor subclass (as in PyTorch): calling it builds a tensor of its dtype
 and device type (from data, from sizes, or empty), and ``isinstance(t, FloatTensor)`` checks t's
-dtype and device type. tinytorch has no int8/int16 dtypes, so ``CharTensor``/``ShortTensor``
-exist for isinstance checks (always False) and raise TypeError when called."""
+dtype and device type."""
 from __future__ import annotations
 
 from typing import Any, Optional
@@ -13,29 +12,25 @@ import numpy as np
 
 from tinytorch._tensor import creation as _creation
 from tinytorch._core.dtype import (
-    bfloat16, bool_, dtype as _dtype_cls, float16, float32, float64, get_default_dtype, int32, int64, uint8,
+    bfloat16, bool_, dtype as _dtype_cls, float16, float32, float64, get_default_dtype, int8, int16, int32, int64,
+    uint8,
 )
 from tinytorch._core.size import Size
 from tinytorch._tensor.tensor import Tensor
 
-# legacy name -> dtype (None: a dtype tinytorch does not have)
+# legacy name -> dtype (uint16/32/64 have none, as in PyTorch)
 _NAMES = {"FloatTensor": float32, "DoubleTensor": float64, "HalfTensor": float16, "BFloat16Tensor": bfloat16,
-          "LongTensor": int64, "IntTensor": int32, "ShortTensor": None, "CharTensor": None,
+          "LongTensor": int64, "IntTensor": int32, "ShortTensor": int16, "CharTensor": int8,
           "ByteTensor": uint8, "BoolTensor": bool_}
-_MISSING = {"ShortTensor": "int16", "CharTensor": "int8"}
 
 
 class _LegacyTensorType(type):
     """The metaclass of the legacy types: isinstance by dtype and device type, construction."""
 
     def __instancecheck__(cls, obj: Any) -> bool:
-        return isinstance(obj, Tensor) and cls.dtype is not None and obj.dtype == cls.dtype and \
-            obj.device.type == cls._device_type
+        return isinstance(obj, Tensor) and obj.dtype == cls.dtype and obj.device.type == cls._device_type
 
     def __call__(cls, *args: Any, device: Any = None) -> Tensor:
-        if cls.dtype is None:
-            raise TypeError(f"{cls.__module__}.{cls.__name__}: tinytorch has no "
-                            f"{_MISSING[cls.__name__]} dtype")
         dev = device if device is not None else cls._device_type
         if cls._device_type == "cuda":
             from tinytorch._core.cuda_loader import cuda_backend
@@ -68,19 +63,19 @@ def _make(name: str, device_type: str, module: str) -> type:
     return _LegacyTensorType(name, (), {"dtype": _NAMES[name], "_device_type": device_type,
                                         "__module__": module, "is_cuda": device_type == "cuda",
                                         "__doc__": f"Legacy constructor and isinstance check for "
-                                                   f"{_NAMES[name] or _MISSING[name]} tensors on {device_type}."})
+                                                   f"{_NAMES[name]} tensors on {device_type}."})
 
 
 CPU_TYPES = {name: _make(name, "cpu", "tinytorch") for name in _NAMES}
 CUDA_TYPES = {name: _make(name, "cuda", "tinytorch.cuda") for name in _NAMES}
-_BY_DTYPE = {d: n for n, d in _NAMES.items() if d is not None}
+_BY_DTYPE = {d: n for n, d in _NAMES.items()}
 
 
 def type_name(t: Tensor) -> str:
     """``Tensor.type()``: PyTorch's string, e.g. 'torch.FloatTensor', 'torch.cuda.LongTensor'
     (the 'torch.' spelling, which programs compare against)."""
     prefix = "torch.cuda." if t.device.type == "cuda" else "torch."
-    return prefix + _BY_DTYPE[t.dtype]
+    return prefix + _BY_DTYPE.get(t.dtype, f"UInt{8 * t.dtype.itemsize}Tensor")   # uint16/32/64: no class
 
 
 def resolve_type(spec: Any) -> tuple:
@@ -89,8 +84,6 @@ def resolve_type(spec: Any) -> tuple:
     if isinstance(spec, _dtype_cls):
         return spec, None
     if isinstance(spec, _LegacyTensorType):
-        if spec.dtype is None:
-            raise TypeError(f"{spec.__name__}: tinytorch has no {_MISSING[spec.__name__]} dtype")
         return spec.dtype, spec._device_type
     if isinstance(spec, str):
         parts = spec.split(".")

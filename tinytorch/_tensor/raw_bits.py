@@ -14,7 +14,8 @@ from tinytorch._tensor.tensor import Tensor
 __all__ = ["NUMPY_BITS", "from_bits", "to_bits"]
 
 # numpy carrier of each dtype's bits (by dtype name); bfloat16 travels as its raw uint16 bits
-NUMPY_BITS = {"bool": np.bool_, "uint8": np.uint8, "int32": np.int32, "int64": np.int64,
+NUMPY_BITS = {"bool": np.bool_, "uint8": np.uint8, "int8": np.int8, "int16": np.int16, "int32": np.int32,
+              "int64": np.int64, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
               "float16": np.float16, "bfloat16": np.uint16, "float32": np.float32, "float64": np.float64}
 
 

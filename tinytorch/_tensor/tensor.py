@@ -16,12 +16,15 @@ from tinytorch._tensor import interop as _interop
 from tinytorch._tensor import torch_function as _torch_function
 from tinytorch._core.cuda_loader import cuda_backend
 from tinytorch._core.dtype import DTYPES, bfloat16, bool_, device as _device, dtype as _dtype_cls, float16, float32, \
-    float64, int32, int64, strided, to_dtype, uint8
+    float64, int8, int16, int32, int64, strided, to_dtype, uint8
 from tinytorch._core.engine import backward as _engine_backward
 from tinytorch._tensor.doc_notes import factory_notes, fill_doc
 from tinytorch._tensor.formatting import tensor_repr
 from tinytorch._ops import shape as S
 from tinytorch._core.tensor_base import TensorBase, _set_tensor_class, _wrap
+
+
+_DTYPE_NAMES = frozenset(d.name for d in DTYPES)   # dtype names .to() takes positionally
 
 
 def _cast_method(name: str, dt):
@@ -188,7 +191,7 @@ class Tensor(TensorBase):
         for a in args:
             if isinstance(a, Tensor):
                 dtype, device = a.dtype, a.device
-            elif isinstance(a, (_dtype_cls, type)) or (isinstance(a, str) and a in ("float32", "float16", "bfloat16", "float64", "int64", "int32", "uint8", "bool")):
+            elif isinstance(a, (_dtype_cls, type)) or (isinstance(a, str) and a in _DTYPE_NAMES):
                 dtype = a
             elif isinstance(a, (str, _device, int)):
                 device = a
@@ -216,7 +219,8 @@ class Tensor(TensorBase):
 
     float, double, half, bfloat16 = (_cast_method(n, d) for n, d in
                                      (("float", float32), ("double", float64), ("half", float16), ("bfloat16", bfloat16)))
-    long, int, bool, byte = (_cast_method(n, d) for n, d in (("long", int64), ("int", int32), ("bool", bool_), ("byte", uint8)))
+    long, int, short, char, bool, byte = (_cast_method(n, d) for n, d in (
+        ("long", int64), ("int", int32), ("short", int16), ("char", int8), ("bool", bool_), ("byte", uint8)))
 
     def cpu(self) -> "Tensor":
         """Returns a copy of this object in CPU memory. If this object is already in CPU memory, then no copy

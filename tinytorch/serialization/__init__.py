@@ -15,7 +15,7 @@ Tensors are stored under names built from their path in the saved object
 (``{"model": {"fc.weight": t}}`` -> ``"model.fc.weight"``). The nested structure of dicts, lists,
 tuples and plain values (int, float, str, bool, None) is kept as JSON in ``__metadata__``, where
 tensors appear as references to their names. Numpy arrays are stored the same way, with their
-numpy dtype (also int8, int16, uint16, uint32, uint64, complex64, which tensors don't have), and
+numpy dtype (also complex64, which tensors don't have), and
 load back as numpy arrays, as with ``torch.save``. Loading parses JSON only: it never unpickles or runs
 code, so ``weights_only`` is always effectively ``True``.
 

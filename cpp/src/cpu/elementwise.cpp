@@ -65,7 +65,7 @@ void cpu_clamp_tensor(const Tensor& x, const Tensor& lo, const Tensor& hi, const
 }
 
 void cpu_fill(const Tensor& out, double value) {
-  TT_DISPATCH_ALL(out.dtype(), "fill", [&] {
+  TT_DISPATCH_STORAGE(out.dtype(), "fill", [&] {
     const scalar_t v = static_cast<scalar_t>(static_cast<opmath_t<scalar_t>>(value));
     StridedIter<1> it({&out});
     it.for_each([&](char* const* p, const int64_t* s, int64_t n) {

@@ -31,9 +31,9 @@ void copy_typed(const Tensor& src, const Tensor& dst) {
 }
 
 void cpu_copy(const Tensor& src, const Tensor& dst) {
-  TT_DISPATCH_ALL(dst.dtype(), "copy_", [&] {
+  TT_DISPATCH_STORAGE(dst.dtype(), "copy_", [&] {
     using Dst = scalar_t;
-    TT_DISPATCH_ALL(src.dtype(), "copy_", [&] { copy_typed<Dst, scalar_t>(src, dst); });
+    TT_DISPATCH_STORAGE(src.dtype(), "copy_", [&] { copy_typed<Dst, scalar_t>(src, dst); });
   });
 }
 

@@ -247,6 +247,11 @@ void check_scalar_fits(double v, DType d) {
   switch (d) {
     case DType::Bool: case DType::Float64: break;
     case DType::UInt8: ok = integral ? (v >= -255 && v <= 255) : (v >= 0 && v <= 255); break;
+    case DType::Int8: ok = v >= -128.0 && v <= 127.0; break;
+    case DType::Int16: ok = v >= -32768.0 && v <= 32767.0; break;
+    case DType::UInt16: ok = integral ? (v >= -65535.0 && v <= 65535.0) : (v >= 0 && v <= 65535.0); break;
+    case DType::UInt32: ok = integral ? (v >= -4294967295.0 && v <= 4294967295.0) : (v >= 0 && v <= 4294967295.0); break;
+    case DType::UInt64: ok = v > -18446744073709551616.0 && v < 18446744073709551616.0; break;
     case DType::Int32: ok = v >= -2147483648.0 && v <= 2147483647.0; break;
     case DType::Int64: ok = v >= -9223372036854775808.0 && v < 9223372036854775808.0; break;
     case DType::Float16: ok = !std::isfinite(v) || std::abs(v) <= 65504.0; break;

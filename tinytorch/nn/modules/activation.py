@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from tinytorch._tensor.tensor import Tensor
+from tinytorch.autograd.grad_mode import no_grad
 from tinytorch._tensor.creation import full
 from tinytorch.nn import functional as F
 from tinytorch.nn.modules._doc_notes import common_notes, fill_doc, softmax_notes
@@ -221,6 +222,11 @@ class PReLU(Module):
         super().__init__()
         self.num_parameters, self.init = num_parameters, init
         self.weight = Parameter(full((num_parameters,), init, dtype=dtype, device=device))
+
+    def reset_parameters(self) -> None:
+        """Sets every slope back to ``init``."""
+        with no_grad():
+            self.weight.fill_(self.init)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.prelu(x, self.weight)
