@@ -18,43 +18,23 @@ constexpr const char* kVersionedName = "dltensor_versioned";
 constexpr const char* kUsedVersionedName = "used_dltensor_versioned";
 
 DLDataType to_dl_dtype(DType d) {
-  switch (d) {
-    case DType::Bool: return {kDLBool, 8, 1};
-    case DType::UInt8: return {kDLUInt, 8, 1};
-    case DType::Int8: return {kDLInt, 8, 1};
-    case DType::Int16: return {kDLInt, 16, 1};
-    case DType::UInt16: return {kDLUInt, 16, 1};
-    case DType::UInt32: return {kDLUInt, 32, 1};
-    case DType::UInt64: return {kDLUInt, 64, 1};
-    case DType::Int32: return {kDLInt, 32, 1};
-    case DType::Int64: return {kDLInt, 64, 1};
-    case DType::Float16: return {kDLFloat, 16, 1};
-    case DType::BFloat16: return {kDLBfloat, 16, 1};
-    case DType::Float32: return {kDLFloat, 32, 1};
-    case DType::Float64: return {kDLFloat, 64, 1};
-  }
-  throw TypeError("to_dlpack: unknown dtype");
+  const auto bits = static_cast<uint8_t>(8 * itemsize(d));
+  if (d == DType::Bool) return {kDLBool, 8, 1};
+  if (d == DType::BFloat16) return {kDLBfloat, 16, 1};
+  if (is_floating(d)) return {kDLFloat, bits, 1};
+  return {is_unsigned(d) ? kDLUInt : kDLInt, bits, 1};
 }
 
 DType from_dl_dtype(DLDataType t) {
   TT_CHECK_TYPE(t.lanes == 1, "from_dlpack: vector dtypes (lanes=", t.lanes, ") are not supported");
-  if (t.code == kDLBool && t.bits == 8) return DType::Bool;
-  if (t.code == kDLUInt && t.bits == 8) return DType::UInt8;
-  if (t.code == kDLUInt && t.bits == 16) return DType::UInt16;
-  if (t.code == kDLUInt && t.bits == 32) return DType::UInt32;
-  if (t.code == kDLUInt && t.bits == 64) return DType::UInt64;
-  if (t.code == kDLInt && t.bits == 8) return DType::Int8;
-  if (t.code == kDLInt && t.bits == 16) return DType::Int16;
-  if (t.code == kDLInt && t.bits == 32) return DType::Int32;
-  if (t.code == kDLInt && t.bits == 64) return DType::Int64;
-  if (t.code == kDLFloat && t.bits == 16) return DType::Float16;
-  if (t.code == kDLBfloat && t.bits == 16) return DType::BFloat16;
-  if (t.code == kDLFloat && t.bits == 32) return DType::Float32;
-  if (t.code == kDLFloat && t.bits == 64) return DType::Float64;
+  for (int c = 0; c < kNumDTypes; ++c) {
+    const DLDataType ours = to_dl_dtype(static_cast<DType>(c));
+    if (ours.code == t.code && ours.bits == t.bits) return static_cast<DType>(c);
+  }
   static const char* names[] = {"int", "uint", "float", "opaque handle", "bfloat", "complex", "bool"};
   throw TypeError(str_cat("from_dlpack: unsupported DLPack dtype ", t.code < 7 ? names[t.code] : "code?",
-                          static_cast<int>(t.bits), "; tinytorch supports bool, uint8, int32, int64, float16, "
-                          "bfloat16, float32, float64"));
+                          static_cast<int>(t.bits), "; tinytorch supports bool, uint8/16/32/64, int8/16/32/64, "
+                          "float16, bfloat16, float32, float64"));
 }
 
 // What an exported capsule owns: a tensor (keeping its storage alive) and the shape/stride

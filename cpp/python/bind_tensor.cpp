@@ -11,40 +11,21 @@ py::tuple to_tuple(const Shape& s) {
   return t;
 }
 
+// numpy spells every dtype as tinytorch does, except bfloat16, which numpy lacks.
 py::dtype numpy_dtype(DType d) {
-  switch (d) {
-    case DType::Bool: return py::dtype("bool");
-    case DType::UInt8: return py::dtype("uint8");
-    case DType::Int8: return py::dtype("int8");
-    case DType::Int16: return py::dtype("int16");
-    case DType::UInt16: return py::dtype("uint16");
-    case DType::UInt32: return py::dtype("uint32");
-    case DType::UInt64: return py::dtype("uint64");
-    case DType::Int32: return py::dtype("int32");
-    case DType::Int64: return py::dtype("int64");
-    case DType::Float16: return py::dtype("float16");
-    case DType::Float32: return py::dtype("float32");
-    case DType::Float64: return py::dtype("float64");
-    default: throw TypeError(str_cat("Got unsupported ScalarType ", dtype_name(d),
-                                     " for numpy(); convert with .float() first"));
-  }
+  TT_CHECK_TYPE(d != DType::BFloat16, "Got unsupported ScalarType ", dtype_name(d),
+                " for numpy(); convert with .float() first");
+  return py::dtype(dtype_name(d));
 }
 
 DType dtype_from_numpy(const py::dtype& dt) {
-  char kind = dt.kind();
-  size_t size = dt.itemsize();
-  if (kind == 'b') return DType::Bool;
-  if (kind == 'u' && size == 1) return DType::UInt8;
-  if (kind == 'u' && size == 2) return DType::UInt16;
-  if (kind == 'u' && size == 4) return DType::UInt32;
-  if (kind == 'u' && size == 8) return DType::UInt64;
-  if (kind == 'i' && size == 1) return DType::Int8;
-  if (kind == 'i' && size == 2) return DType::Int16;
-  if (kind == 'i' && size == 4) return DType::Int32;
-  if (kind == 'i' && size == 8) return DType::Int64;
-  if (kind == 'f' && size == 2) return DType::Float16;
-  if (kind == 'f' && size == 4) return DType::Float32;
-  if (kind == 'f' && size == 8) return DType::Float64;
+  const char kind = dt.kind();
+  const size_t size = dt.itemsize();
+  for (int c = 0; c < kNumDTypes; ++c) {
+    const auto d = static_cast<DType>(c);
+    const char ours = d == DType::Bool ? 'b' : is_floating(d) ? 'f' : is_unsigned(d) ? 'u' : 'i';
+    if (d != DType::BFloat16 && ours == kind && itemsize(d) == size) return d;
+  }
   throw TypeError(str_cat("can't convert np.ndarray of type ", std::string(py::str(dt)),
                           ". The only supported types are: float64, float32, float16, int64, int32, int16, int8, uint64, "
                           "uint32, uint16, uint8, and bool."));

@@ -4,8 +4,13 @@
 namespace tt {
 
 size_t itemsize(DType d) {
-  static constexpr size_t sizes[kNumDTypes] = {1, 1, 4, 8, 2, 2, 4, 8, 1, 2, 2, 4, 8};
-  return sizes[static_cast<int>(d)];
+  switch (d) {
+#define TT_ITEMSIZE_(NAME, T) \
+    case DType::NAME: return sizeof(T);
+    TT_FOR_EACH_DTYPE(TT_ITEMSIZE_)
+#undef TT_ITEMSIZE_
+  }
+  throw std::invalid_argument("itemsize: unknown dtype");
 }
 
 const char* dtype_name(DType d) {

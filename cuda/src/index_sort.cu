@@ -15,15 +15,13 @@
 namespace tt::cuda {
 namespace {
 
-template <class T> struct KeyOf;  // the unsigned key type per element type
-template <> struct KeyOf<bool> { using type = uint8_t; };
-template <> struct KeyOf<uint8_t> { using type = uint8_t; };
-template <> struct KeyOf<int32_t> { using type = uint32_t; };
-template <> struct KeyOf<int64_t> { using type = uint64_t; };
-template <> struct KeyOf<Half> { using type = uint16_t; };
-template <> struct KeyOf<BFloat16> { using type = uint16_t; };
-template <> struct KeyOf<float> { using type = uint32_t; };
-template <> struct KeyOf<double> { using type = uint64_t; };
+// The unsigned key type per element type: the unsigned integer of its size.
+template <size_t N> struct UnsignedOfSize;
+template <> struct UnsignedOfSize<1> { using type = uint8_t; };
+template <> struct UnsignedOfSize<2> { using type = uint16_t; };
+template <> struct UnsignedOfSize<4> { using type = uint32_t; };
+template <> struct UnsignedOfSize<8> { using type = uint64_t; };
+template <class T> struct KeyOf { using type = typename UnsignedOfSize<sizeof(T)>::type; };
 
 // IEEE bits -> order-preserving unsigned: negatives reversed below positives.
 template <class K>
@@ -37,7 +35,7 @@ __device__ __forceinline__ typename KeyOf<T>::type radix_key(T v) {
   using K = typename KeyOf<T>::type;
   if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, uint8_t>) {
     return K(v);
-  } else if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
+  } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
     return K(K(v) ^ (K(1) << (sizeof(K) * 8 - 1)));
   } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
     const float f = float(v);

@@ -21,25 +21,23 @@ inline bool is_floating(DType d) { return d >= DType::Float16 && d <= DType::Flo
 inline bool is_integral(DType d, bool include_bool) {
   return (d != DType::Bool && !is_floating(d)) || (include_bool && d == DType::Bool);
 }
+inline bool is_unsigned(DType d) { return d == DType::UInt8 || d >= DType::UInt16; }
 // uint16/uint32/uint64: no arithmetic kernels (PyTorch's "limited support" unsigned types).
 inline bool is_storage_only(DType d) { return d >= DType::UInt16; }
 // torch.promote_types
 DType promote_types(DType a, DType b);
 
+// Every dtype and the C++ type its elements are stored as.
+#define TT_FOR_EACH_DTYPE(X)                                                                       \
+  X(Bool, bool) X(UInt8, uint8_t) X(Int8, int8_t) X(Int16, int16_t) X(Int32, int32_t) X(Int64, int64_t) \
+  X(UInt16, uint16_t) X(UInt32, uint32_t) X(UInt64, uint64_t) X(Float16, Half) X(BFloat16, BFloat16)  \
+  X(Float32, float) X(Float64, double)
+
 template <class T> struct dtype_of;
-template <> struct dtype_of<bool> { static constexpr DType value = DType::Bool; };
-template <> struct dtype_of<uint8_t> { static constexpr DType value = DType::UInt8; };
-template <> struct dtype_of<int8_t> { static constexpr DType value = DType::Int8; };
-template <> struct dtype_of<int16_t> { static constexpr DType value = DType::Int16; };
-template <> struct dtype_of<uint16_t> { static constexpr DType value = DType::UInt16; };
-template <> struct dtype_of<uint32_t> { static constexpr DType value = DType::UInt32; };
-template <> struct dtype_of<uint64_t> { static constexpr DType value = DType::UInt64; };
-template <> struct dtype_of<int32_t> { static constexpr DType value = DType::Int32; };
-template <> struct dtype_of<int64_t> { static constexpr DType value = DType::Int64; };
-template <> struct dtype_of<Half> { static constexpr DType value = DType::Float16; };
-template <> struct dtype_of<BFloat16> { static constexpr DType value = DType::BFloat16; };
-template <> struct dtype_of<float> { static constexpr DType value = DType::Float32; };
-template <> struct dtype_of<double> { static constexpr DType value = DType::Float64; };
+#define TT_DTYPE_OF_(NAME, T) \
+  template <> struct dtype_of<T> { static constexpr DType value = DType::NAME; };
+TT_FOR_EACH_DTYPE(TT_DTYPE_OF_)
+#undef TT_DTYPE_OF_
 
 // The type arithmetic happens in: float for 16-bit floats, else the type itself.
 template <class T> struct opmath { using type = T; };
@@ -47,16 +45,6 @@ template <> struct opmath<Half> { using type = float; };
 template <> struct opmath<BFloat16> { using type = float; };
 template <class T> using opmath_t = typename opmath<T>::type;
 
-// The type sums accumulate in: float32 and 16-bit floats in float, integers in int64.
-template <class T> struct acc { using type = T; };
-template <> struct acc<Half> { using type = float; };
-template <> struct acc<BFloat16> { using type = float; };
-template <> struct acc<bool> { using type = int64_t; };
-template <> struct acc<uint8_t> { using type = int64_t; };
-template <> struct acc<int8_t> { using type = int64_t; };
-template <> struct acc<int16_t> { using type = int64_t; };
-template <> struct acc<int32_t> { using type = int64_t; };
-template <class T> using acc_t = typename acc<T>::type;
 
 [[noreturn]] void throw_unsupported_dtype(const char* op, DType d);
 
