@@ -24,8 +24,8 @@ except ImportError:
         "`tinytorch-run`), or build in place with `cmake -S . -B build/dev -G Ninja && ninja -C build/dev && "
         "scripts/dev_link.sh`") from None
 from tinytorch._core.dtype import (
-    bfloat16, can_cast, device, dtype, float16, float32, float64, get_default_dtype, int8, int16, int32, int64,
-    layout, promote_types, set_default_dtype, strided, uint8, uint16, uint32, uint64,
+    bfloat16, can_cast, device, dtype, float8_e4m3fn, float8_e5m2, float16, float32, float64, get_default_dtype, int8,
+    int16, int32, int64, layout, promote_types, set_default_dtype, strided, uint8, uint16, uint32, uint64,
 )
 from tinytorch._core.dtype import bool_ as bool  # noqa: A001  (torch.bool)
 from tinytorch._core.dtype import (  # noqa: A001  (torch.float, torch.int, ...)

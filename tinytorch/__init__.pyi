@@ -60,6 +60,8 @@ float: _dtype
 float16: _dtype
 float32: _dtype
 float64: _dtype
+float8_e4m3fn: _dtype
+float8_e5m2: _dtype
 half: _dtype
 from tinytorch._tensor.legacy import iinfo as iinfo
 from tinytorch.autograd.grad_mode import inference_mode as inference_mode

@@ -21,6 +21,7 @@ DLDataType to_dl_dtype(DType d) {
   const auto bits = static_cast<uint8_t>(8 * itemsize(d));
   if (d == DType::Bool) return {kDLBool, 8, 1};
   if (d == DType::BFloat16) return {kDLBfloat, 16, 1};
+  TT_CHECK_TYPE(!is_float8(d), "to_dlpack: ", dtype_name(d), " tensors can't be exported (DLPack has no float8 here)");
   if (is_floating(d)) return {kDLFloat, bits, 1};
   return {is_unsigned(d) ? kDLUInt : kDLInt, bits, 1};
 }
@@ -28,6 +29,7 @@ DLDataType to_dl_dtype(DType d) {
 DType from_dl_dtype(DLDataType t) {
   TT_CHECK_TYPE(t.lanes == 1, "from_dlpack: vector dtypes (lanes=", t.lanes, ") are not supported");
   for (int c = 0; c < kNumDTypes; ++c) {
+    if (is_float8(static_cast<DType>(c))) continue;
     const DLDataType ours = to_dl_dtype(static_cast<DType>(c));
     if (ours.code == t.code && ours.bits == t.bits) return static_cast<DType>(c);
   }

@@ -11,9 +11,11 @@ py::tuple to_tuple(const Shape& s) {
   return t;
 }
 
-// numpy spells every dtype as tinytorch does, except bfloat16, which numpy lacks.
+// numpy spells every dtype as tinytorch does, except bfloat16 and float8, which numpy lacks.
+bool numpy_has(DType d) { return d != DType::BFloat16 && !is_float8(d); }
+
 py::dtype numpy_dtype(DType d) {
-  TT_CHECK_TYPE(d != DType::BFloat16, "Got unsupported ScalarType ", dtype_name(d),
+  TT_CHECK_TYPE(numpy_has(d), "Got unsupported ScalarType ", dtype_name(d),
                 " for numpy(); convert with .float() first");
   return py::dtype(dtype_name(d));
 }
@@ -24,7 +26,7 @@ DType dtype_from_numpy(const py::dtype& dt) {
   for (int c = 0; c < kNumDTypes; ++c) {
     const auto d = static_cast<DType>(c);
     const char ours = d == DType::Bool ? 'b' : is_floating(d) ? 'f' : is_unsigned(d) ? 'u' : 'i';
-    if (d != DType::BFloat16 && ours == kind && itemsize(d) == size) return d;
+    if (numpy_has(d) && ours == kind && itemsize(d) == size) return d;
   }
   throw TypeError(str_cat("can't convert np.ndarray of type ", std::string(py::str(dt)),
                           ". The only supported types are: float64, float32, float16, int64, int32, int16, int8, uint64, "
@@ -131,6 +133,7 @@ TT_BIND(0, tensor) {
       .def("flatten", &Tensor::flatten)
       .def("unfold", &Tensor::unfold)
       .def("diagonal", &Tensor::diagonal)
+      .def("view_dtype", [](const Tensor& t, int code) { return t.view_dtype(dtype_from_code(code)); })
       .def("alias", &Tensor::alias)
       .def("contiguous", &Tensor::contiguous)
       .def("clone", &Tensor::clone)

@@ -16,7 +16,8 @@ size_t itemsize(DType d) {
 const char* dtype_name(DType d) {
   static constexpr const char* names[kNumDTypes] = {"bool",    "uint8",    "int32",   "int64",  "float16",
                                                    "bfloat16", "float32", "float64", "int8",   "int16",
-                                                   "uint16",  "uint32",   "uint64"};
+                                                   "uint16",  "uint32",   "uint64",  "float8_e4m3fn",
+                                                   "float8_e5m2"};
   return names[static_cast<int>(d)];
 }
 
@@ -35,6 +36,8 @@ int rank(DType d) {
 DType promote_types(DType a, DType b) {
   if (a == b) return a;
   using D = DType;
+  TT_CHECK(!is_float8(a) && !is_float8(b), "Promotion for Float8 Types is not supported, attempted to promote ",
+           dtype_name(a), " and ", dtype_name(b));
   if (is_storage_only(a) || is_storage_only(b)) {  // as PyTorch: only with a floating type
     TT_CHECK(is_floating(a) || is_floating(b), "Promotion for uint16, uint32, uint64 types is not supported, "
              "attempted to promote ", dtype_name(a), " and ", dtype_name(b));
@@ -58,8 +61,8 @@ DType promote_types(DType a, DType b) {
 
 void throw_unsupported_dtype(const char* op, DType d) {
   if (is_storage_only(d))  // NotImplementedError, as PyTorch's for these types
-    throw NotImplementedError(str_cat(op, ": not implemented for ", dtype_name(d), " (uint16, uint32 and uint64 are "
-                                      "storage types: cast to int64 or a floating dtype for arithmetic)"));
+    throw NotImplementedError(str_cat(op, ": not implemented for ", dtype_name(d), " (uint16, uint32, uint64 and "
+                                      "float8 are storage types: cast to int64 or a floating dtype for arithmetic)"));
   throw TypeError(str_cat(op, ": unsupported dtype ", dtype_name(d)));
 }
 

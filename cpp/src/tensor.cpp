@@ -324,6 +324,35 @@ Tensor Tensor::unfold(int64_t d, int64_t size, int64_t step) const {
   return Tensor(storage_, shape, strides, offset_, dtype_);
 }
 
+// As PyTorch's view(dtype): another element size rescales the last dim (which must be
+// contiguous) and every other stride and the offset, which must divide evenly.
+Tensor Tensor::view_dtype(DType to) const {
+  const int64_t from_size = static_cast<int64_t>(itemsize()), to_size = static_cast<int64_t>(tt::itemsize(to));
+  if (from_size == to_size) return Tensor(storage_, shape_, strides_, offset_, to);
+  const std::string what = str_cat(" to view ", dtype_name(dtype_), " as ", dtype_name(to), " (different element sizes)");
+  TT_CHECK(dim() > 0, "self.dim() cannot be 0", what);
+  TT_CHECK(strides_.back() == 1, "self.stride(-1) must be 1", what);
+  Shape shape = shape_, strides = strides_;
+  int64_t offset = offset_;
+  if (from_size > to_size) {
+    const int64_t r = from_size / to_size;
+    shape.back() *= r;
+    for (int64_t i = 0; i + 1 < dim(); ++i) strides[i] *= r;
+    offset *= r;
+  } else {
+    const int64_t r = to_size / from_size;
+    TT_CHECK(shape.back() % r == 0, "self.size(-1) must be divisible by ", r, what, ", but got ", shape.back());
+    shape.back() /= r;
+    for (int64_t i = 0; i + 1 < dim(); ++i) {
+      TT_CHECK(strides[i] % r == 0, "self.stride(", i, ") must be divisible by ", r, what, ", but got ", strides[i]);
+      strides[i] /= r;
+    }
+    TT_CHECK(offset % r == 0, "self.storage_offset() must be divisible by ", r, what, ", but got ", offset);
+    offset /= r;
+  }
+  return Tensor(storage_, shape, strides, offset, to);
+}
+
 Tensor Tensor::diagonal(int64_t off, int64_t d0, int64_t d1) const {
   d0 = wrap_dim(d0, dim(), "diagonal");
   d1 = wrap_dim(d1, dim(), "diagonal");

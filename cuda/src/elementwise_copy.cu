@@ -18,7 +18,7 @@ struct CastOp {
     using M = opmath_t<Src>;
     M m = static_cast<M>(v);
     if constexpr (std::is_same_v<Dst, bool>) return m != M(0);
-    else if constexpr (std::is_same_v<Dst, Half> || std::is_same_v<Dst, BFloat16>) return Dst(static_cast<float>(m));
+    else if constexpr (!std::is_same_v<opmath_t<Dst>, Dst>) return Dst(static_cast<float>(m));  // 16-/8-bit floats
     else return static_cast<Dst>(m);
   }
 };

@@ -162,7 +162,7 @@ def corrupt_cases(raw, n, h):
         "header past end": (struct.pack("<Q", len(raw)) + raw[8:], "header length"),
         "bad json": (raw[:8] + b"{" * n + raw[8 + n:], "JSON"),
         "truncated data": (raw[:-3], "past the end"),
-        "unknown dtype": (with_header(lambda d: d[name].update(dtype="F8_E4M3")), "unsupported dtype"),
+        "unknown dtype": (with_header(lambda d: d[name].update(dtype="F8_E8M0")), "unsupported dtype"),
         "shape mismatch": (with_header(lambda d: d[name].update(shape=[5, 5])), "expected"),
         "bad offsets": (with_header(lambda d: d[name].update(data_offsets=[8, 4])), "data_offsets"),
         "missing tensor": (with_header(lambda d: d.pop(name)), "not in the file"),

@@ -149,3 +149,25 @@ def test_numpy_dlpack_and_files_round_trip(dtype, tmp_path):
 def test_a_torch_int8_checkpoint_loads_as_a_tensor():
     q = tt.load(os.path.join(FIXTURES, "torch_checkpoints", "int8.pt"))["q"]
     assert q.dtype is tt.int8 and q.tolist() == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_view_dtype_reinterprets_the_bytes(device):
+    """Tensor.view(dtype) as PyTorch's: the same memory read as another dtype (values from torch 2.13)."""
+    x = tt.tensor([1.0, 2.0], device=device)
+    assert x.view(tt.int32).tolist() == [1065353216, 1073741824]
+    assert tt.tensor([0, 1, 2, 3], dtype=tt.uint8, device=device).view(tt.int16).tolist() == [256, 770]
+    a = tt.zeros(4, 2, device=device)[1:]
+    h = a.view(tt.float16)
+    assert (h.shape, h.stride(), h.storage_offset()) == ((3, 4), (4, 1), 4)
+    h[0, 1] = 1.875                          # writes through: the upper half of a[0, 0]'s bits
+    assert a[0, 0].item() == np.array([0, 1.875], np.float16).view(np.float32)[0]
+    w = tt.ones(2, 4, device=device).view(tt.float64)
+    assert w.shape == (2, 2) and w.view(tt.float32).tolist() == [[1.0] * 4] * 2
+    assert not tt.ones(2, requires_grad=True).view(tt.int32).requires_grad
+    with pytest.raises(RuntimeError, match="self.dim\\(\\) cannot be 0 to view float32 as float16"):
+        tt.tensor(1.0).view(tt.float16)
+    with pytest.raises(RuntimeError, match="self.stride\\(0\\) must be divisible by 2 .* but got 3"):
+        tt.zeros(3, 3)[:, :2].view(tt.float64)
+    with pytest.raises(RuntimeError, match="self.size\\(-1\\) must be divisible by 2 .* but got 3"):
+        tt.zeros(3).view(tt.float64)

@@ -34,7 +34,8 @@ class dtype:
 
 # The C++ tt::DType codes (cpp/include/tinytorch/dtype.h), as _C takes and returns them
 # (``impl.dtype_code``): the first integral types, the floating ones, then the later integral ones.
-BOOL, UINT8, INT32, INT64, FLOAT16, BFLOAT16, FLOAT32, FLOAT64, INT8, INT16, UINT16, UINT32, UINT64 = range(13)
+(BOOL, UINT8, INT32, INT64, FLOAT16, BFLOAT16, FLOAT32, FLOAT64, INT8, INT16, UINT16, UINT32, UINT64, FLOAT8_E4M3FN,
+ FLOAT8_E5M2) = range(15)
 
 
 def is_floating_code(code: int) -> bool:
@@ -52,13 +53,16 @@ float32 = dtype(FLOAT32, np.float32)
 float64 = dtype(FLOAT64, np.float64)
 int8 = dtype(INT8, np.int8)
 int16 = dtype(INT16, np.int16)
-# storage types, as PyTorch's "limited support" unsigned ones: casts, copies, fills, indexing and
-# shape ops, no arithmetic
+# storage types, as PyTorch's "limited support" unsigned and float8 ones: casts, copies, fills,
+# indexing and shape ops, no arithmetic
 uint16 = dtype(UINT16, np.uint16)
 uint32 = dtype(UINT32, np.uint32)
 uint64 = dtype(UINT64, np.uint64)
+float8_e4m3fn = dtype(FLOAT8_E4M3FN, None)   # storage types too (no numpy equivalent)
+float8_e5m2 = dtype(FLOAT8_E5M2, None)
 
-DTYPES = (bool_, uint8, int32, int64, float16, bfloat16, float32, float64, int8, int16, uint16, uint32, uint64)  # by code
+DTYPES = (bool_, uint8, int32, int64, float16, bfloat16, float32, float64, int8, int16, uint16, uint32, uint64,
+          float8_e4m3fn, float8_e5m2)  # by code
 _BY_NAME = {d.name: d for d in DTYPES}
 _BY_NAME.update({"half": float16, "float": float32, "double": float64, "long": int64, "int": int32, "short": int16})
 

@@ -7,7 +7,7 @@ import builtins
 import weakref
 
 from tinytorch import _C
-from tinytorch._core.dtype import INT64, is_floating_code
+from tinytorch._core.dtype import INT64, is_floating_code, to_dtype
 from tinytorch._core.tensor_base cimport TensorBase as Tensor, wrap, requires_grad
 from tinytorch._core.graph cimport Node, make_node, init_node, should_record, set_history, is_grad_enabled_c
 from tinytorch._ops._common cimport view_positions, record as _record, wrap_dim
@@ -90,7 +90,10 @@ def view(Tensor self, *shape, size=None, dtype=None):
     if size is not None or dtype is not None:
         shape = (size if size is not None else dtype,)
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
-        return self.to(shape[0]) if shape[0] is not None else self   # view(dtype) of same itemsize
+        if shape[0] is None:
+            return self
+        # the same bytes as another dtype: not differentiable, as PyTorch's
+        return wrap(self._impl.view_dtype(to_dtype(shape[0]).code))
     return _record_view("ViewBackward0", self, self._impl.view(_as_shape(shape)), _reshape_back)
 
 

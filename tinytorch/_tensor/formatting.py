@@ -166,7 +166,7 @@ def _add_suffixes(text: str, suffixes: list, indent: int) -> str:
 
 def _numpy_values(t) -> np.ndarray:
     t = t.detach()
-    if t.dtype.name == "bfloat16":
+    if t.dtype._np is None:   # bfloat16, float8: numpy has no such type
         t = t.float()
     a = t.cpu().numpy()
     return a.astype(np.float64) if t.dtype.is_floating_point else a

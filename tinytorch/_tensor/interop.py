@@ -12,13 +12,15 @@ import numpy as np
 from tinytorch import _C
 from tinytorch._tensor.creation import _normalized_bools, empty, from_numpy
 from tinytorch._core.cuda_loader import cuda_backend
-from tinytorch._core.dtype import DTYPES, bfloat16, bool_, device as _device
+from tinytorch._core.dtype import DTYPES, bool_, device as _device
 from tinytorch._core.tensor_base import TensorBase, _wrap
 
 _BY_NAME = {d.name: d for d in DTYPES}
 _KDL_CPU, _KDL_CUDA, _KDL_CUDA_HOST, _KDL_CUDA_MANAGED = 1, 2, 3, 13
-_NP_TYPESTR = {"bool": "|b1", "uint8": "|u1", "int32": "<i4", "int64": "<i8", "float16": "<f2", "float32": "<f4",
-               "float64": "<f8"}
+# numpy's type string of each dtype numpy has (the array interfaces' "typestr")
+_NP_TYPESTR = {d.name: np.dtype(d._np).newbyteorder("<").str for d in DTYPES if d._np is not None}
+# PyTorch's ScalarType spelling of the dtypes numpy lacks, for its error messages
+_SCALAR_TYPE = {"bfloat16": "BFloat16", "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2"}
 
 
 # ----------------------------------------------------------------------------- streams (CUDA)
@@ -154,7 +156,7 @@ def cuda_array_interface(t: TensorBase) -> dict:
                            "If gradients aren't required, use var.detach() to get Variable that doesn't require grad.")
     name = t.dtype.name
     if name not in _NP_TYPESTR:
-        raise TypeError(f"Got unsupported ScalarType {'BFloat16' if name == 'bfloat16' else name}")
+        raise TypeError(f"Got unsupported ScalarType {_SCALAR_TYPE.get(name, name)}")
     itemsize = t._impl.itemsize
     shape = tuple(t._impl.shape)
     strides = None if t._impl.is_contiguous() else tuple(s * itemsize for s in t._impl.stride())
@@ -167,12 +169,12 @@ def cuda_array_interface(t: TensorBase) -> dict:
 # ----------------------------------------------------------------------------- numpy
 def to_array(t: TensorBase, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
     """``Tensor.__array__``: as ``tensor.numpy()`` (shares CPU memory), with PyTorch's errors for
-    tensors that require grad and for bfloat16 (numpy has no such type). CUDA tensors are copied
+    tensors that require grad and for bfloat16 and float8 (numpy has no such types). CUDA tensors are copied
     to the host (PyTorch raises there)."""
     if t.requires_grad:
         raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-    if t.dtype is bfloat16:
-        raise TypeError("Got unsupported ScalarType BFloat16")
+    if t.dtype._np is None:
+        raise TypeError(f"Got unsupported ScalarType {_SCALAR_TYPE[t.dtype.name]}")
     impl = t._impl if t._impl.device.type == "cpu" else t._impl.to_device(_device("cpu")._impl, True, False)
     a = impl.numpy()
     if dtype is not None and np.dtype(dtype) != a.dtype:

@@ -112,6 +112,13 @@ def tensor_type(self: Tensor, dtype: Any = None, non_blocking: bool = False, **k
     return self if self.dtype == d else self.to(d, non_blocking=non_blocking)
 
 
+# bfloat16: 8 exponent bits, 7 mantissa bits; float8_e4m3fn: 4 and 3 (no infinities, max 448);
+# float8_e5m2: 5 and 2
+_NON_NUMPY_FLOATS = {"bfloat16": (16, 2.0 ** -7, float.fromhex("0x1.fep127"), 2.0 ** -126, 0.01),
+                     "float8_e4m3fn": (8, 0.125, 448.0, 2.0 ** -6, 1.0),
+                     "float8_e5m2": (8, 0.25, 57344.0, 2.0 ** -14, 1.0)}
+
+
 class finfo:
     """Machine limits of a floating-point dtype, as ``torch.finfo``: bits, eps, max, min, tiny
     (= smallest_normal), resolution, dtype (its name)."""
@@ -121,9 +128,8 @@ class finfo:
         if not isinstance(d, _dtype_cls) or not d.is_floating_point:
             raise TypeError(f"torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
                             f"'{d}'")
-        if d == bfloat16:   # numpy has no bfloat16: 8 exponent bits, 7 mantissa bits
-            self.bits, self.eps, self.max = 16, 2.0 ** -7, float.fromhex("0x1.fep127")
-            self.tiny, self.resolution = 2.0 ** -126, 0.01
+        if d.name in _NON_NUMPY_FLOATS:   # numpy lacks them: (bits, eps, max, tiny, resolution)
+            self.bits, self.eps, self.max, self.tiny, self.resolution = _NON_NUMPY_FLOATS[d.name]
         else:
             f = np.finfo(d.to_numpy())
             self.bits, self.eps, self.max = int(f.bits), float(f.eps), float(f.max)

@@ -118,7 +118,7 @@ class Tensor(TensorBase):
     def tolist(self):
         """Returns the tensor as a (nested) list. For scalars, a standard Python number is returned, just like
         with :meth:`~Tensor.item`."""
-        if self.dtype.name == "bfloat16":
+        if self.dtype._np is None:   # bfloat16, float8: no numpy type to go through
             return self.detach().float().cpu()._impl.numpy().tolist()
         return self.detach().cpu()._impl.numpy().tolist()
 

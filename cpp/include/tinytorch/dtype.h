@@ -4,25 +4,29 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include "tinytorch/float8.h"
 #include "tinytorch/half.h"
 
 namespace tt {
 
 // Order matters: it is the index into promotion and dispatch tables (and Python's dtype codes,
-// which is why the later integer types follow the floating ones). UInt16/32/64 are storage types,
-// as in PyTorch: casts, copies, fills, indexing and shape ops, not arithmetic.
+// which is why the types added later follow the first floating ones). UInt16/32/64 and the
+// float8 types are storage types, as in PyTorch: casts, copies, fills, indexing and shape ops,
+// not arithmetic.
 enum class DType : int8_t { Bool, UInt8, Int32, Int64, Float16, BFloat16, Float32, Float64,
-                            Int8, Int16, UInt16, UInt32, UInt64 };
-constexpr int kNumDTypes = 13;
+                            Int8, Int16, UInt16, UInt32, UInt64, Float8_e4m3fn, Float8_e5m2 };
+constexpr int kNumDTypes = 15;
 
 size_t itemsize(DType d);
 const char* dtype_name(DType d);  // "float32", as Python spells it
+// The floating types kernels compute in (float8 is floating too, but only stored: is_float8).
 inline bool is_floating(DType d) { return d >= DType::Float16 && d <= DType::Float64; }
+inline bool is_float8(DType d) { return d == DType::Float8_e4m3fn || d == DType::Float8_e5m2; }
 inline bool is_integral(DType d, bool include_bool) {
-  return (d != DType::Bool && !is_floating(d)) || (include_bool && d == DType::Bool);
+  return d == DType::Bool ? include_bool : !is_floating(d) && !is_float8(d);
 }
-inline bool is_unsigned(DType d) { return d == DType::UInt8 || d >= DType::UInt16; }
-// uint16/uint32/uint64: no arithmetic kernels (PyTorch's "limited support" unsigned types).
+inline bool is_unsigned(DType d) { return d == DType::UInt8 || (d >= DType::UInt16 && d <= DType::UInt64); }
+// uint16/32/64 and float8: no arithmetic kernels (PyTorch's "limited support" types).
 inline bool is_storage_only(DType d) { return d >= DType::UInt16; }
 // torch.promote_types
 DType promote_types(DType a, DType b);
@@ -31,7 +35,7 @@ DType promote_types(DType a, DType b);
 #define TT_FOR_EACH_DTYPE(X)                                                                       \
   X(Bool, bool) X(UInt8, uint8_t) X(Int8, int8_t) X(Int16, int16_t) X(Int32, int32_t) X(Int64, int64_t) \
   X(UInt16, uint16_t) X(UInt32, uint32_t) X(UInt64, uint64_t) X(Float16, Half) X(BFloat16, BFloat16)  \
-  X(Float32, float) X(Float64, double)
+  X(Float32, float) X(Float64, double) X(Float8_e4m3fn, Float8_e4m3fn) X(Float8_e5m2, Float8_e5m2)
 
 template <class T> struct dtype_of;
 #define TT_DTYPE_OF_(NAME, T) \
@@ -39,10 +43,12 @@ template <class T> struct dtype_of;
 TT_FOR_EACH_DTYPE(TT_DTYPE_OF_)
 #undef TT_DTYPE_OF_
 
-// The type arithmetic happens in: float for 16-bit floats, else the type itself.
+// The type arithmetic happens in: float for 16- and 8-bit floats, else the type itself.
 template <class T> struct opmath { using type = T; };
 template <> struct opmath<Half> { using type = float; };
 template <> struct opmath<BFloat16> { using type = float; };
+template <> struct opmath<Float8_e4m3fn> { using type = float; };
+template <> struct opmath<Float8_e5m2> { using type = float; };
 template <class T> using opmath_t = typename opmath<T>::type;
 
 
@@ -69,10 +75,12 @@ template <class T> using opmath_t = typename opmath<T>::type;
   TT_CASE(Int32, int32_t, __VA_ARGS__)  \
   TT_CASE(Int64, int64_t, __VA_ARGS__)
 
-#define TT_CASES_STORAGE_ONLY(...)        \
-  TT_CASE(UInt16, uint16_t, __VA_ARGS__)  \
-  TT_CASE(UInt32, uint32_t, __VA_ARGS__)  \
-  TT_CASE(UInt64, uint64_t, __VA_ARGS__)
+#define TT_CASES_STORAGE_ONLY(...)                         \
+  TT_CASE(UInt16, uint16_t, __VA_ARGS__)                   \
+  TT_CASE(UInt32, uint32_t, __VA_ARGS__)                   \
+  TT_CASE(UInt64, uint64_t, __VA_ARGS__)                   \
+  TT_CASE(Float8_e4m3fn, ::tt::Float8_e4m3fn, __VA_ARGS__) \
+  TT_CASE(Float8_e5m2, ::tt::Float8_e5m2, __VA_ARGS__)
 
 // TT_DISPATCH_FLOATING(dtype, "op", [&] { kernel<scalar_t>(...); });
 #define TT_DISPATCH_FLOATING(DTYPE, NAME, ...)                        \

@@ -73,6 +73,7 @@ class Tensor {
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
   Tensor unfold(int64_t dim, int64_t size, int64_t step) const;
   Tensor diagonal(int64_t offset = 0, int64_t d0 = 0, int64_t d1 = 1) const;
+  Tensor view_dtype(DType dtype) const;           // the same bytes read as another dtype
   Tensor alias() const { return *this; }
 
   // ---- copies ----

@@ -8,7 +8,7 @@ namespace {
 
 template <class Dst, class Src>
 void copy_typed(const Tensor& src, const Tensor& dst) {
-  using M = std::conditional_t<std::is_same_v<Src, Half> || std::is_same_v<Src, BFloat16>, float, Src>;
+  using M = opmath_t<Src>;  // float for the 16- and 8-bit floats
   StridedIter<2> it({&dst, &src});
   it.for_each([](char* const* p, const int64_t* s, int64_t n) {
     if constexpr (std::is_same_v<Dst, Src>) {
@@ -23,7 +23,7 @@ void copy_typed(const Tensor& src, const Tensor& dst) {
       if constexpr (std::is_same_v<Src, bool>) v = static_cast<M>(*reinterpret_cast<const uint8_t*>(p[1] + i * s[1]) != 0);
       else v = static_cast<M>(*reinterpret_cast<const Src*>(p[1] + i * s[1]));
       if constexpr (std::is_same_v<Dst, bool>) *reinterpret_cast<bool*>(p[0] + i * s[0]) = v != M(0);
-      else if constexpr (std::is_same_v<Dst, Half> || std::is_same_v<Dst, BFloat16>)
+      else if constexpr (!std::is_same_v<opmath_t<Dst>, Dst>)  // a 16- or 8-bit float: rounds from float
         *reinterpret_cast<Dst*>(p[0] + i * s[0]) = Dst(static_cast<float>(v));
       else *reinterpret_cast<Dst*>(p[0] + i * s[0]) = static_cast<Dst>(v);
     }

@@ -19,20 +19,22 @@ const char* op_name(BinaryOp op) {
 
 namespace {
 
-int category(DType d) { return d == DType::Bool ? 0 : (is_floating(d) ? 2 : 1); }
+bool floating_kind(DType d) { return is_floating(d) || is_float8(d); }
+int category(DType d) { return d == DType::Bool ? 0 : (floating_kind(d) ? 2 : 1); }
 
 // PyTorch's combine_categories: a lower-priority operand only matters if it is of a
 // higher category (e.g. int tensor + float scalar -> float).
 std::optional<DType> combine(std::optional<DType> higher, std::optional<DType> lower) {
   if (!higher) return lower;
   if (!lower) return higher;
-  if (is_floating(*higher)) return higher;
-  if (*higher == DType::Bool || is_floating(*lower)) return promote_types(*higher, *lower);
+  if (floating_kind(*higher)) return higher;
+  if (*higher == DType::Bool || floating_kind(*lower)) return promote_types(*higher, *lower);
   return higher;
 }
 
 DType unary_compute_dtype(UnaryOp op, const Tensor& x, OpScalars s) {
   DType d = x.dtype();
+  if (is_storage_only(d)) throw_unsupported_dtype(op_name(op), d);
   if (is_predicate(op) || is_floating(d)) return d;
   if (op == UnaryOp::PowScalar && s.a == static_cast<double>(static_cast<int64_t>(s.a))) {
     TT_CHECK(s.a >= 0, "Integers to negative integer powers are not allowed.");
@@ -117,7 +119,7 @@ DType result_type(std::initializer_list<const Tensor*> operands) {
 }
 
 bool can_cast(DType from, DType to) {
-  if (is_floating(from) && !is_floating(to)) return false;
+  if (floating_kind(from) && !floating_kind(to)) return false;
   if (from != DType::Bool && to == DType::Bool) return false;
   return true;
 }
@@ -161,6 +163,7 @@ static DType binary_compute_dtype(BinaryOp op, const Tensor& a, const Tensor& b)
            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, "
            "use the `~` or `logical_not()` operator instead. (", a.describe(), " - ", b.describe(), ")");
   DType d = result_type({&a, &b});
+  if (is_storage_only(d)) throw_unsupported_dtype(op_name(op), d);
   const BinaryClass c = op_class(op);
   if ((c == BinaryClass::TrueDivide || c == BinaryClass::Floating) && !is_floating(d)) return DType::Float32;
   return d;
