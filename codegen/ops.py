@@ -143,7 +143,6 @@ LA, CONV, DROP = "tinytorch._ops.linalg", "tinytorch._ops.conv", "tinytorch._ops
 C, NUM, RND = "tinytorch._composites.contractions", "tinytorch._composites.numerics", "tinytorch._tensor.random"
 O = Op
 # keywords PyTorch takes that the implementations lack, accepted by their forms (an Op row's keywords=)
-IMPLICIT = Keyword(False, "implicit (bool): ignored (PyTorch's tracer sets it). Default: ``False``")
 CUDNN_ENABLE = Keyword(True, "cudnn_enable (bool): ignored (PyTorch's switch for cuDNN's kernel). Default: ``True``")
 SPARSE_GRAD = Keyword(False, "sparse_grad (bool, optional): if ``True``, gradient w.r.t. :attr:`input` will be a "
                       "sparse tensor. Default: ``False``", unsupported="sparse gradients need sparse tensors, which "
@@ -164,7 +163,7 @@ OPS = [
     O("view", S, function=False), O("view_as", S, function=False), O("reshape", S), O("reshape_as", S, function=False),
     O("transpose", S, aliases=("swapaxes", "swapdims"), inplace="view", keywords={"swapaxes": {"axis0": "dim0", "axis1": "dim1"}}),
     O("t", S, inplace="view", ref="x.T"), O("permute", S), O("movedim", S, aliases=("moveaxis",)),
-    O("expand", S, function=False, keywords={"expand": {"implicit": IMPLICIT}}), O("expand_as", S, function=False), O("broadcast_to", S), O("squeeze", S, inplace="view"),
+    O("expand", S, function=False), O("expand_as", S, function=False), O("broadcast_to", S), O("squeeze", S, inplace="view"),
     O("unsqueeze", S, inplace="view"), O("flatten", S, ref="x.reshape(-1)"), O("unflatten", S), O("narrow", S), O("select", S), O("unbind", S),
     O("split", S, keywords={"Tensor.split": {"split_size": "split_size_or_sections"}}),
     O("chunk", S), O("unfold", S, function=False), O("diagonal", S), O("as_strided", S, inplace="view", inplace_function=True),

@@ -232,7 +232,7 @@ METHODS = {
     "permute": _S.permute,
     "movedim": _S.movedim,
     "moveaxis": _S.movedim,
-    "expand": _forms.with_keywords(_S.expand, "expand", {}, {"implicit": (False, "implicit (bool): ignored (PyTorch's tracer sets it). Default: ``False``", "")}),
+    "expand": _S.expand,
     "expand_as": _S.expand_as,
     "broadcast_to": _S.broadcast_to,
     "squeeze": _S.squeeze,

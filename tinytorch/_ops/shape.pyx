@@ -199,14 +199,15 @@ def _expand_back(Node n, g):
     return (sum_to_shape(g, n.in_shape),)
 
 
-def expand(Tensor self, *sizes, size=None):
+def expand(Tensor self, *sizes, size=None, implicit=False):
     """``expand(2, 3)``, ``expand((2, 3))`` or ``expand(size=(2, 3))``.
 
     Args:
         sizes (torch.Size or int...): the desired size: separate ints or one tuple.
 
     Keyword args:
-        size (Size or int...): the new shape. Default: ``None``"""
+        size (Size or int...): the new shape. Default: ``None``
+        implicit (bool): ignored (PyTorch's tracer sets it). Default: ``False``"""
     return _record_view("ExpandBackward0", self, self._impl.expand(_as_shape(sizes) if size is None else list(size)),
                         _expand_back)
 
