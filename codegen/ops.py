@@ -168,6 +168,7 @@ OPS = [
     O("split", S, keywords={"Tensor.split": {"split_size": "split_size_or_sections"}}),
     O("chunk", S), O("unfold", S, function=False), O("diagonal", S), O("as_strided", S, inplace="view", inplace_function=True),
     O("contiguous", S, function=False), O("clone", S, ref="x.copy()"),
+    O("view_as_real", S, method=False), O("view_as_complex", S, method=False),
     # reductions and scans (fused kernels, formulas in _ops/reduce.pyx)
     O("sum", R, ref="np.sum(x)"), O("mean", R, ref="np.mean(x)"), O("prod", R, ref="np.prod(x)", domain=(0.7, 1.3)), O("amax", R, ref="np.max(x)"), O("amin", R, ref="np.min(x)"), O("max", R, ref="np.max(x)"), O("min", R, ref="np.min(x)"),
     O("argmax", R), O("argmin", R), O("all", R), O("any", R), O("var", R, ref="np.var(x, ddof=1)"), O("std", R, ref="np.std(x, ddof=1)"),
@@ -329,6 +330,12 @@ OPS += [
     O("frobenius_norm", MX, grad="composite", method=False), O("nuclear_norm", MX, grad="composite", method=False),
     O("cholesky_solve", MX, grad="composite"), O("cholesky_inverse", MX, grad="composite"),
 ]
+
+# complex numbers (tinytorch/_composites/complex.py; Tensor.real/.imag are properties of the class)
+CX = "tinytorch._composites.complex"
+OPS += [O(n, CX, grad="composite", method=False) for n in ("complex", "polar", "real", "imag")]
+OPS += [O(n, CX, grad="composite") for n in ("conj", "conj_physical", "resolve_conj", "resolve_neg", "angle", "sgn")]
+OPS += [O(n, CX, grad="none") for n in ("is_conj", "is_neg", "isreal")]
 
 SCHEMA = Schema(unary=UNARY, binary=BINARY, ops=OPS, functional=FUNCTIONAL)
 SCHEMA.check()

@@ -24,12 +24,13 @@ except ImportError:
         "`tinytorch-run`), or build in place with `cmake -S . -B build/dev -G Ninja && ninja -C build/dev && "
         "scripts/dev_link.sh`") from None
 from tinytorch._core.dtype import (
-    bfloat16, can_cast, device, dtype, float8_e4m3fn, float8_e5m2, float16, float32, float64, get_default_dtype, int8,
+    bfloat16, can_cast, complex64, complex128, device, dtype, float8_e4m3fn, float8_e5m2, float16, float32, float64, get_default_dtype, int8,
     int16, int32, int64, layout, promote_types, set_default_dtype, strided, uint8, uint16, uint32, uint64,
 )
 from tinytorch._core.dtype import bool_ as bool  # noqa: A001  (torch.bool)
 from tinytorch._core.dtype import (  # noqa: A001  (torch.float, torch.int, ...)
     float16 as half, float32 as float, float64 as double, int16 as short, int32 as int, int64 as long,
+    complex64 as cfloat, complex128 as cdouble,
 )
 from tinytorch._core.size import Size
 from tinytorch._core.cuda_loader import cuda_backend as _cuda_backend  # noqa: F401  (the old name)
@@ -54,8 +55,17 @@ from tinytorch._tensor import torch_function as _tf
 # the op schema's forms (codegen/ops.py): every Tensor op method, and every op function as tinytorch.<name>
 # (the composites' load on first use: _functional.DEFERRED, resolved by __getattr__ below)
 from tinytorch._generated import functional as _functional, methods as _methods
+from tinytorch._ops import _common as _ops_common
 _methods.install(Tensor)
 from tinytorch._generated.functional import *  # noqa: F401,F403,E402  (tinytorch.exp, tinytorch.cat, ...)
+
+
+def _load_complex_ops() -> None:
+    """Complex arithmetic, composed over real views, registers itself with the op families."""
+    from tinytorch._composites import complex  # noqa: F401
+
+
+_ops_common.set_complex_loader(_load_complex_ops)
 
 from tinytorch import autograd  # noqa: E402
 from tinytorch.autograd.grad_mode import (  # noqa: E402

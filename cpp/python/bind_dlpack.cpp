@@ -23,6 +23,7 @@ DLDataType to_dl_dtype(DType d) {
   if (d == DType::BFloat16) return {kDLBfloat, 16, 1};
   TT_CHECK_TYPE(!is_float8(d), "to_dlpack: ", dtype_name(d), " tensors can't be exported (DLPack has no float8 here)");
   if (is_floating(d)) return {kDLFloat, bits, 1};
+  if (is_complex(d)) return {kDLComplex, bits, 1};
   return {is_unsigned(d) ? kDLUInt : kDLInt, bits, 1};
 }
 
@@ -36,7 +37,7 @@ DType from_dl_dtype(DLDataType t) {
   static const char* names[] = {"int", "uint", "float", "opaque handle", "bfloat", "complex", "bool"};
   throw TypeError(str_cat("from_dlpack: unsupported DLPack dtype ", t.code < 7 ? names[t.code] : "code?",
                           static_cast<int>(t.bits), "; tinytorch supports bool, uint8/16/32/64, int8/16/32/64, "
-                          "float16, bfloat16, float32, float64"));
+                          "float16, bfloat16, float32, float64, complex64, complex128"));
 }
 
 // What an exported capsule owns: a tensor (keeping its storage alive) and the shape/stride

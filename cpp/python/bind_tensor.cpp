@@ -25,12 +25,12 @@ DType dtype_from_numpy(const py::dtype& dt) {
   const size_t size = dt.itemsize();
   for (int c = 0; c < kNumDTypes; ++c) {
     const auto d = static_cast<DType>(c);
-    const char ours = d == DType::Bool ? 'b' : is_floating(d) ? 'f' : is_unsigned(d) ? 'u' : 'i';
+    const char ours = d == DType::Bool ? 'b' : is_floating(d) ? 'f' : is_complex(d) ? 'c' : is_unsigned(d) ? 'u' : 'i';
     if (numpy_has(d) && ours == kind && itemsize(d) == size) return d;
   }
   throw TypeError(str_cat("can't convert np.ndarray of type ", std::string(py::str(dt)),
-                          ". The only supported types are: float64, float32, float16, int64, int32, int16, int8, uint64, "
-                          "uint32, uint16, uint8, and bool."));
+                          ". The only supported types are: float64, float32, float16, complex64, complex128, int64, int32, "
+                          "int16, int8, uint64, uint32, uint16, uint8, and bool."));
 }
 
 // Zero-copy: the tensor borrows the array's memory and keeps the array alive.
@@ -69,16 +69,21 @@ py::array to_numpy(const Tensor& t) {
   return py::array(numpy_dtype(t.dtype()), t.shape(), byte_strides, t.data_ptr(), py::cast(t));
 }
 
+// One element as a Python number (a template: each branch compiles only for its types).
+template <class T>
+py::object py_number(T v) {
+  if constexpr (std::is_same_v<T, bool>) return py::bool_(v);
+  else if constexpr (std::is_unsigned_v<T>) return py::int_(static_cast<uint64_t>(v));
+  else if constexpr (std::is_integral_v<T>) return py::int_(static_cast<int64_t>(v));
+  else if constexpr (std::is_same_v<T, Complex64> || std::is_same_v<T, Complex128>)
+    return py::reinterpret_steal<py::object>(PyComplex_FromDoubles(double(v.re), double(v.im)));
+  else return py::float_(static_cast<double>(static_cast<opmath_t<T>>(v)));
+}
+
 py::object item(const Tensor& t) {
   TT_CHECK_VALUE(t.numel() == 1, "a Tensor with ", t.numel(), " elements cannot be converted to Scalar");
   Tensor c = t.device().is_cpu() ? t : t.to(Device());
-  return TT_DISPATCH_STORAGE(c.dtype(), "item", [&]() -> py::object {
-    scalar_t v = *c.data<scalar_t>();
-    if constexpr (std::is_same_v<scalar_t, bool>) return py::bool_(v);
-    else if constexpr (std::is_unsigned_v<scalar_t>) return py::int_(static_cast<uint64_t>(v));
-    else if constexpr (std::is_integral_v<scalar_t>) return py::int_(static_cast<int64_t>(v));
-    else return py::float_(static_cast<double>(static_cast<opmath_t<scalar_t>>(v)));
-  });
+  return TT_DISPATCH_STORAGE(c.dtype(), "item", [&]() -> py::object { return py_number(*c.data<scalar_t>()); });
 }
 
 }  // namespace
@@ -134,6 +139,8 @@ TT_BIND(0, tensor) {
       .def("unfold", &Tensor::unfold)
       .def("diagonal", &Tensor::diagonal)
       .def("view_dtype", [](const Tensor& t, int code) { return t.view_dtype(dtype_from_code(code)); })
+      .def("view_as_real", &Tensor::view_as_real)
+      .def("view_as_complex", &Tensor::view_as_complex)
       .def("alias", &Tensor::alias)
       .def("contiguous", &Tensor::contiguous)
       .def("clone", &Tensor::clone)
@@ -151,6 +158,12 @@ TT_BIND(0, tensor) {
   m.def("empty", [](const Shape& shape, int code, const Device& d) { return Tensor::empty(shape, dtype_from_code(code), d); });
   m.def("full", [](const Shape& shape, double v, int code, const Device& d) { return full(shape, v, dtype_from_code(code), d); });
   m.def("scalar_tensor", [](double v, int code) { return scalar_tensor(v, dtype_from_code(code)); });
+  // a Python complex number as an operand: a 0-dim complex128 wrapped number, as PyTorch's
+  m.def("complex_scalar_tensor", [](double re, double im) {
+    Tensor t = scalar_tensor(0.0, DType::Complex128);
+    *t.data<Complex128>() = Complex128(re, im);
+    return t;
+  });
   m.def("promote_types", [](int a, int b) { return static_cast<int>(promote_types(dtype_from_code(a), dtype_from_code(b))); });
   m.def("result_type", [](const Tensor& a, const Tensor& b) { return static_cast<int>(result_type({&a, &b})); });
   m.def("can_cast", [](int a, int b) { return can_cast(dtype_from_code(a), dtype_from_code(b)); });

@@ -17,7 +17,7 @@ const char* dtype_name(DType d) {
   static constexpr const char* names[kNumDTypes] = {"bool",    "uint8",    "int32",   "int64",  "float16",
                                                    "bfloat16", "float32", "float64", "int8",   "int16",
                                                    "uint16",  "uint32",   "uint64",  "float8_e4m3fn",
-                                                   "float8_e5m2"};
+                                                   "float8_e5m2", "complex64", "complex128"};
   return names[static_cast<int>(d)];
 }
 
@@ -38,6 +38,12 @@ DType promote_types(DType a, DType b) {
   using D = DType;
   TT_CHECK(!is_float8(a) && !is_float8(b), "Promotion for Float8 Types is not supported, attempted to promote ",
            dtype_name(a), " and ", dtype_name(b));
+  if (is_complex(a) || is_complex(b)) {  // complex wins; its precision is the wider of the two
+    const DType other = is_complex(a) ? b : a;
+    TT_CHECK(other < D::UInt16 || other > D::UInt64, "Promotion for uint16, uint32, uint64 types is not supported, "
+             "attempted to promote ", dtype_name(a), " and ", dtype_name(b));
+    return a == D::Complex128 || b == D::Complex128 || other == D::Float64 ? D::Complex128 : D::Complex64;
+  }
   if (is_storage_only(a) || is_storage_only(b)) {  // as PyTorch: only with a floating type
     TT_CHECK(is_floating(a) || is_floating(b), "Promotion for uint16, uint32, uint64 types is not supported, "
              "attempted to promote ", dtype_name(a), " and ", dtype_name(b));
@@ -60,6 +66,9 @@ DType promote_types(DType a, DType b) {
 }
 
 void throw_unsupported_dtype(const char* op, DType d) {
+  if (is_complex(d))
+    throw NotImplementedError(str_cat(op, ": not implemented for ", dtype_name(d), " (complex tensors support "
+                                      "the ops listed in docs/api.md, \"Complex numbers\")"));
   if (is_storage_only(d))  // NotImplementedError, as PyTorch's for these types
     throw NotImplementedError(str_cat(op, ": not implemented for ", dtype_name(d), " (uint16, uint32, uint64 and "
                                       "float8 are storage types: cast to int64 or a floating dtype for arithmetic)"));

@@ -353,6 +353,31 @@ Tensor Tensor::view_dtype(DType to) const {
   return Tensor(storage_, shape, strides, offset, to);
 }
 
+Tensor Tensor::view_as_real() const {
+  TT_CHECK(is_complex(dtype_), "view_as_real is only supported for complex tensors (got ", describe(), ")");
+  const int64_t r = 2;  // a complex element is two reals: every stride and the offset double
+  Shape shape = shape_, strides = strides_;
+  for (auto& s : strides) s *= r;
+  shape.push_back(2);
+  strides.push_back(1);
+  return Tensor(storage_, shape, strides, offset_ * r, dtype_ == DType::Complex64 ? DType::Float32 : DType::Float64);
+}
+
+Tensor Tensor::view_as_complex() const {
+  TT_CHECK(dtype_ == DType::Float32 || dtype_ == DType::Float64, "view_as_complex is only supported for float and "
+           "double tensors, but got a tensor of scalar type: ", dtype_name(dtype_), " (", describe(), ")");
+  TT_CHECK(dim() > 0, "Input tensor must have one or more dimensions (view_as_complex of ", describe(), ")");
+  TT_CHECK(shape_.back() == 2, "Tensor must have a last dimension of size 2 (view_as_complex of ", describe(), ")");
+  TT_CHECK(strides_.back() == 1, "Tensor must have a last dimension with stride 1 (view_as_complex of ", describe(), ")");
+  Shape shape(shape_.begin(), shape_.end() - 1), strides(strides_.begin(), strides_.end() - 1);
+  for (size_t i = 0; i < strides.size(); ++i)
+    TT_CHECK(strides[i] % 2 == 0, "Tensor must have a stride divisible by 2 for all but last dimension "
+             "(view_as_complex of ", describe(), ")");
+  for (auto& s : strides) s /= 2;
+  TT_CHECK(offset_ % 2 == 0, "Tensor must have a storage_offset divisible by 2 (view_as_complex of ", describe(), ")");
+  return Tensor(storage_, shape, strides, offset_ / 2, dtype_ == DType::Float32 ? DType::Complex64 : DType::Complex128);
+}
+
 Tensor Tensor::diagonal(int64_t off, int64_t d0, int64_t d1) const {
   d0 = wrap_dim(d0, dim(), "diagonal");
   d1 = wrap_dim(d1, dim(), "diagonal");

@@ -2,6 +2,7 @@
 // The factories round exactly like the CPU: products and sums use __dmul_rn/__dadd_rn so nvcc
 // cannot contract them into an FMA (which rounds once and could differ in the last bit).
 #include "tinytorch/cuda/loops.cuh"
+#include "tinytorch/kernels/index.h"
 #include "tinytorch/kernels/shape.h"
 
 namespace tt::cuda {
@@ -23,7 +24,7 @@ __global__ void triu_tril_kernel(int64_t total, int64_t M, int64_t N, int64_t k,
   TT_GRID_STRIDE(e, total) {
     const int64_t j = e % N, i = (e / N) % M;
     const bool keep = upper ? j - i >= k : j - i <= k;
-    out[e] = keep ? x[e] : U(0);  // all-zero bits are 0 in every dtype
+    out[e] = keep ? x[e] : U{};  // all-zero bits are 0 in every dtype
   }
 }
 
@@ -37,13 +38,7 @@ void cuda_triu_tril(const Tensor& x, int64_t k, bool upper, const Tensor& out) {
     triu_tril_kernel<U><<<grid_for(total), kThreads, 0, stream>>>(
         total, M, N, k, upper, reinterpret_cast<const U*>(x.data_ptr()), reinterpret_cast<U*>(out.data_ptr()));
   };
-  switch (x.itemsize()) {  // pure data movement: one instantiation per element size
-    case 1: launch(uint8_t{}); break;
-    case 2: launch(uint16_t{}); break;
-    case 4: launch(uint32_t{}); break;
-    case 8: launch(uint64_t{}); break;
-    default: throw std::runtime_error(str_cat("triu/tril: unsupported element size ", x.itemsize()));
-  }
+  dispatch_bytes(x.itemsize(), launch);  // pure data movement: one instantiation per element size
   TT_CUDA_KERNEL_CHECK();
 }
 

@@ -289,7 +289,7 @@ def test_requires_grad_flags():
     with pytest.raises(RuntimeError, match="you can only change requires_grad flags of leaf variables"):
         y.requires_grad_(False)
     y.requires_grad_(True)                    # already requires grad: allowed
-    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
+    with pytest.raises(RuntimeError, match="only Tensors of floating point and complex dtype can require gradients"):
         tt.tensor([1, 2]).requires_grad_()
     c = tt.ones(2)
     assert c.requires_grad_() is c and c.requires_grad

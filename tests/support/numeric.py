@@ -13,6 +13,8 @@ TOL = {
     "float32": (1e-5, 1e-6),
     "float16": (2e-3, 2e-3),
     "bfloat16": (1.6e-2, 1.6e-2),
+    "complex128": (1e-10, 1e-12),
+    "complex64": (1e-5, 1e-6),
 }
 # Gradient tolerances (low-precision gradients vs the float64 gradient): (rtol, atol).
 GRAD_TOL = {
@@ -20,6 +22,8 @@ GRAD_TOL = {
     "float32": (1e-4, 1e-5),
     "float16": (1e-2, 1e-2),
     "bfloat16": (5e-2, 5e-2),
+    "complex128": (1e-8, 1e-10),
+    "complex64": (1e-4, 1e-5),
 }
 FLOAT_DTYPES = ["float32", "float16", "bfloat16", "float64"]
 # the devices an op test runs on: parametrize over DEVICES (the cuda one skips without a GPU)
@@ -40,7 +44,8 @@ def assert_close(actual, expected, dtype: str | None = None, tol=None, what: str
     if isinstance(expected, tt.Tensor):
         expected = to_numpy(expected)
     rtol, atol = tol or TOL.get(dtype or "float64", (0, 0))
-    np.testing.assert_allclose(np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64),
+    as_type = np.complex128 if np.iscomplexobj(actual) or np.iscomplexobj(expected) else np.float64
+    np.testing.assert_allclose(np.asarray(actual, dtype=as_type), np.asarray(expected, dtype=as_type),
                                rtol=rtol, atol=atol, err_msg=what)
 
 

@@ -10,13 +10,14 @@ from tinytorch._core.cuda_loader import cuda_backend
 class dtype:
     """A tensor element type, as ``torch.dtype``. ``code`` is the C++ ``tt::DType`` value."""
 
-    __slots__ = ("code", "name", "itemsize", "is_floating_point", "is_signed", "_np")
+    __slots__ = ("code", "name", "itemsize", "is_floating_point", "is_complex", "is_signed", "_np")
 
     def __init__(self, code: int, np_dtype) -> None:
         self.code = code
         self.name = _C.dtype_name(code)
         self.itemsize = _C.itemsize(code)
         self.is_floating_point = self.name.startswith(("float", "bfloat"))
+        self.is_complex = self.name.startswith("complex")
         self.is_signed = not self.name.startswith(("bool", "uint"))
         self._np = np_dtype
 
@@ -35,7 +36,7 @@ class dtype:
 # The C++ tt::DType codes (cpp/include/tinytorch/dtype.h), as _C takes and returns them
 # (``impl.dtype_code``): the first integral types, the floating ones, then the later integral ones.
 (BOOL, UINT8, INT32, INT64, FLOAT16, BFLOAT16, FLOAT32, FLOAT64, INT8, INT16, UINT16, UINT32, UINT64, FLOAT8_E4M3FN,
- FLOAT8_E5M2) = range(15)
+ FLOAT8_E5M2, COMPLEX64, COMPLEX128) = range(17)
 
 
 def is_floating_code(code: int) -> bool:
@@ -60,11 +61,15 @@ uint32 = dtype(UINT32, np.uint32)
 uint64 = dtype(UINT64, np.uint64)
 float8_e4m3fn = dtype(FLOAT8_E4M3FN, None)   # storage types too (no numpy equivalent)
 float8_e5m2 = dtype(FLOAT8_E5M2, None)
+# complex: stored as (real, imag) pairs; arithmetic composed over view_as_real (_composites/complex.py)
+complex64 = dtype(COMPLEX64, np.complex64)
+complex128 = dtype(COMPLEX128, np.complex128)
 
 DTYPES = (bool_, uint8, int32, int64, float16, bfloat16, float32, float64, int8, int16, uint16, uint32, uint64,
-          float8_e4m3fn, float8_e5m2)  # by code
+          float8_e4m3fn, float8_e5m2, complex64, complex128)  # by code
 _BY_NAME = {d.name: d for d in DTYPES}
-_BY_NAME.update({"half": float16, "float": float32, "double": float64, "long": int64, "int": int32, "short": int16})
+_BY_NAME.update({"half": float16, "float": float32, "double": float64, "long": int64, "int": int32, "short": int16,
+                 "cfloat": complex64, "cdouble": complex128})
 
 
 def _dtype_by_name(name: str) -> dtype:
@@ -81,7 +86,7 @@ def from_numpy_dtype(np_dtype) -> dtype:
         return _FROM_NP[np.dtype(np_dtype).newbyteorder("=")]
     except KeyError:
         raise TypeError(f"can't convert numpy dtype {np_dtype}: supported are float64, float32, float16, "
-                        "int64, int32, int16, int8, uint64, uint32, uint16, uint8 and bool") from None
+                        "complex64, complex128, int64, int32, int16, int8, uint64, uint32, uint16, uint8 and bool") from None
 
 
 _default_dtype = float32
@@ -135,6 +140,8 @@ def to_dtype(d) -> dtype:
         return int64
     if d is float:
         return _default_dtype
+    if d is complex:
+        return complex128 if _default_dtype is float64 else complex64
     return from_numpy_dtype(d)
 
 

@@ -152,8 +152,9 @@ cdef class TensorBase:
                                    "computed variable in a subgraph that doesn't require differentiation use "
                                    "var_no_grad = var.detach().")
             return
-        if value and not self.dtype.is_floating_point:
-            raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {self.dtype})")
+        if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError(f"only Tensors of floating point and complex dtype can require gradients (got "
+                               f"{self.dtype})")
         self._requires_grad = value
 
     def requires_grad_(self, bint requires_grad=True):

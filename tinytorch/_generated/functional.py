@@ -122,6 +122,8 @@ chunk = _S.chunk
 diagonal = _S.diagonal
 as_strided = _S.as_strided
 clone = _S.clone
+view_as_real = _S.view_as_real
+view_as_complex = _S.view_as_complex
 sum = _R.sum
 mean = _R.mean
 prod = _R.prod
@@ -292,6 +294,7 @@ _complete(globals(), _methods.METHODS)
 
 def _deferred() -> dict:
     """The functions whose modules load on first use (see the module docstring)."""
+    from tinytorch._composites import complex as _complex
     from tinytorch._composites import contractions as _contractions
     from tinytorch._composites import conv3d as _conv3d
     from tinytorch._composites import embedding_bag as _embedding_bag
@@ -444,6 +447,19 @@ def _deferred() -> dict:
     nuclear_norm = _matrix.nuclear_norm
     cholesky_solve = _matrix.cholesky_solve
     cholesky_inverse = _matrix.cholesky_inverse
+    complex = _complex.complex
+    polar = _complex.polar
+    real = _complex.real
+    imag = _complex.imag
+    conj = _complex.conj
+    conj_physical = _complex.conj_physical
+    resolve_conj = _complex.resolve_conj
+    resolve_neg = _complex.resolve_neg
+    angle = _complex.angle
+    sgn = _complex.sgn
+    is_conj = _complex.is_conj
+    is_neg = _complex.is_neg
+    isreal = _complex.isreal
     return _complete({k: v for k, v in locals().items() if not k.startswith("_")}, _methods._deferred())
 
 
@@ -613,6 +629,8 @@ __all__ = [
     "as_strided",
     "as_strided_",
     "clone",
+    "view_as_real",
+    "view_as_complex",
     "sum",
     "mean",
     "prod",
@@ -738,4 +756,8 @@ DEFERRED = _methods.DEFERRED - frozenset({
     "fill",
     "frobenius_norm",
     "nuclear_norm",
+    "complex",
+    "polar",
+    "real",
+    "imag",
 })

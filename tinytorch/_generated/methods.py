@@ -311,6 +311,7 @@ METHODS = {
 
 def _deferred() -> dict:
     """The methods whose modules load on first use."""
+    from tinytorch._composites import complex as _complex
     from tinytorch._composites import contractions as _contractions
     from tinytorch._composites import indexing as _indexing
     from tinytorch._composites import matrix as _matrix
@@ -466,6 +467,15 @@ def _deferred() -> dict:
         "geometric_": _sampling.geometric_,
         "cholesky_solve": _matrix.cholesky_solve,
         "cholesky_inverse": _matrix.cholesky_inverse,
+        "conj": _complex.conj,
+        "conj_physical": _complex.conj_physical,
+        "resolve_conj": _complex.resolve_conj,
+        "resolve_neg": _complex.resolve_neg,
+        "angle": _complex.angle,
+        "sgn": _complex.sgn,
+        "is_conj": _complex.is_conj,
+        "is_neg": _complex.is_neg,
+        "isreal": _complex.isreal,
     }
     return methods
 
@@ -615,6 +625,15 @@ DEFERRED = frozenset({
     "geometric_",
     "cholesky_solve",
     "cholesky_inverse",
+    "conj",
+    "conj_physical",
+    "resolve_conj",
+    "resolve_neg",
+    "angle",
+    "sgn",
+    "is_conj",
+    "is_neg",
+    "isreal",
 })
 
 

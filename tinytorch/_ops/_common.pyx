@@ -6,7 +6,7 @@ from libc.stdint cimport int64_t
 import numpy as np
 
 from tinytorch import _C
-from tinytorch._core.dtype import BOOL, FLOAT64, INT64
+from tinytorch._core.dtype import BOOL, COMPLEX64, FLOAT64, INT64
 from tinytorch._core.tensor_base cimport TensorBase as Tensor, wrap, requires_grad
 from tinytorch._core.graph cimport Node, make_node, set_history, save_tensors, is_grad_enabled_c
 
@@ -46,6 +46,8 @@ cdef object foreign_operand(object x):
         return operand(int(x))
     if isinstance(x, (float, np.floating)):
         return operand(float(x))
+    if isinstance(x, (complex, np.complexfloating)):
+        return _C.complex_scalar_tensor(x.real, x.imag)
     if isinstance(x, np.ndarray):
         if not x.flags.writeable or any(s < 0 for s in x.strides):
             x = np.array(x)  # tinytorch tensors are writable views with non-negative strides
@@ -227,3 +229,51 @@ cdef Tensor record(str name, object backward, tuple inputs, object impl, dict at
             save_tensors(n, saved)
         set_history(out, n, 0)
     return out
+
+
+# ------------------------------------------------------------------ complex tensors
+
+# The kernels store complex tensors but compute only real ones: an op whose kernel refuses a complex
+# operand (NotImplementedError) runs its composite over the real view instead. Those composites use
+# this layer's ops, so they live above it (tinytorch/_composites/complex.py) and register here; the
+# package root hands over a loader, so the module loads at the first complex op, not at import.
+cdef dict _complex_ops = {}
+cdef object _complex_loader = None
+
+
+def register_complex_ops(dict ops):
+    """Registers complex composites by op name: ``ops[name](*args)`` computes ``name`` when one of
+    its operands is complex."""
+    _complex_ops.update(ops)
+
+
+def set_complex_loader(loader):
+    """``loader()`` registers the complex composites; it is called at the first complex op."""
+    global _complex_loader
+    _complex_loader = loader
+
+
+cdef bint is_complex_operand(object x):
+    if isinstance(x, Tensor):
+        return (<Tensor>x)._impl.dtype_code >= COMPLEX64
+    return isinstance(x, complex)
+
+
+cdef object complex_op(str name, tuple args):
+    """The registered complex composite of ``name`` applied to ``args``; NotImplementedError naming
+    the op when there is none (as PyTorch's "not implemented for 'ComplexFloat'")."""
+    global _complex_loader
+    if _complex_loader is not None:
+        loader, _complex_loader = _complex_loader, None
+        loader()
+    fn = _complex_ops.get(name)
+    if fn is None:
+        dtypes = ", ".join(str(a.dtype) for a in args if isinstance(a, Tensor))
+        raise NotImplementedError(f"\"{name}\" not implemented for complex tensors ({dtypes}); the complex ops "
+                                  "tinytorch has are listed in docs/api.md, \"Complex numbers\"")
+    return fn(*args)
+
+
+def result_code(a, b):
+    """The dtype code of a binary op's result on ``a`` and ``b`` (tensors or Python numbers)."""
+    return _C.result_type(operand(a), operand(b))

@@ -9,7 +9,8 @@ from tinytorch._core.dtype import DTYPES, is_floating_code
 from tinytorch._core.tensor_base cimport TensorBase as Tensor, wrap, requires_grad
 from tinytorch._core.graph cimport Node, make_node, init_node, should_record, set_history, save_tensors, \
     is_grad_enabled_c
-from tinytorch._ops._common cimport operand, as_tensor_like, fused_result, check_inplace, rebase_inplace
+from tinytorch._ops._common cimport operand, as_tensor_like, fused_result, check_inplace, rebase_inplace, \
+    is_complex_operand, complex_op
 
 
 # ------------------------------------------------------------------ unary
@@ -21,7 +22,13 @@ cdef class UnaryNode(Node):
 
 
 cdef Tensor _unary(str name, Tensor x, double a=0.0, double b=0.0):
-    cdef Tensor out = wrap(getattr(_C, name)(x._impl, a, b))
+    cdef Tensor out
+    try:
+        out = wrap(getattr(_C, name)(x._impl, a, b))
+    except NotImplementedError:
+        if is_complex_operand(x):
+            return complex_op(name, (x, a, b))
+        raise
     spec = _UNARY_GRAD.get(name)
     if spec is None or not should_record((x,)):
         return out
@@ -197,7 +204,13 @@ cdef class BinaryNode(Node):
 
 
 cdef Tensor _binary(str name, a, b, double s0=1.0, double s1=0.0):
-    cdef Tensor out = wrap(getattr(_C, name)(operand(a), operand(b), s0, s1))
+    cdef Tensor out
+    try:
+        out = wrap(getattr(_C, name)(operand(a), operand(b), s0, s1))
+    except NotImplementedError:
+        if is_complex_operand(a) or is_complex_operand(b):
+            return complex_op(name, (a, b, s0))
+        raise
     spec = _BINARY_GRAD.get(name)
     if spec is None:
         return out
@@ -321,7 +334,12 @@ def _inplace(str name, Tensor self, other, double s0=1.0, double s1=0.0):
     if is_grad_enabled_c() and (requires_grad(self) or (isinstance(other, Tensor) and requires_grad(<Tensor>other))):
         if name in _BINARY_GRAD:
             return rebase_inplace(self, _binary(name, self, other, s0, s1))
-    getattr(_C, name + "_")(self._impl, operand(other), s0, s1)
+    try:
+        getattr(_C, name + "_")(self._impl, operand(other), s0, s1)
+    except NotImplementedError:
+        if is_complex_operand(self) or is_complex_operand(other):
+            return complex_op(name + "_", (self, other, s0))
+        raise
     return self
 
 
@@ -329,7 +347,12 @@ def _inplace_unary(str name, Tensor self, double a=0.0, double b=0.0):
     check_inplace(self, name + "_")
     if is_grad_enabled_c() and requires_grad(self):
         return rebase_inplace(self, _unary(name, self, a, b))
-    getattr(_C, name + "_")(self._impl, a, b)
+    try:
+        getattr(_C, name + "_")(self._impl, a, b)
+    except NotImplementedError:
+        if is_complex_operand(self):
+            return complex_op(name + "_", (self, a, b))
+        raise
     return self
 
 

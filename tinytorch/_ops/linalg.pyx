@@ -4,7 +4,7 @@ double backward works; linear's first backward is one fused kernel when not reco
 from tinytorch import _C
 from tinytorch._core.tensor_base cimport TensorBase as Tensor, wrap
 from tinytorch._core.graph cimport Node, is_grad_enabled_c
-from tinytorch._ops._common cimport record as _record, impl_or_none as _impl
+from tinytorch._ops._common cimport record as _record, impl_or_none as _impl, is_complex_operand, complex_op
 from tinytorch._ops import shape as S
 
 
@@ -41,8 +41,14 @@ def matmul(Tensor input, Tensor other):
     Args:
         input (Tensor): the first tensor to be multiplied.
         other (Tensor): the second tensor to be multiplied."""
+    try:
+        impl = _C.matmul(input._impl, other._impl)
+    except NotImplementedError:
+        if is_complex_operand(input) or is_complex_operand(other):
+            return complex_op("matmul", (input, other))
+        raise
     return _record("MmBackward0" if input._impl.ndim == 2 and other._impl.ndim == 2 else "MatmulBackward0",
-                   _matmul_back, (input, other), _C.matmul(input._impl, other._impl), {}, (input, other))
+                   _matmul_back, (input, other), impl, {}, (input, other))
 
 
 def mm(Tensor input, Tensor mat2):

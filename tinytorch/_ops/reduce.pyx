@@ -12,7 +12,7 @@ from tinytorch._ops.shape import cat, flip
 from tinytorch._core.tensor_base cimport TensorBase as Tensor, wrap
 from tinytorch._core.graph cimport Node, make_node, init_node, should_record, set_history, save_tensors, \
     is_grad_enabled_c
-from tinytorch._ops._common cimport wrap_dim
+from tinytorch._ops._common cimport wrap_dim, is_complex_operand, complex_op
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
 
@@ -101,9 +101,14 @@ def sum(Tensor input, dim=None, keepdim=False, *, dtype=None):
             tensor is casted to :attr:`dtype` before the operation is performed. This is useful for
             preventing data type overflows. Default: ``None``"""
     dims = _dims(dim, input._impl.ndim)
-    return _record("SumBackward1" if dims is not None else "SumBackward0", _sum_back, input,
-                   _C.sum(input._impl, dims, keepdim, _code(dtype)), dims, keepdim,
-                   None, (), False)   # (sum and mean save nothing)
+    try:
+        impl = _C.sum(input._impl, dims, keepdim, _code(dtype))
+    except NotImplementedError:
+        if is_complex_operand(input):
+            return complex_op("sum", (input, dims, keepdim, dtype))
+        raise
+    return _record("SumBackward1" if dims is not None else "SumBackward0", _sum_back, input, impl, dims,
+                   keepdim, None, (), False)   # (sum and mean save nothing)
 
 
 def _mean_back(ReduceNode n, g):
@@ -125,9 +130,14 @@ def mean(Tensor input, dim=None, keepdim=False, *, dtype=None):
             tensor is casted to :attr:`dtype` before the operation is performed. This is useful for
             preventing data type overflows. Default: ``None``"""
     dims = _dims(dim, input._impl.ndim)
-    return _record("MeanBackward1" if dims is not None else "MeanBackward0", _mean_back, input,
-                   _C.mean(input._impl, dims, keepdim, _code(dtype)), dims, keepdim,
-                   None, (), False)   # (sum and mean save nothing)
+    try:
+        impl = _C.mean(input._impl, dims, keepdim, _code(dtype))
+    except NotImplementedError:
+        if is_complex_operand(input):
+            return complex_op("mean", (input, dims, keepdim, dtype))
+        raise
+    return _record("MeanBackward1" if dims is not None else "MeanBackward0", _mean_back, input, impl, dims,
+                   keepdim, None, (), False)   # (sum and mean save nothing)
 
 
 def _product_of_the_others(Tensor x, dims):

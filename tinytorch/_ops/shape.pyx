@@ -496,6 +496,32 @@ def unfold(Tensor self, int dimension, Py_ssize_t size, Py_ssize_t step):
                         {"view_fn": fn})
 
 
+def view_as_real(Tensor input):
+    """Returns a view of :attr:`input` as a real tensor: a complex tensor of size (..., n) is seen as a
+    real tensor of size (..., n, 2) whose last dimension holds the real and imaginary parts.
+
+    Args:
+        input (Tensor): the input tensor (complex64 or complex128)."""
+    return _record_view("ViewAsRealBackward0", input, input._impl.view_as_real(), _view_as_real_back)
+
+
+def _view_as_real_back(Node n, g):
+    return (view_as_complex(g.contiguous()),)
+
+
+def view_as_complex(Tensor input):
+    """Returns a view of :attr:`input` as a complex tensor: a real tensor of size (..., n, 2) (last
+    dimension of size 2 and stride 1, other strides even) is seen as a complex tensor of size (..., n).
+
+    Args:
+        input (Tensor): the input tensor (float32 or float64)."""
+    return _record_view("ViewAsComplexBackward0", input, input._impl.view_as_complex(), _view_as_complex_back)
+
+
+def _view_as_complex_back(Node n, g):
+    return (view_as_real(g),)
+
+
 def diagonal(Tensor input, Py_ssize_t offset=0, int dim1=0, int dim2=1):
     """Returns a partial view of :attr:`input` with the its diagonal elements with respect to :attr:`dim1`
     and :attr:`dim2` appended as a dimension at the end of the shape.

@@ -12,8 +12,8 @@ from typing import Optional, Sequence, Union
 import numpy as np
 
 from tinytorch import _C
-from tinytorch._core.dtype import DTYPES, bfloat16, bool_, default_device, device as _device, float32, \
-    from_numpy_dtype, get_default_dtype, int64, to_dtype
+from tinytorch._core.dtype import DTYPES, bfloat16, bool_, complex64, complex128, default_device, \
+    device as _device, float32, float64, from_numpy_dtype, get_default_dtype, int64, to_dtype
 from tinytorch._core.tensor_base import TensorBase as Tensor, _wrap  # (tinytorch.Tensor's base: every tensor is one)
 from tinytorch._tensor.doc_notes import factory_notes, fill_doc, filled_doc
 
@@ -54,7 +54,8 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
 
 
 def _infer_dtype(data) -> "dtype":
-    """PyTorch's inference: bools -> bool, ints -> int64, any float -> default dtype."""
+    """PyTorch's inference: bools -> bool, ints -> int64, any float -> default dtype, any complex ->
+    the default dtype's complex type."""
     kinds = set()
 
     def walk(x):
@@ -69,9 +70,13 @@ def _infer_dtype(data) -> "dtype":
             kinds.add("i")
         elif isinstance(x, numbers.Real):
             kinds.add("f")
+        elif isinstance(x, numbers.Complex):
+            kinds.add("c")
         else:
             raise TypeError(f"tensor(): could not infer dtype of {type(x).__name__}")
     walk(data)
+    if "c" in kinds or any(not isinstance(k, str) and k.is_complex for k in kinds):
+        return complex128 if get_default_dtype() is float64 else complex64
     if "f" in kinds or any(not isinstance(k, str) and k.is_floating_point for k in kinds):
         return get_default_dtype()
     if "i" in kinds or any(not isinstance(k, str) and k.name not in ("bool",) for k in kinds):
@@ -98,7 +103,8 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False, pin_memor
         d = to_dtype(dtype) if dtype is not None else _infer_dtype(data)
         if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
             data = _nested_tolist(data)
-        np_dtype = np.float64 if d.is_floating_point else (np.bool_ if d is bool_ else np.int64)
+        np_dtype = np.float64 if d.is_floating_point else np.complex128 if d.is_complex else \
+            (np.bool_ if d is bool_ else np.int64)
         if d.name in _INT_RANGE:    # PyTorch's checked conversion, not numpy's wrap
             raw = np.array(data)
             lo, hi = _INT_RANGE[d.name] if raw.dtype.kind in "iub" else _FLOAT_RANGE[d.name]

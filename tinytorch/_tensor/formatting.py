@@ -110,6 +110,20 @@ class _Formatter:
         return (self.max_width - len(s)) * " " + s
 
 
+class _ComplexFormatter:
+    """torch's pair of formatters for complex values: one for the real parts, one for the imaginary
+    parts, each element shown as ``re+imj``."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.re, self.im = _Formatter(values.real, True), _Formatter(values.imag, True)
+        self.max_width = self.re.max_width + self.im.max_width + 1   # the element width, with its "j"
+
+    def format(self, v) -> str:
+        real_str = self.re.format(v.real)
+        imag_str = (self.im.format(v.imag) + "j").lstrip()
+        return real_str + imag_str if imag_str[0] in "+-" else real_str + "+" + imag_str
+
+
 def _summarized(a: np.ndarray) -> np.ndarray:
     """The values shown when summarizing: edgeitems at each end of every dimension."""
     e = PRINT_OPTS.edgeitems
@@ -169,7 +183,7 @@ def _numpy_values(t) -> np.ndarray:
     if t.dtype._np is None:   # bfloat16, float8: numpy has no such type
         t = t.float()
     a = t.cpu().numpy()
-    return a.astype(np.float64) if t.dtype.is_floating_point else a
+    return a.astype(np.float64) if t.dtype.is_floating_point else a.astype(np.complex128) if t.dtype.is_complex else a
 
 
 def tensor_repr(t) -> str:
@@ -179,6 +193,7 @@ def tensor_repr(t) -> str:
     if t.device.type != "cpu":
         suffixes.append(f"device='{t.device}'")
     default = get_default_dtype().name
+    default_complex = "complex128" if default == "float64" else "complex64"
     if t.device.type == "meta":  # no values to show, as torch
         suffixes.append(f"size={tuple(t.shape)}")
         if t.dtype.name != default:
@@ -193,11 +208,12 @@ def tensor_repr(t) -> str:
     else:
         if not PRINT_OPTS.edgeitems:
             suffixes.append(f"size={tuple(t.shape)}")
-        if t.dtype.name not in _DEFAULT_NAMES and t.dtype.name != default:
+        if t.dtype.name not in _DEFAULT_NAMES and t.dtype.name not in (default, default_complex):
             suffixes.append(f"dtype=tinytorch.{t.dtype.name}")
         a = _numpy_values(t)
         summarize = a.size > PRINT_OPTS.threshold
-        fmt = _Formatter(_summarized(a) if summarize else a, t.dtype.is_floating_point)
+        shown = _summarized(a) if summarize else a
+        fmt = _ComplexFormatter(shown) if t.dtype.is_complex else _Formatter(shown, t.dtype.is_floating_point)
         body = _tensor_str(a, indent, summarize, fmt)
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")

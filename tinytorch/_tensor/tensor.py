@@ -271,12 +271,33 @@ class Tensor(TensorBase):
         return self.dtype.is_floating_point
 
     def is_complex(self) -> bool:
-        """Returns False: tinytorch has no complex dtypes."""
-        return False
+        """Returns True if the data type of ``self`` is a complex data type."""
+        return self.dtype.is_complex
 
     def is_signed(self) -> bool:
         """Returns True if the data type of ``self`` is a signed data type."""
-        return self.dtype.is_floating_point or self.dtype.name in ("int32", "int64", "int16", "int8")
+        return self.dtype.is_signed
+
+    @property
+    def real(self) -> "Tensor":
+        """The real values of a complex tensor (a view: writing to it writes the tensor); a real
+        tensor itself."""
+        return S.view_as_real(self).select(-1, 0) if self.dtype.is_complex else self
+
+    @real.setter
+    def real(self, value) -> None:
+        self.real.copy_(value) if isinstance(value, Tensor) else self.real.fill_(value)
+
+    @property
+    def imag(self) -> "Tensor":
+        """The imaginary values of a complex tensor (a view: writing to it writes the tensor)."""
+        if not self.dtype.is_complex:
+            raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+        return S.view_as_real(self).select(-1, 1)
+
+    @imag.setter
+    def imag(self, value) -> None:
+        self.imag.copy_(value) if isinstance(value, Tensor) else self.imag.fill_(value)
 
     def is_distributed(self) -> bool:
         """Returns False: tinytorch tensors are never distributed tensors."""

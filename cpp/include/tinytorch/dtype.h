@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include "tinytorch/complex.h"
 #include "tinytorch/float8.h"
 #include "tinytorch/half.h"
 
@@ -12,21 +13,25 @@ namespace tt {
 // Order matters: it is the index into promotion and dispatch tables (and Python's dtype codes,
 // which is why the types added later follow the first floating ones). UInt16/32/64 and the
 // float8 types are storage types, as in PyTorch: casts, copies, fills, indexing and shape ops,
-// not arithmetic.
+// not arithmetic. Complex types are stored the same way; their arithmetic is composed over
+// their real view (complex.h).
 enum class DType : int8_t { Bool, UInt8, Int32, Int64, Float16, BFloat16, Float32, Float64,
-                            Int8, Int16, UInt16, UInt32, UInt64, Float8_e4m3fn, Float8_e5m2 };
-constexpr int kNumDTypes = 15;
+                            Int8, Int16, UInt16, UInt32, UInt64, Float8_e4m3fn, Float8_e5m2,
+                            Complex64, Complex128 };
+constexpr int kNumDTypes = 17;
 
 size_t itemsize(DType d);
 const char* dtype_name(DType d);  // "float32", as Python spells it
 // The floating types kernels compute in (float8 is floating too, but only stored: is_float8).
 inline bool is_floating(DType d) { return d >= DType::Float16 && d <= DType::Float64; }
 inline bool is_float8(DType d) { return d == DType::Float8_e4m3fn || d == DType::Float8_e5m2; }
+inline bool is_complex(DType d) { return d == DType::Complex64 || d == DType::Complex128; }
 inline bool is_integral(DType d, bool include_bool) {
-  return d == DType::Bool ? include_bool : !is_floating(d) && !is_float8(d);
+  return d == DType::Bool ? include_bool : !is_floating(d) && !is_float8(d) && !is_complex(d);
 }
 inline bool is_unsigned(DType d) { return d == DType::UInt8 || (d >= DType::UInt16 && d <= DType::UInt64); }
-// uint16/32/64 and float8: no arithmetic kernels (PyTorch's "limited support" types).
+// uint16/32/64, float8 and complex: no arithmetic kernels (the first two are PyTorch's "limited
+// support" types; complex arithmetic is composed in Python).
 inline bool is_storage_only(DType d) { return d >= DType::UInt16; }
 // torch.promote_types
 DType promote_types(DType a, DType b);
@@ -35,7 +40,8 @@ DType promote_types(DType a, DType b);
 #define TT_FOR_EACH_DTYPE(X)                                                                       \
   X(Bool, bool) X(UInt8, uint8_t) X(Int8, int8_t) X(Int16, int16_t) X(Int32, int32_t) X(Int64, int64_t) \
   X(UInt16, uint16_t) X(UInt32, uint32_t) X(UInt64, uint64_t) X(Float16, Half) X(BFloat16, BFloat16)  \
-  X(Float32, float) X(Float64, double) X(Float8_e4m3fn, Float8_e4m3fn) X(Float8_e5m2, Float8_e5m2)
+  X(Float32, float) X(Float64, double) X(Float8_e4m3fn, Float8_e4m3fn) X(Float8_e5m2, Float8_e5m2)  \
+  X(Complex64, Complex64) X(Complex128, Complex128)
 
 template <class T> struct dtype_of;
 #define TT_DTYPE_OF_(NAME, T) \
@@ -80,7 +86,9 @@ template <class T> using opmath_t = typename opmath<T>::type;
   TT_CASE(UInt32, uint32_t, __VA_ARGS__)                   \
   TT_CASE(UInt64, uint64_t, __VA_ARGS__)                   \
   TT_CASE(Float8_e4m3fn, ::tt::Float8_e4m3fn, __VA_ARGS__) \
-  TT_CASE(Float8_e5m2, ::tt::Float8_e5m2, __VA_ARGS__)
+  TT_CASE(Float8_e5m2, ::tt::Float8_e5m2, __VA_ARGS__)     \
+  TT_CASE(Complex64, ::tt::Complex64, __VA_ARGS__)         \
+  TT_CASE(Complex128, ::tt::Complex128, __VA_ARGS__)
 
 // TT_DISPATCH_FLOATING(dtype, "op", [&] { kernel<scalar_t>(...); });
 #define TT_DISPATCH_FLOATING(DTYPE, NAME, ...)                        \

@@ -74,6 +74,8 @@ class Tensor {
   Tensor unfold(int64_t dim, int64_t size, int64_t step) const;
   Tensor diagonal(int64_t offset = 0, int64_t d0 = 0, int64_t d1 = 1) const;
   Tensor view_dtype(DType dtype) const;           // the same bytes read as another dtype
+  Tensor view_as_real() const;                    // complex (..., n) -> real (..., n, 2), same bytes
+  Tensor view_as_complex() const;                 // real (..., n, 2) -> complex (..., n), same bytes
   Tensor alias() const { return *this; }
 
   // ---- copies ----

@@ -20,13 +20,17 @@ const char* op_name(BinaryOp op) {
 namespace {
 
 bool floating_kind(DType d) { return is_floating(d) || is_float8(d); }
-int category(DType d) { return d == DType::Bool ? 0 : (floating_kind(d) ? 2 : 1); }
+
+// The complex type of a floating one's precision (PyTorch's toComplexType; no complex32 here).
+DType to_complex(DType d) { return d == DType::Float64 ? DType::Complex128 : DType::Complex64; }
 
 // PyTorch's combine_categories: a lower-priority operand only matters if it is of a
-// higher category (e.g. int tensor + float scalar -> float).
+// higher category (e.g. int tensor + float scalar -> float, float64 tensor * 1j -> complex128).
 std::optional<DType> combine(std::optional<DType> higher, std::optional<DType> lower) {
   if (!higher) return lower;
   if (!lower) return higher;
+  if (is_complex(*higher)) return higher;
+  if (is_complex(*lower)) return floating_kind(*higher) ? to_complex(*higher) : *lower;
   if (floating_kind(*higher)) return higher;
   if (*higher == DType::Bool || floating_kind(*lower)) return promote_types(*higher, *lower);
   return higher;
@@ -106,6 +110,7 @@ DType result_type(std::initializer_list<const Tensor*> operands) {
     DType d = t->dtype();
     if (t->is_wrapped_number()) {
       if (is_floating(d)) d = DType::Float32;  // the default dtype
+      else if (is_complex(d)) d = DType::Complex64;
       else if (d != DType::Bool) d = DType::Int64;
       wrapped_result = wrapped_result ? promote_types(*wrapped_result, d) : d;
     } else if (t->dim() == 0) {

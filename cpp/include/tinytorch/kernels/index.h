@@ -10,8 +10,13 @@
 
 namespace tt {
 
-// Calls f(U{}) with U the unsigned integer type of the element size: the kernels that only move
-// elements need one instantiation per size, not per dtype (both backends' index kernels).
+// A 16-byte element (complex128) as the index kernels move it.
+struct alignas(16) Bytes16 {
+  uint64_t lo, hi;
+};
+
+// Calls f(U{}) with U the unsigned integer type of the element size (Bytes16 for 16): the kernels
+// that only move elements need one instantiation per size, not per dtype (both backends' index kernels).
 template <class F>
 void dispatch_bytes(size_t itemsize, const F& f) {
   switch (itemsize) {
@@ -19,6 +24,7 @@ void dispatch_bytes(size_t itemsize, const F& f) {
     case 2: return f(uint16_t{});
     case 4: return f(uint32_t{});
     case 8: return f(uint64_t{});
+    case 16: return f(Bytes16{});
     default: throw std::runtime_error(str_cat("unsupported element size ", itemsize));
   }
 }
