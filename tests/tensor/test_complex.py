@@ -280,8 +280,8 @@ def _apply_rotary_emb(xq, freqs_cis):
 
 
 def _rotary_real(x, dim, seqlen):   # the same rotation on (even, odd) pairs, with cos and sin
-    freqs = 1.0 / (10000.0 ** (tt.arange(0, dim, 2)[: (dim // 2)].float() / dim))
-    ang = tt.outer(tt.arange(seqlen).float(), freqs)[None, :, None, :]
+    freqs = 1.0 / (10000.0 ** (tt.arange(0, dim, 2, device=x.device)[: (dim // 2)].float() / dim))
+    ang = tt.outer(tt.arange(seqlen, device=x.device).float(), freqs)[None, :, None, :]
     x0, x1 = x[..., 0::2], x[..., 1::2]
     return tt.stack([x0 * ang.cos() - x1 * ang.sin(), x0 * ang.sin() + x1 * ang.cos()], -1).flatten(3)
 
@@ -292,7 +292,7 @@ def test_llama_complex_rope_matches_real_rotation(device):
     x = tt.randn(B, T, H, D, generator=tt.Generator().manual_seed(0)).to(device).requires_grad_(True)
     x2 = x.detach().clone().requires_grad_(True)
     freqs_cis = _precompute_freqs_cis(D, T * 2).to(device)[:T]
-    assert freqs_cis.dtype is tt.complex64 and freqs_cis.shape == (2 * T, D // 2)[:0] + (T, D // 2)
+    assert freqs_cis.dtype is tt.complex64 and freqs_cis.shape == (T, D // 2)
     got, want = _apply_rotary_emb(x, freqs_cis), _rotary_real(x2, D, T)
     assert got.dtype is tt.float32 and got.shape == x.shape
     assert_close(got, want, "float32")
