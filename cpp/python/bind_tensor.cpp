@@ -82,6 +82,7 @@ py::object py_number(T v) {
 
 py::object item(const Tensor& t) {
   TT_CHECK_VALUE(t.numel() == 1, "a Tensor with ", t.numel(), " elements cannot be converted to Scalar");
+  TT_CHECK(!t.device().is_meta(), "Tensor.item() cannot be called on meta tensors");  // PyTorch's words and type
   Tensor c = t.device().is_cpu() ? t : t.to(Device());
   return TT_DISPATCH_STORAGE(c.dtype(), "item", [&]() -> py::object { return py_number(*c.data<scalar_t>()); });
 }

@@ -71,8 +71,7 @@ def test_autograd_and_an_optimizer_step_on_meta():
 
 
 READS = {
-    "item": lambda x: x.sum().item(), "cpu": lambda x: x.cpu(), "tolist": lambda x: x.tolist(),
-    "bool": lambda x: bool(x.sum()), "to cpu": lambda x: x.to("cpu"), "copy into cpu": lambda x: tt.empty(4, 5).copy_(x),
+    "cpu": lambda x: x.cpu(), "tolist": lambda x: x.tolist(), "to cpu": lambda x: x.to("cpu"), "copy into cpu": lambda x: tt.empty(4, 5).copy_(x),
     "boolean mask": lambda x: x[x > 0], "nonzero": lambda x: x.nonzero(), "masked_select": lambda x: x.masked_select(x > 0),
 }
 
@@ -81,6 +80,13 @@ READS = {
 def test_reading_values_raises(name):
     with pytest.raises(NotImplementedError, match="meta tensor"):
         READS[name](_meta(4, 5))
+
+
+@pytest.mark.parametrize("read", [lambda x: x.sum().item(), lambda x: bool(x.sum()), lambda x: tt.allclose(x, x)],
+                         ids=["item", "bool", "allclose"])
+def test_item_raises_as_torch(read):
+    with pytest.raises(RuntimeError, match=r"Tensor.item\(\) cannot be called on meta tensors"):
+        read(_meta(4, 5))
 
 
 def test_numpy_and_dlpack_refuse_meta():
