@@ -134,12 +134,21 @@ def test_digest_covers_arrays(tmp_path):
         tt.load(tmp_path / "d.st")
 
 
-def test_plain_safetensors_file_of_a_numpy_only_dtype_is_refused(tmp_path):
-    # a file without tinytorch's structure loads as {name: tensor}; complex64 has no tensor dtype
+def test_plain_safetensors_file_of_complex64_loads_as_a_tensor(tmp_path):
+    # a file without tinytorch's structure loads as {name: tensor}
     hdr = json.dumps({"a": {"dtype": "C64", "shape": [1], "data_offsets": [0, 8]}}).encode()
-    (tmp_path / "p.st").write_bytes(struct.pack("<Q", len(hdr)) + hdr + b"\x01" * 8)
-    with pytest.raises(RuntimeError, match="'a'.*C64.*numpy array"):
-        tt.load(tmp_path / "p.st")
+    (tmp_path / "p.st").write_bytes(struct.pack("<Q", len(hdr)) + hdr + struct.pack("<ff", 1.5, -2.0))
+    a = tt.load(tmp_path / "p.st")["a"]
+    assert a.dtype is tt.complex64 and a.tolist() == [1.5 - 2j]
+
+
+def test_complex_tensors_save_and_load(tmp_path):
+    z = tt.tensor([[1 + 2j, -0.5j]])
+    tt.save({"z": z, "t": z.t()}, tmp_path / "c.st")
+    back = tt.load(tmp_path / "c.st")
+    assert back["z"].dtype is tt.complex64 and back["z"].tolist() == z.tolist() and back["t"].tolist() == z.t().tolist()
+    with pytest.raises(TypeError, match="can't save a complex128 tensor.*view_as_real"):
+        tt.save({"z": z.to(tt.complex128)}, tmp_path / "d.st")
 
 
 @pytest.mark.parametrize("arr", [np.array(["a", "b"]), np.zeros(2, dtype=object), np.zeros(2, dtype=complex),

@@ -300,3 +300,16 @@ def test_llama_complex_rope_matches_real_rotation(device):
     (got * g).sum().backward()
     (want * g).sum().backward()
     assert_close(x.grad, x2.grad, "float32")
+
+
+# ---------------------------------------------------------------- checkpoints
+
+def test_torch_checkpoint_of_complex_tensors_loads(tmp_path):
+    import os
+    d = tt.load(os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "torch_checkpoints", "complex.pt"))
+    assert d["c64"].dtype is tt.complex64 and d["c128"].dtype is tt.complex128
+    assert d["c64"].tolist() == [[1 + 2j, -3.5j], [0.25 + 0j, -1 - 1j]] and d["c64_column"].tolist() == [-3.5j, -1 - 1j]
+    assert d["c128"].tolist() == [2.5 - 0.5j]
+    tt.save(d, tmp_path / "again.pt", format="torch")       # and tinytorch writes them in torch's format
+    again = tt.load(tmp_path / "again.pt")
+    assert all(again[k].tolist() == d[k].tolist() and again[k].dtype is d[k].dtype for k in d)

@@ -17,7 +17,8 @@ __all__ = ["NUMPY_BITS", "from_bits", "to_bits"]
 NUMPY_BITS = {"bool": np.bool_, "uint8": np.uint8, "int8": np.int8, "int16": np.int16, "int32": np.int32,
               "int64": np.int64, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
               "float16": np.float16, "bfloat16": np.uint16, "float32": np.float32, "float64": np.float64,
-              "float8_e4m3fn": np.uint8, "float8_e5m2": np.uint8}
+              "float8_e4m3fn": np.uint8, "float8_e5m2": np.uint8, "complex64": np.complex64,
+              "complex128": np.complex128}
 
 
 def to_bits(t: Tensor) -> np.ndarray:

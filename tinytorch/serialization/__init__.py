@@ -217,6 +217,9 @@ def save(obj: Any, f: FILE_LIKE, format: str = "safetensors", digest: bool = Fal
     for name in order:
         a = raws[name]
         t = enc.tensors[name]
+        if not isinstance(t, np.ndarray) and t.dtype.name not in _TT_TO_ST:
+            raise TypeError(f"tinytorch.save: can't save a {t.dtype.name} tensor ({name}): safetensors has no such "
+                            f"dtype (its C64 holds complex64); save view_as_real(t) or convert it first")
         st = _NP_TO_ST[a.dtype.name] if isinstance(t, np.ndarray) else _TT_TO_ST[t.dtype.name]
         header[name] = {"dtype": st, "shape": list(a.shape),
                         "data_offsets": [offset, offset + a.nbytes]}

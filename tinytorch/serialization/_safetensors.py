@@ -20,10 +20,10 @@ _MAX_HEADER = 100_000_000  # the safetensors reference reader's limit
 _ST_DTYPES = {"BOOL": "bool", "U8": "uint8", "I8": "int8", "I16": "int16", "I32": "int32", "I64": "int64",
               "U16": "uint16", "U32": "uint32", "U64": "uint64",
               "F16": "float16", "BF16": "bfloat16", "F32": "float32", "F64": "float64",
-              "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2"}
+              "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2", "C64": "complex64"}
 _TT_TO_ST = {v: k for k, v in _ST_DTYPES.items()}
 # dtypes that only numpy arrays have (tinytorch tensors don't): they load as arrays
-_ST_NUMPY_ONLY = {"C64": "complex64"}
+_ST_NUMPY_ONLY: Dict[str, str] = {}
 # a saved numpy array's dtype name -> its safetensors code
 _NP_TO_ST = {**{k: v for k, v in _TT_TO_ST.items() if k not in ("bfloat16", "float8_e4m3fn", "float8_e5m2")},
              **{v: k for k, v in _ST_NUMPY_ONLY.items()}}

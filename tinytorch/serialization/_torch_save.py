@@ -28,7 +28,8 @@ from tinytorch.serialization._torch_pickle_globals import _STORAGE_DTYPES
 from tinytorch._tensor.tensor import Tensor
 
 _STORAGE_CLASS = {dt: name for name, dt in _STORAGE_DTYPES.items()
-                  if dt in ("float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool")}
+                  if dt in ("float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool",
+                            "complex64", "complex128")}
 _ALIGN = 64
 _MAX_DEPTH = 1000
 
