@@ -5,7 +5,9 @@ attention, float32: the same weights dequantized) and, with --llama-bench, llama
 * prefill: one forward over a --prefill-token prompt into an empty KV cache, logits of the last
   position only (transformers: logits_to_keep=1), tokens/s;
 * decode: greedy ``generate`` of --decode tokens after a 16-token prompt minus ``generate`` of one
-  token (so prefill and the first token cancel), tokens/s;
+  token (so prefill and the first token cancel), tokens/s; on the CPU also with
+  ``tinytorch.backends.cpu.quantized.int8_activations`` ("int8-x": x rounded to int8 per block in the
+  matvecs, llama.cpp's arithmetic);
 * llama.cpp (``--llama-bench PATH/llama-bench``): ``llama-bench -m GGUF -t THREADS -p PREFILL -n 0``
   and ``-p 0 -n DECODE`` (one repetition after its own warm-up each; its own timing, model load
   excluded);
@@ -345,8 +347,19 @@ def main(argv=None) -> dict:
     def tt_gen(n):
         return lambda: model.generate(t_short, n)
 
+    def int8_x(fn):   # tinytorch.backends.cpu.quantized.int8_activations: llama.cpp's int8 x in the matvecs
+        def run():
+            tt.backends.cpu.quantized.int8_activations = True
+            try:
+                fn()
+            finally:
+                tt.backends.cpu.quantized.int8_activations = False
+        return run
+
     runs = {"tinytorch prefill": rate(args.prefill, tt_prefill),
             "tinytorch decode": rate(args.decode, tt_gen(args.decode + 1), tt_gen(1))}
+    if not cuda:
+        runs["tinytorch int8-x decode"] = rate(args.decode, int8_x(tt_gen(args.decode + 1)), int8_x(tt_gen(1)))
     if hf is not None:
         h_long, h_short = torch.tensor(long_ids, device=args.device), torch.tensor([short_ids], device=args.device)
 
@@ -369,9 +382,12 @@ def main(argv=None) -> dict:
     results.update(alternate_all(runs, args.rounds))
     print(f"SmolLM2-135M-Instruct ({os.path.basename(path)}), batch 1, device {args.device}, threads {args.threads}, "
           f"median of {args.rounds} rounds", flush=True)
-    for phase, tokens in (("prefill", args.prefill), ("decode", args.decode)):
-        ours = results[f"tinytorch {phase}"]
-        line = f"{phase:8s} {tokens:4d} tokens  tinytorch {ours:8.1f} tok/s"
+    for phase, tokens, variant in (("prefill", args.prefill, "tinytorch"), ("decode", args.decode, "tinytorch"),
+                                   ("decode", args.decode, "tinytorch int8-x")):
+        if f"{variant} {phase}" not in results:
+            continue
+        ours = results[f"{variant} {phase}"]
+        line = f"{phase:8s} {tokens:4d} tokens  {variant:16s} {ours:8.1f} tok/s"
         for other in ("transformers", "llama.cpp"):
             theirs = results.get(f"{other} {phase}")
             if theirs is not None:

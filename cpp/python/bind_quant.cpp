@@ -20,6 +20,8 @@ TT_BIND(10, quant) {
       },
       py::arg("input"), py::arg("weight"), py::arg("qtype"), py::arg("out_features"), py::arg("in_features"),
       py::arg("bias") = py::none());
+  m.def("set_quant_int8_activations", &set_quant_int8_activations, py::arg("on"));
+  m.def("quant_int8_activations", static_cast<bool (*)()>(&quant_int8_activations));
 }
 
 }  // namespace tt::python

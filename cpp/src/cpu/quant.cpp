@@ -20,6 +20,7 @@
 #include "tinytorch/kernels/quant.h"
 #include "tinytorch/parallel.h"
 #include "tinytorch/quant_math.h"
+#include "quant_int8.h"
 
 namespace tt::cpu {
 namespace {
@@ -286,6 +287,27 @@ RowsFn pick_rows(int r) {
   }
 }
 
+// The float32-x matvec: x (M, K), w (N, row) -> op (M, N) float32.
+void float_matvec(const float* xp, int64_t M, int64_t K, const Tensor& w, int64_t qtype, float* op, int64_t N,
+                  int64_t grain) {
+  std::vector<float> xsum;
+  if (qtype == static_cast<int64_t>(QType::Q4_1) || qtype == static_cast<int64_t>(QType::Q4_K)) {
+    xsum.assign(static_cast<size_t>(M * (K / 32)), 0.f);
+    for (int64_t i = 0; i < M * (K / 32); ++i)
+      for (int j = 0; j < 32; ++j) xsum[i] += xp[i * 32 + j];
+  }
+  Problem p{xp, xsum.data(), w.data<uint8_t>(), op, M, K, w.size(1), N};
+  quant::dispatch_format(qtype, [&](auto fmt) {
+    constexpr QType Q = decltype(fmt)::kType;
+    parallel_for(0, N, grain, [&](int64_t n0, int64_t n1) {
+      for (int64_t m0 = 0; m0 < M; m0 += kRows) {
+        int r = static_cast<int>(std::min<int64_t>(kRows, M - m0));
+        pick_rows<Q>(r)(p, m0, n0, n1);
+      }
+    });
+  });
+}
+
 // x: (M, K), w: (N, row) -> out: (M, N).
 void cpu_quant_matvec(const Tensor& x, const Tensor& w, int64_t qtype, const Tensor& out) {
   int64_t M = x.size(0), K = x.size(1), N = w.size(0);
@@ -301,25 +323,15 @@ void cpu_quant_matvec(const Tensor& x, const Tensor& w, int64_t qtype, const Ten
     });
     xp = xf.data();
   }
-  std::vector<float> xsum;
-  if (qtype == static_cast<int64_t>(QType::Q4_1) || qtype == static_cast<int64_t>(QType::Q4_K)) {
-    xsum.assign(static_cast<size_t>(M * (K / 32)), 0.f);
-    for (int64_t i = 0; i < M * (K / 32); ++i)
-      for (int j = 0; j < 32; ++j) xsum[i] += xp[i * 32 + j];
-  }
   float* op = out.dtype() == DType::Float32 ? out.data<float>() : (of.resize(static_cast<size_t>(M * N)), of.data());
-  Problem p{xp, xsum.data(), w.data<uint8_t>(), op, M, K, w.size(1), N};
-  quant::dispatch_format(qtype, [&](auto fmt) {
-    constexpr QType Q = decltype(fmt)::kType;
-    // Each task gets >= ~64K weights; rows are independent, so the split never changes results.
-    int64_t grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(K, 1));
-    parallel_for(0, N, grain, [&](int64_t n0, int64_t n1) {
-      for (int64_t m0 = 0; m0 < M; m0 += kRows) {
-        int r = static_cast<int>(std::min<int64_t>(kRows, M - m0));
-        pick_rows<Q>(r)(p, m0, n0, n1);
-      }
-    });
-  });
+  // Each task gets >= ~64K weights; rows are independent, so the split never changes results.
+  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(K, 1));
+  if (quant_int8_activations() && quant_matvec_int8_supported(qtype)) {  // llama.cpp's numerics (opt-in)
+    const QuantizedX qx(xp, M, K);
+    parallel_for(0, N, grain, [&](int64_t n0, int64_t n1) { qx.rows(qtype, w.data<uint8_t>(), w.size(1), op, N, n0, n1); });
+  } else {
+    float_matvec(xp, M, K, w, qtype, op, N, grain);
+  }
   if (out.dtype() != DType::Float32) {
     TT_DISPATCH_FLOATING(out.dtype(), "quant_matvec", [&] {
       scalar_t* o = out.data<scalar_t>();

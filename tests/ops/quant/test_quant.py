@@ -196,3 +196,49 @@ def test_every_isa_path(isa):
                PYTHONPATH=os.pathsep.join(p for p in (tests_dir, root, os.environ.get("PYTHONPATH")) if p))
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout[-2000:] + r.stderr[-4000:]
+
+
+def _int8_x(x: np.ndarray) -> np.ndarray:
+    """x as the int8-activation matvec sees it: llama.cpp's Q8 rounding per 32-value block, in float32
+    (d = max|x| / 127, codes nearbyint(x * 127 / max|x|)), as float64 values d * code."""
+    xb = x.astype(np.float32).reshape(x.shape[0], -1, 32)
+    amax = np.abs(xb).max(-1, keepdims=True)
+    inv = np.where(amax > 0, np.float32(127) / np.where(amax > 0, amax, 1), np.float32(0)).astype(np.float32)
+    codes = np.rint(xb * inv)
+    return (codes.astype(np.float64) * (amax / np.float32(127)).astype(np.float64)).reshape(x.shape)
+
+
+@pytest.mark.parametrize("qtype", [Q.Q4_0, Q.Q4_1, Q.Q8_0], ids=lambda q: q.name)
+def test_int8_activations_compute_llama_cpp_numerics(qtype):
+    # tinytorch.backends.cpu.quantized.int8_activations: x rounded per block to int8, integer block dots;
+    # Q4_1's offset m * sum(x) stays on the float x. Checked against that arithmetic in float64, and
+    # within the rounding bound of the float32 result (|x - x_int8| @ |w|).
+    k, n = 128, 37
+    data, w = packed_weight(qtype, n, k, seed=11)
+    layer = tt.nn.QuantizedLinear(k, n, int(qtype), data)
+    m_field = data.reshape(n, k // 32, -1)[:, :, 2:4].copy().view(np.float16)[..., 0].astype(np.float64) \
+        if qtype == Q.Q4_1 else np.zeros((n, k // 32))
+    m_full = np.repeat(m_field, 32, axis=1)
+    backend = tt.backends.cpu.quantized
+    assert backend.int8_activations is False          # off by default
+    try:
+        for rows in (1, 3, 4, 6):
+            x, xr = make((rows, k), "float32", seed=rows)
+            float_out = to_numpy(layer(x))
+            backend.int8_activations = True
+            out = to_numpy(layer(x))
+            backend.int8_activations = False
+            xq = _int8_x(xr)
+            ref = xq @ (w - m_full).T + xr @ m_full.T
+            assert_close_dot(out, ref, np.abs(xq) @ np.abs(w - m_full).T + np.abs(xr) @ np.abs(m_full).T, "float32",
+                             what=f"{qtype.name} M={rows}")
+            bound = np.abs(xr - xq) @ np.abs(w - m_full).T
+            assert np.all(np.abs(out - float_out) <= bound + 1e-5 * (np.abs(xr) @ np.abs(w).T)), qtype.name
+            if tt.backends.cpu.get_cpu_capability() != "DEFAULT":
+                assert not np.array_equal(out, float_out)  # the switch really changes the kernel
+    finally:
+        backend.int8_activations = False
+
+
+def test_cpu_capability_names_an_isa():
+    assert tt.backends.cpu.get_cpu_capability() in ("AVX512", "AVX2", "DEFAULT")

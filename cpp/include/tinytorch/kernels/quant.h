@@ -17,4 +17,9 @@ TT_DECLARE_KERNEL(quant_gemm, const Tensor& x, const Tensor& w, int64_t qtype, c
 // w: (N, row_bytes) uint8 -> out: (N, K) floating, the dequantized rows.
 TT_DECLARE_KERNEL(quant_dequantize, const Tensor& w, int64_t qtype, const Tensor& out)
 
+// The CPU matvec's int8 activations (Q4_0/Q4_1/Q8_0 on AVX2, llama.cpp's numerics; off by
+// default: x stays float32). tinytorch.backends.cpu.quantized.int8_activations sets it.
+void set_quant_int8_activations(bool on);
+bool quant_int8_activations();
+
 }  // namespace tt
