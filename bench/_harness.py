@@ -107,3 +107,15 @@ def try_import_torch():
         print("PyTorch is not installed here: PyTorch comparisons skipped "
               "(python -m venv v && v/bin/pip install torch==2.13.0, then run with v/bin/python)")
         return None
+
+
+def cpu_description() -> str:
+    """This machine's CPU as a bench header names it: model, logical CPUs, the ISA tinytorch's kernels use."""
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), model)
+    except OSError:
+        pass
+    import tinytorch as tt
+    return f"{model}, {os.cpu_count()} logical CPUs, {tt.backends.cpu.get_cpu_capability()}"

@@ -51,7 +51,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
-from _harness import USER_ENV, alternate_all, try_import_torch  # noqa: E402
+from _harness import USER_ENV, alternate_all, cpu_description, try_import_torch  # noqa: E402
 import tinytorch as tt  # noqa: E402
 from tinytorch.models import LlamaForCausalLM  # noqa: E402
 
@@ -381,7 +381,7 @@ def main(argv=None) -> dict:
         fn()
     results.update(alternate_all(runs, args.rounds))
     print(f"SmolLM2-135M-Instruct ({os.path.basename(path)}), batch 1, device {args.device}, threads {args.threads}, "
-          f"median of {args.rounds} rounds", flush=True)
+          f"median of {args.rounds} rounds; {cpu_description()}", flush=True)
     for phase, tokens, variant in (("prefill", args.prefill, "tinytorch"), ("decode", args.decode, "tinytorch"),
                                    ("decode", args.decode, "tinytorch int8-x")):
         if f"{variant} {phase}" not in results:
