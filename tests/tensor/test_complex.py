@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tinytorch as tt
-from tests.support.numeric import DEVICES, TOL, assert_close
+from support.numeric import DEVICES, TOL, assert_close
 
 CDTYPES = ["complex64", "complex128"]
 REAL_OF = {"complex64": "float32", "complex128": "float64"}
