@@ -17,6 +17,7 @@ from tinytorch._ops import elementwise as _E
 from tinytorch._ops._common import register_complex_ops, result_code
 from tinytorch._ops.index import stack
 from tinytorch._ops.shape import view_as_complex, view_as_real
+from tinytorch._tensor.queries import broadcast_shapes
 from tinytorch._tensor.tensor import Tensor
 
 __all__ = ["complex", "polar", "real", "imag", "conj", "conj_physical", "resolve_conj", "resolve_neg",
@@ -57,15 +58,10 @@ def _join(re, im, cdtype):
     elif not isinstance(im, Tensor):
         im = re.new_full(re.shape, im)
     if re.shape != im.shape:
-        re, im = re.expand(*_broadcast(re.shape, im.shape)), im.expand(*_broadcast(re.shape, im.shape))
+        shape = broadcast_shapes(re.shape, im.shape)
+        re, im = re.expand(*shape), im.expand(*shape)
     out = view_as_complex(stack([re, im], -1))
     return out if out.dtype is cdtype else out.to(cdtype)
-
-
-def _broadcast(a, b):
-    n = max(len(a), len(b))
-    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
-    return tuple(max(x, y) if min(x, y) != 0 else 0 for x, y in zip(a, b))
 
 
 def _from_real_view(r):

@@ -83,6 +83,19 @@ cdef object _count(ReduceNode n):
 
 # ------------------------------------------------------------------ sum / mean / prod
 
+cdef Tensor _sum_or_mean(str name, kernel, tuple nodes, backward, Tensor input, dim, bint keepdim, dtype):
+    """sum or mean: the kernel, or for a complex input the composite over its real view; nodes: the
+    grad_fn names over all dims and over some."""
+    dims = _dims(dim, input._impl.ndim)
+    try:
+        impl = kernel(input._impl, dims, keepdim, _code(dtype))
+    except NotImplementedError:
+        if is_complex_operand(input):
+            return complex_op(name, (input, dims, keepdim, dtype))
+        raise
+    return _record(nodes[dims is not None], backward, input, impl, dims, keepdim, None, (), False)   # saves nothing
+
+
 def _sum_back(ReduceNode n, g):
     return (_keep(g, n).expand(*n.in_shape),)
 
@@ -100,15 +113,7 @@ def sum(Tensor input, dim=None, keepdim=False, *, dtype=None):
         dtype (dtype, optional): the desired data type of returned tensor. If specified, the input
             tensor is casted to :attr:`dtype` before the operation is performed. This is useful for
             preventing data type overflows. Default: ``None``"""
-    dims = _dims(dim, input._impl.ndim)
-    try:
-        impl = _C.sum(input._impl, dims, keepdim, _code(dtype))
-    except NotImplementedError:
-        if is_complex_operand(input):
-            return complex_op("sum", (input, dims, keepdim, dtype))
-        raise
-    return _record("SumBackward1" if dims is not None else "SumBackward0", _sum_back, input, impl, dims,
-                   keepdim, None, (), False)   # (sum and mean save nothing)
+    return _sum_or_mean("sum", _C.sum, ("SumBackward0", "SumBackward1"), _sum_back, input, dim, keepdim, dtype)
 
 
 def _mean_back(ReduceNode n, g):
@@ -129,15 +134,8 @@ def mean(Tensor input, dim=None, keepdim=False, *, dtype=None):
         dtype (dtype, optional): the desired data type of returned tensor. If specified, the input
             tensor is casted to :attr:`dtype` before the operation is performed. This is useful for
             preventing data type overflows. Default: ``None``"""
-    dims = _dims(dim, input._impl.ndim)
-    try:
-        impl = _C.mean(input._impl, dims, keepdim, _code(dtype))
-    except NotImplementedError:
-        if is_complex_operand(input):
-            return complex_op("mean", (input, dims, keepdim, dtype))
-        raise
-    return _record("MeanBackward1" if dims is not None else "MeanBackward0", _mean_back, input, impl, dims,
-                   keepdim, None, (), False)   # (sum and mean save nothing)
+    return _sum_or_mean("mean", _C.mean, ("MeanBackward0", "MeanBackward1"), _mean_back, input, dim, keepdim,
+                        dtype)
 
 
 def _product_of_the_others(Tensor x, dims):

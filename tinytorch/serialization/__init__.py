@@ -441,11 +441,6 @@ def _load_stream(fh: BinaryIO, fname: str, map_location: MAP_LOCATION, require_d
     tensors, metadata = _parse_tensors(data, fname)
     _verify_digest(data, metadata, fname, require_digest)
     if _STRUCTURE_KEY not in metadata:
-        for name, t in tensors.items():
-            if isinstance(t, np.ndarray):
-                raise RuntimeError(f"tinytorch.load: {fname}: tensor {name!r}: dtype {_NP_TO_ST[t.dtype.name]} has "
-                                   "no tinytorch tensor dtype (tinytorch loads it only as a numpy array saved by "
-                                   "tinytorch.save)")
         return {name: place(t, "cpu", map_location, fname) for name, t in tensors.items()}
     def bad(msg: str):
         raise RuntimeError(f"tinytorch.load: {fname}: {msg}")

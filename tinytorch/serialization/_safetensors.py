@@ -22,11 +22,8 @@ _ST_DTYPES = {"BOOL": "bool", "U8": "uint8", "I8": "int8", "I16": "int16", "I32"
               "F16": "float16", "BF16": "bfloat16", "F32": "float32", "F64": "float64",
               "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2", "C64": "complex64"}
 _TT_TO_ST = {v: k for k, v in _ST_DTYPES.items()}
-# dtypes that only numpy arrays have (tinytorch tensors don't): they load as arrays
-_ST_NUMPY_ONLY: Dict[str, str] = {}
-# a saved numpy array's dtype name -> its safetensors code
-_NP_TO_ST = {**{k: v for k, v in _TT_TO_ST.items() if k not in ("bfloat16", "float8_e4m3fn", "float8_e5m2")},
-             **{v: k for k, v in _ST_NUMPY_ONLY.items()}}
+# a saved numpy array's dtype name -> its safetensors code (numpy has no bfloat16 or float8)
+_NP_TO_ST = {k: v for k, v in _TT_TO_ST.items() if k not in ("bfloat16", "float8_e4m3fn", "float8_e5m2")}
 _BY_NAME = {d.name: d for d in DTYPES}
 
 
@@ -91,8 +88,8 @@ def _parse_header(hbytes: bytes, bad: Callable[[str], Any]) -> Dict[str, Any]:
 
 
 def _parse_tensors(data: bytes, fname: str):
-    """``({name: tensor}, metadata)`` of a whole file; an entry of a numpy-only dtype (I8, U16, ...:
-    saved from a numpy array) is a numpy array instead of a tensor."""
+    """``({name: tensor}, metadata)`` of a whole file (arrays saved from numpy become numpy arrays
+    again through the file's structure, serialization/__init__.py)."""
     def bad(msg: str):
         raise RuntimeError(f"tinytorch.load: {fname}: {msg}")
 
@@ -117,9 +114,8 @@ def _parse_tensors(data: bytes, fname: str):
         if not isinstance(info, dict) or not {"dtype", "shape", "data_offsets"} <= set(info):
             bad(f"tensor {name!r}: header entry must have dtype, shape and data_offsets")
         st = info["dtype"]
-        if not isinstance(st, str) or not (st in _ST_DTYPES or st in _ST_NUMPY_ONLY):
-            bad(f"tensor {name!r}: unsupported dtype {st!r} (supported: {', '.join(_ST_DTYPES)}; "
-                f"for numpy arrays also {', '.join(_ST_NUMPY_ONLY)})")
+        if not isinstance(st, str) or st not in _ST_DTYPES:
+            bad(f"tensor {name!r}: unsupported dtype {st!r} (supported: {', '.join(_ST_DTYPES)})")
         shape, offs = info["shape"], info["data_offsets"]
         if not isinstance(shape, list) or not all(_is_int(s) and s >= 0 for s in shape):
             bad(f"tensor {name!r}: bad shape {shape!r}: must be a list of non-negative ints")
@@ -127,7 +123,7 @@ def _parse_tensors(data: bytes, fname: str):
                 or not 0 <= offs[0] <= offs[1]):
             bad(f"tensor {name!r}: bad data_offsets {offs!r}: must be two ints [begin, end] with "
                 "0 <= begin <= end")
-        dt = _BY_NAME[_ST_DTYPES[st]] if st in _ST_DTYPES else np.dtype(_ST_NUMPY_ONLY[st])
+        dt = _BY_NAME[_ST_DTYPES[st]]
         expect = math.prod(shape) * dt.itemsize
         if offs[1] - offs[0] != expect:
             bad(f"tensor {name!r}: byte count {offs[1] - offs[0]} does not match dtype {st} and shape "
@@ -152,9 +148,6 @@ def _parse_tensors(data: bytes, fname: str):
     by_name = {e[2]: e for e in entries}
     for name in header:
         begin, end, _, shape, dt = by_name[name]
-        if isinstance(dt, np.dtype):   # a numpy-only dtype: the entry stays an array, in native byte order
-            tensors[name] = np.frombuffer(buf[begin:end], dtype=dt.newbyteorder("<")).reshape(shape).astype(dt)
-            continue
         raw = np.frombuffer(buf[begin:end], dtype=np.dtype(NUMPY_BITS[dt.name]).newbyteorder("<"))
         tensors[name] = from_bits(raw.reshape(shape).copy(), dt)  # copy: own, aligned, writable memory
     return tensors, metadata

@@ -326,7 +326,7 @@ void cpu_quant_matvec(const Tensor& x, const Tensor& w, int64_t qtype, const Ten
   float* op = out.dtype() == DType::Float32 ? out.data<float>() : (of.resize(static_cast<size_t>(M * N)), of.data());
   // Each task gets >= ~64K weights; rows are independent, so the split never changes results.
   const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(K, 1));
-  if (quant_int8_activations() && quant_matvec_int8_supported(qtype)) {  // llama.cpp's numerics (opt-in)
+  if (quant_int8_activations() && cpu_isa() != Isa::Scalar && quant_matvec_int8_formats(qtype)) {  // opt-in
     const QuantizedX qx(xp, M, K);
     parallel_for(0, N, grain, [&](int64_t n0, int64_t n1) { qx.rows(qtype, w.data<uint8_t>(), w.size(1), op, N, n0, n1); });
   } else {

@@ -6,9 +6,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
-#include <string>
 #include "tinytorch/kernels/quant.h"
 #include "tinytorch/quant_math.h"
 
@@ -18,14 +15,6 @@ namespace {
 using quant::QType;
 
 #define TT_INT8_AVX2 __attribute__((target("avx2,fma,f16c")))
-
-bool has_avx2() {
-  static const bool ok = [] {
-    const char* cap = std::getenv("TINYTORCH_QUANT_ISA");  // =scalar: the float kernels only
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !(cap && std::string(cap) == "scalar");
-  }();
-  return ok;
-}
 
 TT_INT8_AVX2 inline float fp16_at(const uint8_t* b) {
   return _cvtsh_ss(static_cast<unsigned short>(b[0] | (b[1] << 8)));
@@ -107,9 +96,9 @@ void rows_any(int r, const int8_t* xq, const float* xd, const float* xs, const i
 
 }  // namespace
 
-bool quant_matvec_int8_supported(int64_t qtype) {
-  return has_avx2() && (qtype == static_cast<int64_t>(QType::Q4_0) || qtype == static_cast<int64_t>(QType::Q4_1) ||
-                        qtype == static_cast<int64_t>(QType::Q8_0));
+bool quant_matvec_int8_formats(int64_t qtype) {
+  return qtype == static_cast<int64_t>(QType::Q4_0) || qtype == static_cast<int64_t>(QType::Q4_1) ||
+         qtype == static_cast<int64_t>(QType::Q8_0);
 }
 
 // llama.cpp's Q8 rounding of x: d = max|x| / 127, codes round-to-nearest(x / d) in [-127, 127].
@@ -135,16 +124,16 @@ void QuantizedX::rows(int64_t qtype, const uint8_t* w, int64_t row, float* out, 
                       int64_t n1) const {
   for (int64_t m0 = 0; m0 < M_; m0 += kRows) {
     const int r = static_cast<int>(std::min<int64_t>(kRows, M_ - m0));
-    const auto* args = &q_[0];
+    const int8_t* xq = q_.data();
     switch (static_cast<QType>(qtype)) {
       case QType::Q4_0:
-        rows_any<QType::Q4_0>(r, args, d_.data(), sum_.data(), qsum_.data(), K_, m0, w, row, out, ldo, n0, n1);
+        rows_any<QType::Q4_0>(r, xq, d_.data(), sum_.data(), qsum_.data(), K_, m0, w, row, out, ldo, n0, n1);
         break;
       case QType::Q4_1:
-        rows_any<QType::Q4_1>(r, args, d_.data(), sum_.data(), qsum_.data(), K_, m0, w, row, out, ldo, n0, n1);
+        rows_any<QType::Q4_1>(r, xq, d_.data(), sum_.data(), qsum_.data(), K_, m0, w, row, out, ldo, n0, n1);
         break;
       default:
-        rows_any<QType::Q8_0>(r, args, d_.data(), sum_.data(), qsum_.data(), K_, m0, w, row, out, ldo, n0, n1);
+        rows_any<QType::Q8_0>(r, xq, d_.data(), sum_.data(), qsum_.data(), K_, m0, w, row, out, ldo, n0, n1);
     }
   }
 }

@@ -9,8 +9,8 @@
 
 namespace tt::cpu {
 
-// Whether this CPU (AVX2) and format have the kernel; otherwise the float kernels run.
-bool quant_matvec_int8_supported(int64_t qtype);
+// The formats it has a kernel for (on an AVX2 CPU: quant.cpp's ISA choice decides).
+bool quant_matvec_int8_formats(int64_t qtype);
 
 // x: (M, K) float32 quantized once per matvec; rows() is then called by each row task.
 class QuantizedX {

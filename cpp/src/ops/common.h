@@ -5,7 +5,10 @@
 
 namespace tt {
 
+// A complex input raises NotImplementedError, which the Python op families answer with the op's
+// complex composite where there is one (tinytorch/_composites/complex.py).
 inline void check_floating(const Tensor& x, const char* op, const char* what) {
+  if (is_complex(x.dtype())) throw_unsupported_dtype(op, x.dtype());
   TT_CHECK_TYPE(is_floating(x.dtype()), op, ": ", what, " Got: ", dtype_name(x.dtype()));
 }
 

@@ -172,7 +172,6 @@ Tensor prod(const Tensor& x, const OptDims& dims, bool keepdim, std::optional<DT
 }
 Tensor mean(const Tensor& x, const OptDims& dims, bool keepdim, std::optional<DType> dtype) {
   Tensor in = dtype ? x.to(*dtype) : x;
-  if (is_complex(in.dtype())) throw_unsupported_dtype("mean", in.dtype());  // composed over the real view
   check_floating(in, "mean", "could not infer output dtype. Input dtype must be either a floating point or complex dtype.");
   return run_reduce(ReduceOp::Mean, in, dims, keepdim, in.dtype());
 }
