@@ -16,9 +16,9 @@ import time
 import types
 
 ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-# The environment the bench was started with, taken before tinytorch's import sets defaults in
-# os.environ (OMP_WAIT_POLICY=PASSIVE): for other programs a bench runs (llama.cpp), so that
-# they run as they would on their own.
+# The environment the bench was started with, before a bench sets defaults in os.environ (some set
+# OMP_WAIT_POLICY=PASSIVE for torch's OpenMP pool): for other programs a bench runs (llama.cpp), so
+# that they run as they would on their own.
 USER_ENV = dict(os.environ)
 
 

@@ -4,14 +4,6 @@ C++/CUDA kernels (``tinytorch._C``), a Cython autograd graph, and a Python nn/op
 that reads like PyTorch."""
 from __future__ import annotations
 
-import os as _os
-
-# OpenMP workers sleep between parallel regions instead of spinning (libgomp reads this when _C
-# loads it): spinning workers starve the main thread wherever cores are shared, e.g. decoding ran
-# ~8x slower with 2 threads on a busy 2-core machine. A value the user set is kept.
-_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-del _os
-
 try:
     from tinytorch import _C
 except ImportError:

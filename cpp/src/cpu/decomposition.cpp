@@ -1,5 +1,5 @@
 // CPU factorizations: LAPACK from scipy-openblas32 (Fortran symbols prefixed scipy_, 32-bit
-// integers), one call per matrix, the batch split over the OpenMP threads. OpenBLAS itself stays
+// integers), one call per matrix, the batch split over tinytorch's threads. OpenBLAS itself stays
 // single-threaded (see cpu/linalg.cpp). Layouts are the kernel table's: column-major per matrix.
 #include <cblas.h>
 #include <algorithm>

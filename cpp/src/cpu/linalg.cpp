@@ -54,8 +54,8 @@ void blas_call(bool ta_, bool tb_, int64_t m, int64_t n, int64_t k, double alpha
 }
 
 // One product, threaded through OUR pool (parallel_for), never OpenBLAS's: each thread runs a
-// single-threaded BLAS call on a block of C's rows or columns. Two busy-waiting pools (OpenMP
-// and OpenBLAS pthreads) on the same cores starve each other, badly on a loaded machine.
+// single-threaded BLAS call on a block of C's rows or columns. Two busy-waiting pools (ours
+// and OpenBLAS's pthreads) on the same cores starve each other, badly on a loaded machine.
 //
 // OpenBLAS's result for an entry of C can depend on the block's size (seen on Zen 5: C[:160] of one
 // call differs in the last bit from rows 0..159 of the whole product), so where it computes, the
@@ -151,10 +151,10 @@ void gemm_typed(const GemmArgs& g) {
   }
 }
 
-// OpenBLAS (a pthreads build) must stay single-threaded: called from OpenMP workers with its
-// own pool it warns "Detect OpenMP Loop and this application may hang", and its spinning pool
+// OpenBLAS (a pthreads build) must stay single-threaded: called from our workers with its
+// own pool it warns (under OpenMP) "Detect OpenMP Loop and this application may hang", and its spinning pool
 // next to ours made conv2d 20-70x slower on 2 cores. tt::set_num_threads(n) still governs GEMM
-// threading: blas_one splits products over our n OpenMP threads.
+// threading: blas_one splits products over our n threads.
 void single_threaded_blas() {
   if (scipy_openblas_get_num_threads() != 1) scipy_openblas_set_num_threads(1);
 }
