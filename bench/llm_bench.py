@@ -5,7 +5,9 @@ attention, float32: the same weights dequantized) and, with --llama-bench, llama
 * prefill: one forward over a --prefill-token prompt into an empty KV cache, logits of the last
   position only (transformers: logits_to_keep=1), tokens/s;
 * decode: greedy ``generate`` of --decode tokens after a 16-token prompt minus ``generate`` of one
-  token (so prefill and the first token cancel), tokens/s; on the CPU also with
+  token (so prefill and the first token cancel), tokens/s; on the CPU also with the layers run
+  eagerly (``tinytorch.backends.cpu.fused_decode = False``: "eager-layers", each op dispatched from
+  Python instead of the fused decode step) and with
   ``tinytorch.backends.cpu.quantized.int8_activations`` ("int8-x": x rounded to int8 per block in the
   matvecs, llama.cpp's arithmetic);
 * llama.cpp (``--llama-bench PATH/llama-bench``): ``llama-bench -m GGUF -t THREADS -p PREFILL -n 0``
@@ -347,19 +349,24 @@ def main(argv=None) -> dict:
     def tt_gen(n):
         return lambda: model.generate(t_short, n)
 
-    def int8_x(fn):   # tinytorch.backends.cpu.quantized.int8_activations: llama.cpp's int8 x in the matvecs
+    def switched(fn, owner, name: str, value):   # fn with a backend switch set, then restored
         def run():
-            tt.backends.cpu.quantized.int8_activations = True
+            before = getattr(owner, name)
+            setattr(owner, name, value)
             try:
                 fn()
             finally:
-                tt.backends.cpu.quantized.int8_activations = False
+                setattr(owner, name, before)
         return run
 
     runs = {"tinytorch prefill": rate(args.prefill, tt_prefill),
             "tinytorch decode": rate(args.decode, tt_gen(args.decode + 1), tt_gen(1))}
     if not cuda:
-        runs["tinytorch int8-x decode"] = rate(args.decode, int8_x(tt_gen(args.decode + 1)), int8_x(tt_gen(1)))
+        cpu = tt.backends.cpu
+        for variant, owner, name, value in (("eager-layers", cpu, "fused_decode", False),
+                                            ("int8-x", cpu.quantized, "int8_activations", True)):
+            runs[f"tinytorch {variant} decode"] = rate(
+                args.decode, switched(tt_gen(args.decode + 1), owner, name, value), switched(tt_gen(1), owner, name, value))
     if hf is not None:
         h_long, h_short = torch.tensor(long_ids, device=args.device), torch.tensor([short_ids], device=args.device)
 
@@ -383,11 +390,12 @@ def main(argv=None) -> dict:
     print(f"SmolLM2-135M-Instruct ({os.path.basename(path)}), batch 1, device {args.device}, threads {args.threads}, "
           f"median of {args.rounds} rounds; {cpu_description()}", flush=True)
     for phase, tokens, variant in (("prefill", args.prefill, "tinytorch"), ("decode", args.decode, "tinytorch"),
+                                   ("decode", args.decode, "tinytorch eager-layers"),
                                    ("decode", args.decode, "tinytorch int8-x")):
         if f"{variant} {phase}" not in results:
             continue
         ours = results[f"{variant} {phase}"]
-        line = f"{phase:8s} {tokens:4d} tokens  {variant:16s} {ours:8.1f} tok/s"
+        line = f"{phase:8s} {tokens:4d} tokens  {variant:22s} {ours:8.1f} tok/s"
         for other in ("transformers", "llama.cpp"):
             theirs = results.get(f"{other} {phase}")
             if theirs is not None:

@@ -4,7 +4,11 @@
 float32 matmul on the dequantized weight (transformers' numbers); on, Q4_0/Q4_1/Q8_0 matvecs
 quantize x per 32-value block to int8 and take integer dot products, as llama.cpp does (faster;
 each output moves by at most sum |w| * max|x_block| / 254). CPUs without AVX2 and the other
-formats keep the float kernels."""
+formats keep the float kernels.
+
+``fused_decode`` (default True): a language model's CPU decode step of one token runs all its
+layers in one call (``tinytorch.models.fused_decode``) instead of dispatching each op from Python;
+False runs the eager layers."""
 from __future__ import annotations
 
 from tinytorch import _C
@@ -21,6 +25,8 @@ class _Quantized:
 
 
 quantized = _Quantized()
+
+fused_decode: bool = True
 
 
 def get_cpu_capability() -> str:

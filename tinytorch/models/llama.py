@@ -11,6 +11,7 @@ from tinytorch._core.dtype import bool_, float32, int64
 from tinytorch.distributed.tensor.parallel.style import ColwiseParallel, ParallelStyle, RowwiseParallel
 from tinytorch.distributed.tensor.placement_types import Replicate
 from tinytorch.models.config import LlamaConfig
+from tinytorch.models.fused_decode import decode_step
 from tinytorch.models.generation import GenerationMixin, positions_from_mask
 from tinytorch.models.graph_decode import DecodeGraphCache
 from tinytorch.models.kv_cache import KVCache
@@ -111,6 +112,10 @@ class LlamaModel(Module):
         if attention_mask is not None and tuple(attention_mask.shape) != (B, past + T):
             raise ValueError(f"LlamaModel: attention_mask must be (batch, past + length) = {(B, past + T)}, "
                              f"got {list(attention_mask.shape)}")
+        if T == 1 and cache is not None and attention_mask is None and position_ids is None:
+            h = decode_step(self, input_ids, cache)          # the CPU's fused step, where it applies
+            if h is not None:
+                return h
         if position_ids is None:
             if attention_mask is not None:
                 position_ids = positions_from_mask(attention_mask)[:, past:]

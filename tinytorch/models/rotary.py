@@ -145,5 +145,10 @@ class RotaryEmbedding(Module):
         cos, sin = self._table(max_position, dtype, position_ids.device)
         return F.embedding(position_ids, cos).unsqueeze(1), F.embedding(position_ids, sin).unsqueeze(1)
 
+    def angles_at(self, position: int, dtype=float32, device=None):
+        """cos and sin (head_dim,) at one position (a decode step's)."""
+        cos, sin = self._table(position + 1, dtype, device if device is not None else self.inv_freq.device)
+        return cos.select(0, position), sin.select(0, position)
+
     def extra_repr(self) -> str:
         return f"head_dim={self.head_dim}, convention={self.convention!r}"
