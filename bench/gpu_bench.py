@@ -4,10 +4,11 @@ GEMM 8192^3 (bf16, fp16, tf32, fp32) in TFLOP/s; elementwise add (fp32, bf16), s
 layer_norm bandwidth in GB/s; layer_norm forward and forward+backward (bytes of x, y, g, gx) and
 softmax bf16 at widths 256-16384 over 2^26 elements ("norm"); dropout in training mode over 2^26 elements
 (bytes of x, y and the bool mask; "dropout"); max_pool2d 3x3 stride 2 padding 1 on ResNet's stem
-activations, forward and forward+backward ("pool"); host overhead of a tiny op in us; pinning and copying a batch
+activations, forward and forward+backward ("pool"); cross_entropy over GPT-2's logits (8192 x 50304),
+forward and forward+backward in ms ("loss"); host overhead of a tiny op in us; pinning and copying a batch
 (DataLoader(pin_memory=True)) in us.
 
-    python bench/gpu_bench.py [--quick] [--only gemm bandwidth norm dropout pool host pin]
+    python bench/gpu_bench.py [--quick] [--only gemm bandwidth norm dropout pool loss host pin]
 """
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def alternate(name, ours, ref, reps, rounds, metric, unit):
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--only", nargs="+", choices=["gemm", "bandwidth", "norm", "dropout", "pool", "host", "pin"],
+    p.add_argument("--only", nargs="+", choices=["gemm", "bandwidth", "norm", "dropout", "pool", "loss", "host", "pin"],
                    help="run only these parts")
     args = p.parse_args()
     want = lambda part: args.only is None or part in args.only  # noqa: E731
@@ -166,6 +167,24 @@ def main() -> None:
         alternate(f"max_pool2d 3/2/1 fwd+bwd {shape} {dname}",
                   lambda r: gpu_time(tt, lambda: tt.autograd.grad(pool(tt, xg), [xg], g), r), ref_b, 10, rounds,
                   lambda s: s * 1e6, "us")
+
+    # cross_entropy over GPT-2's logits (8192 tokens x 50304 classes), forward and forward+backward, in ms
+    for dname in ("float32", "bfloat16") if want("loss") else ():
+        n, c = (8192, 50304) if not args.quick else (2048, 50304)
+        x = tt.randn(n, c, device=dev, dtype=getattr(tt, dname)).requires_grad_()
+        t = tt.randint(0, c, (n,), device=dev)
+        ce = lambda lib, x, t: lib.nn.functional.cross_entropy(x, t)  # noqa: E731
+        ref_f = ref_b = None
+        if torch:
+            tx = torch.randn(n, c, device=dev, dtype=getattr(torch, dname)).requires_grad_()
+            tt_ = torch.randint(0, c, (n,), device=dev)
+            ref_f = lambda r: gpu_time(torch, lambda: ce(torch, tx, tt_), r)  # noqa: E731
+            ref_b = lambda r: gpu_time(torch, lambda: torch.autograd.grad(ce(torch, tx, tt_), [tx]), r)  # noqa: E731
+        alternate(f"cross_entropy fwd ({n}, {c}) {dname}", lambda r: gpu_time(tt, lambda: ce(tt, x, t), r), ref_f,
+                  10, rounds, lambda s: s * 1e3, "ms")
+        alternate(f"cross_entropy fwd+bwd ({n}, {c}) {dname}",
+                  lambda r: gpu_time(tt, lambda: tt.autograd.grad(ce(tt, x, t), [x]), r), ref_b, 10, rounds,
+                  lambda s: s * 1e3, "ms")
 
     # host overhead of a tiny op (wall clock per call, the GPU is never the bottleneck)
     def host(lib, a, b, reps):

@@ -137,7 +137,8 @@ class GPT(nn.Module):
         logits = self.lm_head(self.ln_f(x))  # (B, T, vocab)
         if targets is None:
             return logits, None
-        return logits, F.cross_entropy(logits.view(-1, logits.shape[-1]).float(), targets.view(-1))
+        # autocast computes the loss in float32 (tinytorch reads bf16 logits in float32, without a copy)
+        return logits, F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1))
 
     @torch.no_grad()
     def generate(self, idx, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None,

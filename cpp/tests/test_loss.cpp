@@ -95,3 +95,16 @@ TEST(Loss, LossErrors) {
     EXPECT_NE(std::string(e.what()).find("Target 7 is out of bounds"), std::string::npos) << e.what();
   }
 }
+
+// A float32 loss from bfloat16 logits (autocast's request) is the loss of the logits cast to float32.
+TEST(Loss, WiderLossDtypeEqualsTheCast) {
+  Tensor x = rand_tensor({5, 7}, DType::BFloat16, 3);
+  Tensor t = int_tensor({5}, {0, 6, 2, 2, 1});
+  for (int64_t red : {0, 1, 2}) {
+    Tensor a = cross_entropy(x, t, Tensor(), red, 2, 0.1, DType::Float32);
+    Tensor b = cross_entropy(x.to(DType::Float32), t, Tensor(), red, 2, 0.1);
+    ASSERT_EQ(a.dtype(), DType::Float32);
+    EXPECT_EQ(to_vec(a), to_vec(b)) << "reduction " << red;
+  }
+  EXPECT_THROW(cross_entropy(x, t, Tensor(), 1, -100, 0.0, DType::Int64), std::runtime_error);
+}

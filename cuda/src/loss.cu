@@ -40,6 +40,76 @@ struct LossDims {
   double eps;
 };
 
+// Rows of big vocabularies (C > 1024, a block per row) whose rows are whole 16-byte vectors
+// (C a multiple of 16 / sizeof(T), the logits 16-byte aligned) are read in vectors, the lse
+// in one pass: each thread keeps a running max m and sum s of exp(x - m), rescaled when m
+// grows, merged across the block in a fixed order. Non-finite values as loss::lse: a +inf
+// logit gives NaN, a NaN gives NaN, a row of -inf (and NaNs) gives -inf.
+template <class T>
+constexpr int kVec = 16 / int(sizeof(T));
+
+template <class T>
+bool rows_are_vectors(const T* x, int64_t C) {
+  return C > 1024 && C % kVec<T> == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
+}
+
+template <class A>
+__device__ __forceinline__ void merge_max_sum(A& m, A& s, A m2, A s2) {
+  const A mm = m < m2 ? m2 : m;
+  if (mm == A(-INFINITY)) return;  // both shares empty (or -inf/NaN only: the row's lse is -inf)
+  s = s * exp(m - mm) + s2 * exp(m2 - mm);
+  m = mm;
+}
+
+// lse of row x: (C) by the whole block (every thread gets it).
+template <class T>
+__device__ double block_row_lse(const T* __restrict__ x, int64_t C) {
+  using A = opmath_t<T>;
+  constexpr int V = kVec<T>;
+  const Vec<T, V>* xv = reinterpret_cast<const Vec<T, V>*>(x);
+  A m = -INFINITY, s = 0;
+  for (int64_t q = threadIdx.x; q < C / V; q += blockDim.x) {
+    const Vec<T, V> t = xv[q];
+    A v[V], vm = -INFINITY;
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      v[i] = static_cast<A>(t.v[i]);
+      vm = vm < v[i] ? v[i] : vm;
+    }
+    if (m < vm) s *= exp(m - vm), m = vm;
+    if (m == A(-INFINITY)) {  // nothing finite yet: only a NaN counts
+#pragma unroll
+      for (int i = 0; i < V; ++i) s = v[i] != v[i] ? v[i] : s;
+      continue;
+    }
+#pragma unroll
+    for (int i = 0; i < V; ++i) s += exp(v[i] - m);
+  }
+  for (int o = 16; o > 0; o >>= 1) merge_max_sum(m, s, __shfl_xor_sync(~0u, m, o), __shfl_xor_sync(~0u, s, o));
+  __shared__ A part_m[32], part_s[32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  if (lane == 0) part_m[warp] = m, part_s[warp] = s;
+  __syncthreads();
+  m = lane < nw ? part_m[lane] : A(-INFINITY);
+  s = lane < nw ? part_s[lane] : A(0);
+  for (int o = 16; o > 0; o >>= 1) merge_max_sum(m, s, __shfl_xor_sync(~0u, m, o), __shfl_xor_sync(~0u, s, o));
+  if (std::isinf(m)) return m > 0 ? static_cast<double>(NAN) : static_cast<double>(m);
+  return static_cast<double>(m) + std::log(static_cast<double>(s));
+}
+
+// logits: (N, C) in vectors -> loss (or lse): (N) double, a block per row.
+template <class T>
+__global__ void ce_vec_rows_kernel(const T* __restrict__ x, const int64_t* __restrict__ tp, const T* w, double* out,
+                                   LossDims d, bool lse_only) {
+  const int64_t n = blockIdx.x, t = tp[n];
+  check_target(t, d.C, d.ignore);
+  const T* xr = x + n * d.C;
+  const double l_se = block_row_lse(xr, d.C);
+  double v = l_se;
+  if (!lse_only) v = t == d.ignore ? 0.0 : loss::ce_given_lse(xr, d.C, 1, t, w, d.eps, l_se, BlockGroup());
+  if (threadIdx.x == 0) out[n] = v;
+}
+
 // logits: (N, C, 1) -> loss: (N) double; rows of 32 (a warp) or blockDim threads.
 template <class T, class G>
 __global__ void ce_rows_kernel(const T* __restrict__ x, const int64_t* __restrict__ tp, const T* w, double* out,
@@ -140,19 +210,22 @@ struct Ctx {
   explicit Ctx(const Tensor& t) : guard(t.device()), stream(current_stream(t.device().index)), dev(t.device()) {}
 };
 
-// loss: (M) double -> out: (N, S) as T for None, else the 0-dim sum or weighted mean.
+// loss: (M) double -> out: (N, S) for None, else the 0-dim sum or weighted mean, in out's dtype.
 template <class T>
 void finish(const Ctx& cx, const Tensor& loss, const int64_t* tp, const T* w, const Tensor& out, Reduction r,
             int64_t ignore) {
   int64_t M = loss.numel();
-  if (r == Reduction::None) {
-    if (M == 0) return;
-    store_loss_kernel<T><<<grid_for(M), kThreads, 0, cx.stream>>>(loss.data<double>(), out.data<T>(), M);
-    TT_CUDA_KERNEL_CHECK();
-    return;
-  }
-  det_sum(M, LossAndWeight<T>{loss.data<double>(), tp, w, ignore}, StoreReduced<T>{out.data<T>(), r == Reduction::Mean},
-          cx.dev, cx.stream);
+  TT_DISPATCH_FLOATING(out.dtype(), "loss", [&] {
+    using O = scalar_t;
+    if (r == Reduction::None) {
+      if (M == 0) return;
+      store_loss_kernel<O><<<grid_for(M), kThreads, 0, cx.stream>>>(loss.data<double>(), out.data<O>(), M);
+      TT_CUDA_KERNEL_CHECK();
+      return;
+    }
+    det_sum(M, LossAndWeight<T>{loss.data<double>(), tp, w, ignore},
+            StoreReduced<O>{out.data<O>(), r == Reduction::Mean}, cx.dev, cx.stream);
+  });
 }
 
 // Total target weight and sum of class weights -> dev buffer (2) double.
@@ -171,7 +244,9 @@ Tensor ce_per_sample(const Ctx& cx, const T* x, const int64_t* tp, const T* w, c
   Tensor buf = Tensor::empty({M}, DType::Float64, cx.dev);
   if (M == 0) return buf;
   double* bp = buf.data<double>();
-  if (d.S == 1 && d.C > 1024) {  // big vocabularies: a block per row
+  if (d.S == 1 && rows_are_vectors(x, d.C)) {
+    ce_vec_rows_kernel<T><<<static_cast<unsigned>(d.N), kThreads, 0, cx.stream>>>(x, tp, w, bp, d, lse_only);
+  } else if (d.S == 1 && d.C > 1024) {  // big vocabularies: a block per row
     ce_rows_kernel<T, BlockGroup><<<static_cast<unsigned>(d.N), kThreads, 0, cx.stream>>>(x, tp, w, bp, d, lse_only);
   } else if (d.S == 1) {  // a warp per row, 8 rows per block
     ce_rows_kernel<T, WarpGroup><<<static_cast<unsigned>((d.N + 7) / 8), kThreads, 0, cx.stream>>>(x, tp, w, bp, d,
@@ -250,7 +325,7 @@ void cuda_cross_entropy(const Tensor& logits, const Tensor& target, const Tensor
 // gin: (N, C, S) = scale * ((1-eps) w_t (softmax - onehot_t) + eps/C (sum(w) softmax - w)),
 // a thread per element; lse: (N*S) per sample, sums: (total target weight, sum of w).
 template <class T>
-__global__ void ce_backward_kernel(const T* __restrict__ gout, const T* __restrict__ x, const int64_t* __restrict__ tp,
+__global__ void ce_backward_kernel(const double* __restrict__ gout, const T* __restrict__ x, const int64_t* __restrict__ tp,
                                    const T* w, const double* __restrict__ lse, const double* sums, T* gin, LossDims d,
                                    Reduction r) {
   const double sm = d.eps / static_cast<double>(d.C);
@@ -267,6 +342,43 @@ __global__ void ce_backward_kernel(const T* __restrict__ gout, const T* __restri
   }
 }
 
+// gin: (N, C) for S == 1 and rows in vectors (rows_are_vectors), a block per row: the row's
+// target, scale and lse are read once (no index arithmetic per element), the softmax's exp runs
+// in opmath (float for float/half/bfloat16); without class weights or smoothing the gradient
+// scale * (p - [c == t]) too, else ce_grad's algebra in double, as ce_backward_kernel's.
+template <class T>
+__global__ void ce_rows_backward_kernel(const double* __restrict__ gout, const T* __restrict__ x,
+                                        const int64_t* __restrict__ tp, const T* w, const double* __restrict__ lse,
+                                        const double* sums, T* __restrict__ gin, LossDims d, Reduction r) {
+  using A = opmath_t<T>;
+  constexpr int V = kVec<T>;
+  const int64_t n = blockIdx.x, t = tp[n];
+  const Vec<T, V>* xv = reinterpret_cast<const Vec<T, V>*>(x + n * d.C);
+  Vec<T, V>* gv = reinterpret_cast<Vec<T, V>*>(gin + n * d.C);
+  if (t == d.ignore) {
+    Vec<T, V> zero;
+#pragma unroll
+    for (int i = 0; i < V; ++i) zero.v[i] = T(0);
+    for (int64_t q = threadIdx.x; q < d.C / V; q += blockDim.x) gv[q] = zero;
+    return;
+  }
+  const double scale = grad_scale(gout, n, r, sums), sm = d.eps / static_cast<double>(d.C);
+  const A l_se = static_cast<A>(lse[n]), scale_a = static_cast<A>(scale);
+  const bool plain = w == nullptr && d.eps == 0;
+  for (int64_t q = threadIdx.x; q < d.C / V; q += blockDim.x) {
+    const Vec<T, V> xq = xv[q];
+    Vec<T, V> g;
+#pragma unroll
+    for (int i = 0; i < V; ++i) {
+      const int64_t c = q * V + i;
+      const A p = exp(static_cast<A>(xq.v[i]) - l_se);
+      g.v[i] = plain ? static_cast<T>(scale_a * (c == t ? p - A(1) : p))
+                     : loss::store<T>(scale * loss::ce_grad(static_cast<double>(p), c, t, w, d.eps, sm, sums[1]));
+    }
+    gv[q] = g;
+  }
+}
+
 void cuda_cross_entropy_backward(const Tensor& gout, const Tensor& logits, const Tensor& target, const Tensor& weight,
                                  const Tensor& gin, Reduction r, int64_t ignore, double eps) {
   Ctx cx(logits);
@@ -279,8 +391,12 @@ void cuda_cross_entropy_backward(const Tensor& gout, const Tensor& logits, const
     const int64_t* tp = target.data<int64_t>();
     Tensor sums = weight_sums<T>(cx, tp, w, M, d.C, ignore);
     Tensor lse = ce_per_sample<T>(cx, logits.data<T>(), tp, w, d, true);
-    ce_backward_kernel<T><<<grid_for(gin.numel()), kThreads, 0, cx.stream>>>(
-        gout.data<T>(), logits.data<T>(), tp, w, lse.data<double>(), sums.data<double>(), gin.data<T>(), d, r);
+    if (d.S == 1 && rows_are_vectors(logits.data<T>(), d.C) && rows_are_vectors(gin.data<T>(), d.C))
+      ce_rows_backward_kernel<T><<<static_cast<unsigned>(d.N), kThreads, 0, cx.stream>>>(
+          gout.data<double>(), logits.data<T>(), tp, w, lse.data<double>(), sums.data<double>(), gin.data<T>(), d, r);
+    else
+      ce_backward_kernel<T><<<grid_for(gin.numel()), kThreads, 0, cx.stream>>>(
+          gout.data<double>(), logits.data<T>(), tp, w, lse.data<double>(), sums.data<double>(), gin.data<T>(), d, r);
     TT_CUDA_KERNEL_CHECK();
   });
 }

@@ -172,7 +172,9 @@ LOSS_CASES = [
     (7, 4, (3, 2), True, 1, 0.0),
     (5, 9, (), True, -100, 0.2),
     (4, 6, (5,), False, -100, 0.1),
-    (3, 2000, (), True, -100, 0.1),  # C > 1024: a block per row
+    (3, 2000, (), True, -100, 0.1),  # C > 1024 in 16-byte vectors: a block per row, one pass
+    (5, 3000, (), False, -100, 0.0),  # the same without weights or smoothing (GPT's loss)
+    (4, 2001, (), False, 1, 0.0),     # C > 1024 not in vectors: a block per row, scalar loads
     (9, 37, (), False, 2, 0.3),
 ]
 
@@ -220,6 +222,23 @@ def test_cross_entropy_extremes():
     xc = tt.tensor(data, dtype=tt.float32)
     tc, tg = ints([0, 1, 2])
     close(F.cross_entropy(xc.cuda(), tg, reduction="none"), F.cross_entropy(xc, tc, reduction="none"), "float32")
+
+
+@pytest.mark.parametrize("C", [2048, 2047])    # in 16-byte vectors (one-pass lse) and not
+def test_cross_entropy_extremes_big_vocabulary(C):
+    data = np.random.default_rng(5).standard_normal((6, C)) * 4
+    data[0, 7] = np.inf                       # NaN loss
+    data[1, 100] = np.nan                     # NaN loss
+    data[2, :] = -np.inf                      # lse -inf: NaN loss
+    data[3, :9] = np.nan                      # a NaN in the first vector, before anything finite
+    data[3, 9:] = -np.inf
+    data[4, :] = 80.0                         # exp would overflow without the max shift
+    data[4, 3] = 88.0
+    xc = tt.tensor(data, dtype=tt.float32)
+    tc, tg = ints([0, 1, 2, 3, 4, 5])
+    for dt in ("float32", "bfloat16"):
+        close(F.cross_entropy(xc.cuda().to(getattr(tt, dt)), tg, reduction="none").float(),
+              F.cross_entropy(xc.to(getattr(tt, dt)), tc, reduction="none").float(), dt)
 
 
 def test_all_ignored_mean_is_nan():

@@ -3,6 +3,7 @@
 switches to a composite formula under create_graph, and class-probability targets are composed
 from ops."""
 from tinytorch import _C
+from tinytorch._core.dtype import to_dtype
 from tinytorch._core.tensor_base cimport TensorBase as Tensor
 from tinytorch._core.graph cimport Node, is_grad_enabled_c
 from tinytorch._ops._common cimport record as _record, fused_result, adjoint_result, impl_or_none as _impl
@@ -73,19 +74,33 @@ def _ce_grad_composite(Tensor g, Tensor x, Tensor t, w, ignore_index, int r, dou
 def _ce_back(Node n, g):
     x, t, w = n.saved_tensors
     if is_grad_enabled_c():
+        if x.dtype != g.dtype:   # a loss wider than its logits: differentiate as through logits.to(g.dtype)
+            return (_ce_grad_composite(g, x.to(g.dtype), t, w, n.ignore_index, n.reduction, n.smoothing).to(x.dtype),
+                    None)
         return (_ce_grad_composite(g, x, t, w, n.ignore_index, n.reduction, n.smoothing), None)
     gx = _C.cross_entropy_backward(g._impl, x._impl, t._impl, _impl(w), n.reduction, n.ignore_index, n.smoothing)
     return (fused_result("CrossEntropyBackwardBackward", gx, (g,)), None)
 
 
 def cross_entropy(Tensor input, Tensor target, weight=None, ignore_index=-100, reduction="mean",
-                  label_smoothing=0.0):
-    """Cross entropy between logits ``input`` and class indices or class probabilities ``target``."""
+                  label_smoothing=0.0, dtype=None):
+    """Cross entropy between logits ``input`` and class indices or class probabilities ``target``.
+    ``dtype``: the loss's (default the input's). float32 from float16/bfloat16 logits is
+    ``input.float()``'s loss without that copy: the fused kernel reads the logits in float32, and
+    the gradient comes back in the logits' dtype, as through the cast."""
     r = _reduction_code(reduction)
+    code = None
+    if dtype is not None:
+        dtype = to_dtype(dtype)
+        if target.dtype.is_floating_point or (weight is not None and weight.dtype != input.dtype):
+            input = input.to(dtype)       # the composite and the weighted kernel take one dtype
+        elif dtype != input.dtype:
+            code = dtype.code
     if target.dtype.is_floating_point:
         return _cross_entropy_probs(input, target, weight, reduction, label_smoothing)
     return _record("CrossEntropyLossBackward0", _ce_back, (input, None),
-                   _C.cross_entropy(input._impl, target._impl, _impl(weight), r, ignore_index, label_smoothing),
+                   _C.cross_entropy(input._impl, target._impl, _impl(weight), r, ignore_index, label_smoothing,
+                                    code),
                    {"reduction": r, "ignore_index": ignore_index, "smoothing": label_smoothing},
                    (input, target, weight))
 

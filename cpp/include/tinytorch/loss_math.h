@@ -63,11 +63,11 @@ TT_INLINE double lse(const T* x, int64_t C, int64_t stride, const G& g) {
   return static_cast<double>(mx) + std::log(static_cast<double>(s));
 }
 
-// Cross entropy of a sample with target t (not ignore_index) and label smoothing eps:
-// (1 - eps) * -w_t logp_t + eps / C * sum_c -w_c logp_c.
+// Cross entropy of a sample with target t (not ignore_index), label smoothing eps and log-sum-exp
+// l_se: (1 - eps) * -w_t logp_t + eps / C * sum_c -w_c logp_c.
 template <class T, class G>
-TT_INLINE double ce(const T* x, int64_t C, int64_t stride, int64_t t, const T* w, double eps, const G& g) {
-  double l_se = lse(x, C, stride, g);
+TT_INLINE double ce_given_lse(const T* x, int64_t C, int64_t stride, int64_t t, const T* w, double eps, double l_se,
+                              const G& g) {
   double l = -class_weight(w, t) * (load(x, t * stride) - l_se);
   if (eps > 0) {
     double smooth = 0;
@@ -76,6 +76,11 @@ TT_INLINE double ce(const T* x, int64_t C, int64_t stride, int64_t t, const T* w
     l = (1 - eps) * l + eps / static_cast<double>(C) * smooth;
   }
   return l;
+}
+
+template <class T, class G>
+TT_INLINE double ce(const T* x, int64_t C, int64_t stride, int64_t t, const T* w, double eps, const G& g) {
+  return ce_given_lse(x, C, stride, t, w, eps, lse(x, C, stride, g), g);
 }
 
 // softmax_c of the sample from its logit x[i] and log-sum-exp.

@@ -27,18 +27,21 @@ double total_weight(const int64_t* tp, const T* w, int64_t M, int64_t C, int64_t
   return tw;
 }
 
-// per-sample losses (M = N*S) -> out: (N, S) for None, or the sum / mean as a 0-dim tensor.
-template <class T>
+// per-sample losses (M = N*S) -> out: (N, S) for None, or the sum / mean as a 0-dim tensor, in
+// out's dtype.
 void reduce_out(const std::vector<double>& losses, double tw, const Tensor& out, Reduction r) {
-  T* op = out.data<T>();
-  if (r == Reduction::None) {
-    for (size_t i = 0; i < losses.size(); ++i) op[i] = loss::store<T>(losses[i]);
-    return;
-  }
-  double s = 0;
-  for (double v : losses) s += v;  // fixed order: deterministic
-  if (r == Reduction::Mean) s /= tw;
-  op[0] = loss::store<T>(s);
+  TT_DISPATCH_FLOATING(out.dtype(), "loss", [&] {
+    using O = scalar_t;
+    O* op = out.data<O>();
+    if (r == Reduction::None) {
+      for (size_t i = 0; i < losses.size(); ++i) op[i] = loss::store<O>(losses[i]);
+      return;
+    }
+    double s = 0;
+    for (double v : losses) s += v;  // fixed order: deterministic
+    if (r == Reduction::Mean) s /= tw;
+    op[0] = loss::store<O>(s);
+  });
 }
 
 // input: (N, C, S) -> out: loss_of(x, t, w) for each sample (n, s) with target t != ignore,
@@ -58,7 +61,7 @@ void loss_forward(const Tensor& input, const Tensor& target, const Tensor& weigh
       losses[i] = t == ignore ? 0.0 : loss_of(xp + n * C * S + s, t, w);
     }
   });
-  reduce_out<T>(losses, tw, out, r);
+  reduce_out(losses, tw, out, r);
 }
 
 template <class T>
@@ -100,7 +103,7 @@ void ce_backward_typed(const Tensor& gout, const Tensor& logits, const Tensor& t
                        const Tensor& gin, Reduction r, int64_t ignore, double eps) {
   int64_t N = logits.size(0), C = logits.size(1), S = logits.size(2), M = N * S;
   const T* xp = logits.data<T>();
-  const T* gp = gout.data<T>();
+  const double* gp = gout.data<double>();
   const int64_t* tp = target.data<int64_t>();
   const T* w = weight.defined() ? weight.data<T>() : nullptr;
   T* op = gin.data<T>();

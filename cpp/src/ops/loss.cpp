@@ -92,12 +92,14 @@ Tensor nll_loss_backward(const Tensor& grad_out, const Tensor& input, const Tens
 }
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight, int64_t reduction,
-                     int64_t ignore_index, double label_smoothing) {
+                     int64_t ignore_index, double label_smoothing, std::optional<DType> dtype) {
   Reduction r = to_reduction("cross_entropy", reduction);
   TT_CHECK_VALUE(label_smoothing >= 0.0 && label_smoothing <= 1.0,
                  "cross_entropy: label_smoothing must be between 0.0 and 1.0. Got: ", label_smoothing);
   LossGeom g = check_loss("cross_entropy", logits, target, weight);
-  Tensor out = Tensor::empty(r == Reduction::None ? g.out_shape : Shape{}, logits.dtype(), logits.device());
+  DType out_dtype = dtype.value_or(logits.dtype());
+  TT_CHECK(is_floating(out_dtype), "cross_entropy: dtype must be a floating dtype, got ", dtype_name(out_dtype));
+  Tensor out = Tensor::empty(r == Reduction::None ? g.out_shape : Shape{}, out_dtype, logits.device());
   cross_entropy_kernel[logits.device()](g.input, g.target, g.weight, out, r, ignore_index, label_smoothing);
   return out;
 }
@@ -111,8 +113,8 @@ Tensor cross_entropy_backward(const Tensor& grad_out, const Tensor& logits, cons
   LossGeom g = check_loss("cross_entropy_backward", logits, target, weight);
   check_loss_grad("cross_entropy_backward", grad_out, g, r);
   Tensor gi = Tensor::empty(logits.shape(), logits.dtype(), logits.device());
-  Tensor go = r == Reduction::None ? grad_out.to(logits.dtype()).contiguous().view(g.target.shape())
-                                   : grad_out.to(logits.dtype()).contiguous().view({});
+  Tensor go = r == Reduction::None ? grad_out.to(DType::Float64).contiguous().view(g.target.shape())
+                                   : grad_out.to(DType::Float64).contiguous().view({});
   cross_entropy_backward_kernel[logits.device()](go, g.input, g.target, g.weight, gi.view(g.input.shape()), r,
                                                  ignore_index, label_smoothing);
   return gi;

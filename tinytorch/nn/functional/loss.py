@@ -12,6 +12,8 @@ from tinytorch.nn.functional.activation import logsigmoid, softplus
 from tinytorch.nn.functional.distance import cosine_similarity, pairwise_distance
 from tinytorch.nn.functional.embedding import one_hot
 from tinytorch.nn.modules._doc_notes import fill_doc, loss_notes
+from tinytorch._core.dtype import bfloat16, float16, float32
+from tinytorch._tensor import autocast as _autocast
 from tinytorch._tensor.tensor import Tensor
 
 
@@ -201,6 +203,21 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
         raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     return _LOSS.cross_entropy(input, target, weight, ignore_index, _legacy_reduction(size_average, reduce, reduction),
                             label_smoothing)
+
+
+def _cross_entropy_in_float32(device_type: str, cast, input, target, weight=None, size_average=None, ignore_index: int = -100,
+                              reduce=None, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """cross_entropy under autocast's float32 policy: float16/bfloat16 logits on the autocast device
+    go to the fused kernel as they are, with a float32 loss (see _tensor/autocast.py, FP32_READERS)."""
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    low = isinstance(input, Tensor) and input.device.type == device_type and input.dtype in (float16, bfloat16)
+    return _LOSS.cross_entropy(input if low else cast(input), target, cast(weight), ignore_index,
+                               _legacy_reduction(size_average, reduce, reduction), label_smoothing,
+                               float32 if low else None)
+
+
+_autocast.FP32_READERS["cross_entropy"] = _cross_entropy_in_float32
 
 
 @fill_doc(loss_notes)
