@@ -35,7 +35,12 @@ from _harness import alternate_all, load_script, try_import_torch  # noqa: E402
 import tinytorch as tt  # noqa: E402
 
 _IMPORTS = {"import tinytorch as torch": "import torch", "import tinytorch.nn as nn": "import torch.nn as nn",
-            "import tinytorch.nn.functional as F": "import torch.nn.functional as F"}
+            "import tinytorch.nn.functional as F": "import torch.nn.functional as F",
+            # torch keeps nanoGPT's explicit float32 copy of the logits (its autocast would run
+            # log_softmax and nll_loss on them as two ops); tinytorch reads bf16 logits in float32
+            # without the copy, so the demo leaves the cast out
+            "F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1))":
+                "F.cross_entropy(logits.view(-1, logits.shape[-1]).float(), targets.view(-1))"}
 # The vocabulary each demo preset is measured at (--vocab-size overrides): the character model's
 # 65 symbols for cpu/gpu, GPT-2's 50257 BPE tokens padded to a multiple of 64 for gpt2.
 VOCAB = {"cpu": 65, "gpu": 65, "gpt2": 50304}
