@@ -11,6 +11,8 @@ layers in one call (``tinytorch.models.fused_decode``) instead of dispatching ea
 False runs the eager layers."""
 from __future__ import annotations
 
+import os
+
 from tinytorch import _C
 
 
@@ -41,6 +43,9 @@ def get_cpu_capability() -> str:
                     break
     except OSError:
         return "DEFAULT"
-    if {"avx512f", "avx512bw", "avx512vl"} <= flags:
-        return "AVX512"
-    return "AVX2" if {"avx2", "fma"} <= flags else "DEFAULT"
+    best = "AVX512" if {"avx512f", "avx512bw", "avx512vl"} <= flags else \
+        "AVX2" if {"avx2", "fma"} <= flags else "DEFAULT"
+    # TINYTORCH_CPU_CAPABILITY=default|avx2|avx512 caps the hand-vectorized kernels (cpu/simd_level.h)
+    order = ["DEFAULT", "AVX2", "AVX512"]
+    cap = os.environ.get("TINYTORCH_CPU_CAPABILITY", "").upper()
+    return order[min(order.index(best), order.index(cap))] if cap in order else best

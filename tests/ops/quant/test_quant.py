@@ -240,5 +240,10 @@ def test_int8_activations_compute_llama_cpp_numerics(qtype):
         backend.int8_activations = False
 
 
-def test_cpu_capability_names_an_isa():
-    assert tt.backends.cpu.get_cpu_capability() in ("AVX512", "AVX2", "DEFAULT")
+def test_cpu_capability_names_an_isa(monkeypatch):
+    best = tt.backends.cpu.get_cpu_capability()
+    assert best in ("AVX512", "AVX2", "DEFAULT")
+    monkeypatch.setenv("TINYTORCH_CPU_CAPABILITY", "default")           # the cap the kernels honour
+    assert tt.backends.cpu.get_cpu_capability() == "DEFAULT"
+    monkeypatch.setenv("TINYTORCH_CPU_CAPABILITY", "avx2")
+    assert tt.backends.cpu.get_cpu_capability() == ("DEFAULT" if best == "DEFAULT" else "AVX2")
