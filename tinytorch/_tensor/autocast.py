@@ -46,8 +46,8 @@ CPU_POLICY: Dict[str, str] = {**dict.fromkeys(_CPU_LOWER, LOWER), **dict.fromkey
 # Ops whose kernels read float16/bfloat16 inputs in float32 and can return a float32 result: under the
 # "fp32" policy, name -> reader(device_type, cast, *args, **kwargs), called instead of fn on the cast
 # arguments: device_type is the region's, cast(value) the policy's cast (for the arguments the reader
-# does not read in float32 itself). The
-# numbers are the cast's; the float32 copy of the input (for GPT-2's logits, 1.6 GB) is never made.
+# does not read in float32 itself). The numbers are the cast's; the float32 copy of the input (for
+# GPT-2's logits, 1.6 GB) is never made.
 FP32_READERS: Dict[str, Callable] = {}
 
 
