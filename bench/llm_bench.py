@@ -35,8 +35,10 @@ weights instead (30 layers, width 576, 9 heads / 3 KV heads, intermediate 1536, 
 GGUF is too large to carry to the GPU machine): tinytorch float32, and tinytorch with the
 projections packed as the Q4_1 GGUF is (Q4_1, Q8_0 for v_proj and down_proj), each decoding
 eagerly and with ``generate(cuda_graph=True)``, against transformers' LlamaForCausalLM (float32,
-eager attention, eager ``generate``) of the same config. "decode step" times the graph replays
-alone (no capture), the others whole ``generate`` calls as on the CPU.
+eager attention, eager ``generate``; with --hf-compile a static cache and ``torch.compile(mode=
+"reduce-overhead")``) of the same config, --batch sequences at once. "decode step" times the
+graph replays alone (no capture), with the fused decode step and with the eager layers
+(``tinytorch.backends.cuda.fused_decode = False``), the others whole ``generate`` calls as on the CPU.
 """
 from __future__ import annotations
 
@@ -150,11 +152,18 @@ def hf_of_config(cfg, torch, device: str):
 
 
 def gpu_decode(args, torch) -> None:
-    """Prefill and decode tokens/s on the GPU: tinytorch (eager and CUDA-graph generate) vs transformers."""
+    """Prefill and decode tokens/s on the GPU: tinytorch (eager and CUDA-graph generate, the fused
+    decode step and the eager layers) vs transformers (eager generate, or --hf-compile)."""
     cfg, models = synthetic_models(args.device)
     hf = hf_of_config(cfg, torch, args.device)
+    if args.hf_compile:   # transformers' fastest decode: a static cache and the compiled forward
+        hf.generation_config.cache_implementation = "static"
+        hf.forward = torch.compile(hf.forward, mode="reduce-overhead", fullgraph=True)
+    anchor = "static cache + torch.compile(reduce-overhead)" if args.hf_compile else "eager generate"
+    tt.backends.cuda.fused_decode = True   # (opt-in): the rows but "eager layers" time the fused step
     rng = np.random.default_rng(0)
-    prompt = rng.integers(100, 10000, (1, 16)).tolist()
+    B = args.batch
+    prompt = rng.integers(100, 10000, (B, 16)).tolist()
     t_ids, h_ids = tt.tensor(prompt, device=args.device), torch.tensor(prompt, device=args.device)
     long_ids = rng.integers(100, 10000, (1, args.prefill)).tolist()
     t_long, h_long = tt.tensor(long_ids, device=args.device), torch.tensor(long_ids, device=args.device)
@@ -176,15 +185,19 @@ def gpu_decode(args, torch) -> None:
     def tt_gen(model, k, graph):
         return lambda: model.generate(t_ids, k, cuda_graph=graph)
 
-    def tt_replays(model):
+    def tt_replays(model, on: bool):
         """n graph replays of the decode step alone (the capture made once, outside the timing)."""
         from tinytorch.models.graph_decode import GraphedGreedyDecoder
         total = 16 + n + 2
-        with tt.no_grad():
-            dec = GraphedGreedyDecoder(model, 1, total, 0)
-            first = model(t_ids, past_key_values=dec.cache, logits_to_keep=1)[:, -1].argmax(-1)
-            dec.start(first, 16, [], 0, None)
-            dec.step()  # the capture, outside the timing
+        before, tt.backends.cuda.fused_decode = tt.backends.cuda.fused_decode, on
+        try:
+            with tt.no_grad():
+                dec = GraphedGreedyDecoder(model, B, total, 0)
+                first = model(t_ids, past_key_values=dec.cache, logits_to_keep=1)[:, -1].argmax(-1)
+                dec.start(first, 16, [], 0, None)
+                dec.step()  # the capture, outside the timing
+        finally:
+            tt.backends.cuda.fused_decode = before
 
         def run():
             dec.pos.fill_(16)
@@ -200,22 +213,31 @@ def gpu_decode(args, torch) -> None:
         def tt_prefill():
             with tt.no_grad():
                 model(t_long, past_key_values=model.make_cache(1, args.prefill), logits_to_keep=1)
-        ma, mb = alternate(tt_prefill, hf_prefill, args.prefill, args.rounds, timed)
-        print(f"prefill {args.prefill} tokens, {name:9s} tinytorch {ma:8.1f} tok/s   transformers {mb:8.1f} tok/s   "
-              f"ratio {ma / mb:5.2f}x", flush=True)
-        # greedy tokens agree between eager and graph decoding
-        eager_ids = model.generate(t_ids, n, cuda_graph=False)
+        if B == 1 and not args.hf_compile:
+            ma, mb = alternate(tt_prefill, hf_prefill, args.prefill, args.rounds, timed)
+            print(f"prefill {args.prefill} tokens, {name:9s} tinytorch {ma:8.1f} tok/s   transformers {mb:8.1f} "
+                  f"tok/s   ratio {ma / mb:5.2f}x", flush=True)
+        # greedy tokens agree between the eager layers and the graphed fused step
+        tt.backends.cuda.fused_decode = False
+        try:
+            eager_ids = model.generate(t_ids, n, cuda_graph=False)
+        finally:
+            tt.backends.cuda.fused_decode = True
         graph_ids = model.generate(t_ids, n, cuda_graph=True)
         same = bool((eager_ids == graph_ids).all())
-        replay, dec = tt_replays(model)
-        for label, fn in (("eager generate", (tt_gen(model, n + 1, False), tt_gen(model, 1, False))),
-                          ("graph generate", (tt_gen(model, n + 1, True), tt_gen(model, 1, True))),
-                          ("graph decode step", replay)):
-            ma, mb = alternate(fn, (hf_gen(n + 1), hf_gen(1)), n, args.rounds, timed)
-            print(f"decode {n} tokens, {name:9s} {label:18s} tinytorch {ma:8.1f} tok/s   transformers "
-                  f"{mb:8.1f} tok/s   ratio {ma / mb:5.2f}x   (graph tokens == eager tokens: {same})", flush=True)
-        dec.close()
-    print(f"device {tt.cuda.get_device_name()}, torch {torch.__version__}, transformers eager generate, batch 1, "
+        replay, dec = tt_replays(model, True)
+        replay_eager, dec_eager = tt_replays(model, False)
+        rows = [("graph decode step", replay), ("graph step, eager layers", replay_eager),
+                ("graph generate", (tt_gen(model, n + 1, True), tt_gen(model, 1, True)))]
+        if not args.hf_compile:
+            rows.append(("eager generate", (tt_gen(model, n + 1, False), tt_gen(model, 1, False))))
+        for label, fn in rows:
+            ma, mb = alternate(fn, (hf_gen(n + 1), hf_gen(1)), n * B, args.rounds, timed)
+            print(f"decode {n} tokens x {B}, {name:9s} {label:24s} tinytorch {ma:8.1f} tok/s   transformers "
+                  f"{mb:8.1f} tok/s   ratio {ma / mb:5.2f}x   (graph tokens == eager layers' tokens: {same})",
+                  flush=True)
+        dec.close(), dec_eager.close()
+    print(f"device {tt.cuda.get_device_name()}, torch {torch.__version__}, transformers {anchor}, batch {B}, "
           f"16-token prompt, SmolLM2-135M-shaped random weights")
 
 
@@ -293,8 +315,11 @@ def main(argv=None) -> dict:
                     help="llama.cpp's llama-bench binary: also time llama.cpp on the GGUF (CPU)")
     ap.add_argument("--load-rounds", type=int, default=5, help="llama.cpp load-time processes (median)")
     ap.add_argument("--no-transformers", action="store_true", help="skip the transformers twin")
+    ap.add_argument("--batch", type=int, default=1, help="sequences decoded at once (--device cuda)")
+    ap.add_argument("--hf-compile", action="store_true",
+                    help="--device cuda: transformers with a static cache and torch.compile (reduce-overhead)")
     args = ap.parse_args(argv)
-    for name in ("threads", "prefill", "decode", "rounds", "load_rounds"):
+    for name in ("threads", "prefill", "decode", "rounds", "load_rounds", "batch"):
         if getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
     if args.llama_bench is not None and not os.access(args.llama_bench, os.X_OK):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds tinytorch with CUDA on the GPU machine and runs the GPU test suites and benchmarks,
 # writing logs under $OUT. Usage (from the repo root there): bash scripts/device_run.sh [stages]
-# stages: build ctest pytest pytestcpu demo bench gpt2 dist ddpbench attn (default: build ctest pytest)
+# stages: build ctest pytest pytestcpu demo bench gpt2 llm dist ddpbench attn (default: build ctest pytest)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 stages=${*:-build ctest pytest}
@@ -71,6 +71,12 @@ if [[ " $stages " == *" gpt2 "* ]]; then
   timeout ${GPT2_BENCH_TIMEOUT:-420} python3 bench/gpt_bench.py --device cuda --preset gpt2 --graphs \
     ${GPT2_BENCH_ARGS:---rounds 3 --steps 10} > "$OUT/gpt2_bench.log" 2>&1
   tail -20 "$OUT/gpt2_bench.log" | tee -a "$OUT/summary.log"
+fi
+if [[ " $stages " == *" llm "* ]]; then
+  log "bench/llm_bench.py --device cuda ${LLM_BENCH_ARGS:---decode 64 --rounds 3} (SmolLM2-135M-shaped decode)"
+  timeout ${LLM_BENCH_TIMEOUT:-300} python3 bench/llm_bench.py --device cuda ${LLM_BENCH_ARGS:---decode 64 --rounds 3} \
+    > "$OUT/llm_bench.log" 2>&1
+  grep -E "tok/s|device|Error" "$OUT/llm_bench.log" | tail -20 | tee -a "$OUT/summary.log"
 fi
 if [[ " $stages " == *" dist "* ]]; then
   log "pytest -m 'cuda and dist' tests/distributed"

@@ -30,7 +30,10 @@ TT_BIND(10, decode) {
            py::arg("layers"), py::arg("heads"), py::arg("kv_heads"), py::arg("head_dim"), py::arg("scale"),
            py::arg("interleaved"), py::arg("eps"))
       .def("step", &DecodeStack::step, py::arg("x"), py::arg("pos"), py::arg("cos"), py::arg("sin"),
-           py::call_guard<py::gil_scoped_release>());
+           py::call_guard<py::gil_scoped_release>())
+      .def("step_at", &DecodeStack::step_at, py::arg("x"), py::arg("position"), py::arg("cos"), py::arg("sin"),
+           py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("fused", &DecodeStack::fused);
 }
 
 }  // namespace tt::python

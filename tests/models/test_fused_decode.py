@@ -1,9 +1,12 @@
-"""The CPU's fused decode step (``tinytorch.models.fused_decode``: every layer of a one-token step in
-one ``_C.DecodeStack`` call) against the eager layers it replaces: the same logits and KV cache for
-dense and packed projections (stacked or in parts of different qtypes), biases, a sliding window,
-both rotary conventions, grouped and plain heads, a batch; the steps it must leave to the eager
-layers; and the stack's argument checks."""
+"""The fused decode step (``tinytorch.models.fused_decode``: every layer of a one-token step in one
+``_C.DecodeStack`` call; on CUDA five fused kernels per layer) against the eager layers it replaces:
+the same logits and KV cache for dense and packed projections (stacked or in parts of different
+qtypes), biases, a sliding window, both rotary conventions, grouped and plain heads, one sequence
+and a batch, on the CPU and CUDA (also past the fused kernels' 8 sequences, and replayed from a CUDA
+graph); the steps it must leave to the eager layers; and the stack's argument checks."""
 from __future__ import annotations
+
+import contextlib
 
 import numpy as np
 import pytest
@@ -14,7 +17,7 @@ from tinytorch.models import LlamaForCausalLM
 from tinytorch.models.config import LlamaConfig
 from tinytorch.nn import QuantizedLinear
 
-from support.numeric import GRAD_TOL, assert_close
+from support.numeric import DEVICES, GRAD_TOL, assert_close
 
 gguf = pytest.importorskip("gguf")
 Q = gguf.GGMLQuantizationType
@@ -58,34 +61,75 @@ def _model(name: str, packing: str, seed: int = 0) -> LlamaForCausalLM:
     return model
 
 
-def _decode(model, prompts, steps: int, fused: bool):
-    """(logits of each step (steps, B, V), the KV cache, whether the fused stack ran) after a prefill."""
-    tt.backends.cpu.fused_decode = fused
+@contextlib.contextmanager
+def _fused(device: str, on: bool):
+    """tinytorch.backends.<device>.fused_decode = on for the block (restored after it)."""
+    backend = tt.backends.cuda if device == "cuda" else tt.backends.cpu
+    before, backend.fused_decode = backend.fused_decode, on
     try:
+        yield
+    finally:
+        backend.fused_decode = before
+
+
+def _decode(model, prompts, steps: int, fused: bool, device: str = "cpu", feed=None):
+    """(logits of each step (steps, B, V), the KV cache, its stack or None, the tokens fed) after a
+    prefill: greedy tokens, or those of ``feed`` (another run's), so near ties cannot part two runs."""
+    with _fused(device, fused):
         B, T = len(prompts), len(prompts[0])
         cache = model.make_cache(B, T + steps)
         with tt.no_grad():
-            logits = model(tt.tensor(prompts), past_key_values=cache, logits_to_keep=1)[:, -1]
-            rows = []
-            for _ in range(steps):
-                logits = model(logits.argmax(-1)[:, None], past_key_values=cache)[:, -1]
-                rows.append(logits.numpy())
-        return np.stack(rows), cache, cache.fused_step is not None and cache.fused_step[1] is not None
-    finally:
-        tt.backends.cpu.fused_decode = True
+            logits = model(tt.tensor(prompts, device=device), past_key_values=cache, logits_to_keep=1)[:, -1]
+            rows, fed = [], []
+            for i in range(steps):
+                token = logits.argmax(-1)[:, None] if feed is None else feed[i]
+                fed.append(token)
+                logits = model(token, past_key_values=cache)[:, -1]
+                rows.append(logits.cpu().numpy())
+        return np.stack(rows), cache, cache.fused_step[1] if cache.fused_step is not None else None, fed
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("rows", [1, 2])
 @pytest.mark.parametrize("packing", ["dense", "parts", "stacked"])
 @pytest.mark.parametrize("name", list(CONFIGS))
-def test_fused_step_equals_eager_layers(name, packing):
-    model = _model(name, packing)
-    prompts = [[3, 7, 1, 90, 44], [5, 6, 2, 8, 9]]
-    fused, fused_cache, ran = _decode(model, prompts, 7, fused=True)
-    eager, eager_cache, eager_ran = _decode(model, prompts, 7, fused=False)
-    assert ran and not eager_ran
+def test_fused_step_equals_eager_layers(name, packing, rows, device):
+    model = _model(name, packing).to(device)
+    prompts = [[3, 7, 1, 90, 44], [5, 6, 2, 8, 9]][:rows]
+    fused, fused_cache, stack, fed = _decode(model, prompts, 7, True, device)
+    eager, eager_cache, eager_stack, _ = _decode(model, prompts, 7, False, device, feed=fed)
+    assert stack is not None and eager_stack is None
+    assert stack.fused == (device == "cuda")                    # CUDA: the fused projection kernels
     assert_close(fused, eager, "float32", tol=NET_TOL_F32)
     for a, b in zip(fused_cache.keys + fused_cache.values, eager_cache.keys + eager_cache.values):
-        assert_close(a, b.numpy(), "float32", tol=NET_TOL_F32)
+        assert_close(a.cpu(), b.cpu().numpy(), "float32", tol=NET_TOL_F32)
+
+
+@pytest.mark.cuda
+def test_cuda_stack_composes_ops_past_the_fused_rows():
+    model = _model("qwen2-bias-one-kv-head", "parts").to("cuda")
+    prompts = [[3 + i, 7, 1, 90 - i] for i in range(9)]           # 9 sequences > the kernels' 8
+    fused, _, stack, fed = _decode(model, prompts, 4, True, "cuda")
+    eager, _, _, _ = _decode(model, prompts, 4, False, "cuda", feed=fed)
+    assert stack is not None and not stack.fused
+    assert_close(fused, eager, "float32", tol=NET_TOL_F32)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", ["llama", "mistral-window"])
+def test_cuda_graph_replays_the_fused_step(name):
+    """generate(cuda_graph=True) captures the fused step (position read on the device): its tokens
+    are the eager layers' greedy tokens (teacher-forced logits agree above)."""
+    model = _model(name, "stacked", seed=4).to("cuda")
+    ids = tt.tensor([[3, 7, 1, 90]], device="cuda")
+    with _fused("cuda", False):
+        eager = model.generate(ids, 12)
+    with _fused("cuda", True):
+        graphed = model.generate(ids, 12, cuda_graph=True)
+        again = model.generate(ids, 12, cuda_graph=True)         # replays the kept graph
+    assert graphed.tolist() == eager.tolist() == again.tolist()
+    dec = next(iter(model.decode_graphs.decoders.values()))
+    assert dec.cache.fused_step is not None and dec.cache.fused_step[1].fused
 
 
 def test_steps_the_fused_stack_leaves_to_the_eager_layers():
@@ -156,7 +200,13 @@ def test_step_checks_its_arguments():
         stack.step(tt.zeros(2, 8)._impl, 0, angle, angle)
     with pytest.raises(ValueError, match="position 6 is outside the cache's 6 positions"):
         stack.step(tt.zeros(1, 8)._impl, 6, angle, angle)
-    with pytest.raises(ValueError, match=r"rotary angles .* should be \(head_dim=4\)"):
+    with pytest.raises(ValueError, match=r"rotary angles .* should hold head_dim=4 values"):
         stack.step(tt.zeros(1, 8)._impl, 0, tt.zeros(3)._impl, angle)
+    with pytest.raises(TypeError, match=r"DecodeStack.step_at: position must be int64"):
+        stack.step_at(tt.zeros(1, 8)._impl, tt.zeros(1)._impl, angle, angle)
+    with pytest.raises(ValueError, match=r"DecodeStack.step_at: position should be one int64"):
+        stack.step_at(tt.zeros(1, 8)._impl, tt.zeros(2, dtype=tt.int64)._impl, angle, angle)
+    with pytest.raises(ValueError, match="position 6 is outside the cache's 6 positions"):
+        stack.step_at(tt.zeros(1, 8)._impl, tt.tensor([6])._impl, angle, angle)
     with pytest.raises(ValueError, match="split into groups"):
         _C.DecodeStack([_C.DecodeLayer(**layer)], **dict(attention, heads=3, kv_heads=2))

@@ -2,7 +2,10 @@
 (faster, ~10 mantissa bits; off by default, as in PyTorch); the scaled-dot-product-attention
 backend switches (``sdp_kernel``, ``enable_flash_sdp``, ``flash_sdp_enabled``, ...) read and set
 the selection of ``tinytorch.nn.attention`` (see there: every backend computes the same
-function with tinytorch's one SDPA implementation)."""
+function with tinytorch's one SDPA implementation). ``fused_decode`` (default False, opt-in: its
+kernels have not yet been run on a GPU, see docs/llm.md): True runs a language model's CUDA decode
+step of one token as five fused kernels per layer (``tinytorch.models.fused_decode``), eagerly and
+in ``generate(cuda_graph=True)``'s captured step; False runs the eager layers."""
 from __future__ import annotations
 
 import contextlib
@@ -28,6 +31,8 @@ class _Matmul:
 
 
 matmul = _Matmul()
+
+fused_decode: bool = False
 
 
 def is_built() -> bool:

@@ -1,14 +1,19 @@
-"""The CPU decode step in one call: every decoder layer of one new token per sequence run by
-``_C.DecodeStack`` (cpp/src/ops/decode.cpp) instead of ~25 Python-dispatched ops per layer. It runs
-the eager layers' own ops in their order (RMSNorm, the packed or dense projections, SiLU, the
-residual adds), so it computes what they compute; the attention (rotary, cache write, softmax over
-the cache) is one kernel whose sums run in another order (within float32 rounding of the eager one).
+"""The decode step in one call: every decoder layer of one new token per sequence run by
+``_C.DecodeStack`` (cpp/src/ops/decode.cpp) instead of ~25 Python-dispatched ops per layer. On the
+CPU it runs the eager layers' own ops in their order (RMSNorm, the packed or dense projections,
+SiLU, the residual adds), so it computes what they compute; the attention (rotary, cache write,
+softmax over the cache) is one kernel whose sums run in another order (within float32 rounding of
+the eager one). On CUDA each layer is five kernels (cuda/src/decode.cu: RMSNorm + q/k/v, attention,
+o_proj + residual, RMSNorm + gate/up + SwiGLU, down_proj + residual; sums in their own order) for
+up to 8 sequences, the composed ops for more.
 
-:meth:`LlamaModel.forward` takes it for a step of one token into a :class:`KVCache` on the CPU, in
-float32, without autograd recording, without ``attention_mask`` or ``position_ids`` (no padding),
-when every layer is a plain Llama block: RMSNorm, no q/k norms, no soft-capping, no post-norms,
-SwiGLU, projections that are ``QuantizedLinear`` or the models' ``Linear``, no forward hooks or
-replaced forwards (tensor parallelism has both). Any other step runs the eager layers. ``tinytorch.backends.cpu.fused_decode = False`` turns it off.
+:meth:`LlamaModel.forward` takes it for a step of one token into a :class:`KVCache` on the CPU or a
+GPU, in float32, without autograd recording, without ``attention_mask`` or ``position_ids`` (no
+padding), when every layer is a plain Llama block: RMSNorm, no q/k norms, no soft-capping, no
+post-norms, SwiGLU, projections that are ``QuantizedLinear`` or the models' ``Linear``, no forward
+hooks or replaced forwards (tensor parallelism has both), head_dim <= 256 on CUDA. Any other step
+runs the eager layers. ``generate(cuda_graph=True)`` captures :func:`static_step` (the position read
+on the device). ``tinytorch.backends.cpu.fused_decode = False`` (``backends.cuda`` for GPUs) turns it off.
 
 The stack is built on the first fused step of a cache and kept on it (``cache.fused_step``): it
 holds the layers' weight tensors (in-place changes to them are seen; weights replaced by new
@@ -21,7 +26,7 @@ from tinytorch import _C
 from tinytorch._core.dtype import float32
 from tinytorch._core.graph import is_grad_enabled
 from tinytorch._core.tensor_base import TensorBase as Tensor, _wrap
-from tinytorch.backends import cpu as _cpu_backend
+from tinytorch.backends import cpu as _cpu_backend, cuda as _cuda_backend
 from tinytorch.models.init_control import Linear
 from tinytorch.models.kv_cache import KVCache
 from tinytorch.nn.modules.normalization import RMSNorm
@@ -31,8 +36,7 @@ from tinytorch.nn.modules.quantized import QuantizedLinear
 def decode_step(model, input_ids: Tensor, cache: KVCache) -> Optional[Tensor]:
     """The final-normed hidden states (B, 1, hidden) of ``model`` (a LlamaModel) for input_ids (B, 1) at
     the cache's next position, advancing the cache; None (nothing done) where the step must run eagerly."""
-    if (not _cpu_backend.fused_decode or input_ids.device.type != "cpu" or is_grad_enabled()
-            or cache.length >= cache.max_length):                         # (the eager step says why)
+    if not _enabled(input_ids.device) or cache.length >= cache.max_length:   # (the eager step says why)
         return None
     stack = _stack(model, cache)
     if stack is None:
@@ -46,6 +50,28 @@ def decode_step(model, input_ids: Tensor, cache: KVCache) -> Optional[Tensor]:
     return model.norm(h.view(B, 1, hidden))
 
 
+def static_step(model, token: Tensor, position: Tensor, cache: KVCache) -> Optional[Tensor]:
+    """The final-normed hidden states (B, 1, hidden) of ``model`` (a LlamaModel) for token (B, 1) at
+    the position ``position`` (a (1,) int64 device tensor) holds, read on the device: what a CUDA
+    graph captures (models/graph_decode.py). Writes every layer's keys/values there and leaves
+    ``cache.length`` alone; None where the step must run eagerly."""
+    if not _enabled(token.device):
+        return None
+    stack = _stack(model, cache)
+    if stack is None:
+        return None
+    x = model.embed(token)                                               # (B, 1, hidden)
+    B, hidden = x.shape[0], x.shape[2]
+    cos, sin = model.rotary_emb(position.view(1, 1), float32, cache.max_length)   # (1, 1, 1, D)
+    h = _wrap(stack.step_at(x.reshape(B, hidden)._impl, position._impl, cos._impl, sin._impl))
+    return model.norm(h.view(B, 1, hidden))
+
+
+def _enabled(device) -> bool:
+    backend = {"cpu": _cpu_backend, "cuda": _cuda_backend}.get(device.type)
+    return backend is not None and backend.fused_decode and not is_grad_enabled()
+
+
 def _stack(model, cache: KVCache):
     """The cache's DecodeStack for model (built on first use), or None when model's layers don't fit it."""
     kept = cache.fused_step
@@ -56,7 +82,9 @@ def _stack(model, cache: KVCache):
 
 def _build(model, cache: KVCache):
     config = model.config
-    if cache.keys[0].dtype != float32 or cache.keys[0].device.type != "cpu":
+    device = cache.keys[0].device.type
+    if (cache.keys[0].dtype != float32 or device not in ("cpu", "cuda")
+            or device == "cuda" and model.layers[0].self_attn.head_dim > 256):
         return None
     eps = config.rms_norm_eps
     layers = []

@@ -21,6 +21,7 @@ from typing import Dict, Optional, Sequence, Tuple
 from tinytorch._tensor.creation import arange, as_tensor, full, zeros
 from tinytorch._core.dtype import int64
 from tinytorch._ops.elementwise import where
+from tinytorch.models.fused_decode import static_step
 from tinytorch.models.kv_cache import KVCache
 from tinytorch._tensor.tensor import Tensor
 
@@ -31,9 +32,13 @@ def static_decode_logits(model, token: Tensor, pos: Tensor, cache: KVCache) -> T
     """Logits (B, vocab) of ``token`` (B, 1) at position ``pos`` (a (1,) int64 device tensor) after
     the cache's positions [0, pos): writes the token's keys/values at ``pos`` in every layer and
     attends over all ``cache.max_length`` positions, masked to those <= pos (and inside a sliding
-    layer's window). The layers' own norms, projections and attention run it
-    (:meth:`LlamaDecoderLayer.residual_block`), so every architecture's step is the eager one."""
+    layer's window). The fused decode stack runs it where it applies (models/fused_decode.py:
+    attention over the positions up to pos only); otherwise the layers' own norms, projections and
+    attention (:meth:`LlamaDecoderLayer.residual_block`), so every architecture's step is the eager one."""
     m = model.model
+    h = static_step(m, token, pos, cache)
+    if h is not None:
+        return model.logits(h)[:, -1]                                       # (B, V)
     S = cache.max_length
     x = m.embed(token)                                                      # (B, 1, hidden)
     cos, sin = m.rotary_emb(pos.view(1, 1), x.dtype, S)                     # (1, 1, 1, D)

@@ -20,7 +20,7 @@ class KVCache:
             raise ValueError(f"KVCache: max_length must be positive, got {max_length}")
         self.max_length, self.batch_size = max_length, batch_size
         self.length = 0  # positions filled so far, equal for every layer
-        self.fused_step = None  # (model, its CPU decode stack bound to this cache): models/fused_decode.py
+        self.fused_step = None  # (model, its decode stack bound to this cache): models/fused_decode.py
         # (B, Hkv, max_length, D) per layer
         self.keys: List[Tensor] = [zeros(batch_size, num_kv_heads, max_length, head_dim, dtype=dtype, device=device)
                                    for _ in range(num_layers)]

@@ -113,7 +113,7 @@ class LlamaModel(Module):
             raise ValueError(f"LlamaModel: attention_mask must be (batch, past + length) = {(B, past + T)}, "
                              f"got {list(attention_mask.shape)}")
         if T == 1 and cache is not None and attention_mask is None and position_ids is None:
-            h = decode_step(self, input_ids, cache)          # the CPU's fused step, where it applies
+            h = decode_step(self, input_ids, cache)          # the fused step, where it applies
             if h is not None:
                 return h
         if position_ids is None:

@@ -61,9 +61,12 @@ TT_SIMD_CLONES void attend(const float* q, const float* keys, const float* value
   }
 }
 
-// qkv: (B, (H + 2 Hkv) D), keys/values: (B, Hkv, S, D), cos/sin: (D) -> out: (B, H D)
+// qkv: (B, (H + 2 Hkv) D), keys/values: (B, Hkv, S, D), cos/sin: (D) -> out: (B, H D). The op
+// layer reads a position tensor to pos on the CPU.
 void cpu_decode_attention(const Tensor& qkv, const Tensor& keys, const Tensor& values, const Tensor& cos,
-                          const Tensor& sin, const DecodeAttention& a, int64_t pos, int64_t first, const Tensor& out) {
+                          const Tensor& sin, const DecodeAttention& a, int64_t pos, const Tensor& /*position*/,
+                          int64_t window, const Tensor& out) {
+  const int64_t first = window > 0 ? std::max<int64_t>(0, pos - window + 1) : 0;
   const int64_t B = qkv.size(0), H = a.heads, Hkv = a.kv_heads, D = a.head_dim, S = keys.size(2);
   const int64_t G = H / Hkv, width = (H + 2 * Hkv) * D, L = pos - first + 1;
   const float *x = qkv.data<float>(), *c = cos.data<float>(), *s = sin.data<float>();

@@ -1,5 +1,6 @@
-// The fused decode step: checks once at construction, then per step the eager layer's ops in
-// the eager layer's order (so the same kernels give the same numbers) around the attention kernel.
+// The fused decode step: checks once at construction, then per step either the device's fused
+// projection kernels (CUDA) or the eager layer's ops in the eager layer's order (so the same
+// kernels give the same numbers), around the attention kernel.
 #include "tinytorch/ops/decode.h"
 #include <algorithm>
 #include <string>
@@ -13,6 +14,7 @@
 namespace tt {
 
 TT_DEFINE_KERNEL(decode_attention)
+TT_DEFINE_KERNEL(decode_project)
 
 namespace {
 
@@ -82,6 +84,19 @@ Tensor project(const Tensor& x, const std::vector<DecodeLinear>& parts) {
   return cat(outs, 1);
 }
 
+// Whether the fused projection kernels take `parts` for `rows` sequences of `in` features: all
+// packed or all dense (dense: rows of float4s), and the staged inputs fit in shared memory.
+bool fusable(const std::vector<DecodeLinear>& parts, int64_t rows, int64_t in) {
+  if (parts.size() > static_cast<size_t>(kDecodeMaxParts)) return false;
+  const bool packed = parts[0].qtype >= 0;
+  for (const DecodeLinear& p : parts) {
+    if ((p.qtype >= 0) != packed) return false;
+    if (!packed && (in % 4 != 0 || reinterpret_cast<uintptr_t>(p.weight.data<float>()) % 16 != 0)) return false;
+  }
+  const int64_t staged = (rows > 1 ? kDecodeFusedRows : 1) * (packed ? in / 32 * 33 : in) * 4;
+  return rows <= kDecodeFusedRows && staged <= 200 * 1024;
+}
+
 }  // namespace
 
 DecodeStack::DecodeStack(std::vector<DecodeLayer> layers, DecodeAttention attention, double eps)
@@ -121,28 +136,62 @@ DecodeStack::DecodeStack(std::vector<DecodeLayer> layers, DecodeAttention attent
     TT_CHECK_VALUE(inter % 2 == 0, kOp, ": ", at, "gate_up gives an odd number of features, ", inter);
     check_projection(l.down, inter / 2, hidden_, device, at + "down_proj");
   }
+  fused_ = decode_project_kernel.has(device.type);
+  for (const DecodeLayer& l : layers_)
+    fused_ = fused_ && fusable(l.qkv, batch_, hidden_) && fusable(l.o, batch_, q) &&
+             fusable(l.gate_up, batch_, hidden_) && fusable(l.down, batch_, total_out(l.gate_up) / 2);
 }
 
 Tensor DecodeStack::step(const Tensor& x, int64_t pos, const Tensor& cos, const Tensor& sin) const {
+  TT_CHECK_VALUE(pos >= 0 && pos < max_length_, kOp, ".step: position ", pos, " is outside the cache's ",
+                 max_length_, " positions");
+  return run(x, pos, Tensor(), cos, sin);
+}
+
+Tensor DecodeStack::step_at(const Tensor& x, const Tensor& position, const Tensor& cos, const Tensor& sin) const {
+  const Device device = layers_[0].input_norm.device();
+  TT_CHECK_VALUE(position.defined() && position.numel() == 1 && position.is_contiguous(), kOp,
+                 ".step_at: position should be one int64, got ", position.defined() ? position.describe() : "none");
+  TT_CHECK_TYPE(position.dtype() == DType::Int64, kOp, ".step_at: position must be int64, got ", position.describe());
+  TT_CHECK_VALUE(position.device() == device, kOp, ".step_at: position ", position.describe(), " is not on ",
+                 device.str());
+  if (device.is_cpu()) return step(x, position.data<int64_t>()[0], cos, sin);
+  return run(x, 0, position, cos, sin);
+}
+
+Tensor DecodeStack::run(const Tensor& x, int64_t pos, const Tensor& position, const Tensor& cos,
+                        const Tensor& sin) const {
   const Device device = layers_[0].input_norm.device();
   check_float32(x, device, "x");
   TT_CHECK_VALUE(x.dim() == 2 && x.size(0) == batch_ && x.size(1) == hidden_, kOp, ".step: x ", x.describe(),
                  " should be (batch=", batch_, ", hidden=", hidden_, ")");
-  TT_CHECK_VALUE(pos >= 0 && pos < max_length_, kOp, ".step: position ", pos, " is outside the cache's ",
-                 max_length_, " positions");
   for (const Tensor* t : {&cos, &sin}) {
     check_float32(*t, device, "rotary angles");
-    TT_CHECK_VALUE(t->dim() == 1 && t->size(0) == attention_.head_dim, kOp, ".step: rotary angles ", t->describe(),
-                   " should be (head_dim=", attention_.head_dim, ")");
+    TT_CHECK_VALUE(t->numel() == attention_.head_dim, kOp, ".step: rotary angles ", t->describe(),
+                   " should hold head_dim=", attention_.head_dim, " values");
   }
-  const Tensor c = cos.contiguous(), s = sin.contiguous();
+  const Tensor c = cos.contiguous().view({attention_.head_dim}), s = sin.contiguous().view({attention_.head_dim});
+  const int64_t q_width = attention_.heads * attention_.head_dim, width = q_width + 2 * attention_.kv_heads *
+                                                                                 attention_.head_dim;
   const Shape norm_shape{hidden_};
-  Tensor h = x;
-  for (const DecodeLayer& l : layers_) {
+  Tensor h = x.contiguous();
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const DecodeLayer& l = layers_[i];
+    Tensor attn = Tensor::empty({batch_, q_width}, DType::Float32, device);
+    if (fused_) {
+      const Tensor none, out = i == 0 ? Tensor::empty({batch_, hidden_}, DType::Float32, device) : h;
+      Tensor qkv = Tensor::empty({batch_, width}, DType::Float32, device);
+      decode_project_kernel[device](h, l.input_norm, eps_, l.qkv, DecodeEpilogue::Store, none, qkv);
+      decode_attention_kernel[device](qkv, l.keys, l.values, c, s, attention_, pos, position, l.window, attn);
+      decode_project_kernel[device](attn, none, 0.0, l.o, DecodeEpilogue::Add, h, out);
+      h = out;  // the layers after the first update it in place
+      Tensor act = Tensor::empty({batch_, total_out(l.gate_up) / 2}, DType::Float32, device);
+      decode_project_kernel[device](h, l.post_attention_norm, eps_, l.gate_up, DecodeEpilogue::SwiGLU, none, act);
+      decode_project_kernel[device](act, none, 0.0, l.down, DecodeEpilogue::Add, h, h);
+      continue;
+    }
     Tensor qkv = project(std::get<0>(rms_norm(h, norm_shape, l.input_norm, eps_)), l.qkv).contiguous();
-    Tensor attn = Tensor::empty({batch_, attention_.heads * attention_.head_dim}, DType::Float32, device);
-    const int64_t first = l.window > 0 ? std::max<int64_t>(0, pos - l.window + 1) : 0;
-    decode_attention_kernel[device](qkv, l.keys, l.values, c, s, attention_, pos, first, attn);
+    decode_attention_kernel[device](qkv, l.keys, l.values, c, s, attention_, pos, position, l.window, attn);
     h = add(h, project(attn, l.o));
     Tensor gate_up = project(std::get<0>(rms_norm(h, norm_shape, l.post_attention_norm, eps_)), l.gate_up);
     const int64_t inter = gate_up.size(1) / 2;
